@@ -1,0 +1,7 @@
+module github.com/relaykit/relaykit
+
+go 1.25.9
+
+require github.com/stretchr/testify v1.12.1
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect
