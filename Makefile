@@ -7,8 +7,8 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@2025.1.1
 
 test:
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	cd bench && go test -run '^$$' -bench . -benchtime 1x ./... >/dev/null
 	@for m in $(MODULES); do echo "== $$m"; (cd $$m && go vet ./... && go test -race ./...) || exit 1; done
-	cd bench && go test -run '^$$' -bench . -benchtime 1x ./...
 
 bench:
 	@for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem -cpu 2 -count 10 ./...) || exit 1; done
