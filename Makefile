@@ -1,7 +1,7 @@
 # Each target is a plain go command looped over the three modules, so any
 # line can be run by hand without make.
 MODULES := . bench examples
-STATICCHECK := honnef.co/go/tools/cmd/staticcheck@2025.1.1
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.7.0
 
 .PHONY: test bench lint cover run tidy
 
