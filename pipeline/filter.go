@@ -349,6 +349,13 @@ func analyze(re *syntax.Regexp) nodeInfo {
 			return nodeInfo{req: newSet(lit{s: s[:maxLitLen], fold: fold})}
 		}
 		set := newSet(lit{s: s, fold: fold})
+		if fold && !allASCIIOrbit(re.Rune) {
+			// The ASCII case-insensitive search cannot take it whole;
+			// spell out the case variants if there are few.
+			if e := expandSet(set); e != nil {
+				return nodeInfo{exact: e, req: e}
+			}
+		}
 		return nodeInfo{exact: set, req: set}
 	case syntax.OpEmptyMatch:
 		return nodeInfo{exact: newSet(lit{})}
@@ -486,13 +493,54 @@ func cross(a, b *litSet) *litSet {
 			// searched; sanitize reports the set as inexact then.
 			fold := x.fold || y.fold
 			if x.fold != y.fold && x.s != "" && y.s != "" {
-				// Record the mix so the set is not treated as exact.
+				// Exact and case-insensitive parts, as in [Ee]rror:
+				// spell out the case variants if there are few,
+				// else fall back to a case-insensitive necessary set.
+				if ea, eb := expandSet(a), expandSet(b); ea != nil && eb != nil {
+					if len(ea.lits)*len(eb.lits) <= maxSetSize {
+						return cross(ea, eb)
+					}
+				}
 				return crossMixed(a, b)
 			}
 			ls = append(ls, lit{s: x.s + y.s, fold: fold})
 		}
 	}
 	return newSet(dedup(ls)...)
+}
+
+// expandSet returns s with every fold literal replaced by its exact case
+// variants (all strings it matches under Unicode simple folding), or nil if
+// there would be more than maxSetSize.
+func expandSet(s *litSet) *litSet {
+	if !s.fold {
+		return s
+	}
+	var out []lit
+	for _, l := range s.lits {
+		if !l.fold {
+			out = append(out, l)
+			continue
+		}
+		vs := []string{""}
+		for _, r := range l.s {
+			var next []string
+			for _, v := range vs {
+				next = append(next, v+string(r))
+				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+					next = append(next, v+string(f))
+				}
+			}
+			if len(out)+len(next) > maxSetSize {
+				return nil
+			}
+			vs = next
+		}
+		for _, v := range vs {
+			out = append(out, lit{s: v})
+		}
+	}
+	return newSet(dedup(out)...)
 }
 
 // crossMixed handles a product mixing exact and fold literals: the result
@@ -533,6 +581,15 @@ func dedup(ls []lit) []lit {
 		out = append(out, l)
 	}
 	return out
+}
+
+func allASCIIOrbit(rs []rune) bool {
+	for _, r := range rs {
+		if r >= utf8.RuneSelf || !asciiOrbit(r) {
+			return false
+		}
+	}
+	return true
 }
 
 func hasLetter(rs []rune) bool {
