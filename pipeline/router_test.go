@@ -454,3 +454,21 @@ func TestSwapperPanicsOnNil(t *testing.T) {
 	assert.Panics(t, func() { sw.Swap(nil) })
 	assert.Same(t, r, sw.Swap(r))
 }
+
+// wrapper is comparable by type but may hold an incomparable value.
+type wrapper struct{ relaykit.Sink }
+
+func TestSinkIdentity(t *testing.T) {
+	var n atomic.Int64
+	fn := relaykit.SinkFunc(func(_ context.Context, b []relaykit.Event) error { n.Add(int64(len(b))); return nil })
+	shared := &recorder{}
+	r, err := pipeline.NewRouter([]pipeline.Route{
+		{Name: "a", Sinks: []relaykit.Sink{fn, wrapper{fn}, shared}},
+		{Name: "b", Sinks: []relaykit.Sink{fn, wrapper{fn}, shared}, Final: true},
+	}, pipeline.Config{})
+	require.NoError(t, err)
+	require.NoError(t, r.Route(t.Context(), batchOf("x")))
+	assert.Len(t, r.Stats().Sinks, 5, "funcs are never merged; the same pointer is")
+	assert.Equal(t, int64(4), n.Load())
+	assert.Equal(t, 1, shared.sends())
+}
