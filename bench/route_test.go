@@ -35,7 +35,9 @@ func genCorpus(n int, seed uint64) [][]byte {
 	users := []string{"root", "admin", "deploy", "ann", "bob", "oracle", "git"}
 	paths := []string{"/api/v1/items", "/api/v1/users/42", "/static/app.js", "/healthz", "/login", "/search?q=shoes"}
 	words := []string{"request handled", "cache refreshed", "user logged in", "job queued", "session renewed", "config loaded"}
-	ip := func() string { return fmt.Sprintf("%d.%d.%d.%d", 10+r.IntN(200), r.IntN(256), r.IntN(256), 1+r.IntN(254)) }
+	ip := func() string {
+		return fmt.Sprintf("%d.%d.%d.%d", 10+r.IntN(200), r.IntN(256), r.IntN(256), 1+r.IntN(254))
+	}
 	out := make([][]byte, 0, n)
 	for len(out) < n {
 		ts := fmt.Sprintf("Nov 22 %02d:%02d:%02d", r.IntN(24), r.IntN(60), r.IntN(60))

@@ -39,7 +39,7 @@ type Filter struct {
 	// the search scans for.
 	anchors []int
 	fold    bool // lits are searched ASCII case-insensitively
-	pure bool // containing one of lits is equivalent to matching
+	pure    bool // containing one of lits is equivalent to matching
 	// maxLit is the length of the longest literal in lits.
 	maxLit int
 }
