@@ -131,8 +131,10 @@ func compileFilter(pattern string) (*Filter, error) {
 // String returns the pattern the Filter was compiled from.
 func (f *Filter) String() string { return f.pattern }
 
-// MatchesAll reports whether the Filter matches every value ("" or "true",
-// or a pattern that can match the empty string anywhere, such as "a*").
+// MatchesAll reports whether the Filter is known to match every value: ""
+// and "true", and alternations of literals that include the empty string,
+// such as "a?". Other patterns that match everywhere ("a*") still run their
+// regular expression.
 func (f *Filter) MatchesAll() bool { return f.all }
 
 // Match reports whether b contains a match of the Filter's pattern.
@@ -342,7 +344,7 @@ func sanitize(set *litSet) (*litSet, bool) {
 	same := true
 	for _, l := range set.lits {
 		fold := set.fold // a mixed set is searched case-insensitively
-		if fold != l.fold {
+		if fold != l.fold && l.s != "" {
 			same = false
 		}
 		best, start := "", 0
