@@ -233,17 +233,17 @@ func lowerASCII(dst, src []byte) {
 		ones = 0x0101010101010101
 		high = 0x8080808080808080
 	)
-	i := 0
-	for ; i+8 <= len(src); i += 8 {
-		w := binary.LittleEndian.Uint64(src[i:])
-		h := w &^ high                                     // each byte's low 7 bits
-		geA := h + ones*(0x80-'A')                         // high bit set where byte >= 'A'
-		gtZ := h + ones*(0x7f-'Z')                         // high bit set where byte > 'Z'
-		upper := (geA ^ gtZ) &^ w & high                   // ASCII and in A..Z
-		binary.LittleEndian.PutUint64(dst[i:], w|upper>>2) // 0x80>>2 == 0x20
+	dst = dst[:len(src)]
+	for len(src) >= 8 && len(dst) >= 8 {
+		w := binary.LittleEndian.Uint64(src)
+		h := w &^ high                   // each byte's low 7 bits
+		geA := h + ones*(0x80-'A')       // high bit set where byte >= 'A'
+		gtZ := h + ones*(0x7f-'Z')       // high bit set where byte > 'Z'
+		upper := (geA ^ gtZ) &^ w & high // ASCII and in A..Z
+		binary.LittleEndian.PutUint64(dst, w|upper>>2)
+		src, dst = src[8:], dst[8:]
 	}
-	for ; i < len(src); i++ {
-		c := src[i]
+	for i, c := range src {
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
