@@ -2,6 +2,12 @@ module github.com/relaykit/relaykit
 
 go 1.25.9
 
-require github.com/stretchr/testify v1.12.1
+require (
+	github.com/stretchr/testify v1.12.1
+	golang.org/x/net v0.47.0
+)
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.38.0 // indirect
+)
