@@ -141,7 +141,7 @@ func (enc *syslogEncoder) appendMessage(dst []byte, e *relaykit.Event, now int64
 	if ts == 0 {
 		dst = append(dst, '-')
 	} else {
-		dst = appendRFC3339(dst, ts, 6)
+		dst = appendTimestamp(dst, ts, 6)
 	}
 	dst = append(dst, ' ')
 	dst = appendHeaderField(dst, host, maxHostname)
@@ -322,7 +322,7 @@ func validSDID(s string) bool {
 // appendRFC3339 appends ns (nanoseconds since the Unix epoch) as an RFC 3339
 // UTC timestamp with exactly digits (1-9) fractional digits, e.g.
 // "2026-01-02T15:04:05.123456Z". It does not allocate.
-func appendRFC3339(dst []byte, ns int64, digits int) []byte {
+func appendTimestamp(dst []byte, ns int64, digits int) []byte {
 	t := time.Unix(0, ns).UTC()
 	year, month, day := t.Date()
 	hour, min, sec := t.Clock()

@@ -252,7 +252,7 @@ func TestSyslogEncode5424(t *testing.T) {
 	}
 }
 
-func TestAppendRFC3339(t *testing.T) {
+func TestAppendTimestamp(t *testing.T) {
 	for _, tt := range []struct {
 		ns     int64
 		digits int
@@ -263,7 +263,7 @@ func TestAppendRFC3339(t *testing.T) {
 		{time.Date(2026, 1, 2, 3, 4, 5, 100, time.UTC).UnixNano(), 7, "2026-01-02T03:04:05.0000001Z"},
 		{time.Date(1999, 1, 2, 3, 4, 5, 123456789, time.UTC).UnixNano(), 9, "1999-01-02T03:04:05.123456789Z"},
 	} {
-		assert.Equal(t, tt.want, string(appendRFC3339(nil, tt.ns, tt.digits)))
+		assert.Equal(t, tt.want, string(appendTimestamp(nil, tt.ns, tt.digits)))
 	}
 }
 
