@@ -3,8 +3,10 @@ module github.com/relaykit/relaykit
 go 1.25.9
 
 require (
+	github.com/klauspost/compress v1.18.0
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/net v0.47.0
+	golang.org/x/sync v0.17.0
 )
 
 require (
