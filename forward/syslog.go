@@ -101,8 +101,9 @@ type SyslogConfig struct {
 	// BackoffMax caps the wait between retries. Zero means 10 s.
 	BackoffMax time.Duration
 
-	// OnFailure receives every event the sink gives up on, with the reason.
-	// Nil means the events are only counted and reported by Send's error.
+	// OnFailure receives every event the sink gives up on, with the reason,
+	// exactly once. Nil means such events are counted in
+	// [SyslogStats.Failed] and reported by Send's error instead.
 	OnFailure FailureFunc
 	// Logger receives connection state changes (connected, lost, failed),
 	// never per-event messages. Nil means no logging.
@@ -341,11 +342,12 @@ func NewSyslog(cfg SyslogConfig) (*Syslog, error) {
 }
 
 // Send writes batch to the receiver, in order, retrying on a new connection
-// after errors as described on [Syslog]. It returns nil when every event was
-// written. Otherwise the undelivered events are handed to OnFailure (when
-// set) and Send returns a [*SendError] saying why; when ctx ends first the
-// reason is [ReasonShutdown] and the error wraps ctx.Err(). Send does not
-// retain batch.
+// after errors as described on [Syslog]. As for the HTTP sinks, Send returns
+// nil when every event was written or handed to OnFailure; without
+// OnFailure it returns a [*SendError] saying why events were not delivered.
+// When ctx ends first (or the sink is closed), the undelivered events go to
+// OnFailure with [ReasonShutdown] and Send returns a [*SendError] wrapping
+// ctx.Err() (or [ErrSyslogClosed]). Send does not retain batch.
 func (s *Syslog) Send(ctx context.Context, batch []relaykit.Event) error {
 	if len(batch) == 0 {
 		return nil
@@ -581,18 +583,12 @@ func (s *Syslog) wait(ctx context.Context, attempt int) error {
 		d *= 2
 	}
 	d = min(d, s.boMax)
-	d -= time.Duration(rand.Int64N(int64(d)/2 + 1)) // up to 50% jitter
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	d -= rand.N(d/2 + 1) // up to 50% jitter
+	return sleep(ctx, d)
 }
 
-// fail accounts for undelivered events and returns Send's error.
+// fail accounts for undelivered events and returns Send's error: nil when
+// OnFailure took them, except at shutdown (ctx ended, sink closed).
 func (s *Syslog) fail(ctx context.Context, events []relaykit.Event, reason string, err error) error {
 	s.failed.Add(int64(len(events)))
 	if err == nil {
@@ -602,10 +598,14 @@ func (s *Syslog) fail(ctx context.Context, events []relaykit.Event, reason strin
 	if !errors.As(err, &se) {
 		se = &SendError{Destination: s.dest, Code: -1, Retryable: reason != ReasonShutdown, Err: err}
 	}
-	if s.onFailure != nil {
-		s.onFailure(ctx, Failure{Destination: s.dest, Events: events, Reason: reason, Err: se})
+	if s.onFailure == nil {
+		return se
 	}
-	return se
+	s.onFailure(context.WithoutCancel(ctx), Failure{Destination: s.dest, Events: events, Reason: reason, Err: se})
+	if reason == ReasonShutdown {
+		return se
+	}
+	return nil
 }
 
 // Stats returns a snapshot of the sink's counters.

@@ -213,12 +213,12 @@ func TestSyslogTLSVerifiesByDefault(t *testing.T) {
 	require.NoError(t, err)
 	defer sink.Close()
 	batch := []relaykit.Event{syslogEvent("x", 0), syslogEvent("x", 1)}
-	err = sink.Send(t.Context(), batch)
+	require.NoError(t, sink.Send(t.Context(), batch), "the events went to OnFailure")
+	require.Equal(t, 2, failures.count())
 	var se *forward.SendError
-	require.ErrorAs(t, err, &se)
+	require.ErrorAs(t, failures.errs[0], &se)
 	var uae x509.UnknownAuthorityError
-	assert.ErrorAs(t, err, &uae)
-	assert.Equal(t, 2, failures.count())
+	assert.ErrorAs(t, failures.errs[0], &uae)
 	assert.Equal(t, []string{forward.ReasonRetriesExhausted, forward.ReasonRetriesExhausted}, failures.reasons)
 	assert.Equal(t, int64(2), sink.Stats().Failed)
 	assert.Equal(t, int64(0), sink.Stats().Events)
@@ -361,19 +361,29 @@ func TestSyslogUDPTruncation(t *testing.T) {
 
 func TestSyslogRetriesExhausted(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t)) // nothing listens
-	var failures failureLog
-	sink, err := forward.NewSyslog(forward.SyslogConfig{Address: addr, MaxRetries: 2, BackoffMin: time.Millisecond,
-		OnFailure: failures.fn})
-	require.NoError(t, err)
-	defer sink.Close()
 	batch := []relaykit.Event{{Raw: []byte("a")}, {Raw: []byte("b")}, {Raw: []byte("c")}}
+
+	// Without OnFailure, Send reports the failure.
+	sink, err := forward.NewSyslog(forward.SyslogConfig{Address: addr, MaxRetries: -1})
+	require.NoError(t, err)
 	err = sink.Send(t.Context(), batch)
 	var se *forward.SendError
 	require.ErrorAs(t, err, &se)
 	assert.True(t, se.Retryable)
 	assert.Equal(t, "syslog", se.Destination)
 	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
+	assert.Equal(t, int64(3), sink.Stats().Failed)
+	require.NoError(t, sink.Close())
+
+	// With OnFailure, the events go there and Send returns nil.
+	var failures failureLog
+	sink, err = forward.NewSyslog(forward.SyslogConfig{Address: addr, MaxRetries: 2, BackoffMin: time.Millisecond,
+		OnFailure: failures.fn})
+	require.NoError(t, err)
+	defer sink.Close()
+	require.NoError(t, sink.Send(t.Context(), batch))
 	require.Equal(t, 3, failures.count())
+	assert.ErrorIs(t, failures.errs[0], syscall.ECONNREFUSED)
 	for i, e := range failures.events {
 		assert.Equal(t, string(batch[i].Raw), string(e.Raw))
 	}
