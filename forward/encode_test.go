@@ -2,6 +2,7 @@ package forward_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -164,4 +165,25 @@ func FuzzHECEncode(f *testing.F) {
 		var extra any
 		assert.ErrorIs(t, dec.Decode(&extra), io.EOF)
 	})
+}
+
+func TestAppendGzip(t *testing.T) {
+	src := bytes.Repeat([]byte(`{"time":1700000000.123,"host":"web-1","event":"Failed password for root"}`), 200)
+	prefix := []byte("keep:")
+	out, err := forward.AppendGzip(prefix, src, 1)
+	require.NoError(t, err)
+	require.Equal(t, "keep:", string(out[:5]))
+	zr, err := gzip.NewReader(bytes.NewReader(out[5:]))
+	require.NoError(t, err)
+	got, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	assert.Equal(t, src, got)
+
+	buf := make([]byte, 0, len(src))
+	allocs := testing.AllocsPerRun(50, func() {
+		buf, _ = forward.AppendGzip(buf[:0], src, 1)
+	})
+	assert.Zero(t, allocs, "pooled gzip allocates nothing once warm")
+	_, err = forward.AppendGzip(nil, src, 0)
+	assert.Error(t, err)
 }
