@@ -5,6 +5,7 @@ go 1.25.9
 require (
 	github.com/klauspost/compress v1.18.0
 	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
 	golang.org/x/net v0.47.0
 	golang.org/x/oauth2 v0.33.0
 	golang.org/x/sync v0.17.0

@@ -5,11 +5,14 @@ go 1.25.9
 require github.com/relaykit/relaykit v0.0.0
 
 require (
-	github.com/klauspost/compress v1.18.0 // indirect
 	golang.org/x/net v0.47.0 // indirect
 	golang.org/x/oauth2 v0.33.0 // indirect
-	golang.org/x/sync v0.17.0 // indirect
 	golang.org/x/sys v0.38.0 // indirect
+)
+
+require (
+	github.com/klauspost/compress v1.18.0
+	golang.org/x/sync v0.17.0 // indirect
 )
 
 replace github.com/relaykit/relaykit => ../
