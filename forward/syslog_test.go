@@ -20,6 +20,7 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/forward"
+	"github.com/relaykit/relaykit/forward/forwardtest"
 )
 
 // failureLog records what a sink hands to its FailureFunc.
@@ -232,22 +233,33 @@ func TestSyslogTLSVerifiesByDefault(t *testing.T) {
 	assert.Equal(t, int64(0), sink.Stats().Events)
 }
 
-// readFrames reads octet-counted frames from r until EOF.
-func readFrames(t *testing.T, r io.Reader) []string {
+// readFrame reads one octet-counted frame from br.
+func readFrame(br *bufio.Reader) (string, error) {
+	lenStr, err := br.ReadString(' ')
+	if err != nil {
+		return "", err
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(lenStr, " "))
+	if err != nil {
+		return "", err
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(br, buf); err != nil {
+		return "", err
+	}
+	return string(buf), nil
+}
+
+// readFrames reads octet-counted frames from r until EOF or an error.
+func readFrames(r io.Reader) []string {
 	br := bufio.NewReaderSize(r, 1<<20)
 	var frames []string
 	for {
-		lenStr, err := br.ReadString(' ')
+		f, err := readFrame(br)
 		if err != nil {
 			return frames
 		}
-		n, err := strconv.Atoi(strings.TrimSuffix(lenStr, " "))
-		require.NoError(t, err)
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(br, buf); err != nil {
-			return frames
-		}
-		frames = append(frames, string(buf))
+		frames = append(frames, f)
 	}
 }
 
@@ -273,7 +285,7 @@ func TestSyslogWriteErrorResendsWholeBatch(t *testing.T) {
 		if err != nil {
 			return
 		}
-		second <- readFrames(t, c)
+		second <- readFrames(c)
 		_ = c.Close()
 	}()
 	var failures failureLog
@@ -454,4 +466,85 @@ func TestNewSyslogInvalid(t *testing.T) {
 			assert.ErrorIs(t, err, forward.ErrInvalidConfig)
 		})
 	}
+}
+
+// syslogReceiver is a Go TCP receiver of octet-counted RFC 5424 messages
+// that keeps each message's MSG part.
+type syslogReceiver struct {
+	l      net.Listener
+	mu     sync.Mutex
+	msgs   []string
+	notify chan struct{}
+	wg     sync.WaitGroup
+}
+
+func newSyslogReceiver(t *testing.T) *syslogReceiver {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	r := &syslogReceiver{l: l, notify: make(chan struct{}, 1)}
+	r.wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			r.wg.Go(func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					f, err := readFrame(br)
+					if err != nil {
+						return
+					}
+					// <PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID SD MSG
+					parts := strings.SplitN(f, " ", 8)
+					r.mu.Lock()
+					r.msgs = append(r.msgs, parts[len(parts)-1])
+					r.mu.Unlock()
+					select {
+					case r.notify <- struct{}{}:
+					default:
+					}
+				}
+			})
+		}
+	})
+	t.Cleanup(func() { _ = l.Close(); r.wg.Wait() })
+	return r
+}
+
+// received waits up to 10 s for want messages and returns what arrived.
+func (r *syslogReceiver) received(want int) []string {
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	for {
+		r.mu.Lock()
+		n := len(r.msgs)
+		r.mu.Unlock()
+		if n >= want {
+			break
+		}
+		select {
+		case <-r.notify:
+		case <-deadline.C:
+			return r.snapshot()
+		}
+	}
+	return r.snapshot()
+}
+
+func (r *syslogReceiver) snapshot() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.msgs...)
+}
+
+func TestSyslogConformance(t *testing.T) {
+	forwardtest.TestSink(t, func(t *testing.T) forwardtest.SinkHarness {
+		r := newSyslogReceiver(t)
+		s, err := forward.NewSyslog(forward.SyslogConfig{Address: r.l.Addr().String()})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		return forwardtest.SinkHarness{Sink: s, Received: r.received}
+	})
 }
