@@ -548,3 +548,39 @@ func TestSyslogConformance(t *testing.T) {
 		return forwardtest.SinkHarness{Sink: s, Received: r.received}
 	})
 }
+
+func TestSyslogContextCutsBlockedWrite(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			accepted <- c // never read: the sink's write blocks once buffers fill
+		}
+	}()
+	var failures failureLog
+	sink, err := forward.NewSyslog(forward.SyslogConfig{Address: l.Addr().String(), WriteTimeout: time.Hour,
+		OnFailure: failures.fn})
+	require.NoError(t, err)
+	defer sink.Close()
+	batch := make([]relaykit.Event, 30_000)
+	for i := range batch {
+		batch[i] = relaykit.Event{Raw: []byte(strings.Repeat("w", 400))}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- sink.Send(ctx, batch) }()
+	c := <-accepted
+	defer c.Close()
+	cancel()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Send did not return after its context ended")
+	}
+	assert.Equal(t, len(batch), failures.count())
+	assert.Equal(t, forward.ReasonShutdown, failures.reasons[0])
+}
