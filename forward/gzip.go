@@ -2,15 +2,32 @@ package forward
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
 )
 
-// gzipPools holds idle gzip writers per compression level (index 1-9).
-// A writer holds about 1 MB of compressor state at level 1-9, which is why
-// it is pooled and Reset rather than created per request.
-var gzipPools [10]sync.Pool
+// gzipFree holds idle gzip writers per compression level (index 1-9). A
+// writer holds hundreds of KB of compressor state, which is why it is
+// reused (Reset) rather than created per request. The free lists are
+// bounded channels rather than sync.Pools, so a garbage collection does not
+// throw that state away: at most 4×GOMAXPROCS writers per level are kept;
+// beyond that a writer is left to the GC.
+var (
+	gzipFree     [10]chan *gzipper
+	gzipFreeOnce sync.Once
+)
+
+func gzipFreeList(level int) chan *gzipper {
+	gzipFreeOnce.Do(func() {
+		n := 4 * runtime.GOMAXPROCS(0)
+		for i := range gzipFree {
+			gzipFree[i] = make(chan *gzipper, n)
+		}
+	})
+	return gzipFree[level]
+}
 
 // gzipper is a pooled writer and the buffer it writes to.
 type gzipper struct {
@@ -29,13 +46,19 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 // AppendGzip appends the gzip (RFC 1952) compression of src at level (1
 // fastest to 9 smallest) to dst and returns the extended slice. It uses a
 // pooled github.com/klauspost/compress writer that is Reset for each call
-// and Closed before it returns to the pool, so it allocates nothing once
+// and Closed before it returns to the pool (a bounded free list that
+// survives garbage collections), so it allocates nothing once
 // warm beyond growing dst. It is safe for concurrent use.
 func AppendGzip(dst, src []byte, level int) ([]byte, error) {
 	if level < 1 || level > 9 {
 		return dst, fmt.Errorf("forward: gzip level %d is outside 1..9", level)
 	}
-	g, _ := gzipPools[level].Get().(*gzipper)
+	free := gzipFreeList(level)
+	var g *gzipper
+	select {
+	case g = <-free:
+	default:
+	}
 	if g == nil {
 		g = new(gzipper)
 		zw, err := gzip.NewWriterLevel(&g.out, level)
@@ -50,7 +73,10 @@ func AppendGzip(dst, src []byte, level int) ([]byte, error) {
 	_, _ = g.zw.Write(src) // appendWriter never fails
 	err := g.zw.Close()
 	dst = g.out.b
-	g.out.b = nil // the pool must not keep the caller's buffer
-	gzipPools[level].Put(g)
+	g.out.b = nil // the free list must not keep the caller's buffer
+	select {
+	case free <- g:
+	default:
+	}
 	return dst, err
 }

@@ -471,6 +471,10 @@ func (s *sender) deliver(ctx context.Context, st *batchState, r *request) {
 			s.unhealthy.Store(true)
 		}
 		err := s.sendErr(v, true)
+		if cerr := ctx.Err(); cerr != nil {
+			s.failRequest(ctx, st, r, 0, ReasonShutdown, cerr)
+			return
+		}
 		wait := s.cfg.Retry.backoff(attempt, v.retryAfter)
 		if attempt >= s.cfg.Retry.MaxAttempts || time.Since(began)+wait > s.cfg.Retry.MaxElapsed {
 			s.failRequest(ctx, st, r, 0, ReasonRetriesExhausted, err)
