@@ -584,3 +584,27 @@ func TestSyslogContextCutsBlockedWrite(t *testing.T) {
 	assert.Equal(t, len(batch), failures.count())
 	assert.Equal(t, forward.ReasonShutdown, failures.reasons[0])
 }
+
+func TestSyslogUDP6(t *testing.T) {
+	pc, err := net.ListenPacket("udp6", "[::1]:0")
+	if err != nil {
+		t.Skip("no IPv6 loopback:", err)
+	}
+	defer pc.Close()
+	sink, err := forward.NewSyslog(forward.SyslogConfig{Network: "udp6", Address: pc.LocalAddr().String(), Hostname: "h"})
+	require.NoError(t, err)
+	defer sink.Close()
+	batch := make([]relaykit.Event, 300) // more than one sendmmsg chunk
+	for i := range batch {
+		batch[i].Raw = []byte(strconv.Itoa(i))
+	}
+	require.NoError(t, sink.Send(t.Context(), batch))
+	buf := make([]byte, 2048)
+	for i := range batch {
+		require.NoError(t, pc.SetReadDeadline(time.Now().Add(10*time.Second)))
+		n, _, err := pc.ReadFrom(buf)
+		require.NoError(t, err)
+		require.Equal(t, "<13>1 - h - - - - "+strconv.Itoa(i), string(buf[:n]))
+	}
+	assert.Equal(t, int64(300), sink.Stats().Events)
+}
