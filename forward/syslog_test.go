@@ -591,6 +591,7 @@ func TestSyslogUDP6(t *testing.T) {
 		t.Skip("no IPv6 loopback:", err)
 	}
 	defer pc.Close()
+	require.NoError(t, pc.(*net.UDPConn).SetReadBuffer(4<<20))
 	sink, err := forward.NewSyslog(forward.SyslogConfig{Network: "udp6", Address: pc.LocalAddr().String(), Hostname: "h"})
 	require.NoError(t, err)
 	defer sink.Close()
@@ -603,7 +604,7 @@ func TestSyslogUDP6(t *testing.T) {
 	for i := range batch {
 		require.NoError(t, pc.SetReadDeadline(time.Now().Add(10*time.Second)))
 		n, _, err := pc.ReadFrom(buf)
-		require.NoError(t, err)
+		require.NoError(t, err, "datagram %d", i)
 		require.Equal(t, "<13>1 - h - - - - "+strconv.Itoa(i), string(buf[:n]))
 	}
 	assert.Equal(t, int64(300), sink.Stats().Events)
