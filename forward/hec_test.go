@@ -248,6 +248,21 @@ func TestHECScenarios(t *testing.T) {
 			failed: map[string][]string{forward.ReasonRetriesExhausted: all}, retries: 4, requests: 5, wantSendOK: true,
 		},
 		{
+			name: "retries exhausted around a locally rejected event",
+			cfg:  func(c *forward.HECConfig) { c.Delivery.MaxEventBytes = 200 },
+			setup: func(s *forwardtest.HECServer) { s.Busy(100) },
+			batch: func() []relaykit.Event {
+				b := batchOf(all...)
+				b[5].Raw = bytes.Repeat([]byte("y"), 300)
+				return b
+			},
+			failed: map[string][]string{
+				forward.ReasonTooLarge:         {strings.Repeat("y", 300)},
+				forward.ReasonRetriesExhausted: without(all, "ev-005"),
+			},
+			retries: 4, requests: 5, wantSendOK: true,
+		},
+		{
 			name: "invalid token is fatal, not retried", cfg: func(c *forward.HECConfig) { c.Token = "wrong" },
 			failed: map[string][]string{forward.ReasonUnauthorized: all}, requests: 0, wantSendOK: true,
 		},
