@@ -248,8 +248,8 @@ func TestHECScenarios(t *testing.T) {
 			failed: map[string][]string{forward.ReasonRetriesExhausted: all}, retries: 4, requests: 5, wantSendOK: true,
 		},
 		{
-			name: "retries exhausted around a locally rejected event",
-			cfg:  func(c *forward.HECConfig) { c.Delivery.MaxEventBytes = 200 },
+			name:  "retries exhausted around a locally rejected event",
+			cfg:   func(c *forward.HECConfig) { c.Delivery.MaxEventBytes = 200 },
 			setup: func(s *forwardtest.HECServer) { s.Busy(100) },
 			batch: func() []relaykit.Event {
 				b := batchOf(all...)
