@@ -3,8 +3,16 @@ module github.com/relaykit/relaykit
 go 1.25.9
 
 require (
+	github.com/klauspost/compress v1.18.0
 	github.com/stretchr/testify v1.12.1
 	github.com/valyala/fastjson v1.6.4
+	go.uber.org/goleak v1.3.0
+	golang.org/x/net v0.47.0
+	golang.org/x/oauth2 v0.33.0
+	golang.org/x/sync v0.17.0
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.38.0 // indirect
+)

@@ -2,8 +2,17 @@ module github.com/relaykit/relaykit/bench
 
 go 1.25.9
 
-require github.com/relaykit/relaykit v0.0.0
+require (
+	github.com/klauspost/compress v1.18.0
+	github.com/relaykit/relaykit v0.0.0
+)
 
-require github.com/valyala/fastjson v1.6.4 // indirect
+require (
+	github.com/valyala/fastjson v1.6.4 // indirect
+	golang.org/x/net v0.47.0 // indirect
+	golang.org/x/oauth2 v0.33.0 // indirect
+	golang.org/x/sync v0.17.0 // indirect
+	golang.org/x/sys v0.38.0 // indirect
+)
 
 replace github.com/relaykit/relaykit => ../
