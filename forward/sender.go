@@ -153,7 +153,6 @@ type request struct {
 	idx   []int32 // index of each event in the batch
 	z     []byte  // gzipped body
 	resp  []byte  // response body scratch
-	body  bytes.Reader
 }
 
 // sender is the core; see the design note. Safe for concurrent use.
