@@ -56,6 +56,32 @@
 // every event for that index from then on. See [HECConfig] for indexer
 // acknowledgement and the health check.
 //
+// # Microsoft Sentinel
+//
+// [Sentinel] sends rows to a Log Analytics workspace through the Azure
+// Monitor Logs Ingestion API: POST
+// {Endpoint}/dataCollectionRules/{DCRImmutableID}/streams/{Stream}?api-version=2023-01-01
+// with a gzipped JSON array and a bearer token from a [TokenSource],
+// normally an Entra ID client-credentials source ([NewEntraTokenSource]),
+// cached and refreshed before expiry. Calls are capped at 1 MiB of
+// uncompressed JSON. A 413 halves the request, and a single row over the
+// limit goes to the failure handler with [ReasonTooLarge]. A 401 refreshes
+// the token once, then fails with [ReasonUnauthorized]. A 400 (schema
+// mismatch) fails with [ReasonRejected] and the service's message. 429 and
+// 5xx are retried, honouring Retry-After and retry-after-ms. Column names
+// are validated at construction.
+//
+// # Syslog
+//
+// [Syslog] sends RFC 5424 (or RFC 3164) messages over TCP with octet
+// counting (RFC 6587), TLS (RFC 5425, verified by default) or UDP (RFC
+// 5426): one write per batch on streams, sendmmsg batches on UDP, one
+// ordered connection, and reconnect with backoff. Every event is either
+// written to a connection that accepted it or handed to the failure
+// handler; after a write error the batch is resent on a new connection, so
+// delivery is at least once. It has its own [SyslogConfig] and
+// [SyslogStats].
+//
 // # Concurrency and ownership
 //
 // Sinks are safe for concurrent use by multiple goroutines. Send reads the

@@ -14,6 +14,15 @@
 // connections closed mid-body, slow responses, lost acknowledgements, an
 // unhealthy health endpoint, a disabled token.
 //
+// [DCRServer] stands in for the Azure Monitor Logs Ingestion API and its
+// Entra ID token endpoint. It accepts only bearer tokens it issued, and
+// checks the URL shape and api-version, the Content-Type, gzip, that the
+// body is a JSON array of objects, and the 1 MiB uncompressed limit (413
+// ContentLengthLimitExceeded, in the service's error shape). It answers 204
+// and records rows and requests. Faults can be injected: 429 with
+// Retry-After or retry-after-ms, 5xx, 401, 400 with a message, revoked or
+// rejected tokens, and token-endpoint errors.
+//
 // # Concurrency
 //
 // Servers are safe for concurrent use; their accessors return copies. Every
