@@ -6,6 +6,7 @@ require (
 	github.com/agilira/go-timecache v1.0.3
 	github.com/klauspost/compress v1.20.3
 	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
 )
 
 require go.yaml.in/yaml/v3 v3.0.5 // indirect
