@@ -155,7 +155,8 @@ type Config struct {
 	Sync SyncPolicy
 	// Now returns the current time. Nil means the cached clock of
 	// github.com/agilira/go-timecache (500 µs resolution, no system call per
-	// write). Tests inject a fake clock here.
+	// write). Tests inject a fake clock here; it is called from the
+	// background goroutines too, so it must be safe for concurrent use.
 	Now func() time.Time
 	// OnError, if set, is called with errors of the background work
 	// (fsync, compression, retention), which no Write can return. It must
@@ -185,7 +186,7 @@ type Stats struct {
 // A Writer is safe for concurrent use by multiple goroutines; each Write is
 // written as one piece, never split across files nor interleaved with
 // another Write. Errors are sticky: once a write to the file fails, every
-// later Write returns that error. A Writer runs up to two goroutines (timed
+// later Write returns that error. A Writer runs two goroutines (timed
 // flushes and creating the next file ahead of rotation; fsync, compression
 // and retention of rotated files), which Close stops and waits for.
 type Writer struct {
