@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -212,13 +213,15 @@ type Writer struct {
 	next     *os.File
 	prepPath string
 
-	millMu  sync.Mutex
-	jobs    []string
-	notify  chan struct{}
-	prepCh  chan struct{}
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	compact compressor
+	millMu sync.Mutex
+	jobs   []string
+	notify chan struct{}
+	prepCh chan struct{}
+	// leftover lists rotated files of a previous run to compress.
+	leftover []string
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	compact  compressor
 
 	writes, bytes, rotations atomic.Int64
 	compressed, removed      atomic.Int64
@@ -256,9 +259,24 @@ func NewWriter(cfg Config) (*Writer, error) {
 	if err := os.MkdirAll(cfg.Dir, DefaultDirMode); err != nil {
 		return nil, fmt.Errorf("storage: create directory: %w", err)
 	}
+	// Rotated files a previous run left uncompressed: listed before any
+	// file of ours exists, so the mill never touches a newer file.
+	var leftover []string
+	if cfg.Compression != CompressNone {
+		files, err := w.list()
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if f.ext == "" {
+				leftover = append(leftover, filepath.Join(cfg.Dir, f.name))
+			}
+		}
+	}
 	if err := w.openLocked(w.nowNano(), true); err != nil {
 		return nil, err
 	}
+	w.leftover = slices.DeleteFunc(leftover, func(p string) bool { return p == w.path })
 	w.wg.Add(2)
 	go w.mill()
 	go w.flusher()
