@@ -223,9 +223,9 @@ type Writer struct {
 	wg       sync.WaitGroup
 	compact  compressor
 
-	writes, bytes, rotations atomic.Int64
-	compressed, removed      atomic.Int64
-	bgErrors                 atomic.Int64
+	writes, bytes         int64 // guarded by mu
+	rotations, compressed atomic.Int64
+	removed, bgErrors     atomic.Int64
 }
 
 var _ io.WriteCloser = (*Writer)(nil)
@@ -375,40 +375,56 @@ func checkLayout(layout string, loc *time.Location) error {
 // or ErrClosed. The bytes may stay in the buffer until the next flush.
 func (w *Writer) Write(p []byte) (int, error) {
 	now := w.nowNano()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
-		return 0, ErrClosed
-	}
-	if w.err != nil {
-		return 0, w.err
-	}
 	n := int64(len(p))
+	w.mu.Lock()
+	if w.closed || w.err != nil {
+		err := w.err
+		if w.closed {
+			err = ErrClosed
+		}
+		w.mu.Unlock()
+		return 0, err
+	}
 	if now >= w.nextRotate || (w.size > 0 && w.size+n > w.cfg.MaxBytes) {
 		if err := w.rotateLocked(now); err != nil {
+			w.mu.Unlock()
 			return 0, err
 		}
 	}
-	if len(w.buf)+len(p) > cap(w.buf) {
-		if err := w.flushLocked(); err != nil {
-			return 0, err
-		}
-		if len(p) >= cap(w.buf) {
-			if _, err := w.f.Write(p); err != nil {
-				w.err = fmt.Errorf("storage: write %s: %w", w.path, err)
-				return 0, w.err
-			}
-			w.size += n
-			w.writes.Add(1)
-			w.bytes.Add(n)
-			return len(p), nil
-		}
+	if len(w.buf)+len(p) <= cap(w.buf) {
+		// The common case: append to the buffer.
+		w.buf = append(w.buf, p...)
+		w.size += n
+		w.writes++
+		w.bytes += n
+		w.mu.Unlock()
+		return len(p), nil
 	}
-	w.buf = append(w.buf, p...)
-	w.size += n
-	w.writes.Add(1)
-	w.bytes.Add(n)
+	err := w.writeSlow(p)
+	w.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
 	return len(p), nil
+}
+
+// writeSlow flushes the buffer and buffers p, or writes it directly when it
+// does not fit in the buffer.
+func (w *Writer) writeSlow(p []byte) error {
+	if err := w.flushLocked(); err != nil {
+		return err
+	}
+	if len(p) < cap(w.buf) {
+		w.buf = append(w.buf, p...)
+	} else if _, err := w.f.Write(p); err != nil {
+		w.err = fmt.Errorf("storage: write %s: %w", w.path, err)
+		return w.err
+	}
+	n := int64(len(p))
+	w.size += n
+	w.writes++
+	w.bytes += n
+	return nil
 }
 
 // Flush writes buffered data to the operating system (no fsync).
@@ -462,9 +478,12 @@ func (w *Writer) Path() string {
 
 // Stats returns a snapshot of the counters.
 func (w *Writer) Stats() Stats {
+	w.mu.Lock()
+	writes, bytes := w.writes, w.bytes
+	w.mu.Unlock()
 	return Stats{
-		Writes:     w.writes.Load(),
-		Bytes:      w.bytes.Load(),
+		Writes:     writes,
+		Bytes:      bytes,
 		Rotations:  w.rotations.Load(),
 		Compressed: w.compressed.Load(),
 		Removed:    w.removed.Load(),
