@@ -23,6 +23,9 @@
 // (a daily name with hourly periods), later periods of the same name
 // continue its sequence numbers, so the order stays unambiguous.
 //
+// While a Writer runs, a hidden file named "." + Layout + ".next" holds
+// the next file, created ahead of rotation; it is removed at Close.
+//
 // Names come only from the configuration and the clock; a Layout that is
 // not a plain, safe file name is rejected. Use [SanitizeFileName] for any
 // path part derived from event data.
@@ -129,4 +132,8 @@
 // file; mill: fsync, compression, retention) that Close stops and waits for.
 // A Spool runs none. Only one Writer (per Layout) or Spool may use a
 // directory at a time.
+//
+// Importing the package starts the process-wide clock goroutine of
+// github.com/agilira/go-timecache; leak checks ignore it with
+// goleak.IgnoreTopFunction("github.com/agilira/go-timecache.(*TimeCache).updateLoop").
 package storage
