@@ -19,7 +19,8 @@
 // so the active file is always the newest: the highest sequence number of
 // the latest period. To read files in write order, sort by the period time
 // parsed from the name, then by the sequence number as a number (".10"
-// comes after ".9"). When the layout is coarser than [Config.Interval]
+// comes after ".9"); [ListFiles] does that, and [OpenFile] reads a file
+// whether compressed or not. When the layout is coarser than [Config.Interval]
 // (a daily name with hourly periods), later periods of the same name
 // continue its sequence numbers, so the order stays unambiguous.
 //
