@@ -169,7 +169,10 @@ func TestWriterIntervalCoarserLayoutKeepsOrder(t *testing.T) {
 	// the sequence numbers, so names still sort in write order.
 	dir := t.TempDir()
 	clk := newClock(time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC))
-	w, err := storage.NewWriter(storage.Config{Dir: dir, Location: time.UTC, Interval: 6 * time.Hour, Now: clk.Now})
+	w, err := storage.NewWriter(storage.Config{
+		Dir: dir, Location: time.UTC, Interval: 6 * time.Hour, Now: clk.Now,
+		FlushInterval: -1, // no idle rotation after the last period
+	})
 	require.NoError(t, err)
 	for i := range 4 {
 		write(t, w, fmt.Sprintf("p%d\n", i))
