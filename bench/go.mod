@@ -3,7 +3,7 @@ module github.com/relaykit/relaykit/bench
 go 1.25.9
 
 require (
-	github.com/klauspost/compress v1.18.0
+	github.com/klauspost/compress v1.20.3
 	github.com/relaykit/relaykit v0.0.0
 )
 
@@ -13,6 +13,11 @@ require (
 	golang.org/x/oauth2 v0.33.0 // indirect
 	golang.org/x/sync v0.17.0 // indirect
 	golang.org/x/sys v0.38.0 // indirect
+)
+
+require (
+	github.com/agilira/go-timecache v1.0.3 // indirect
+	gopkg.in/natefinch/lumberjack.v2 v2.2.1
 )
 
 replace github.com/relaykit/relaykit => ../
