@@ -48,7 +48,7 @@ type Collector[T any] struct {
 	abandoned   bool // the drain deadline passed: drop what is still queued
 	cancelFlush context.CancelFunc
 	bufs        []*buffer[T]  // all buffers, for Flush and Close to scan
-	progress    chan struct{}           // closed when a batch completes, if waited on
+	progress    chan struct{} // closed when a batch completes, if waited on
 	nextID      uint64
 	stats       Stats
 }

@@ -1,0 +1,8 @@
+package batch
+
+// SetClock replaces the cheap clock that stamps the first item of a batch.
+// Tests in testing/synctest bubbles use the bubble's time.Now, since the
+// go-timecache updater runs outside the bubble on real time.
+func SetClock[T any](c *Collector[T], now func() int64) {
+	c.now = now
+}
