@@ -273,13 +273,15 @@ func (c *Collector[T]) waitLocked(ctx context.Context, target uint64) error {
 // ignores the cancellation of its context delays Run's return.
 //
 // When Close is called, Run returns nil once its goroutines are done; Close
-// reports the outcome of the drain. Run returns [ErrClosed] if the collector
-// is already closed, and an error if it is already running.
+// reports the outcome of the drain. If the collector is already closed (Close
+// may win the race with a Run just started on another goroutine), Run
+// returns nil at once: Close has flushed what there was. Run returns an
+// error if it is already running.
 func (c *Collector[T]) Run(ctx context.Context) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return ErrClosed
+		return nil
 	}
 	if c.running {
 		c.mu.Unlock()
@@ -347,13 +349,13 @@ func (c *Collector[T]) remaining(firstAt int64) time.Duration {
 // until the collector closes and the queue is empty.
 func (c *Collector[T]) work(ctx context.Context) {
 	for b := range c.ready {
-		c.flushOne(ctx, b)
+		_ = c.flushOne(ctx, b) // reported through hooks and Stats
 	}
 }
 
 // flushOne calls the flush function for b (or drops b after the drain
 // deadline), reports the outcome and returns b to the free list.
-func (c *Collector[T]) flushOne(ctx context.Context, b *buffer[T]) {
+func (c *Collector[T]) flushOne(ctx context.Context, b *buffer[T]) error {
 	n, size := len(b.items), b.bytes
 	c.mu.Lock()
 	drop := c.abandoned
@@ -404,9 +406,11 @@ func (c *Collector[T]) flushOne(ctx context.Context, b *buffer[T]) {
 	}
 	c.free <- b // never blocks: cap(free) is the number of buffers; wakes a blocked Add
 	c.mu.Unlock()
+	return err
 }
 
-// Close closes the collector: Add, Flush and Run then return [ErrClosed].
+// Close closes the collector: Add and Flush then return [ErrClosed], and Run
+// returns nil.
 // It cuts the open batch, if it has items, and waits until every cut batch
 // has been flushed, or until ctx ends. In that case it cancels the context
 // of the flushes still running, has the batches still waiting for a flusher
@@ -455,13 +459,18 @@ func (c *Collector[T]) close(ctx context.Context, fromClose bool) error {
 func (c *Collector[T]) drainInline(ctx context.Context) error {
 	unflushed := 0
 	for b := range c.ready {
+		n := len(b.items)
 		if ctx.Err() != nil {
 			c.mu.Lock()
 			c.abandoned = true
 			c.mu.Unlock()
-			unflushed += len(b.items)
+			unflushed += n
+			_ = c.flushOne(ctx, b) // drops b
+			continue
 		}
-		c.flushOne(ctx, b)
+		if err := c.flushOne(ctx, b); err != nil && ctx.Err() != nil {
+			unflushed += n // the flush was cut short by the deadline
+		}
 	}
 	if unflushed > 0 {
 		return &DrainError{Unflushed: unflushed, Err: context.Cause(ctx)}

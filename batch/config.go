@@ -28,8 +28,8 @@ var (
 	// ErrInvalidConfig is wrapped by every error [NewCollector] returns for a
 	// bad [Config].
 	ErrInvalidConfig = errors.New("batch: invalid config")
-	// ErrClosed is returned by Add, Flush and Run once the collector is
-	// closed (by [Collector.Close] or by the end of Run's context).
+	// ErrClosed is returned by Add and Flush once the collector is closed
+	// (by [Collector.Close] or by the end of Run's context).
 	ErrClosed = errors.New("batch: closed")
 	// ErrDrainTimeout is wrapped by the [*DrainError] that Close and Run
 	// return when the drain deadline passed before every item was flushed.
