@@ -385,7 +385,7 @@ func TestStuckFlusherBlocksAdd(t *testing.T) {
 func TestCloseDeadlineStuckFlusher(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{gate: make(chan struct{})} // never opened
-		var mu sync.Mutex // hooks run on both flushers
+		var mu sync.Mutex                           // hooks run on both flushers
 		var dropped, failed []int
 		c := newCollector(t, batch.Config[int]{
 			MaxEvents:   10,
@@ -743,4 +743,33 @@ func TestAddAllocs(t *testing.T) {
 	require.NoError(t, c.Close(ctx))
 	require.NoError(t, stop())
 	assert.Equal(t, int(c.Stats().Items), n)
+}
+
+// When Run learns of a batch late (the stamp of its first item is older than
+// the clock's resolution), the delay is taken off MaxWait: the deadline stays
+// tied to the first item.
+func TestLateArmKeepsDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const wait, lag = 100 * time.Millisecond, 30 * time.Millisecond
+		rec := &recorder{}
+		c := newCollector(t, batch.Config[int]{MaxWait: wait}, rec.flush)
+		var calls int
+		batch.SetClock(c, func() int64 {
+			calls++
+			if calls == 1 { // the first-item stamp, taken "lag" ago
+				return time.Now().Add(-lag).UnixNano()
+			}
+			return time.Now().UnixNano()
+		})
+		stop := run(t.Context(), c)
+		synctest.Wait()
+		start := time.Now()
+		addAll(t, c, 1)
+		time.Sleep(time.Second)
+		got := rec.get()
+		require.Len(t, got, 1)
+		assert.Equal(t, start.Add(wait-lag+batch.Slack(c)), got[0].at)
+		require.NoError(t, c.Close(t.Context()))
+		require.NoError(t, stop())
+	})
 }
