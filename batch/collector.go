@@ -103,11 +103,50 @@ func NewCollector[T any](cfg Config[T], flush func(context.Context, []T) error) 
 // not added. After Close, or once Run's context has ended, Add returns
 // [ErrClosed].
 func (c *Collector[T]) Add(ctx context.Context, v T) error {
-	size := 0
-	if c.cfg.Size != nil {
-		size = max(c.cfg.Size(v), 0)
-	}
+	size := c.sizeOf(&v)
 	c.mu.Lock()
+	if err := c.addLocked(ctx, &v, size); err != nil {
+		return err // unlocked
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// AddBatch adds the items in order, as if by calling Add for each, but
+// takes the collector's lock once rather than once per item while buffers
+// are available: it is the cheap way to hand over what a queue drained. The
+// items are copied; the slice is not retained. It returns the number of
+// items added, which is less than len(items) only with an error: ctx's error
+// if it had to wait and ctx ended, or [ErrClosed]. Other goroutines' items
+// are not interleaved with these while AddBatch holds the lock, which it
+// releases only to wait for a free buffer.
+func (c *Collector[T]) AddBatch(ctx context.Context, items []T) (int, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return 0, ErrClosed
+	}
+	for i := range items {
+		if err := c.addLocked(ctx, &items[i], c.sizeOf(&items[i])); err != nil {
+			return i, err // unlocked
+		}
+	}
+	c.mu.Unlock()
+	return len(items), nil
+}
+
+// sizeOf returns the size of *v in bytes, 0 without a Size function.
+func (c *Collector[T]) sizeOf(v *T) int {
+	if c.cfg.Size == nil {
+		return 0
+	}
+	return max(c.cfg.Size(*v), 0)
+}
+
+// addLocked appends *v, whose size is size, to the open batch. It is called
+// with c.mu held and returns nil with c.mu held, or an error with c.mu
+// released.
+func (c *Collector[T]) addLocked(ctx context.Context, v *T, size int) error {
 	var b *buffer[T]
 	for {
 		if c.closed {
@@ -130,7 +169,7 @@ func (c *Collector[T]) Add(ctx context.Context, v T) error {
 	if b.items == nil {
 		b.items = make([]T, 0, c.cfg.MaxEvents)
 	}
-	b.items = append(b.items, v)
+	b.items = append(b.items, *v)
 	b.bytes += size
 	c.stats.Items++
 	if len(b.items) == 1 {
@@ -141,7 +180,6 @@ func (c *Collector[T]) Add(ctx context.Context, v T) error {
 	} else if c.cfg.MaxBytes > 0 && b.bytes >= c.cfg.MaxBytes {
 		c.cutLocked(ReasonBytes)
 	}
-	c.mu.Unlock()
 	return nil
 }
 

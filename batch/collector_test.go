@@ -285,36 +285,48 @@ func TestMaxBytesBoundary(t *testing.T) {
 		{name: "negative counts as zero", sizes: []int{10, -5}, want: [][]int{{10}, {-5}}, reasons: batch.BatchCounts{Bytes: 1, Manual: 1}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				rec := &recorder{}
-				var bytes []int
-				c := newCollector(t, batch.Config[int]{
-					MaxEvents: 5,
-					MaxBytes:  10,
-					Size:      func(v int) int { return v },
-					MaxWait:   -1,
-					Hooks: batch.Hooks[int]{
-						OnFlush: func(_ batch.Reason, _, b int, _ time.Duration) { bytes = append(bytes, b) },
-					},
-				}, rec.flush)
-				stop := run(t.Context(), c)
-				addAll(t, c, tt.sizes...)
-				require.NoError(t, c.Flush(t.Context()))
-				assert.Equal(t, tt.want, rec.items())
-				assert.Equal(t, tt.reasons, c.Stats().Batches)
-				for i, b := range tt.want {
-					sum := 0
-					for _, v := range b {
-						sum += max(v, 0)
-					}
-					assert.Equal(t, sum, bytes[i], "bytes of batch %d", i)
-				}
-				require.NoError(t, c.Close(t.Context()))
-				require.NoError(t, stop())
+		for _, mode := range []string{"Add", "AddBatch"} {
+			t.Run(tt.name+"/"+mode, func(t *testing.T) {
+				testMaxBytes(t, mode, tt.sizes, tt.want, tt.reasons)
 			})
-		})
+		}
 	}
+}
+
+func testMaxBytes(t *testing.T, mode string, sizes []int, want [][]int, reasons batch.BatchCounts) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		var bytes []int
+		c := newCollector(t, batch.Config[int]{
+			MaxEvents: 5,
+			MaxBytes:  10,
+			Size:      func(v int) int { return v },
+			MaxWait:   -1,
+			Hooks: batch.Hooks[int]{
+				OnFlush: func(_ batch.Reason, _, b int, _ time.Duration) { bytes = append(bytes, b) },
+			},
+		}, rec.flush)
+		stop := run(t.Context(), c)
+		if mode == "AddBatch" {
+			n, err := c.AddBatch(t.Context(), sizes)
+			require.NoError(t, err)
+			assert.Equal(t, len(sizes), n)
+		} else {
+			addAll(t, c, sizes...)
+		}
+		require.NoError(t, c.Flush(t.Context()))
+		assert.Equal(t, want, rec.items())
+		assert.Equal(t, reasons, c.Stats().Batches)
+		for i, b := range want {
+			sum := 0
+			for _, v := range b {
+				sum += max(v, 0)
+			}
+			assert.Equal(t, sum, bytes[i], "bytes of batch %d", i)
+		}
+		require.NoError(t, c.Close(t.Context()))
+		require.NoError(t, stop())
+	})
 }
 
 // A stuck flusher makes Add block once MaxInFlight+1 batches are full, and
@@ -688,6 +700,20 @@ func TestManyProducers(t *testing.T) {
 			var wg sync.WaitGroup
 			for p := range producers {
 				wg.Go(func() {
+					if p%2 == 1 { // half the producers hand over chunks
+						chunk := make([]int, 0, 37)
+						for i := range perProducer {
+							chunk = append(chunk, p*perProducer+i)
+							if len(chunk) == cap(chunk) || i == perProducer-1 {
+								if n, err := c.AddBatch(t.Context(), chunk); err != nil || n != len(chunk) {
+									t.Error(n, err)
+									return
+								}
+								chunk = chunk[:0]
+							}
+						}
+						return
+					}
 					for i := range perProducer {
 						if err := c.Add(t.Context(), p*perProducer+i); err != nil {
 							t.Error(err)
@@ -772,4 +798,59 @@ func TestLateArmKeepsDeadline(t *testing.T) {
 		require.NoError(t, c.Close(t.Context()))
 		require.NoError(t, stop())
 	})
+}
+
+// AddBatch adds in order, cuts at the limits like Add, stops at the first
+// error and reports how many items it added.
+func TestAddBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{gate: make(chan struct{})}
+		c := newCollector(t, batch.Config[int]{MaxEvents: 4}, rec.flush)
+		stop := run(t.Context(), c)
+
+		n, err := c.AddBatch(t.Context(), nil)
+		require.NoError(t, err)
+		assert.Zero(t, n)
+
+		// Two buffers of 4: the flusher is stuck, so 8 fit and the 9th waits.
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		n, err = c.AddBatch(ctx, seq(0, 10))
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, 8, n)
+		assert.Equal(t, uint64(8), c.Stats().Items)
+
+		close(rec.gate)
+		n, err = c.AddBatch(t.Context(), seq(8, 3))
+		require.NoError(t, err)
+		assert.Equal(t, 3, n)
+		require.NoError(t, c.Close(t.Context()))
+		require.NoError(t, stop())
+		assert.Equal(t, [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10}}, rec.items())
+
+		n, err = c.AddBatch(t.Context(), seq(0, 3))
+		assert.ErrorIs(t, err, batch.ErrClosed)
+		assert.Zero(t, n)
+	})
+}
+
+// AddBatch allocates nothing once every buffer has been used.
+func TestAddBatchAllocs(t *testing.T) {
+	c, err := batch.NewCollector(batch.Config[int]{MaxEvents: 100}, noFlush)
+	require.NoError(t, err)
+	stop := run(t.Context(), c)
+	ctx := t.Context()
+	items := seq(0, 64)
+	for range 20 {
+		_, err := c.AddBatch(ctx, items)
+		require.NoError(t, err)
+	}
+	allocs := testing.AllocsPerRun(1000, func() {
+		if _, err := c.AddBatch(ctx, items); err != nil {
+			t.Fatal(err)
+		}
+	})
+	assert.Zero(t, allocs)
+	require.NoError(t, c.Close(ctx))
+	require.NoError(t, stop())
 }

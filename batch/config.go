@@ -119,9 +119,11 @@ type Config[T any] struct {
 	MaxBytes int
 
 	// Size returns the size of an item in bytes (for instance the length of
-	// its encoded form). It is called once per Add, outside the collector's
-	// lock, and must be safe for concurrent use. A negative result counts as
-	// zero. Nil means items have no size and there is no byte limit.
+	// its encoded form). It is called once per item added: by Add outside
+	// the collector's lock, by AddBatch under it. It must be fast, safe for
+	// concurrent use and must not call the collector. A negative result
+	// counts as zero. Nil means items have no size and there is no byte
+	// limit.
 	Size func(T) int
 
 	// MaxWait is how long a batch may stay open, counted from the moment its

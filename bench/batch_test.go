@@ -20,11 +20,68 @@ const (
 	batchMaxWait   = 100 * time.Millisecond
 )
 
-// batcher is what BenchmarkBatch measures: add one event; stop flushes
-// everything still held and waits for it to be flushed.
+// batcher is what BenchmarkBatch measures: add one event; end hands over
+// what the calling goroutine still holds (only the chunking implementation
+// holds anything); stop flushes everything and waits for it to be flushed.
 type batcher interface {
 	add(ctx context.Context, e relaykit.Event) error
 	stop() error
+}
+
+// chunkingBatcher is implemented by batchers whose producers keep local
+// state; each adding goroutine gets its own producer.
+type chunkingBatcher interface {
+	producer() producer
+}
+
+type producer interface {
+	add(ctx context.Context, e relaykit.Event) error
+	end(ctx context.Context) error
+}
+
+// addBatchChunk is how many events a producer of impl=collector-addbatch
+// gathers before one AddBatch call, as a ring consumer draining in chunks
+// would.
+const addBatchChunk = 64
+
+// collectorAddBatch feeds the collector with AddBatch, in chunks.
+type collectorAddBatch struct{ *collectorBatcher }
+
+func (ca collectorAddBatch) producer() producer {
+	return &chunkProducer{c: ca.c, chunk: make([]relaykit.Event, 0, addBatchChunk)}
+}
+
+type chunkProducer struct {
+	c     *batch.Collector[relaykit.Event]
+	chunk []relaykit.Event
+}
+
+func (p *chunkProducer) add(ctx context.Context, e relaykit.Event) error {
+	p.chunk = append(p.chunk, e)
+	if len(p.chunk) < cap(p.chunk) {
+		return nil
+	}
+	return p.end(ctx)
+}
+
+func (p *chunkProducer) end(ctx context.Context) error {
+	_, err := p.c.AddBatch(ctx, p.chunk)
+	clear(p.chunk)
+	p.chunk = p.chunk[:0]
+	return err
+}
+
+// directProducer adds each event at once.
+type directProducer struct{ b batcher }
+
+func (d directProducer) add(ctx context.Context, e relaykit.Event) error { return d.b.add(ctx, e) }
+func (d directProducer) end(context.Context) error                       { return nil }
+
+func producerOf(b batcher) producer {
+	if cb, ok := b.(chunkingBatcher); ok {
+		return cb.producer()
+	}
+	return directProducer{b}
 }
 
 // collectorBatcher is batch.Collector run the way the relay runs it.
@@ -130,7 +187,10 @@ func benchEvent() relaykit.Event {
 
 // BenchmarkBatch measures adding one event (one op) to a batcher cutting
 // batches of 1000 events or 100 ms, with 1 and 4 adding goroutines, and
-// checks that every added event was flushed.
+// checks that every added event was flushed. impl=collector calls Add per
+// event, impl=chan-ticker sends each event on a channel, and
+// impl=collector-addbatch hands the collector chunks of 64 events with
+// AddBatch, as a ring consumer draining in chunks does.
 func BenchmarkBatch(b *testing.B) {
 	impls := []struct {
 		name string
@@ -141,6 +201,10 @@ func BenchmarkBatch(b *testing.B) {
 		}},
 		{"chan-ticker", func(f func(context.Context, []relaykit.Event) error) (batcher, error) {
 			return newChanTickerBatcher(f), nil
+		}},
+		{"collector-addbatch", func(f func(context.Context, []relaykit.Event) error) (batcher, error) {
+			cb, err := newCollectorBatcher(f)
+			return collectorAddBatch{cb}, err
 		}},
 	}
 	for _, adders := range []int{1, 4} {
@@ -159,12 +223,16 @@ func BenchmarkBatch(b *testing.B) {
 				var added atomic.Int64
 				b.ReportAllocs()
 				if adders == 1 {
+					p := producerOf(bt)
 					n := int64(0)
 					for b.Loop() {
-						if err := bt.add(ctx, ev); err != nil {
+						if err := p.add(ctx, ev); err != nil {
 							b.Fatal(err)
 						}
 						n++
+					}
+					if err := p.end(ctx); err != nil {
+						b.Fatal(err)
 					}
 					added.Store(n)
 				} else {
@@ -174,15 +242,23 @@ func BenchmarkBatch(b *testing.B) {
 					var mu sync.Mutex
 					var firstErr error
 					b.RunParallel(func(pb *testing.PB) {
+						p := producerOf(bt)
 						n := int64(0)
+						var err error
 						for pb.Next() {
-							if err := bt.add(ctx, ev); err != nil {
-								mu.Lock()
-								firstErr = err
-								mu.Unlock()
-								return
+							if err = p.add(ctx, ev); err != nil {
+								break
 							}
 							n++
+						}
+						if err == nil {
+							err = p.end(ctx)
+						}
+						if err != nil {
+							mu.Lock()
+							firstErr = err
+							mu.Unlock()
+							return
 						}
 						added.Add(n)
 					})
