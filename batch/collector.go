@@ -97,10 +97,10 @@ func NewCollector[T any](cfg Config[T], flush func(context.Context, []T) error) 
 // limit is reached (see the package documentation). The collector stores v
 // as given: memory v refers to must not change until v has been flushed.
 //
-// Add does not wait while a batch buffer is available. When MaxInFlight
-// flushes are running and the other buffer is full as well, Add blocks until
-// a flush completes or ctx ends, in which case it returns ctx.Err() and v is
-// not added. After Close, or once Run's context has ended, Add returns
+// Add does not wait while a batch buffer is available. When all
+// MaxInFlight+1 buffers are taken (MaxInFlight batches being flushed and the
+// next one full as well), Add blocks until a flush completes or ctx ends, in
+// which case it returns ctx.Err() and v is not added. After Close, or once Run's context has ended, Add returns
 // [ErrClosed].
 func (c *Collector[T]) Add(ctx context.Context, v T) error {
 	size := c.sizeOf(&v)
@@ -448,9 +448,8 @@ func (c *Collector[T]) flushOne(ctx context.Context, b *buffer[T]) error {
 }
 
 // Close closes the collector: Add and Flush then return [ErrClosed], and Run
-// returns nil.
-// It cuts the open batch, if it has items, and waits until every cut batch
-// has been flushed, or until ctx ends. In that case it cancels the context
+// returns nil. It cuts the open batch, if it has items, and waits until
+// every cut batch has been flushed, or until ctx ends. In that case it cancels the context
 // of the flushes still running, has the batches still waiting for a flusher
 // dropped (Hooks.OnDrop) and returns a [*DrainError], matching
 // [ErrDrainTimeout], with the number of items not flushed; Run returns once

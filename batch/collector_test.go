@@ -100,6 +100,14 @@ func seq(from, n int) []int {
 
 func noFlush(context.Context, []int) error { return nil }
 
+// assertLedger checks that every item added is accounted for exactly once.
+func assertLedger(t *testing.T, s batch.Stats) bool {
+	t.Helper()
+	return assert.Equal(t, s.Items,
+		s.FlushedItems+s.FailedItems+s.DroppedItems+uint64(s.PendingItems)+uint64(s.OpenItems),
+		"ledger does not balance: %+v", s)
+}
+
 func TestNewCollectorConfig(t *testing.T) {
 	size := func(int) int { return 1 }
 	tests := []struct {
@@ -348,6 +356,7 @@ func TestStuckFlusherBlocksAdd(t *testing.T) {
 				assert.Equal(t, inFlight+1, held.PendingBatches)
 				assert.Equal(t, inFlight, held.InFlight)
 				assert.Zero(t, held.OpenItems)
+				assertLedger(t, held)
 
 				// Producers keep trying for a long time: each Add waits for
 				// its deadline and adds nothing.
@@ -442,6 +451,7 @@ func TestCloseDeadlineStuckFlusher(t *testing.T) {
 		assert.Zero(t, s.FlushedItems)
 		assert.Zero(t, s.PendingItems)
 		assert.Equal(t, batch.BatchCounts{Size: 2, Close: 1}, s.Batches)
+		assertLedger(t, s)
 		assert.ElementsMatch(t, seq(0, 20), failed)
 		assert.Equal(t, seq(20, 5), dropped)
 
@@ -697,6 +707,22 @@ func TestManyProducers(t *testing.T) {
 			})
 			require.NoError(t, err)
 			stop := run(t.Context(), c)
+			// Snapshots taken while producers run balance too.
+			sampled := make(chan struct{})
+			sampling := make(chan struct{})
+			go func() {
+				defer close(sampled)
+				for {
+					select {
+					case <-sampling:
+						return
+					default:
+						if !assertLedger(t, c.Stats()) {
+							return
+						}
+					}
+				}
+			}()
 			var wg sync.WaitGroup
 			for p := range producers {
 				wg.Go(func() {
@@ -726,6 +752,8 @@ func TestManyProducers(t *testing.T) {
 				})
 			}
 			wg.Wait()
+			close(sampling)
+			<-sampled
 			require.NoError(t, c.Close(t.Context()))
 			require.NoError(t, stop())
 
@@ -738,6 +766,7 @@ func TestManyProducers(t *testing.T) {
 				assert.Zero(t, outOfOrder, "items out of per-producer order")
 			}
 			s := c.Stats()
+			assertLedger(t, s)
 			total := uint64(producers * perProducer)
 			assert.Equal(t, total, s.Items)
 			assert.Equal(t, total, s.FlushedItems)

@@ -106,8 +106,10 @@ type Hooks[T any] struct {
 // means the documented default. [NewCollector] copies it.
 type Config[T any] struct {
 	// MaxEvents is the maximum number of items in a batch; a batch is
-	// flushed as soon as it holds MaxEvents items. Zero means
-	// DefaultMaxEvents (1000). Negative is invalid.
+	// flushed as soon as it holds MaxEvents items. Each of the
+	// MaxInFlight+1 batch buffers is allocated with room for MaxEvents
+	// items when first used, and kept. Zero means DefaultMaxEvents (1000).
+	// Negative is invalid.
 	MaxEvents int
 
 	// MaxBytes is the maximum size of a batch in bytes, as measured by
