@@ -373,8 +373,8 @@ func (c *Collector[T]) loop(ctx context.Context) error {
 
 // remaining returns how long the batch that started at firstAt may still
 // stay open. The cheap clock lags real time by up to its resolution, so only
-// a delay beyond that (Run woke late) is subtracted: a batch is never cut
-// before MaxWait has passed.
+// a delay beyond that (Run woke late) is subtracted: a batch is not cut
+// before MaxWait has passed, as far as the cached clock can tell.
 func (c *Collector[T]) remaining(firstAt int64) time.Duration {
 	late := time.Duration(c.now()-firstAt) - c.slack
 	if late <= 0 {
