@@ -4,13 +4,16 @@ go 1.25.9
 
 require (
 	github.com/bradfitz/gomemcache v0.0.0-20260422231931-4d751bb6e37c
+	github.com/maxmind/mmdbwriter v1.2.0
 	github.com/maypok86/otter/v2 v2.4.0
 	github.com/oschwald/maxminddb-golang/v2 v2.6.0
 	github.com/stretchr/testify v1.12.1
 	github.com/valyala/fastjson v1.6.10
+	go.uber.org/goleak v1.3.0
 )
 
 require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	go4.org/netipx v0.0.0-20231129151722-fdeea329fbba // indirect
 	golang.org/x/sys v0.47.0 // indirect
 )
