@@ -178,6 +178,10 @@ func NewCache(backend Lookup, cfg CacheConfig) (*Cache, error) {
 func (c *Cache) load(ctx context.Context, key string) (cacheEntry, error) {
 	v, ok, err := c.backend.Get(ctx, unsafe.Slice(unsafe.StringData(key), len(key)))
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// The caller gave up; that says nothing about the backend, so it
+		// is neither counted nor remembered for the key.
+		return cacheEntry{}, ctx.Err()
 	case err != nil:
 		c.errs.Add(1)
 		if !c.cacheErr {
