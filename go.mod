@@ -2,6 +2,9 @@ module github.com/relaykit/relaykit
 
 go 1.25.9
 
-require github.com/stretchr/testify v1.12.1
+require (
+	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
+)
 
 require go.yaml.in/yaml/v3 v3.0.5 // indirect
