@@ -1,8 +1,10 @@
 module github.com/relaykit/relaykit/bench
 
-go 1.25.9
+go 1.26
 
 require (
+	github.com/Workiva/go-datastructures v1.1.7
+	github.com/agilira/argus v1.1.0
 	github.com/bradfitz/gomemcache v0.0.0-20260422231931-4d751bb6e37c
 	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/klauspost/compress v1.20.3
@@ -10,11 +12,15 @@ require (
 	github.com/maypok86/otter/v2 v2.4.0
 	github.com/oschwald/geoip2-golang/v2 v2.3.0
 	github.com/relaykit/relaykit v0.0.0
+	github.com/smarty/go-disruptor v0.5.0
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1
 )
 
 require (
+	github.com/agilira/flash-flags v1.1.6 // indirect
+	github.com/agilira/go-errors v1.1.1 // indirect
 	github.com/agilira/go-timecache v1.0.3 // indirect
+	github.com/mattn/go-sqlite3 v1.14.33 // indirect
 	github.com/oschwald/maxminddb-golang/v2 v2.6.0 // indirect
 	github.com/valyala/fastjson v1.6.10 // indirect
 	go4.org/netipx v0.0.0-20231129151722-fdeea329fbba // indirect
