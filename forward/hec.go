@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/relaykit/relaykit/internal/jsonenc"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -190,7 +191,7 @@ func NewHEC(cfg HECConfig) (*HEC, error) {
 		source:     jsonOrNil(cfg.Source),
 		sourceType: jsonOrNil(cfg.SourceType),
 		index:      jsonOrNil(cfg.Index),
-		messageKey: appendJSONString(nil, []byte(cfg.MessageKey)),
+		messageKey: jsonenc.AppendString(nil, []byte(cfg.MessageKey)),
 		defIndex:   []byte(cfg.Index),
 		badIndexes: make(map[string]struct{}),
 	}
@@ -256,7 +257,7 @@ func jsonOrNil(s string) []byte {
 	if s == "" {
 		return nil
 	}
-	return appendJSONString(nil, []byte(s))
+	return jsonenc.AppendString(nil, []byte(s))
 }
 
 // newGUID returns a random (version 4) UUID in canonical form.
@@ -315,7 +316,7 @@ func (h *HEC) encodeEvent(dst []byte, e *relaykit.Event) ([]byte, error) {
 		dst = append(dst, '{')
 		dst = append(dst, h.messageKey...)
 		dst = append(dst, ':')
-		dst = appendJSONString(dst, e.Raw)
+		dst = jsonenc.AppendString(dst, e.Raw)
 		if !h.cfg.OmitFields {
 			for i := range e.Fields {
 				f := &e.Fields[i]
@@ -323,14 +324,14 @@ func (h *HEC) encodeEvent(dst []byte, e *relaykit.Event) ([]byte, error) {
 					continue
 				}
 				dst = append(dst, ',')
-				dst = appendJSONString(dst, f.Key)
+				dst = jsonenc.AppendString(dst, f.Key)
 				dst = append(dst, ':')
-				dst = appendJSONString(dst, f.Value)
+				dst = jsonenc.AppendString(dst, f.Value)
 			}
 		}
 		dst = append(dst, '}')
 	} else {
-		dst = appendJSONString(dst, e.Raw)
+		dst = jsonenc.AppendString(dst, e.Raw)
 		if !h.cfg.OmitFields && len(e.Fields) > 0 {
 			dst = append(dst, `,"fields":{`...)
 			for i := range e.Fields {
@@ -338,9 +339,9 @@ func (h *HEC) encodeEvent(dst []byte, e *relaykit.Event) ([]byte, error) {
 				if i > 0 {
 					dst = append(dst, ',')
 				}
-				dst = appendJSONString(dst, f.Key)
+				dst = jsonenc.AppendString(dst, f.Key)
 				dst = append(dst, ':')
-				dst = appendJSONString(dst, f.Value)
+				dst = jsonenc.AppendString(dst, f.Value)
 			}
 			dst = append(dst, '}')
 		}
@@ -355,7 +356,7 @@ func appendMeta(dst []byte, key string, v, def []byte) []byte {
 	switch {
 	case len(v) > 0:
 		dst = append(dst, key...)
-		return appendJSONString(dst, v)
+		return jsonenc.AppendString(dst, v)
 	case def != nil:
 		dst = append(dst, key...)
 		return append(dst, def...)

@@ -3,6 +3,7 @@ package forward
 import (
 	"context"
 	"encoding/json"
+	"github.com/relaykit/relaykit/internal/jsonenc"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -69,7 +70,7 @@ func arrayProtocol(url string, reauths *int) protocol {
 		prefix: []byte("["), separator: []byte(","), suffix: []byte("]"),
 		encode: func(dst []byte, e *relaykit.Event) ([]byte, error) {
 			dst = append(dst, `{"Msg":`...)
-			dst = appendJSONString(dst, e.Raw)
+			dst = jsonenc.AppendString(dst, e.Raw)
 			return append(dst, '}'), nil
 		},
 		classify: func(r *response) verdict {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/relaykit/relaykit/internal/jsonenc"
 	"net/http"
 	"net/url"
 	"strings"
@@ -217,7 +218,7 @@ func NewSentinel(cfg SentinelConfig) (*Sentinel, error) {
 			k = append(k, ',')
 		}
 		first = false
-		k = appendJSONString(k, []byte(col))
+		k = jsonenc.AppendString(k, []byte(col))
 		return append(k, ':'), nil
 	}
 	for _, c := range []struct {
@@ -343,7 +344,7 @@ func (st *Sentinel) AppendEvent(dst []byte, e *relaykit.Event) []byte {
 	dst = append(dst, '"')
 	if st.msgKey != nil {
 		dst = append(dst, st.msgKey...)
-		dst = appendJSONString(dst, e.Raw)
+		dst = jsonenc.AppendString(dst, e.Raw)
 	}
 	dst = appendStringColumn(dst, st.hostKey, e.Host)
 	dst = appendStringColumn(dst, st.sourceKey, e.Source)
@@ -365,9 +366,9 @@ func (st *Sentinel) AppendEvent(dst []byte, e *relaykit.Event) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, e.Fields[i].Key)
+			dst = jsonenc.AppendString(dst, e.Fields[i].Key)
 			dst = append(dst, ':')
-			dst = appendJSONString(dst, e.Fields[i].Value)
+			dst = jsonenc.AppendString(dst, e.Fields[i].Value)
 		}
 		dst = append(dst, '}')
 	}
@@ -375,7 +376,7 @@ func (st *Sentinel) AppendEvent(dst []byte, e *relaykit.Event) []byte {
 		f := &st.fields[i]
 		if v, ok := e.Field(f.field); ok {
 			dst = append(dst, f.key...)
-			dst = appendJSONString(dst, v)
+			dst = jsonenc.AppendString(dst, v)
 		}
 	}
 	return append(dst, '}')
@@ -386,7 +387,7 @@ func appendStringColumn(dst, key, v []byte) []byte {
 		return dst
 	}
 	dst = append(dst, key...)
-	return appendJSONString(dst, v)
+	return jsonenc.AppendString(dst, v)
 }
 
 func (st *Sentinel) prepare(req *http.Request) error {

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/relaykit/relaykit/internal/jsonenc"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/relaykit/relaykit"
 )
@@ -223,7 +223,7 @@ func AppendJSON(dst []byte, e *relaykit.Event) []byte {
 		}
 		first = false
 		dst = append(dst, key...)
-		dst = appendJSONString(dst, v)
+		dst = jsonenc.AppendString(dst, v)
 	}
 	str(`"host":`, e.Host)
 	str(`"source":`, e.Source)
@@ -233,79 +233,18 @@ func AppendJSON(dst []byte, e *relaykit.Event) []byte {
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"message":`...)
-	dst = appendJSONString(dst, e.Raw)
+	dst = jsonenc.AppendString(dst, e.Raw)
 	if len(e.Fields) > 0 {
 		dst = append(dst, `,"fields":{`...)
 		for i := range e.Fields {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, e.Fields[i].Key)
+			dst = jsonenc.AppendString(dst, e.Fields[i].Key)
 			dst = append(dst, ':')
-			dst = appendJSONString(dst, e.Fields[i].Value)
+			dst = jsonenc.AppendString(dst, e.Fields[i].Value)
 		}
 		dst = append(dst, '}')
 	}
 	return append(dst, '}')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// jsonPlain marks the bytes copied into a JSON string as they are:
-// printable ASCII except '"' and '\\'.
-var jsonPlain = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// appendJSONString appends s as a quoted JSON string, like encoding/json
-// (without HTML escaping).
-func appendJSONString(dst, s []byte) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if jsonPlain[c] {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
