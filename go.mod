@@ -3,6 +3,7 @@ module github.com/relaykit/relaykit
 go 1.25.9
 
 require (
+	github.com/agilira/go-timecache v1.0.3
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )

@@ -1,0 +1,470 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/agilira/go-timecache"
+)
+
+// errRunTwice is returned by a second call of Run.
+var errRunTwice = errors.New("batch: Run called more than once")
+
+// buffer is one batch: the open one, one waiting for a flusher, one being
+// flushed, or a free one. There are MaxInFlight+1 buffers.
+type buffer[T any] struct {
+	items   []T
+	bytes   int
+	id      uint64 // set when the first item is added; increases in Add order
+	firstAt int64  // clock reading when the first item was added, in ns
+	reason  Reason
+	pending bool // cut and not yet flushed (or dropped)
+}
+
+// Collector gathers items added by many goroutines into batches and hands
+// each batch to a flush function; see the package documentation for the
+// flush rules.
+//
+// A Collector is safe for concurrent use by multiple goroutines. [Collector.Run]
+// must be running for batches to be flushed; it owns the timer and the
+// flushing goroutines.
+type Collector[T any] struct {
+	cfg   Config[T]
+	flush func(context.Context, []T) error
+	now   func() int64 // cheap clock for the first-item stamp, ns
+	slack time.Duration
+
+	free     chan *buffer[T] // buffers nobody holds
+	ready    chan *buffer[T] // batches cut, waiting for a flusher (FIFO)
+	arm      chan struct{}   // a batch received its first item
+	stopping chan struct{}   // closed when the collector closes
+
+	mu          sync.Mutex
+	open        *buffer[T] // nil when every buffer is busy
+	closed      bool
+	running     bool
+	abandoned   bool // the drain deadline passed: drop what is still queued
+	cancelFlush context.CancelFunc
+	bufs        []*buffer[T]  // all buffers, for Flush and Close to scan
+	progress    chan struct{}           // closed when a batch completes, if waited on
+	nextID      uint64
+	stats       Stats
+}
+
+// NewCollector returns a collector that passes batches to flush. It copies
+// cfg, fills defaults and returns an error wrapping [ErrInvalidConfig] if cfg
+// is invalid. It panics if flush is nil.
+//
+// flush is called from the goroutines of [Collector.Run], by up to
+// cfg.MaxInFlight at once, and must be safe for that. The batch it receives
+// is never empty and is valid only until flush returns: the collector reuses
+// the slice for later batches, so flush must not retain it (copy what must
+// outlive the call). An error returned by flush is reported to
+// Hooks.OnFlushError together with the batch and counted in [Stats]; it is
+// never retried by the collector. The context passed to flush is Run's
+// context, detached from its cancellation: flushes keep running while Run
+// drains, and their context is canceled when the drain deadline passes.
+func NewCollector[T any](cfg Config[T], flush func(context.Context, []T) error) (*Collector[T], error) {
+	if flush == nil {
+		panic("batch: NewCollector with nil flush function")
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	n := cfg.MaxInFlight + 1
+	c := &Collector[T]{
+		cfg:      cfg,
+		flush:    flush,
+		now:      timecache.CachedTimeNano,
+		slack:    timecache.DefaultCache().Resolution(),
+		free:     make(chan *buffer[T], n),
+		ready:    make(chan *buffer[T], n),
+		arm:      make(chan struct{}, 1),
+		stopping: make(chan struct{}),
+	}
+	for range n {
+		b := new(buffer[T])
+		c.bufs = append(c.bufs, b)
+		c.free <- b
+	}
+	return c, nil
+}
+
+// Add appends v to the open batch and returns nil, cutting the batch when a
+// limit is reached (see the package documentation). The collector stores v
+// as given: memory v refers to must not change until v has been flushed.
+//
+// Add does not wait while a batch buffer is available. When MaxInFlight
+// flushes are running and the other buffer is full as well, Add blocks until
+// a flush completes or ctx ends, in which case it returns ctx.Err() and v is
+// not added. After Close, or once Run's context has ended, Add returns
+// [ErrClosed].
+func (c *Collector[T]) Add(ctx context.Context, v T) error {
+	size := 0
+	if c.cfg.Size != nil {
+		size = max(c.cfg.Size(v), 0)
+	}
+	c.mu.Lock()
+	var b *buffer[T]
+	for {
+		if c.closed {
+			c.mu.Unlock()
+			return ErrClosed
+		}
+		b = c.open
+		if b == nil {
+			if err := c.acquireLocked(ctx); err != nil {
+				return err // unlocked
+			}
+			continue
+		}
+		if c.cfg.MaxBytes > 0 && len(b.items) > 0 && b.bytes+size > c.cfg.MaxBytes {
+			c.cutLocked(ReasonBytes)
+			continue
+		}
+		break
+	}
+	if b.items == nil {
+		b.items = make([]T, 0, c.cfg.MaxEvents)
+	}
+	b.items = append(b.items, v)
+	b.bytes += size
+	c.stats.Items++
+	if len(b.items) == 1 {
+		c.startLocked(b)
+	}
+	if len(b.items) >= c.cfg.MaxEvents {
+		c.cutLocked(ReasonSize)
+	} else if c.cfg.MaxBytes > 0 && b.bytes >= c.cfg.MaxBytes {
+		c.cutLocked(ReasonBytes)
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// startLocked stamps the first item of b and tells Run to arm the timer.
+func (c *Collector[T]) startLocked(b *buffer[T]) {
+	c.nextID++
+	b.id = c.nextID
+	if c.cfg.MaxWait > 0 {
+		b.firstAt = c.now()
+		select {
+		case c.arm <- struct{}{}:
+		default: // a signal is pending; Run reads the current batch
+		}
+	}
+}
+
+// acquireLocked installs a free buffer as the open batch, waiting for one if
+// needed. It returns with c.mu held and nil, or without it and ctx's error or
+// ErrClosed.
+func (c *Collector[T]) acquireLocked(ctx context.Context) error {
+	select {
+	case b := <-c.free:
+		c.open = b
+		return nil
+	default:
+	}
+	c.mu.Unlock()
+	select {
+	case b := <-c.free:
+		c.mu.Lock()
+		if c.open == nil && !c.closed {
+			c.open = b
+		} else {
+			c.free <- b // never blocks: cap(free) is the number of buffers
+		}
+		return nil
+	case <-c.stopping:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// cutLocked hands the open batch, which must not be empty, to the flushers
+// and installs a free buffer if there is one.
+func (c *Collector[T]) cutLocked(r Reason) {
+	b := c.open
+	b.reason = r
+	c.open = nil
+	b.pending = true
+	c.stats.PendingItems += len(b.items)
+	switch r {
+	case ReasonSize:
+		c.stats.Batches.Size++
+	case ReasonBytes:
+		c.stats.Batches.Bytes++
+	case ReasonTime:
+		c.stats.Batches.Time++
+	case ReasonManual:
+		c.stats.Batches.Manual++
+	case ReasonClose:
+		c.stats.Batches.Close++
+	}
+	c.ready <- b // never blocks: cap(ready) is the number of buffers
+	select {
+	case nb := <-c.free:
+		c.open = nb
+	default:
+	}
+}
+
+// Flush cuts the open batch, if it has items (an empty batch is never
+// flushed), and waits until it and every batch cut before it have been
+// flushed, or until ctx ends, in which case it returns ctx.Err(). It returns
+// nil even if a flush failed: flush errors go to Hooks.OnFlushError and
+// [Stats]. Run must be running for Flush to complete. After Close it returns
+// [ErrClosed].
+func (c *Collector[T]) Flush(ctx context.Context) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	if c.open != nil && len(c.open.items) > 0 {
+		c.cutLocked(ReasonManual)
+	}
+	return c.waitLocked(ctx, c.nextID)
+}
+
+// waitLocked waits, with c.mu held, until no batch with an id up to target
+// is pending. It returns with c.mu released.
+func (c *Collector[T]) waitLocked(ctx context.Context, target uint64) error {
+	for {
+		done := true
+		for _, b := range c.bufs {
+			if b.pending && b.id <= target {
+				done = false
+				break
+			}
+		}
+		if done {
+			c.mu.Unlock()
+			return nil
+		}
+		if c.progress == nil {
+			c.progress = make(chan struct{})
+		}
+		ch := c.progress
+		c.mu.Unlock()
+		select {
+		case <-ch:
+			c.mu.Lock()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Run flushes batches until ctx ends or [Collector.Close] is called. It owns
+// the MaxWait timer and the MaxInFlight goroutines that call the flush
+// function; it is meant to run on its own goroutine, for example under an
+// errgroup, for the collector's whole life.
+//
+// When ctx ends, Run closes the collector (Add then returns [ErrClosed]),
+// cuts the open batch and waits up to Config.DrainTimeout for every cut
+// batch to be flushed. It returns nil if they were, or a [*DrainError]
+// (matching [ErrDrainTimeout]) with the count of items not flushed. Either
+// way it waits for its goroutines before returning: a flush function that
+// ignores the cancellation of its context delays Run's return.
+//
+// When Close is called, Run returns nil once its goroutines are done; Close
+// reports the outcome of the drain. Run returns [ErrClosed] if the collector
+// is already closed, and an error if it is already running.
+func (c *Collector[T]) Run(ctx context.Context) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	if c.running {
+		c.mu.Unlock()
+		return errRunTwice
+	}
+	c.running = true
+	flushCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.cancelFlush = cancel
+	c.mu.Unlock()
+	defer cancel()
+
+	var wg sync.WaitGroup
+	for range c.cfg.MaxInFlight {
+		wg.Go(func() { c.work(flushCtx) })
+	}
+	err := c.loop(ctx)
+	wg.Wait()
+	return err
+}
+
+// loop runs the MaxWait timer until ctx ends or the collector closes.
+func (c *Collector[T]) loop(ctx context.Context) error {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var armed uint64 // id of the batch the timer is set for
+	for {
+		select {
+		case <-ctx.Done():
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.DrainTimeout)
+			defer cancel()
+			return c.close(dctx, false)
+		case <-c.stopping:
+			return nil
+		case <-c.arm:
+			c.mu.Lock()
+			if b := c.open; b != nil && len(b.items) > 0 && b.id != armed {
+				armed = b.id
+				timer.Reset(c.remaining(b.firstAt))
+			}
+			c.mu.Unlock()
+		case <-timer.C:
+			c.mu.Lock()
+			if b := c.open; b != nil && len(b.items) > 0 && b.id == armed && !c.closed {
+				c.cutLocked(ReasonTime)
+			}
+			c.mu.Unlock()
+		}
+	}
+}
+
+// remaining returns how long the batch that started at firstAt may still
+// stay open. The cheap clock lags real time by up to its resolution, so only
+// a delay beyond that (Run woke late) is subtracted: a batch is never cut
+// before MaxWait has passed.
+func (c *Collector[T]) remaining(firstAt int64) time.Duration {
+	late := time.Duration(c.now()-firstAt) - c.slack
+	if late <= 0 {
+		return c.cfg.MaxWait
+	}
+	return max(c.cfg.MaxWait-late, 0)
+}
+
+// work is one flushing goroutine: it flushes cut batches in FIFO order
+// until the collector closes and the queue is empty.
+func (c *Collector[T]) work(ctx context.Context) {
+	for b := range c.ready {
+		c.flushOne(ctx, b)
+	}
+}
+
+// flushOne calls the flush function for b (or drops b after the drain
+// deadline), reports the outcome and returns b to the free list.
+func (c *Collector[T]) flushOne(ctx context.Context, b *buffer[T]) {
+	n, size := len(b.items), b.bytes
+	c.mu.Lock()
+	drop := c.abandoned
+	if !drop {
+		c.stats.InFlight++
+	}
+	c.mu.Unlock()
+
+	var err error
+	if drop {
+		if h := c.cfg.Hooks.OnDrop; h != nil {
+			h(b.items, DropDrainTimeout)
+		}
+	} else {
+		start := time.Now()
+		err = c.flush(ctx, b.items)
+		took := time.Since(start)
+		if err != nil {
+			if h := c.cfg.Hooks.OnFlushError; h != nil {
+				h(b.items, err)
+			}
+		}
+		if h := c.cfg.Hooks.OnFlush; h != nil {
+			h(b.reason, n, size, took)
+		}
+	}
+	clear(b.items) // release what the items refer to
+	b.items = b.items[:0]
+	b.bytes = 0
+
+	c.mu.Lock()
+	switch {
+	case drop:
+		c.stats.DroppedItems += uint64(n)
+	case err != nil:
+		c.stats.InFlight--
+		c.stats.FlushErrors++
+		c.stats.FailedItems += uint64(n)
+	default:
+		c.stats.InFlight--
+		c.stats.FlushedItems += uint64(n)
+	}
+	c.stats.PendingItems -= n
+	b.pending = false
+	if c.progress != nil {
+		close(c.progress)
+		c.progress = nil
+	}
+	c.free <- b // never blocks: cap(free) is the number of buffers; wakes a blocked Add
+	c.mu.Unlock()
+}
+
+// Close closes the collector: Add, Flush and Run then return [ErrClosed].
+// It cuts the open batch, if it has items, and waits until every cut batch
+// has been flushed, or until ctx ends. In that case it cancels the context
+// of the flushes still running, has the batches still waiting for a flusher
+// dropped (Hooks.OnDrop) and returns a [*DrainError], matching
+// [ErrDrainTimeout], with the number of items not flushed; Run returns once
+// the running flushes return.
+//
+// If Run is not running, Close flushes the remaining batches itself, on the
+// calling goroutine, with ctx. Close is idempotent: later calls return nil.
+func (c *Collector[T]) Close(ctx context.Context) error {
+	return c.close(ctx, true)
+}
+
+// close implements Close and the end of Run. fromClose tells whether the
+// caller is Close (which must flush by itself when Run is not running).
+func (c *Collector[T]) close(ctx context.Context, fromClose bool) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	if c.open != nil && len(c.open.items) > 0 {
+		c.cutLocked(ReasonClose)
+	}
+	close(c.ready) // every send on ready happens under c.mu with !c.closed
+	close(c.stopping)
+	if fromClose && !c.running {
+		c.mu.Unlock()
+		return c.drainInline(ctx)
+	}
+	if err := c.waitLocked(ctx, c.nextID); err != nil {
+		c.mu.Lock()
+		c.abandoned = true
+		n := c.stats.PendingItems
+		cancel := c.cancelFlush
+		c.mu.Unlock()
+		cancel()
+		return &DrainError{Unflushed: n, Err: context.Cause(ctx)}
+	}
+	return nil
+}
+
+// drainInline flushes the queued batches on the calling goroutine; used by
+// Close when Run is not running.
+func (c *Collector[T]) drainInline(ctx context.Context) error {
+	unflushed := 0
+	for b := range c.ready {
+		if ctx.Err() != nil {
+			c.mu.Lock()
+			c.abandoned = true
+			c.mu.Unlock()
+			unflushed += len(b.items)
+		}
+		c.flushOne(ctx, b)
+	}
+	if unflushed > 0 {
+		return &DrainError{Unflushed: unflushed, Err: context.Cause(ctx)}
+	}
+	return nil
+}

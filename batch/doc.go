@@ -1,0 +1,73 @@
+// Package batch gathers items added by many goroutines into batches, by
+// count, by size in bytes and by time, and hands each batch to a flush
+// function with bounded concurrency and backpressure.
+//
+// It is the stage between a queue and a slow consumer (a router, a network
+// sink): sending 1000 events in one call instead of one at a time is what
+// makes a relay fast, and a collector must do it without batches that
+// outgrow their limits, timers that drift, unbounded memory when the
+// consumer falls behind, or errors that vanish. The package is generic and
+// imports nothing of relaykit.
+//
+// # Flush rules
+//
+// A batch is cut (handed to the flush function) when the first of these
+// happens:
+//
+//   - it holds [Config].MaxEvents items (reason [ReasonSize]);
+//   - its size, the sum of [Config].Size over its items, reaches
+//     [Config].MaxBytes, or adding the next item would take it past
+//     MaxBytes: the batch is cut first and the item starts the next one
+//     ([ReasonBytes]). A batch never exceeds MaxBytes, except that an item
+//     larger than MaxBytes on its own is flushed alone, in a batch of one;
+//   - [Config].MaxWait has passed since its first item was added
+//     ([ReasonTime]). The clock starts at the first item of each batch; it is
+//     not a free-running ticker, so a batch is neither cut early because a
+//     tick happened to come soon after its first item, nor late because an
+//     earlier flush was slow;
+//   - [Collector.Flush] is called ([ReasonManual]);
+//   - the collector closes: [Collector.Close], or the end of the context
+//     given to [Collector.Run] ([ReasonClose]).
+//
+// An empty batch is never flushed. The batch given to the flush function is
+// valid only until it returns: the collector reuses the slice, which is how
+// it adds items without allocating.
+//
+// # Concurrency and backpressure
+//
+// A [Collector] is safe for concurrent use. [Collector.Add] appends under a
+// short lock and never waits while a buffer is free. [Collector.Run] owns
+// every goroutine: the MaxWait timer and [Config].MaxInFlight flushing
+// goroutines that take cut batches in FIFO order. At most MaxInFlight+1
+// batches exist (the open one plus one per flusher), so memory is bounded:
+// when all flushers are busy and the next batch is full as well, Add blocks
+// until a flush completes or its context ends. With MaxInFlight = 1 (the
+// default), batches are flushed one at a time in the order their items were
+// added.
+//
+// # Errors and shutdown
+//
+// Nothing is lost silently. A flush error is passed to Hooks.OnFlushError
+// with the batch (so the caller can spill it) and counted in [Stats]; the
+// collector does not retry. On shutdown — Close(ctx), or the end of Run's
+// context followed by up to Config.DrainTimeout — the open batch is cut and
+// the collector waits for every cut batch. If the deadline passes first, the
+// running flushes see their context canceled, the batches still waiting are
+// handed to Hooks.OnDrop, and a [*DrainError] matching [ErrDrainTimeout]
+// reports how many items were not flushed.
+//
+// # Time
+//
+// The collector reads no clock per item. The first item of each batch is
+// stamped with the cached clock of github.com/agilira/go-timecache (an
+// atomic load), and Run's timer measures MaxWait with a [time.Timer], so a
+// batch is cut no sooner than MaxWait after its first item and, unless the
+// machine is overloaded, no later than MaxWait plus the cache's resolution
+// (0.5 ms).
+//
+// # When not to use it
+//
+// A single goroutine that already holds its items in a slice needs no
+// collector: slice the slice. If items must be handed over one at a time
+// with no batching, use a channel.
+package batch
