@@ -4,6 +4,7 @@ go 1.25.9
 
 require (
 	github.com/agilira/go-timecache v1.0.3
+	github.com/klauspost/compress v1.20.3
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )

@@ -1,0 +1,298 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/relaykit/relaykit"
+)
+
+// Format selects how an [Archive] writes events.
+type Format int
+
+const (
+	// FormatRaw writes each event's Raw message followed by '\n'. Line
+	// breaks inside the message are written as rsyslog writes control
+	// characters, "#012" for LF and "#015" for CR, so that one event stays
+	// one line. It is the default (the zero value).
+	FormatRaw Format = iota
+	// FormatJSON writes each event as one JSON object (RFC 8259) followed
+	// by '\n'; see [AppendJSON].
+	FormatJSON
+)
+
+// String returns "raw" or "json".
+func (f Format) String() string {
+	switch f {
+	case FormatRaw:
+		return "raw"
+	case FormatJSON:
+		return "json"
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// ArchiveConfig configures an [Archive].
+type ArchiveConfig struct {
+	// Writer configures the rotating file writer the Archive owns.
+	Writer Config
+	// Format is the line format. Zero means FormatRaw.
+	Format Format
+}
+
+// ArchiveStats is a snapshot of an [Archive]'s counters.
+type ArchiveStats struct {
+	// Events and Batches count what Send wrote successfully.
+	Events, Batches int64
+	// Bytes counts the encoded bytes written, newlines included.
+	Bytes int64
+	// Failed counts events of batches whose write failed.
+	Failed int64
+	// Writer holds the counters of the underlying [Writer].
+	Writer Stats
+}
+
+// Archive is a [relaykit.Sink] that writes every event as one line to a
+// rotating [Writer]. It is safe for concurrent use by multiple goroutines;
+// the lines of concurrent batches may interleave, but each line is whole.
+// Send does not allocate once warm.
+type Archive struct {
+	w      *Writer
+	format Format
+	pool   sync.Pool
+
+	events, batches, bytes, failed atomic.Int64
+}
+
+var _ relaykit.Sink = (*Archive)(nil)
+
+// archiveChunk is the encoded size at which Send hands a part of a batch to
+// the Writer; chunks end at line boundaries.
+const archiveChunk = 64 << 10
+
+// NewArchive validates cfg and opens the archive's Writer.
+func NewArchive(cfg ArchiveConfig) (*Archive, error) {
+	if cfg.Format < FormatRaw || cfg.Format > FormatJSON {
+		return nil, fmt.Errorf("%w: unknown %v", ErrInvalidConfig, cfg.Format)
+	}
+	w, err := NewWriter(cfg.Writer)
+	if err != nil {
+		return nil, err
+	}
+	a := &Archive{w: w, format: cfg.Format}
+	a.pool.New = func() any {
+		b := make([]byte, 0, archiveChunk+4096)
+		return &b
+	}
+	return a, nil
+}
+
+// Send writes the batch, one line per event, in order. It returns an error
+// wrapping ctx.Err() if ctx has ended before the write, or the Writer's
+// error (the events of a failed write are counted as Failed). Send does not
+// retain the batch.
+func (a *Archive) Send(ctx context.Context, batch []relaykit.Event) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("storage: archive: %w", err)
+	}
+	bp := a.pool.Get().(*[]byte)
+	defer a.pool.Put(bp)
+	buf := (*bp)[:0]
+	pending := 0 // events encoded into buf
+	var err error
+	for i := range batch {
+		buf = a.appendLine(buf, &batch[i])
+		pending++
+		if len(buf) >= archiveChunk {
+			if err = a.write(buf, pending); err != nil {
+				a.failed.Add(int64(len(batch) - i - 1))
+				break
+			}
+			buf, pending = buf[:0], 0
+		}
+	}
+	if err == nil && pending > 0 {
+		err = a.write(buf, pending)
+	}
+	if cap(buf) <= 4*archiveChunk {
+		*bp = buf[:0]
+	}
+	if err != nil {
+		return err
+	}
+	a.batches.Add(1)
+	return nil
+}
+
+func (a *Archive) write(buf []byte, n int) error {
+	if _, err := a.w.Write(buf); err != nil {
+		a.failed.Add(int64(n))
+		return fmt.Errorf("storage: archive: %w", err)
+	}
+	a.events.Add(int64(n))
+	a.bytes.Add(int64(len(buf)))
+	return nil
+}
+
+func (a *Archive) appendLine(dst []byte, e *relaykit.Event) []byte {
+	if a.format == FormatJSON {
+		dst = AppendJSON(dst, e)
+	} else {
+		dst = appendRaw(dst, e.Raw)
+	}
+	return append(dst, '\n')
+}
+
+func appendRaw(dst, raw []byte) []byte {
+	for len(raw) > 0 {
+		i := 0
+		for i < len(raw) && raw[i] != '\n' && raw[i] != '\r' {
+			i++
+		}
+		dst = append(dst, raw[:i]...)
+		if i == len(raw) {
+			break
+		}
+		if raw[i] == '\n' {
+			dst = append(dst, "#012"...)
+		} else {
+			dst = append(dst, "#015"...)
+		}
+		raw = raw[i+1:]
+	}
+	return dst
+}
+
+// Writer returns the archive's Writer, for Sync, Rotate and Stats. Do not
+// close it; close the Archive.
+func (a *Archive) Writer() *Writer { return a.w }
+
+// Sync flushes and fsyncs the archive's active file.
+func (a *Archive) Sync() error { return a.w.Sync() }
+
+// Stats returns a snapshot of the counters.
+func (a *Archive) Stats() ArchiveStats {
+	return ArchiveStats{
+		Events:  a.events.Load(),
+		Batches: a.batches.Load(),
+		Bytes:   a.bytes.Load(),
+		Failed:  a.failed.Load(),
+		Writer:  a.w.Stats(),
+	}
+}
+
+// Close closes the Writer (see [Writer.Close]). Send after Close returns an
+// error wrapping ErrClosed. Close is idempotent.
+func (a *Archive) Close() error { return a.w.Close() }
+
+// AppendJSON appends e as one JSON object, without a trailing newline, and
+// returns the extended buffer:
+//
+//	{"time":"2026-11-22T10:00:00.123456789Z","host":"h","source":"s",
+//	 "sourcetype":"st","index":"i","message":"...","fields":{"k":"v"}}
+//
+// time is [relaykit.Event.EventTime] in RFC 3339 with nanoseconds, UTC,
+// omitted when unknown; host, source, sourcetype and index are omitted when
+// empty, fields when there are none (duplicate keys are written as they
+// are). Strings are escaped as encoding/json does: '"', '\\' and control
+// characters are escaped, and each byte that is not part of valid UTF-8
+// becomes U+FFFD. It does not allocate when dst has room.
+func AppendJSON(dst []byte, e *relaykit.Event) []byte {
+	dst = append(dst, '{')
+	first := true
+	if t := e.EventTime(); !t.IsZero() {
+		dst = append(dst, `"time":"`...)
+		dst = t.AppendFormat(dst, time.RFC3339Nano)
+		dst = append(dst, '"')
+		first = false
+	}
+	str := func(key string, v []byte) {
+		if len(v) == 0 {
+			return
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, key...)
+		dst = appendJSONString(dst, v)
+	}
+	str(`"host":`, e.Host)
+	str(`"source":`, e.Source)
+	str(`"sourcetype":`, e.SourceType)
+	str(`"index":`, e.Index)
+	if !first {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"message":`...)
+	dst = appendJSONString(dst, e.Raw)
+	if len(e.Fields) > 0 {
+		dst = append(dst, `,"fields":{`...)
+		for i := range e.Fields {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, e.Fields[i].Key)
+			dst = append(dst, ':')
+			dst = appendJSONString(dst, e.Fields[i].Value)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a quoted JSON string, like encoding/json
+// (without HTML escaping).
+func appendJSONString(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
