@@ -1,0 +1,592 @@
+package forward
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/relaykit/relaykit"
+)
+
+// HECEndpoint selects the HEC input endpoint.
+type HECEndpoint uint8
+
+const (
+	// HECEvent posts JSON event objects to /services/collector/event, with
+	// metadata per event. The default.
+	HECEvent HECEndpoint = iota
+	// HECRaw posts raw messages, one per line, to /services/collector/raw.
+	// Metadata (host, source, sourcetype, index) is per request, from the
+	// HECConfig defaults, sent as query parameters; the events' own
+	// metadata, times and fields are not sent, and Splunk's line breaking
+	// splits a message that contains newlines.
+	HECRaw
+)
+
+// HEC defaults and limits.
+const (
+	// DefaultHECMaxEventBytes is HEC's default maxEventSize (limits.conf
+	// [http_input] max_content_length is separate): 5 MiB.
+	DefaultHECMaxEventBytes = 5 << 20
+	// DefaultHECMaxRequestBytes is the default cap of one request body
+	// before compression: 1 MiB.
+	DefaultHECMaxRequestBytes = 1 << 20
+)
+
+// HECConfig configures an [HEC] sink. The zero value is not valid: URL and
+// Token are required. Every other zero field means the documented default.
+type HECConfig struct {
+	// URL is the HEC base URL, scheme, host and port, e.g.
+	// "https://splunk.example.com:8088". A path, if any, is kept as a
+	// prefix of /services/collector/...
+	URL string
+	// Token is the HEC token, sent as "Authorization: Splunk <token>". It
+	// never appears in errors, logs or Stats.
+	Token string
+	// Endpoint selects /services/collector/event (zero) or /raw.
+	Endpoint HECEndpoint
+
+	// Host, Source, SourceType and Index are the values sent when the
+	// event's own field is empty. Empty means the field is omitted and HEC
+	// applies the token's defaults.
+	Host, Source, SourceType, Index string
+
+	// EventObject sends "event" as a JSON object, {MessageKey: Raw, field:
+	// value, ...}, with the event's fields inside it, instead of a string
+	// holding Raw with the fields as indexed "fields".
+	EventObject bool
+	// MessageKey is the key of Raw in the event object. Zero means
+	// "message". Only with EventObject.
+	MessageKey string
+	// OmitFields sends no fields at all.
+	OmitFields bool
+
+	// Ack enables indexer acknowledgement (the token must have useACK
+	// enabled): every request is confirmed through
+	// /services/collector/ack, and a request not acknowledged within
+	// AckTimeout is sent again. Delivery is then at least once: an event
+	// whose acknowledgement was lost, or came after AckTimeout, is indexed
+	// twice.
+	Ack bool
+	// AckTimeout is how long a request may stay unacknowledged before it
+	// is sent again. Zero means 2 minutes.
+	AckTimeout time.Duration
+	// AckPollInterval is the time between acknowledgement polls. Zero
+	// means 1 s.
+	AckPollInterval time.Duration
+	// Channel is the X-Splunk-Request-Channel GUID sent on every request.
+	// Zero means a random GUID per sink.
+	Channel string
+
+	// DisableHealthCheck skips GET /services/collector/health before the
+	// first request and before retries after a failure. By default a
+	// failed health check counts as a failed attempt, so an unhealthy HEC
+	// gets no data until it reports healthy.
+	DisableHealthCheck bool
+
+	// Delivery holds client, limits, retries, failure handler and hooks.
+	// MaxRequestBytes defaults to [DefaultHECMaxRequestBytes] and
+	// MaxEventBytes to [DefaultHECMaxEventBytes] (capped at
+	// MaxRequestBytes).
+	Delivery DeliveryConfig
+}
+
+// HEC is a [relaykit.Sink] that sends events to a Splunk HTTP Event
+// Collector. It is safe for concurrent use by multiple goroutines.
+//
+// Response codes are handled as HEC documents them: 0 success; 9 (server
+// busy), 8 (internal error) and 18-20 (unhealthy) retried with backoff;
+// 5, 6, 12, 13, 15 (bad data): the events before invalid-event-number were
+// accepted, that event goes to OnFailure with [ReasonRejected] and the
+// rest are sent again (without invalid-event-number the whole request is
+// rejected); 1-4 and 16 (token errors) go to OnFailure with
+// [ReasonUnauthorized] and are logged once until a request succeeds; 7
+// (incorrect index): the index is remembered and every event for it is
+// rejected without sending.
+type HEC struct {
+	cfg     HECConfig
+	s       *sender
+	auth    string
+	ackURL  string
+	health  string
+	channel string
+
+	host, source, sourceType, index []byte // JSON-encoded defaults, or nil
+	messageKey                      []byte // JSON-encoded
+	defIndex                        []byte // cfg.Index
+
+	badMu      sync.RWMutex
+	badIndexes map[string]struct{}
+	nBad       atomic.Int32
+}
+
+var _ relaykit.Sink = (*HEC)(nil)
+
+// maxBadIndexes bounds the remembered incorrect indexes.
+const maxBadIndexes = 1024
+
+// NewHEC returns an HEC sink for cfg, or an error wrapping
+// [ErrInvalidConfig].
+func NewHEC(cfg HECConfig) (*HEC, error) {
+	if cfg.Delivery.Name == "" {
+		cfg.Delivery.Name = "hec"
+	}
+	name := cfg.Delivery.Name
+	u, err := url.Parse(cfg.URL)
+	switch {
+	case cfg.URL == "":
+		return nil, fmt.Errorf("%w: %s: URL is required", ErrInvalidConfig, name)
+	case err != nil, u.Scheme != "http" && u.Scheme != "https", u.Host == "":
+		return nil, fmt.Errorf("%w: %s: URL must be http(s)://host[:port]", ErrInvalidConfig, name)
+	case u.User != nil, u.RawQuery != "":
+		return nil, fmt.Errorf("%w: %s: URL must not hold credentials or a query", ErrInvalidConfig, name)
+	case cfg.Token == "":
+		return nil, fmt.Errorf("%w: %s: Token is required", ErrInvalidConfig, name)
+	case strings.ContainsAny(cfg.Token, "\r\n"):
+		return nil, fmt.Errorf("%w: %s: Token contains a line break", ErrInvalidConfig, name)
+	case cfg.Endpoint > HECRaw:
+		return nil, fmt.Errorf("%w: %s: unknown Endpoint %d", ErrInvalidConfig, name, cfg.Endpoint)
+	case cfg.AckTimeout < 0, cfg.AckPollInterval < 0:
+		return nil, fmt.Errorf("%w: %s: AckTimeout and AckPollInterval must not be negative", ErrInvalidConfig, name)
+	case cfg.MessageKey != "" && !cfg.EventObject:
+		return nil, fmt.Errorf("%w: %s: MessageKey needs EventObject", ErrInvalidConfig, name)
+	}
+	if cfg.AckTimeout == 0 {
+		cfg.AckTimeout = 2 * time.Minute
+	}
+	if cfg.AckPollInterval == 0 {
+		cfg.AckPollInterval = time.Second
+	}
+	if cfg.MessageKey == "" {
+		cfg.MessageKey = "message"
+	}
+	if cfg.Channel == "" {
+		cfg.Channel = newGUID()
+	} else if strings.ContainsAny(cfg.Channel, "\r\n") {
+		return nil, fmt.Errorf("%w: %s: Channel contains a line break", ErrInvalidConfig, name)
+	}
+	base := strings.TrimRight(u.String(), "/")
+	h := &HEC{
+		cfg:        cfg,
+		auth:       "Splunk " + cfg.Token,
+		ackURL:     base + "/services/collector/ack",
+		health:     base + "/services/collector/health",
+		channel:    cfg.Channel,
+		host:       jsonOrNil(cfg.Host),
+		source:     jsonOrNil(cfg.Source),
+		sourceType: jsonOrNil(cfg.SourceType),
+		index:      jsonOrNil(cfg.Index),
+		messageKey: appendJSONString(nil, []byte(cfg.MessageKey)),
+		defIndex:   []byte(cfg.Index),
+		badIndexes: make(map[string]struct{}),
+	}
+	p := protocol{
+		contentType: "application/json",
+		prepare:     h.prepare,
+		classify:    h.classify,
+		reject:      h.reject,
+	}
+	if cfg.Endpoint == HECRaw {
+		q := url.Values{}
+		for k, v := range map[string]string{"host": cfg.Host, "source": cfg.Source, "sourcetype": cfg.SourceType, "index": cfg.Index} {
+			if v != "" {
+				q.Set(k, v)
+			}
+		}
+		p.url = base + "/services/collector/raw"
+		if len(q) > 0 {
+			p.url += "?" + q.Encode()
+		}
+		p.contentType = "text/plain"
+		p.encode = h.encodeRaw
+		p.separator, p.suffix = []byte("\n"), []byte("\n")
+	} else {
+		p.url = base + "/services/collector/event"
+		p.encode = h.encodeEvent
+	}
+	if cfg.Ack {
+		p.confirm = h.confirm
+	}
+	if !cfg.DisableHealthCheck {
+		p.health = h.checkHealth
+	}
+	h.s, err = newSender("hec", cfg.Delivery, p, DefaultHECMaxRequestBytes, DefaultHECMaxEventBytes)
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// Send delivers batch to HEC; see [relaykit.Sink] and the package
+// documentation for what happens to events that cannot be delivered. It
+// reads batch only until it returns.
+func (h *HEC) Send(ctx context.Context, batch []relaykit.Event) error {
+	return h.s.send(ctx, batch)
+}
+
+// Stats returns a snapshot of the sink's counters.
+func (h *HEC) Stats() Stats { return h.s.stats() }
+
+// Channel returns the X-Splunk-Request-Channel GUID the sink sends.
+func (h *HEC) Channel() string { return h.channel }
+
+// Close releases the idle connections of the sink's own HTTP client. It
+// does not wait for Send calls in progress. It is idempotent and returns
+// nil.
+func (h *HEC) Close() error {
+	h.s.close()
+	return nil
+}
+
+func jsonOrNil(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return appendJSONString(nil, []byte(s))
+}
+
+// newGUID returns a random (version 4) UUID in canonical form.
+func newGUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var out [36]byte
+	j := 0
+	for i, c := range b {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			out[j] = '-'
+			j++
+		}
+		out[j], out[j+1] = hexDigits[c>>4], hexDigits[c&0xf]
+		j += 2
+	}
+	return string(out[:])
+}
+
+func (h *HEC) prepare(req *http.Request) error {
+	req.Header["Authorization"] = []string{h.auth}
+	req.Header["X-Splunk-Request-Channel"] = []string{h.channel}
+	return nil
+}
+
+var errEmptyEvent = errors.New("event is empty (HEC code 13: event field cannot be blank)")
+
+// AppendEvent appends e as one HEC event object (the /services/collector/event
+// format) to dst and returns the extended slice. It does not allocate
+// beyond growing dst. It fails only for an empty message when the event is
+// sent as a string, which HEC rejects (code 13). The output is valid JSON
+// for any bytes in e: invalid UTF-8 becomes U+FFFD.
+func (h *HEC) AppendEvent(dst []byte, e *relaykit.Event) ([]byte, error) {
+	return h.encodeEvent(dst, e)
+}
+
+func (h *HEC) encodeEvent(dst []byte, e *relaykit.Event) ([]byte, error) {
+	if !h.cfg.EventObject && len(e.Raw) == 0 {
+		return dst, errEmptyEvent
+	}
+	dst = append(dst, '{')
+	first := true
+	key := func(k string) {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, k...)
+	}
+	if ns := eventNanos(e); ns > 0 {
+		key(`"time":`)
+		dst = appendEpochSeconds(dst, ns)
+	}
+	meta := func(k string, v, def []byte) {
+		switch {
+		case len(v) > 0:
+			key(k)
+			dst = appendJSONString(dst, v)
+		case def != nil:
+			key(k)
+			dst = append(dst, def...)
+		}
+	}
+	meta(`"host":`, e.Host, h.host)
+	meta(`"source":`, e.Source, h.source)
+	meta(`"sourcetype":`, e.SourceType, h.sourceType)
+	meta(`"index":`, e.Index, h.index)
+	key(`"event":`)
+	if h.cfg.EventObject {
+		dst = append(dst, '{')
+		dst = append(dst, h.messageKey...)
+		dst = append(dst, ':')
+		dst = appendJSONString(dst, e.Raw)
+		if !h.cfg.OmitFields {
+			for i := range e.Fields {
+				f := &e.Fields[i]
+				if string(f.Key) == h.cfg.MessageKey {
+					continue
+				}
+				dst = append(dst, ',')
+				dst = appendJSONString(dst, f.Key)
+				dst = append(dst, ':')
+				dst = appendJSONString(dst, f.Value)
+			}
+		}
+		dst = append(dst, '}')
+	} else {
+		dst = appendJSONString(dst, e.Raw)
+		if !h.cfg.OmitFields && len(e.Fields) > 0 {
+			key(`"fields":{`)
+			for i := range e.Fields {
+				f := &e.Fields[i]
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = appendJSONString(dst, f.Key)
+				dst = append(dst, ':')
+				dst = appendJSONString(dst, f.Value)
+			}
+			dst = append(dst, '}')
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// encodeRaw appends the message for /services/collector/raw.
+func (h *HEC) encodeRaw(dst []byte, e *relaykit.Event) ([]byte, error) {
+	if len(e.Raw) == 0 {
+		return dst, errEmptyEvent
+	}
+	return append(dst, e.Raw...), nil
+}
+
+func eventNanos(e *relaykit.Event) int64 {
+	if e.Time != 0 {
+		return e.Time
+	}
+	return e.ReceiveTime
+}
+
+// eventIndex is the index an event is sent to (empty: the token's default).
+func (h *HEC) eventIndex(e *relaykit.Event) []byte {
+	if h.cfg.Endpoint != HECRaw && len(e.Index) > 0 {
+		return e.Index
+	}
+	return h.defIndex
+}
+
+// errIncorrectIndex is the error of events for an index HEC refused.
+type errIncorrectIndex struct{ index string }
+
+func (e *errIncorrectIndex) Error() string {
+	return fmt.Sprintf("incorrect index %q (HEC code 7): the token may not write to it", e.index)
+}
+
+func (h *HEC) reject(e *relaykit.Event) error {
+	if h.nBad.Load() == 0 {
+		return nil
+	}
+	idx := h.eventIndex(e)
+	h.badMu.RLock()
+	_, bad := h.badIndexes[string(idx)]
+	h.badMu.RUnlock()
+	if bad {
+		return &errIncorrectIndex{index: string(idx)}
+	}
+	return nil
+}
+
+func (h *HEC) markBadIndex(idx []byte) {
+	h.badMu.Lock()
+	defer h.badMu.Unlock()
+	if _, ok := h.badIndexes[string(idx)]; ok || len(h.badIndexes) >= maxBadIndexes {
+		return
+	}
+	h.badIndexes[string(idx)] = struct{}{}
+	h.nBad.Add(1)
+	h.s.cfg.Logger.Error("forward: HEC refused an index; its events go to the failure handler",
+		"destination", h.s.dest, "index", string(idx))
+}
+
+// hecReply is an HEC response body.
+type hecReply struct {
+	Text               string          `json:"text"`
+	Code               *int            `json:"code"`
+	InvalidEventNumber *int            `json:"invalid-event-number"`
+	AckID              *int64          `json:"ackId"`
+	Acks               map[string]bool `json:"acks"`
+}
+
+// hecError is the error of an HEC response with a code.
+type hecError struct {
+	code int
+	text string
+}
+
+func (e *hecError) Error() string {
+	t := e.text
+	if len(t) > 200 {
+		t = t[:200]
+	}
+	return fmt.Sprintf("HEC code %d: %s", e.code, strconv.Quote(t))
+}
+
+func (h *HEC) classify(r *response) verdict {
+	var rep hecReply
+	if len(r.Body) == 0 || json.Unmarshal(r.Body, &rep) != nil || rep.Code == nil {
+		v := classifyHTTP(r)
+		if v.outcome == outcomeOK && h.cfg.Ack {
+			// Without a code there is no ackId to confirm: send again.
+			return verdict{outcome: outcomeRetry, code: -1, ackID: -1, err: errors.New("2xx response without an HEC code and ackId")}
+		}
+		return v
+	}
+	code := *rep.Code
+	v := verdict{code: code, ackID: -1, err: &hecError{code: code, text: rep.Text}}
+	switch code {
+	case 0:
+		v.outcome, v.err = outcomeOK, nil
+		if h.cfg.Ack {
+			if rep.AckID == nil {
+				return verdict{outcome: outcomeRetry, code: 0, ackID: -1, err: errors.New("indexer acknowledgement is on, but HEC sent no ackId (is useACK enabled for the token?)")}
+			}
+			v.ackID = *rep.AckID
+		}
+	case 1, 2, 3, 4, 16:
+		v.outcome, v.reason = outcomeFatal, ReasonUnauthorized
+	case 5, 6, 12, 13, 15:
+		v.outcome, v.reason = outcomeFatal, ReasonRejected
+		if n := rep.InvalidEventNumber; n != nil && *n >= 0 && *n < r.Events {
+			v.outcome, v.index = outcomePartial, *n
+		}
+	case 7:
+		v.outcome, v.reason = outcomeFatal, ReasonRejected
+		if n := rep.InvalidEventNumber; n != nil && *n >= 0 && *n < r.Events {
+			h.markBadIndex(h.eventIndex(r.Event(*n)))
+			v.outcome, v.index = outcomePartial, *n
+		} else if idx, ok := singleIndex(h, r); ok {
+			h.markBadIndex(idx)
+		}
+	case 8, 9, 18, 19, 20:
+		v.outcome = outcomeRetry
+		v.retryAfter = parseRetryAfter(r.Header, time.Now())
+	default:
+		w := classifyHTTP(r)
+		v.outcome, v.reason, v.retryAfter = w.outcome, w.reason, w.retryAfter
+		if v.outcome == outcomeOK {
+			v.outcome, v.reason = outcomeFatal, ReasonRejected
+		}
+	}
+	if r.Status == http.StatusRequestEntityTooLarge {
+		v.outcome = outcomeSplit
+	}
+	return v
+}
+
+// singleIndex reports the index of the request's events when they all share
+// one.
+func singleIndex(h *HEC, r *response) ([]byte, bool) {
+	if r.Events == 0 {
+		return nil, false
+	}
+	idx := h.eventIndex(r.Event(0))
+	for i := 1; i < r.Events; i++ {
+		if string(h.eventIndex(r.Event(i))) != string(idx) {
+			return nil, false
+		}
+	}
+	return idx, true
+}
+
+// confirm polls /services/collector/ack until v.ackID is acknowledged, or
+// answers Retry (send again) after AckTimeout.
+func (h *HEC) confirm(ctx context.Context, _ *response, v verdict) verdict {
+	deadline := time.Now().Add(h.cfg.AckTimeout)
+	body := `{"acks":[` + strconv.FormatInt(v.ackID, 10) + `]}`
+	key := strconv.FormatInt(v.ackID, 10)
+	var lastErr error
+	for {
+		if err := sleep(ctx, min(h.cfg.AckPollInterval, time.Until(deadline))); err != nil {
+			return verdict{outcome: outcomeRetry, code: -1, ackID: -1, err: err}
+		}
+		acked, err := h.pollAck(ctx, body, key)
+		if acked {
+			return v
+		}
+		if err != nil {
+			lastErr = err
+		}
+		if !time.Now().Before(deadline) {
+			err := fmt.Errorf("ackId %d not acknowledged within %v; sending again (its events may be indexed twice)", v.ackID, h.cfg.AckTimeout)
+			if lastErr != nil {
+				err = fmt.Errorf("%w (last poll error: %w)", err, lastErr)
+			}
+			return verdict{outcome: outcomeRetry, code: -1, ackID: -1, err: err}
+		}
+	}
+}
+
+func (h *HEC) pollAck(ctx context.Context, body, key string) (bool, error) {
+	actx, cancel := context.WithTimeout(ctx, h.s.cfg.RequestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, h.ackURL, strings.NewReader(body))
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	_ = h.prepare(req)
+	resp, err := h.s.client.Do(req)
+	if err != nil {
+		return false, scrubURLError(err)
+	}
+	b, err := readBody(resp.Body, nil)
+	_ = resp.Body.Close()
+	if err != nil {
+		return false, err
+	}
+	var rep hecReply
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return false, fmt.Errorf("ack poll: HTTP %d: unparsable body", resp.StatusCode)
+	}
+	if resp.StatusCode != http.StatusOK {
+		if rep.Code != nil {
+			return false, fmt.Errorf("ack poll: HTTP %d: %w", resp.StatusCode, &hecError{code: *rep.Code, text: rep.Text})
+		}
+		return false, fmt.Errorf("ack poll: HTTP %d", resp.StatusCode)
+	}
+	return rep.Acks[key], nil
+}
+
+// checkHealth asks /services/collector/health whether HEC accepts data. Only
+// a 503 (HEC codes 9, 18-20) or no answer at all count as unhealthy: any
+// other status (an old Splunk without the endpoint, a proxy) lets the data
+// request find out.
+func (h *HEC) checkHealth(ctx context.Context) error {
+	actx, cancel := context.WithTimeout(ctx, h.s.cfg.RequestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodGet, h.health, http.NoBody)
+	if err != nil {
+		return err
+	}
+	resp, err := h.s.client.Do(req)
+	if err != nil {
+		return scrubURLError(err)
+	}
+	b, _ := readBody(resp.Body, nil)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		return nil
+	}
+	var rep hecReply
+	if json.Unmarshal(b, &rep) == nil && rep.Code != nil {
+		return fmt.Errorf("HTTP %d: %w", resp.StatusCode, &hecError{code: *rep.Code, text: rep.Text})
+	}
+	return fmt.Errorf("HTTP %d", resp.StatusCode)
+}

@@ -1,0 +1,662 @@
+package forward
+
+// Design of the sender core (shared by every HTTP sink: HEC, Sentinel).
+//
+// A sink describes its wire protocol in a [protocol] value and gets a
+// *sender from newSender(kind, DeliveryConfig, protocol, maxReq, maxEvent).
+// Its Send method is then just s.send(ctx, batch), and Stats is
+// s.stats(), Close is s.close().
+//
+// protocol (all funcs must be safe for concurrent use):
+//   - url, contentType: where and what to POST.
+//   - prefix, separator, suffix: framing of one request body. HEC:
+//     nil/nil/nil (concatenated objects); Sentinel: "[", ",", "]".
+//   - encode: append ONE event to dst (append style, no allocation). An
+//     error sends that event to OnFailure with ReasonRejected.
+//   - reject (optional): called before encoding each event (and again for
+//     events re-sent after a partial accept); a non-nil error sends the
+//     event to OnFailure with ReasonRejected without sending it (HEC:
+//     indexes the destination refused).
+//   - prepare (optional): set per-request headers (auth, channel, request
+//     id) on the *http.Request; req.Context() is the attempt's context. An
+//     error counts as a retryable failure of the attempt.
+//   - classify: turn a response (status, header, body ≤ 64 KiB, events in
+//     the request, attempt number, access to the request's events) into a
+//     verdict: OK (with optional ackID), Retry (with retryAfter), Reauth
+//     (retry at once, once per request, then fatal ReasonUnauthorized:
+//     Sentinel's 401), Split (413: halve; one event → ReasonTooLarge),
+//     Fatal (whole request → OnFailure with reason), Partial (events
+//     [0,index) accepted, event index → OnFailure with reason, the rest
+//     re-sent). classifyHTTP gives the generic mapping by status.
+//   - confirm (optional): called after an OK verdict that carries an
+//     ackID >= 0; it may block (HEC indexer acknowledgement) and returns
+//     OK, or Retry to re-send the same body.
+//   - health (optional): checked before the first request and before every
+//     retry once a retryable failure was seen; an error counts as a failed
+//     attempt (backoff, budget) without sending data.
+//
+// The core encodes a batch into pooled request buffers, splitting at
+// MaxRequestBytes (uncompressed, framing included) and refusing events over
+// MaxEventBytes (ReasonTooLarge); gzips each request once with a pooled
+// klauspost writer; sends up to Concurrency requests at once (a semaphore
+// shared by all Send calls; Send waits for its own requests); retries with
+// full-jitter exponential backoff or the destination's Retry-After, bounded
+// by MaxAttempts and MaxElapsed; hands every undelivered event to OnFailure
+// exactly once with a Reason; counts everything in Stats. Send returns nil
+// when every event was delivered or handed to OnFailure, an error wrapping
+// ctx.Err() when ctx ended (the rest went to OnFailure as ReasonShutdown),
+// and without OnFailure a *SendError for the first undelivered event.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+	"golang.org/x/sync/semaphore"
+
+	"github.com/relaykit/relaykit"
+)
+
+// protocol is what an HTTP sink tells the sender core; see the design note.
+type protocol struct {
+	url         string
+	contentType string
+	prefix      []byte
+	separator   []byte
+	suffix      []byte
+	encode      func(dst []byte, e *relaykit.Event) ([]byte, error)
+	reject      func(e *relaykit.Event) error
+	prepare     func(req *http.Request) error
+	classify    func(r *response) verdict
+	confirm     func(ctx context.Context, r *response, v verdict) verdict
+	health      func(ctx context.Context) error
+}
+
+// outcome is the core's decision for one response.
+type outcome uint8
+
+const (
+	outcomeOK outcome = iota
+	outcomeRetry
+	outcomeReauth
+	outcomeSplit
+	outcomeFatal
+	outcomePartial
+)
+
+// verdict is what classify (and confirm) return.
+type verdict struct {
+	outcome    outcome
+	retryAfter time.Duration // outcomeRetry: wait asked by the destination; 0 = backoff
+	reason     string        // outcomeFatal, outcomePartial: a Reason constant
+	index      int           // outcomePartial: the rejected event, 0-based within the request
+	code       int           // destination code for SendError.Code, or -1
+	ackID      int64         // outcomeOK: acknowledgement id to confirm, or -1
+	err        error         // what went wrong (no secrets); nil for OK
+	status     int           // HTTP status, set by the core
+}
+
+// response is what classify sees of one HTTP response.
+type response struct {
+	Status  int
+	Header  http.Header
+	Body    []byte // at most maxResponseBody bytes; valid only during classify/confirm
+	Events  int    // number of events in the request
+	Attempt int    // 1 for the first attempt of this request
+
+	req   *request
+	batch []relaykit.Event
+}
+
+// Event returns event i (0-based) of the request.
+func (r *response) Event(i int) *relaykit.Event { return &r.batch[r.req.idx[i]] }
+
+const maxResponseBody = 64 << 10
+
+// classifyHTTP is the generic mapping by HTTP status: 2xx OK; 408, 429 and
+// 5xx retry (honouring Retry-After); 413 split; 401 and 403 unauthorized;
+// any other status rejected.
+func classifyHTTP(r *response) verdict {
+	v := verdict{code: -1, ackID: -1}
+	switch s := r.Status; {
+	case s >= 200 && s < 300:
+		v.outcome = outcomeOK
+		return v
+	case s == http.StatusRequestTimeout, s == http.StatusTooManyRequests, s >= 500:
+		v.outcome = outcomeRetry
+		v.retryAfter = parseRetryAfter(r.Header, time.Now())
+	case s == http.StatusRequestEntityTooLarge:
+		v.outcome = outcomeSplit
+	case s == http.StatusUnauthorized, s == http.StatusForbidden:
+		v.outcome, v.reason = outcomeFatal, ReasonUnauthorized
+	default:
+		v.outcome, v.reason = outcomeFatal, ReasonRejected
+	}
+	v.err = errors.New(http.StatusText(r.Status))
+	return v
+}
+
+// span is the encoded bytes of one event within request.raw.
+type span struct{ start, end int }
+
+// request is one request body being built or sent, pooled by the sender.
+type request struct {
+	raw   []byte  // prefix, events joined by separator (suffix appended by seal)
+	spans []span  // encoded events within raw
+	idx   []int32 // index of each event in the batch
+	z     bytes.Buffer
+	resp  []byte // response body scratch
+	body  bytes.Reader
+}
+
+// sender is the core; see the design note. Safe for concurrent use.
+type sender struct {
+	dest   string
+	cfg    DeliveryConfig
+	p      protocol
+	client *http.Client
+	owned  bool // client built by us: close idle connections on close
+	sem    *semaphore.Weighted
+	gz     sync.Pool // *gzip.Writer
+	reqs   sync.Pool // *request
+	c      counters
+
+	unauthorized atomic.Bool // reported once until a success
+	unhealthy    atomic.Bool // a retryable failure was seen: check health before sending
+}
+
+func newSender(kind string, cfg DeliveryConfig, p protocol, maxReq, maxEvent int) (*sender, error) {
+	cfg, err := cfg.withDefaults(kind, maxReq, maxEvent)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.prefix)+len(p.suffix) >= cfg.MaxRequestBytes {
+		return nil, fmt.Errorf("%w: %s: MaxRequestBytes %d is too small", ErrInvalidConfig, cfg.Name, cfg.MaxRequestBytes)
+	}
+	s := &sender{dest: cfg.Name, cfg: cfg, p: p, client: cfg.HTTPClient, sem: semaphore.NewWeighted(int64(cfg.Concurrency))}
+	if s.client == nil {
+		s.client, err = newHTTPClient(cfg.TLS, cfg.RequestTimeout, cfg.Concurrency)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrInvalidConfig, cfg.Name, err)
+		}
+		s.owned = true
+	}
+	s.unhealthy.Store(p.health != nil)
+	return s, nil
+}
+
+func (s *sender) stats() Stats { return s.c.snapshot() }
+
+// close releases the idle connections of the sender's own client.
+func (s *sender) close() {
+	if s.owned {
+		s.client.CloseIdleConnections()
+	}
+}
+
+// maxPooled is the largest buffer kept in the pool; larger ones (a 413
+// split of a huge request, a big response) are left to the GC.
+func (s *sender) maxPooled() int { return 2*s.cfg.MaxRequestBytes + 4096 }
+
+func (s *sender) getRequest() *request {
+	r, _ := s.reqs.Get().(*request)
+	if r == nil {
+		r = new(request)
+	}
+	r.raw = append(r.raw[:0], s.p.prefix...)
+	r.spans = r.spans[:0]
+	r.idx = r.idx[:0]
+	r.z.Reset()
+	return r
+}
+
+func (s *sender) putRequest(r *request) {
+	lim := s.maxPooled()
+	if cap(r.raw) > lim || r.z.Cap() > lim {
+		return
+	}
+	r.body.Reset(nil)
+	s.reqs.Put(r)
+}
+
+// add appends the encoded event to r if it fits in maxReq; it reports false
+// (leaving r unchanged) when it does not.
+func (s *sender) add(r *request, enc []byte, i int32) bool {
+	need := len(r.raw) + len(enc) + len(s.p.suffix)
+	if len(r.spans) > 0 {
+		need += len(s.p.separator)
+	}
+	if need > s.cfg.MaxRequestBytes {
+		return false
+	}
+	if len(r.spans) > 0 {
+		r.raw = append(r.raw, s.p.separator...)
+	}
+	start := len(r.raw)
+	r.raw = append(r.raw, enc...)
+	r.spans = append(r.spans, span{start, len(r.raw)})
+	r.idx = append(r.idx, i)
+	return true
+}
+
+// batchState is the shared state of one send call.
+type batchState struct {
+	batch []relaykit.Event
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	err   error // first undelivered-event error, when there is no OnFailure
+}
+
+// send is Sink.Send for every HTTP sink.
+func (s *sender) send(ctx context.Context, batch []relaykit.Event) error {
+	if len(batch) == 0 {
+		return ctx.Err()
+	}
+	st := &batchState{batch: batch}
+	r := s.getRequest()
+	// scratch holds an event encoded alone when it did not fit the open
+	// request; it lives in its own pooled request.
+	var scratch *request
+	for i := range batch {
+		e := &batch[i]
+		if err := ctx.Err(); err != nil {
+			s.failRange(ctx, st, i, len(batch), ReasonShutdown, err)
+			break
+		}
+		if s.p.reject != nil {
+			if err := s.p.reject(e); err != nil {
+				s.failOne(ctx, st, i, ReasonRejected, err)
+				continue
+			}
+		}
+		// Encode in place after a separator; move to a new request if the
+		// open one is full.
+		mark := len(r.raw)
+		if len(r.spans) > 0 {
+			r.raw = append(r.raw, s.p.separator...)
+		}
+		start := len(r.raw)
+		var err error
+		r.raw, err = s.p.encode(r.raw, e)
+		if err != nil {
+			r.raw = r.raw[:mark]
+			s.failOne(ctx, st, i, ReasonRejected, err)
+			continue
+		}
+		n := len(r.raw) - start
+		if n > s.cfg.MaxEventBytes || len(s.p.prefix)+n+len(s.p.suffix) > s.cfg.MaxRequestBytes {
+			r.raw = r.raw[:mark]
+			s.failOne(ctx, st, i, ReasonTooLarge,
+				fmt.Errorf("event of %d bytes exceeds the limit of %d", n, min(s.cfg.MaxEventBytes, s.cfg.MaxRequestBytes-len(s.p.prefix)-len(s.p.suffix))))
+			continue
+		}
+		if len(r.raw)+len(s.p.suffix) <= s.cfg.MaxRequestBytes {
+			r.spans = append(r.spans, span{start, len(r.raw)})
+			r.idx = append(r.idx, int32(i))
+			continue
+		}
+		// Does not fit: start a new request with this event.
+		if scratch == nil {
+			scratch = s.getRequest()
+		}
+		scratch.raw = append(scratch.raw[:0], r.raw[start:]...)
+		r.raw = r.raw[:mark]
+		if err := s.dispatch(ctx, st, r); err != nil {
+			s.failRequest(ctx, st, r, 0, ReasonShutdown, err)
+			s.putRequest(r)
+			r = nil
+			s.failRange(ctx, st, i, len(batch), ReasonShutdown, err)
+			break
+		}
+		r = s.getRequest()
+		s.add(r, scratch.raw, int32(i))
+	}
+	if scratch != nil {
+		s.putRequest(scratch)
+	}
+	if r != nil {
+		if len(r.spans) > 0 {
+			if err := s.dispatch(ctx, st, r); err != nil {
+				s.failRequest(ctx, st, r, 0, ReasonShutdown, err)
+				s.putRequest(r)
+			}
+		} else {
+			s.putRequest(r)
+		}
+	}
+	st.wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return &SendError{Destination: s.dest, Code: -1, Err: err}
+	}
+	return st.err
+}
+
+// dispatch starts delivering r on its own goroutine once a concurrency slot
+// is free. On ctx end it returns the error and r stays the caller's.
+func (s *sender) dispatch(ctx context.Context, st *batchState, r *request) error {
+	if err := s.sem.Acquire(ctx, 1); err != nil {
+		return err
+	}
+	st.wg.Add(1)
+	go func() {
+		defer st.wg.Done()
+		defer s.sem.Release(1)
+		s.deliver(ctx, st, r)
+	}()
+	return nil
+}
+
+// seal finishes r's body: appends the suffix and compresses it when gzip is
+// on. It returns the bytes to put on the wire.
+func (s *sender) seal(r *request) []byte {
+	r.raw = append(r.raw, s.p.suffix...)
+	if s.cfg.DisableGzip {
+		return r.raw
+	}
+	r.z.Reset()
+	zw, _ := s.gz.Get().(*gzip.Writer)
+	if zw == nil {
+		// Level is validated by withDefaults, so NewWriterLevel cannot fail.
+		zw, _ = gzip.NewWriterLevel(&r.z, s.cfg.GzipLevel)
+	} else {
+		zw.Reset(&r.z)
+	}
+	_, _ = zw.Write(r.raw) // writes to a bytes.Buffer cannot fail
+	_ = zw.Close()
+	zw.Reset(io.Discard) // drop the reference to r.z before pooling
+	s.gz.Put(zw)
+	return r.z.Bytes()
+}
+
+// unseal removes the suffix added by seal so r can be rebuilt.
+func (s *sender) unseal(r *request) { r.raw = r.raw[:len(r.raw)-len(s.p.suffix)] }
+
+// rebuild returns a new request holding events [from, to) of r, skipping
+// those the protocol now rejects (which go to OnFailure).
+func (s *sender) rebuild(ctx context.Context, st *batchState, r *request, from, to int) *request {
+	n := s.getRequest()
+	for j := from; j < to; j++ {
+		if s.p.reject != nil {
+			if err := s.p.reject(&st.batch[r.idx[j]]); err != nil {
+				s.failOne(ctx, st, int(r.idx[j]), ReasonRejected, err)
+				continue
+			}
+		}
+		sp := r.spans[j]
+		s.add(n, r.raw[sp.start:sp.end], r.idx[j])
+	}
+	return n
+}
+
+// deliver sends r until it is accepted or given up, then returns it to the
+// pool. Every event of r ends up counted as sent or failed.
+func (s *sender) deliver(ctx context.Context, st *batchState, r *request) {
+	defer func() {
+		if r != nil {
+			s.putRequest(r)
+		}
+	}()
+	wire := s.seal(r)
+	began := time.Now()
+	attempt, reauthed := 0, false
+	for {
+		attempt++
+		var v verdict
+		var took time.Duration
+		if s.p.health != nil && s.unhealthy.Load() {
+			if err := s.p.health(ctx); err != nil {
+				v = verdict{outcome: outcomeRetry, code: -1, ackID: -1, err: fmt.Errorf("health check: %w", err)}
+			} else {
+				s.unhealthy.Store(false)
+			}
+		}
+		if v.err == nil {
+			v, took = s.attempt(ctx, st, r, wire, attempt)
+		}
+		switch v.outcome {
+		case outcomeOK:
+			s.accepted(r, 0, len(r.spans), took)
+			return
+		case outcomeReauth:
+			if !reauthed {
+				reauthed = true
+				continue
+			}
+			v.reason = ReasonUnauthorized
+			fallthrough
+		case outcomeFatal:
+			s.reportFatal(v)
+			s.failRequest(ctx, st, r, 0, v.reason, s.sendErr(v, false))
+			return
+		case outcomeSplit:
+			s.unseal(r)
+			if len(r.spans) == 1 {
+				s.failRequest(ctx, st, r, 0, ReasonTooLarge, s.sendErr(v, false))
+				return
+			}
+			s.c.splits.Add(1)
+			half := len(r.spans) / 2
+			a, b := s.rebuild(ctx, st, r, 0, half), s.rebuild(ctx, st, r, half, len(r.spans))
+			s.putRequest(r)
+			r = nil
+			for _, q := range []*request{a, b} {
+				if len(q.spans) > 0 && ctx.Err() == nil {
+					s.deliver(ctx, st, q)
+				} else {
+					if len(q.spans) > 0 {
+						s.failRequest(ctx, st, q, 0, ReasonShutdown, ctx.Err())
+					}
+					s.putRequest(q)
+				}
+			}
+			return
+		case outcomePartial:
+			k := v.index
+			if k < 0 || k >= len(r.spans) {
+				s.failRequest(ctx, st, r, 0, v.reason, s.sendErr(v, false))
+				return
+			}
+			s.unseal(r)
+			s.accepted(r, 0, k, took)
+			s.failOne(ctx, st, int(r.idx[k]), v.reason, s.sendErr(v, false))
+			rest := s.rebuild(ctx, st, r, k+1, len(r.spans))
+			s.putRequest(r)
+			r = rest
+			if len(r.spans) == 0 {
+				return
+			}
+			wire = s.seal(r)
+			// Progress was made: the rest gets a fresh budget.
+			began, attempt, reauthed = time.Now(), 0, false
+			continue
+		}
+		// outcomeRetry
+		if s.p.health != nil {
+			s.unhealthy.Store(true)
+		}
+		err := s.sendErr(v, true)
+		wait := s.cfg.Retry.backoff(attempt, v.retryAfter)
+		if attempt >= s.cfg.Retry.MaxAttempts || time.Since(began)+wait > s.cfg.Retry.MaxElapsed {
+			s.failRequest(ctx, st, r, 0, ReasonRetriesExhausted, err)
+			return
+		}
+		s.c.retries.Add(1)
+		if h := s.cfg.Hooks.OnRetry; h != nil {
+			h(s.dest, attempt, wait)
+		}
+		if cerr := sleep(ctx, wait); cerr != nil {
+			s.failRequest(ctx, st, r, 0, ReasonShutdown, cerr)
+			return
+		}
+	}
+}
+
+// attempt makes one HTTP request and classifies the response.
+func (s *sender) attempt(ctx context.Context, st *batchState, r *request, wire []byte, attempt int) (verdict, time.Duration) {
+	s.c.requests.Add(1)
+	s.c.inFlight.Add(1)
+	defer s.c.inFlight.Add(-1)
+	began := time.Now()
+	actx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	defer cancel()
+	r.body.Reset(wire)
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, s.p.url, &r.body)
+	if err != nil {
+		return verdict{outcome: outcomeFatal, reason: ReasonRejected, code: -1, ackID: -1, err: err}, 0
+	}
+	req.ContentLength = int64(len(wire))
+	req.GetBody = nil // the body is not replayable by the transport; we retry ourselves
+	req.Header.Set("Content-Type", s.p.contentType)
+	if !s.cfg.DisableGzip {
+		req.Header.Set("Content-Encoding", "gzip")
+	}
+	if s.p.prepare != nil {
+		if err := s.p.prepare(req); err != nil {
+			return verdict{outcome: outcomeRetry, code: -1, ackID: -1, err: err}, 0
+		}
+	}
+	s.c.wireBytes.Add(int64(len(wire)))
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return verdict{outcome: outcomeRetry, code: -1, ackID: -1, err: scrubURLError(err)}, 0
+	}
+	body, rerr := readBody(resp.Body, r.resp[:0])
+	_ = resp.Body.Close()
+	if cap(body) <= maxResponseBody {
+		r.resp = body[:0]
+	}
+	if rerr != nil && resp.StatusCode < 300 {
+		// A success whose body broke off cannot be trusted (HEC puts the
+		// code and ackId there): retry.
+		return verdict{outcome: outcomeRetry, code: -1, ackID: -1, err: fmt.Errorf("reading response: %w", scrubURLError(rerr))}, 0
+	}
+	rs := response{Status: resp.StatusCode, Header: resp.Header, Body: body, Events: len(r.spans), Attempt: attempt, req: r, batch: st.batch}
+	v := s.p.classify(&rs)
+	v.status = resp.StatusCode
+	if v.outcome == outcomeOK && v.ackID >= 0 && s.p.confirm != nil {
+		v = s.p.confirm(ctx, &rs, v)
+	}
+	return v, time.Since(began)
+}
+
+// readBody reads at most maxResponseBody bytes of b into buf and discards
+// (a bounded amount of) the rest so the connection can be reused.
+func readBody(b io.Reader, buf []byte) ([]byte, error) {
+	lr := io.LimitReader(b, maxResponseBody)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := lr.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			_, _ = io.CopyN(io.Discard, b, 256<<10)
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// scrubURLError drops the URL from a *url.Error (a user might put
+// credentials in it) and keeps the operation and cause.
+func scrubURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
+	}
+	return err
+}
+
+// sendErr wraps v.err in a *SendError.
+func (s *sender) sendErr(v verdict, retryable bool) *SendError {
+	e := &SendError{Destination: s.dest, StatusCode: v.status, Code: v.code, Retryable: retryable, Err: v.err}
+	if e.Err == nil {
+		e.Err = errors.New("failed")
+	}
+	if h := s.cfg.Hooks.OnSendError; h != nil {
+		h(s.dest, e)
+	}
+	return e
+}
+
+func (s *sender) reportFatal(v verdict) {
+	if v.reason == ReasonUnauthorized && s.unauthorized.CompareAndSwap(false, true) {
+		s.cfg.Logger.Error("forward: destination refused the credentials; events go to the failure handler until it accepts them",
+			"destination", s.dest, "code", v.code)
+	}
+}
+
+// accepted counts events [from, to) of r (whose raw is unsealed or sealed)
+// as delivered.
+func (s *sender) accepted(r *request, from, to int, took time.Duration) {
+	if from >= to {
+		return
+	}
+	bytes := r.spans[to-1].end - r.spans[from].start + len(s.p.prefix) + len(s.p.suffix)
+	s.c.eventsSent.Add(int64(to - from))
+	s.c.bytesSent.Add(int64(bytes))
+	if s.unauthorized.CompareAndSwap(true, false) {
+		s.cfg.Logger.Info("forward: destination accepts the credentials again", "destination", s.dest)
+	}
+	if h := s.cfg.Hooks.OnSend; h != nil {
+		h(s.dest, to-from, bytes, took)
+	}
+}
+
+// failRequest hands events [from:] of r to the failure handler.
+func (s *sender) failRequest(ctx context.Context, st *batchState, r *request, from int, reason string, err error) {
+	idx := r.idx[from:]
+	if len(idx) == 0 {
+		return
+	}
+	first := int(idx[0])
+	if int(idx[len(idx)-1])-first == len(idx)-1 {
+		s.fail(ctx, st, st.batch[first:first+len(idx)], reason, err)
+		return
+	}
+	// Not contiguous (events were rejected in between): copy the headers.
+	evs := make([]relaykit.Event, len(idx))
+	for j, i := range idx {
+		evs[j] = st.batch[i]
+	}
+	s.fail(ctx, st, evs, reason, err)
+}
+
+// failRange hands batch[from:to] to the failure handler.
+func (s *sender) failRange(ctx context.Context, st *batchState, from, to int, reason string, err error) {
+	if from < to {
+		s.fail(ctx, st, st.batch[from:to], reason, err)
+	}
+}
+
+// failOne hands batch[i] to the failure handler.
+func (s *sender) failOne(ctx context.Context, st *batchState, i int, reason string, err error) {
+	s.fail(ctx, st, st.batch[i:i+1], reason, err)
+}
+
+func (s *sender) fail(ctx context.Context, st *batchState, evs []relaykit.Event, reason string, err error) {
+	s.c.addFailed(reason, len(evs))
+	var se *SendError
+	if !errors.As(err, &se) {
+		se = &SendError{Destination: s.dest, Code: -1, Err: err}
+	}
+	if s.cfg.OnFailure != nil {
+		s.cfg.OnFailure(context.WithoutCancel(ctx), Failure{Destination: s.dest, Events: evs, Reason: reason, Err: se})
+		return
+	}
+	st.mu.Lock()
+	if st.err == nil {
+		st.err = se
+	}
+	st.mu.Unlock()
+}
