@@ -1,7 +1,28 @@
 module github.com/relaykit/relaykit/examples
 
-go 1.25.9
+go 1.26.0
 
-require github.com/relaykit/relaykit v0.0.0
+require (
+	github.com/agilira/go-timecache v1.0.3
+	github.com/leodido/go-syslog/v4 v4.3.0
+	github.com/prometheus/client_golang v1.25.0
+	github.com/relaykit/relaykit v0.0.0
+	github.com/valyala/fastjson v1.6.10
+	go.yaml.in/yaml/v3 v3.0.5
+	golang.org/x/net v0.62.0
+)
+
+require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)
 
 replace github.com/relaykit/relaykit => ../

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/batch"
+	"github.com/relaykit/relaykit/ringbuffer"
+)
+
+// dispatcher hands events from the inputs to the workers' rings. A
+// producer picks the ring by a shard key (its connection or source address),
+// so one connection's events stay in order.
+type dispatcher struct {
+	rings  []*ringbuffer.MPSC[relaykit.Event]
+	ledger *ledger
+}
+
+// Push copies ev (the caller reuses it) into the ring for shard, waiting for
+// space: stream inputs get backpressure (TCP flow control) instead of loss.
+// The event counts as received only once the ring accepted it.
+func (d *dispatcher) Push(ctx context.Context, shard uint64, ev *relaykit.Event, st *inputStats) error {
+	r := d.rings[shard%uint64(len(d.rings))]
+	d.ledger.queued.Add(1)
+	if err := r.Push(ctx, ev.Clone()); err != nil {
+		d.ledger.queued.Add(-1)
+		return err
+	}
+	st.received.Add(1)
+	return nil
+}
+
+// TryPush is Push without waiting, for UDP: a full ring drops the datagram
+// and counts it as received and dropped(queue_full).
+func (d *dispatcher) TryPush(shard uint64, ev *relaykit.Event, st *inputStats) {
+	r := d.rings[shard%uint64(len(d.rings))]
+	st.received.Add(1)
+	d.ledger.queued.Add(1)
+	if !r.TryPush(ev.Clone()) {
+		d.ledger.queued.Add(-1)
+		d.ledger.drop(dropQueueFull, 1)
+	}
+}
+
+// worker drains one ring into a batch collector whose flushes go through
+// the route table.
+type worker struct {
+	id     int
+	ring   *ringbuffer.MPSC[relaykit.Event]
+	coll   *batch.Collector[relaykit.Event]
+	ledger *ledger
+	routes *atomic.Pointer[routeTable]
+}
+
+func newWorker(id int, cfg WorkersConfig, l *ledger, routes *atomic.Pointer[routeTable], drain time.Duration) (*worker, error) {
+	ring, err := ringbuffer.NewMPSC[relaykit.Event](cfg.RingSize)
+	if err != nil {
+		return nil, fmt.Errorf("workers.ring_size: %w", err)
+	}
+	w := &worker{id: id, ring: ring, ledger: l, routes: routes}
+	w.coll, err = batch.NewCollector(batch.Config[relaykit.Event]{
+		MaxEvents:    cfg.BatchMaxEvents,
+		MaxBytes:     int(cfg.BatchMaxBytes),
+		Size:         func(e relaykit.Event) int { return e.Size() },
+		MaxWait:      cfg.BatchMaxWait,
+		MaxInFlight:  1,
+		DrainTimeout: drain,
+		Hooks: batch.Hooks[relaykit.Event]{
+			// A flush never fails (the route table accounts for every event
+			// itself); batches the drain deadline cut off are counted here.
+			OnDrop: func(b []relaykit.Event, _ string) {
+				l.queued.Add(-int64(len(b)))
+				l.drop(dropShutdown, int64(len(b)))
+			},
+		},
+	}, w.flush)
+	if err != nil {
+		return nil, fmt.Errorf("workers: %w", err)
+	}
+	return w, nil
+}
+
+func (w *worker) flush(ctx context.Context, b []relaykit.Event) error {
+	w.ledger.queued.Add(-int64(len(b)))
+	w.ledger.routed.Add(int64(len(b)))
+	w.routes.Load().Route(ctx, b)
+	return nil
+}
+
+// Run moves events from the ring to the collector until the ring is closed
+// and empty, then stops the collector, which flushes what is open within
+// its drain timeout. hard ends at the shutdown deadline: an Add still
+// blocked then (destinations stuck) gives up and counts the event as
+// dropped(shutdown).
+func (w *worker) Run(hard context.Context) error {
+	collCtx, stopColl := context.WithCancel(context.Background())
+	defer stopColl()
+	collDone := make(chan error, 1)
+	go func() { collDone <- w.coll.Run(collCtx) }()
+
+	buf := make([]relaykit.Event, 256)
+	var err error
+	for {
+		n, perr := w.ring.PopBatch(context.Background(), buf)
+		for i := range n {
+			if aerr := w.coll.Add(hard, buf[i]); aerr != nil {
+				w.ledger.queued.Add(-1)
+				w.ledger.drop(dropShutdown, 1)
+			}
+			buf[i] = relaykit.Event{}
+		}
+		if perr != nil {
+			if !errors.Is(perr, ringbuffer.ErrClosed) {
+				err = perr
+			}
+			break
+		}
+	}
+	stopColl()
+	if cerr := <-collDone; cerr != nil && !errors.Is(cerr, batch.ErrClosed) {
+		err = errors.Join(err, fmt.Errorf("worker %d: %w", w.id, cerr))
+	}
+	return err
+}
