@@ -1,0 +1,17 @@
+package pipeline
+
+// FilterInternals exposes a Filter's prefilter for tests: the searched
+// literals, whether they are searched case-insensitively, whether they
+// decide alone (pure), and whether a regexp runs.
+func FilterInternals(f *Filter) (lits []string, fold, pure, regexp bool) {
+	for _, l := range f.lits {
+		lits = append(lits, string(l))
+	}
+	return lits, f.fold, f.pure, f.re != nil
+}
+
+// CompileFilterUncached compiles without the shared cache.
+var CompileFilterUncached = compileFilter
+
+// LowerASCII exposes lowerASCII.
+var LowerASCII = lowerASCII

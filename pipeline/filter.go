@@ -1,0 +1,550 @@
+package pipeline
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"sort"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Filter is a compiled filter expression: a Go regular expression (RE2
+// syntax, package regexp) matched anywhere in a value, or "" / "true", which
+// match every value.
+//
+// Before running the regular expression, a Filter looks for the literal
+// strings every match must contain (derived from the parsed pattern with
+// regexp/syntax) using bytes.Index, or an ASCII case-insensitive search for
+// (?i) literals; when none is present the value cannot match and the regular
+// expression is skipped. A pattern that is nothing but a literal, or an
+// alternation of literals (with or without (?i)), never runs the regular
+// expression at all. The prefilter never changes a result: Match returns
+// exactly what regexp.Regexp.Match returns.
+//
+// A Filter is immutable and safe for concurrent use by multiple goroutines.
+// Match does not allocate.
+type Filter struct {
+	pattern string
+	all     bool           // "" or "true": matches everything
+	re      *regexp.Regexp // nil when the literal test decides alone
+	// lits is the any-of set of required literals; empty means no
+	// prefilter. Fold literals are stored in ASCII lower case.
+	lits [][]byte
+	fold bool // lits are searched ASCII case-insensitively
+	pure bool // containing one of lits is equivalent to matching
+	// maxLit is the length of the longest literal in lits.
+	maxLit int
+}
+
+var filterCache struct {
+	mu sync.Mutex
+	m  map[string]*Filter
+}
+
+// CompileFilter returns the Filter for pattern, compiling it on first use:
+// Filters are kept in a process-wide cache, so each distinct pattern is
+// compiled once however many routes, pipelines or reloads use it. The cache
+// is never pruned; it holds one entry per distinct pattern ever compiled.
+//
+// CompileFilter is safe for concurrent use. The error, if any, comes from
+// regexp.Compile.
+func CompileFilter(pattern string) (*Filter, error) {
+	filterCache.mu.Lock()
+	f, ok := filterCache.m[pattern]
+	filterCache.mu.Unlock()
+	if ok {
+		return f, nil
+	}
+	f, err := compileFilter(pattern)
+	if err != nil {
+		return nil, err
+	}
+	filterCache.mu.Lock()
+	defer filterCache.mu.Unlock()
+	if old, ok := filterCache.m[pattern]; ok {
+		return old, nil
+	}
+	if filterCache.m == nil {
+		filterCache.m = make(map[string]*Filter)
+	}
+	filterCache.m[pattern] = f
+	return f, nil
+}
+
+// compileFilter builds a Filter without the cache.
+func compileFilter(pattern string) (*Filter, error) {
+	f := &Filter{pattern: pattern}
+	if pattern == "" || pattern == "true" {
+		f.all = true
+		return f, nil
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	f.re = re
+	// regexp.Compile parses with syntax.Perl; do the same.
+	parsed, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil, err
+	}
+	set, pure := requiredLiterals(parsed.Simplify())
+	if set == nil {
+		return f, nil
+	}
+	for _, l := range set.lits {
+		if l.s == "" {
+			// Every value contains "": no prefilter is possible, but a
+			// pure pattern then matches everything.
+			if pure {
+				f.all = true
+				f.re = nil
+			}
+			return f, nil
+		}
+	}
+	f.fold = set.fold
+	for _, l := range set.lits {
+		b := []byte(l.s)
+		if f.fold {
+			lowerASCII(b, b)
+		}
+		f.lits = append(f.lits, b)
+		f.maxLit = max(f.maxLit, len(b))
+	}
+	if pure {
+		f.pure = true
+		f.re = nil
+	}
+	return f, nil
+}
+
+// String returns the pattern the Filter was compiled from.
+func (f *Filter) String() string { return f.pattern }
+
+// MatchesAll reports whether the Filter matches every value ("" or "true",
+// or a pattern that can match the empty string anywhere, such as "a*").
+func (f *Filter) MatchesAll() bool { return f.all }
+
+// Match reports whether b contains a match of the Filter's pattern.
+func (f *Filter) Match(b []byte) bool {
+	if f.all {
+		return true
+	}
+	if len(f.lits) > 0 {
+		if !f.containsLiteral(b) {
+			return false
+		}
+		if f.pure {
+			return true
+		}
+	}
+	return f.re.Match(b)
+}
+
+// containsLiteral reports whether b contains one of f.lits.
+func (f *Filter) containsLiteral(b []byte) bool {
+	if !f.fold {
+		for _, l := range f.lits {
+			if bytes.Index(b, l) >= 0 {
+				return true
+			}
+		}
+		return false
+	}
+	// Lower-case b window by window into a stack buffer; windows overlap
+	// by maxLit-1 bytes so no occurrence is cut in two.
+	var buf [512]byte
+	step := len(buf) - (f.maxLit - 1)
+	for off := 0; off < len(b); off += step {
+		end := min(off+len(buf), len(b))
+		w := buf[:end-off]
+		lowerASCII(w, b[off:end])
+		for _, l := range f.lits {
+			if bytes.Index(w, l) >= 0 {
+				return true
+			}
+		}
+		if end == len(b) {
+			break
+		}
+	}
+	return false
+}
+
+// lowerASCII writes src to dst with ASCII letters A-Z lower-cased; dst must
+// be at least as long as src (it may be src). Other bytes are copied as is.
+// It converts eight bytes at a time.
+func lowerASCII(dst, src []byte) {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(src); i += 8 {
+		w := binary.LittleEndian.Uint64(src[i:])
+		h := w &^ high                                     // each byte's low 7 bits
+		geA := h + ones*(0x80-'A')                         // high bit set where byte >= 'A'
+		gtZ := h + ones*(0x7f-'Z')                         // high bit set where byte > 'Z'
+		upper := (geA ^ gtZ) &^ w & high                   // ASCII and in A..Z
+		binary.LittleEndian.PutUint64(dst[i:], w|upper>>2) // 0x80>>2 == 0x20
+	}
+	for ; i < len(src); i++ {
+		c := src[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst[i] = c
+	}
+}
+
+// Literal extraction.
+//
+// For a node of the parsed, simplified pattern we compute:
+//   - exact: when the node matches a finite, small set of strings, that set;
+//   - req: a set of literals at least one of which every match contains.
+//
+// A fold set holds strings compared ASCII case-insensitively; mixing exact
+// and fold strings turns the set into a fold set, which is still a valid
+// necessary condition (a string containing "ab" also contains it ignoring
+// case) but is no longer exact.
+
+const (
+	maxSetSize = 16 // literals in one any-of set
+	maxLitLen  = 64 // bytes in one literal (bytes.Index's fast path is <= 63)
+)
+
+type lit struct {
+	s    string
+	fold bool
+}
+
+type litSet struct {
+	lits []lit
+	fold bool // some literal is fold
+}
+
+func newSet(ls ...lit) *litSet {
+	s := &litSet{lits: ls}
+	for _, l := range ls {
+		s.fold = s.fold || l.fold
+	}
+	return s
+}
+
+// score rates a set as a prefilter: the shortest literal's length (longer is
+// more selective), tie-broken by fewer literals.
+func (s *litSet) score() int {
+	if s == nil || len(s.lits) == 0 {
+		return -1
+	}
+	m := len(s.lits[0].s)
+	for _, l := range s.lits[1:] {
+		m = min(m, len(l.s))
+	}
+	return m*64 - len(s.lits)
+}
+
+// nodeInfo is the result for one node.
+type nodeInfo struct {
+	exact *litSet // nil: not a small finite set
+	req   *litSet // nil: no required literal
+}
+
+// requiredLiterals returns the any-of set of literals every match of re must
+// contain (nil if there is none usable), and whether containing one of them
+// is also sufficient for a match (the pattern is a literal or an alternation
+// of literals). Fold literals are returned in their original case and are
+// safe to search ASCII case-insensitively.
+func requiredLiterals(re *syntax.Regexp) (*litSet, bool) {
+	info := analyze(re)
+	if info.exact != nil {
+		if set, ok := sanitize(info.exact); ok {
+			return set, true
+		}
+	}
+	set := info.req
+	if info.exact != nil && (set == nil || info.exact.score() > set.score()) {
+		set = info.exact
+	}
+	if set == nil {
+		return nil, false
+	}
+	set, _ = sanitize(set)
+	return set, false
+}
+
+// sanitize makes a set safe for bytes.Index and the ASCII case-insensitive
+// search. It returns the set (possibly with shortened literals, or nil) and
+// whether it is unchanged, so that an exact set stays exact.
+//
+//   - Fold literals may only contain ASCII runes whose case-fold orbit is
+//     ASCII: 'k' also matches U+212A (Kelvin sign) and 's' matches U+017F
+//     (long s) under (?i), which an ASCII search would miss.
+//   - U+FFFD in a pattern matches any invalid UTF-8 byte of the input, which
+//     bytes.Index would not find.
+//
+// An unsafe literal is cut to its longest safe run; an empty run leaves no
+// usable literal, so the whole set is dropped.
+func sanitize(set *litSet) (*litSet, bool) {
+	out := &litSet{fold: set.fold}
+	same := true
+	for _, l := range set.lits {
+		fold := set.fold // a mixed set is searched case-insensitively
+		if fold != l.fold {
+			same = false
+		}
+		best, start := "", 0
+		for i := 0; i < len(l.s); {
+			r, w := utf8.DecodeRuneInString(l.s[i:])
+			ok := r != utf8.RuneError
+			if fold {
+				ok = r < utf8.RuneSelf && asciiOrbit(r)
+			}
+			if !ok {
+				same = false
+				if i-start > len(best) {
+					best = l.s[start:i]
+				}
+				start = i + w
+			}
+			i += w
+		}
+		if start == 0 {
+			best = l.s
+		} else if len(l.s)-start > len(best) {
+			best = l.s[start:]
+		}
+		if best == "" && l.s != "" {
+			return nil, false
+		}
+		out.lits = append(out.lits, lit{s: best, fold: fold})
+	}
+	return out, same
+}
+
+// asciiOrbit reports whether every rune that case-folds to r is ASCII.
+func asciiOrbit(r rune) bool {
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func analyze(re *syntax.Regexp) nodeInfo {
+	switch re.Op {
+	case syntax.OpLiteral:
+		fold := re.Flags&syntax.FoldCase != 0
+		if fold && !hasLetter(re.Rune) {
+			fold = false
+		}
+		s := string(re.Rune)
+		if len(s) > maxLitLen {
+			return nodeInfo{req: newSet(lit{s: s[:maxLitLen], fold: fold})}
+		}
+		set := newSet(lit{s: s, fold: fold})
+		return nodeInfo{exact: set, req: set}
+	case syntax.OpEmptyMatch:
+		return nodeInfo{exact: newSet(lit{})}
+	case syntax.OpCharClass:
+		// A small class such as [Dd] or [0-2] is a small exact set.
+		n := 0
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			n += int(re.Rune[i+1]-re.Rune[i]) + 1
+			if n > 4 {
+				return nodeInfo{}
+			}
+		}
+		if n == 0 {
+			return nodeInfo{}
+		}
+		set := &litSet{}
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				set.lits = append(set.lits, lit{s: string(r)})
+			}
+		}
+		return nodeInfo{exact: set}
+	case syntax.OpCapture:
+		return analyze(re.Sub[0])
+	case syntax.OpPlus:
+		sub := analyze(re.Sub[0])
+		return nodeInfo{req: best(sub.req, sub.exact)}
+	case syntax.OpRepeat:
+		if re.Min < 1 {
+			return nodeInfo{}
+		}
+		sub := analyze(re.Sub[0])
+		return nodeInfo{req: best(sub.req, sub.exact)}
+	case syntax.OpQuest:
+		sub := analyze(re.Sub[0])
+		if sub.exact == nil {
+			return nodeInfo{}
+		}
+		ls := append([]lit{{}}, sub.exact.lits...)
+		if len(ls) > maxSetSize {
+			return nodeInfo{}
+		}
+		return nodeInfo{exact: newSet(dedup(ls)...)}
+	case syntax.OpAlternate:
+		var exact, req []lit
+		exactOK, reqOK := true, true
+		for _, sub := range re.Sub {
+			info := analyze(sub)
+			if exactOK && info.exact != nil {
+				exact = append(exact, info.exact.lits...)
+			} else {
+				exactOK = false
+			}
+			r := best(info.req, info.exact)
+			if reqOK && r != nil {
+				req = append(req, r.lits...)
+			} else {
+				reqOK = false
+			}
+		}
+		var out nodeInfo
+		if exactOK && len(exact) <= maxSetSize {
+			out.exact = newSet(dedup(exact)...)
+		}
+		if reqOK && len(req) <= maxSetSize {
+			out.req = newSet(dedup(req)...)
+		}
+		return out
+	case syntax.OpConcat:
+		return analyzeConcat(re.Sub)
+	default:
+		// Anchors, word boundaries, any-char, star: no literal, not exact.
+		return nodeInfo{}
+	}
+}
+
+// analyzeConcat combines the children of a concatenation: runs of adjacent
+// exact children are cross-multiplied into longer literals; the node is
+// exact when every child is; the required set is the best of the children's
+// and the runs'.
+func analyzeConcat(subs []*syntax.Regexp) nodeInfo {
+	var bestReq *litSet
+	var run *litSet // cross product of the current run of exact children
+	allExact := true
+	flush := func() {
+		if run != nil {
+			bestReq = best(bestReq, run)
+		}
+		run = nil
+	}
+	for _, sub := range subs {
+		info := analyze(sub)
+		bestReq = best(bestReq, info.req)
+		if info.exact == nil {
+			allExact = false
+			flush()
+			continue
+		}
+		if run == nil {
+			run = info.exact
+			continue
+		}
+		next := cross(run, info.exact)
+		if next == nil {
+			// Too many or too long: keep what we had, restart the run.
+			allExact = false
+			flush()
+			run = info.exact
+			continue
+		}
+		run = next
+	}
+	out := nodeInfo{}
+	if allExact && run != nil {
+		out.exact = run
+	}
+	flush()
+	out.req = bestReq
+	return out
+}
+
+// cross returns every concatenation of a string of a with one of b, or nil
+// when the product would exceed the size limits.
+func cross(a, b *litSet) *litSet {
+	if len(a.lits)*len(b.lits) > maxSetSize {
+		return nil
+	}
+	var ls []lit
+	for _, x := range a.lits {
+		for _, y := range b.lits {
+			if len(x.s)+len(y.s) > maxLitLen {
+				return nil
+			}
+			// A literal mixing exact and fold parts becomes fold when
+			// searched; sanitize reports the set as inexact then.
+			fold := x.fold || y.fold
+			if x.fold != y.fold && x.s != "" && y.s != "" {
+				// Record the mix so the set is not treated as exact.
+				return crossMixed(a, b)
+			}
+			ls = append(ls, lit{s: x.s + y.s, fold: fold})
+		}
+	}
+	return newSet(dedup(ls)...)
+}
+
+// crossMixed handles a product mixing exact and fold literals: the result
+// is only a necessary condition, so it is returned as a fold set whose
+// literals are marked as coming from mixed parts (fold=false on some
+// literals of a fold set makes sanitize report it inexact).
+func crossMixed(a, b *litSet) *litSet {
+	var ls []lit
+	for _, x := range a.lits {
+		for _, y := range b.lits {
+			ls = append(ls, lit{s: x.s + y.s, fold: false})
+		}
+	}
+	s := newSet(dedup(ls)...)
+	s.fold = true
+	return s
+}
+
+func best(a, b *litSet) *litSet {
+	if b.score() > a.score() {
+		return b
+	}
+	return a
+}
+
+func dedup(ls []lit) []lit {
+	sort.Slice(ls, func(i, j int) bool {
+		if ls[i].s != ls[j].s {
+			return ls[i].s < ls[j].s
+		}
+		return !ls[i].fold && ls[j].fold
+	})
+	out := ls[:0]
+	for i, l := range ls {
+		if i > 0 && l == ls[i-1] {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func hasLetter(rs []rune) bool {
+	for _, r := range rs {
+		if unicode.SimpleFold(r) != r {
+			return true
+		}
+	}
+	return false
+}
+
+// errFilter describes a bad filter pattern.
+func errFilter(where, pattern string, err error) error {
+	return fmt.Errorf("%w: %s: filter %q: %w", ErrInvalidConfig, where, pattern, err)
+}

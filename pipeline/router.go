@@ -1,0 +1,558 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+
+	"github.com/relaykit/relaykit"
+)
+
+// ErrInvalidConfig is wrapped by every error [NewRouter] and the function
+// constructors return for a bad configuration, including a bad pattern.
+var ErrInvalidConfig = errors.New("pipeline: invalid config")
+
+// Drop reasons counted by the router besides the names of pipeline
+// functions (see [Function.Name]). They are stable strings, fit for metric
+// labels.
+const (
+	// ReasonUnrouted: no Final route took the event and there is no
+	// Config.Default.
+	ReasonUnrouted = "unrouted"
+	// ReasonNoSink: the route that took the event has no sinks.
+	ReasonNoSink = "no_sink"
+)
+
+// Route maps the events its filter matches to a pipeline and sinks.
+type Route struct {
+	// Name identifies the route in errors, hooks and [Stats]. It must be
+	// unique within a router and not empty.
+	Name string
+	// Filter selects events: "" or "true" takes every event; anything else
+	// is a Go regular expression (RE2 syntax) that must match somewhere in
+	// the value named by Field. See [Filter] for the literal prefilter.
+	Filter string
+	// Field names the value Filter reads: "" or [FieldRaw] for the raw
+	// message, [FieldHost], [FieldSource], [FieldSourceType], [FieldIndex],
+	// or else the name of an extracted field (a missing field reads as
+	// empty).
+	Field string
+	// Pipeline runs over each event the route takes, before the sinks. Nil
+	// means none.
+	Pipeline *Pipeline
+	// Sinks receive the events the route takes, after the pipeline. A route
+	// without sinks takes events to nowhere: they are counted as dropped
+	// ([ReasonNoSink]). A sink listed by several routes (the same value,
+	// compared with ==) still gets one Send per batch.
+	Sinks []relaykit.Sink
+	// Final makes the route consume the events it takes: evaluation stops
+	// there. A non-final route takes a copy of the event and evaluation
+	// goes on with the original.
+	Final bool
+}
+
+// Config configures a [Router]. The zero value is valid: unmatched events
+// are dropped and counted, no hooks run.
+type Config struct {
+	// Default receives the events no Final route consumed, unchanged. Nil
+	// means they are dropped and counted as [ReasonUnrouted].
+	Default relaykit.Sink
+	// DefaultName names Default in [Stats] and hooks. Empty means
+	// "default".
+	DefaultName string
+	// Hooks are called synchronously from Route; nil hooks are skipped.
+	Hooks Hooks
+}
+
+// Hooks observe a router. They run synchronously on the goroutine that
+// called [Router.Route], possibly on several goroutines at once, so they
+// must be fast and safe for concurrent use, and must not retain the events
+// they are given (copy what must outlive the call, e.g. with
+// relaykit.Event.Clone).
+type Hooks struct {
+	// OnSendError receives every sub-batch a sink's Send refused, with the
+	// error. This is where a caller spills or retries: the events are
+	// exactly those the sink did not accept, in order.
+	OnSendError func(ctx context.Context, f SendFailure)
+	// OnFunctionError receives every error a pipeline function returned,
+	// with the route and function names. The event was kept.
+	OnFunctionError func(route, function string, err error)
+	// OnDrop is called once per Route call for each route and reason with
+	// drops in that call: n events were dropped for reason (a function name,
+	// [ReasonNoSink], or [ReasonUnrouted] with route "").
+	OnDrop func(route, reason string, n int)
+}
+
+// SendFailure describes a sub-batch a sink refused.
+type SendFailure struct {
+	// Sink is the sink's name (see [Named]).
+	Sink string
+	// Events are the events of the failed Send, in order. The slice and
+	// the events' bytes are valid only until the hook returns.
+	Events []relaykit.Event
+	// Err is the error Send returned.
+	Err error
+}
+
+// SinkError is the error Route returns for each failed Send (joined with
+// errors.Join when several sinks fail).
+type SinkError struct {
+	// Sink is the sink's name (see [Named]).
+	Sink string
+	// Events is how many events the failed Send carried.
+	Events int
+	// Err is the error Send returned.
+	Err error
+}
+
+func (e *SinkError) Error() string {
+	return fmt.Sprintf("pipeline: sink %s: send %d events: %v", e.Sink, e.Events, e.Err)
+}
+
+func (e *SinkError) Unwrap() error { return e.Err }
+
+// Named returns s with a name for [Stats], hooks and errors. Without it a
+// sink is named by its Name method if it has one (func() string), or else
+// "<route>[<i>]" after the first route listing it.
+func Named(name string, s relaykit.Sink) relaykit.Sink {
+	return &namedSink{name: name, Sink: s}
+}
+
+type namedSink struct {
+	relaykit.Sink
+	name string
+}
+
+func (n *namedSink) Name() string { return n.name }
+
+// Router evaluates routes over batches of events and hands each sink its
+// share.
+//
+// A Router is immutable once built and safe for concurrent use by multiple
+// goroutines; its counters are shared. To change routes, build a new
+// Router and swap it in with a [Swapper].
+type Router struct {
+	routes []route
+	sinks  []*sinkState
+	def    int // index into sinks, or -1
+	nDrops int // total pipeline steps across routes
+	hooks  Hooks
+	pool   sync.Pool // *scratch
+
+	in       atomic.Uint64
+	unrouted atomic.Uint64
+}
+
+type route struct {
+	name     string
+	flt      *Filter
+	sel      selector
+	fns      []Function
+	sinks    []int
+	final    bool
+	dropBase int // index of this route's first step in the drop counters
+
+	matched atomic.Uint64
+	out     atomic.Uint64
+	noSink  atomic.Uint64
+	errs    atomic.Uint64
+	drops   []atomic.Uint64 // per pipeline step
+}
+
+type sinkState struct {
+	name    string
+	sink    relaykit.Sink
+	batches atomic.Uint64
+	sent    atomic.Uint64
+	failed  atomic.Uint64
+	errs    atomic.Uint64
+}
+
+// scratch is the per-call state, pooled so steady-state routing does not
+// allocate. Counters are summed locally and added to the shared atomics
+// once per call.
+type scratch struct {
+	sub      [][]relaykit.Event // per sink
+	clones   []relaykit.Event   // copies for non-final routes
+	nClones  int
+	matched  []uint64 // per route
+	out      []uint64
+	noSink   []uint64
+	errs     []uint64
+	drops    []uint64 // per pipeline step, all routes
+	unrouted uint64
+}
+
+// NewRouter builds a router evaluating routes in order. The routes slice is
+// copied; the sinks and pipelines it refers to are shared, not copied, and
+// must stay usable for the router's life.
+//
+// It returns an error wrapping [ErrInvalidConfig] for an empty or duplicate
+// route name, a nil sink, or a bad filter; the error names the route and
+// the pattern.
+func NewRouter(routes []Route, cfg Config) (*Router, error) {
+	r := &Router{def: -1, hooks: cfg.Hooks}
+	names := make(map[string]bool, len(routes))
+	r.routes = make([]route, len(routes))
+	for i, rt := range routes {
+		if rt.Name == "" {
+			return nil, fmt.Errorf("%w: route %d has no name", ErrInvalidConfig, i)
+		}
+		if names[rt.Name] {
+			return nil, fmt.Errorf("%w: duplicate route name %q", ErrInvalidConfig, rt.Name)
+		}
+		names[rt.Name] = true
+		flt, err := CompileFilter(rt.Filter)
+		if err != nil {
+			return nil, errFilter(fmt.Sprintf("route %q", rt.Name), rt.Filter, err)
+		}
+		c := &r.routes[i]
+		c.name, c.flt, c.sel, c.final = rt.Name, flt, newSelector(rt.Field), rt.Final
+		if rt.Pipeline != nil {
+			c.fns = rt.Pipeline.fns
+		}
+		c.dropBase = r.nDrops
+		r.nDrops += len(c.fns)
+		c.drops = make([]atomic.Uint64, len(c.fns))
+		for j, s := range rt.Sinks {
+			if s == nil {
+				return nil, fmt.Errorf("%w: route %q: sink %d is nil", ErrInvalidConfig, rt.Name, j)
+			}
+			c.sinks = append(c.sinks, r.sinkIndex(s, fmt.Sprintf("%s[%d]", rt.Name, j)))
+		}
+	}
+	if cfg.Default != nil {
+		name := cfg.DefaultName
+		if name == "" {
+			name = "default"
+		}
+		r.def = r.sinkIndex(cfg.Default, name)
+	}
+	r.pool.New = func() any {
+		return &scratch{
+			sub:     make([][]relaykit.Event, len(r.sinks)),
+			matched: make([]uint64, len(r.routes)),
+			out:     make([]uint64, len(r.routes)),
+			noSink:  make([]uint64, len(r.routes)),
+			errs:    make([]uint64, len(r.routes)),
+			drops:   make([]uint64, r.nDrops),
+		}
+	}
+	return r, nil
+}
+
+// sinkIndex returns the index of s in r.sinks, adding it if it is new.
+func (r *Router) sinkIndex(s relaykit.Sink, fallback string) int {
+	if reflect.TypeOf(s).Comparable() {
+		for i, st := range r.sinks {
+			if reflect.TypeOf(st.sink) == reflect.TypeOf(s) && st.sink == s {
+				return i
+			}
+		}
+	}
+	name := fallback
+	if n, ok := s.(interface{ Name() string }); ok && n.Name() != "" {
+		name = n.Name()
+	}
+	r.sinks = append(r.sinks, &sinkState{name: name, sink: s})
+	return len(r.sinks) - 1
+}
+
+// Route routes a batch: for each event, in order, the routes are evaluated
+// in order (see the package documentation); then each sink that got events
+// receives them in one Send, in batch order, sinks in the order they first
+// appear in the routes (the default last if it is new).
+//
+// Pipelines of Final routes run on the events of batch in place, so the
+// caller's events may be modified; non-final routes work on copies. The
+// slices given to the sinks are valid only during their Send.
+//
+// Route returns nil when every Send succeeded; otherwise, after trying
+// every sink, a *[SinkError] per failed Send (joined with errors.Join).
+// A failure affects only that sink's events: the others were delivered. To
+// spill or retry exactly the refused events, use [Hooks.OnSendError]; the
+// returned error is for logging. ctx is passed to the sinks.
+//
+// Once warm, Route does not allocate unless a sink, hook or function does
+// (a failed Send allocates its error).
+func (r *Router) Route(ctx context.Context, batch []relaykit.Event) error {
+	s := r.pool.Get().(*scratch)
+	for i := range batch {
+		e := &batch[i]
+		consumed := false
+		for ri := range r.routes {
+			rt := &r.routes[ri]
+			if !rt.flt.all && !rt.flt.Match(rt.sel.get(e)) {
+				continue
+			}
+			s.matched[ri]++
+			if rt.final {
+				r.deliver(s, ri, e)
+				consumed = true
+				break
+			}
+			c := s.clone(e)
+			if r.deliver(s, ri, c) {
+				s.nClones++ // keep the copy until the sinks have it
+			}
+		}
+		if consumed {
+			continue
+		}
+		if r.def >= 0 {
+			s.sub[r.def] = append(s.sub[r.def], *e)
+		} else {
+			s.unrouted++
+		}
+	}
+	var errs []error
+	for k, sub := range s.sub {
+		if len(sub) == 0 {
+			continue
+		}
+		st := r.sinks[k]
+		st.batches.Add(1)
+		if err := st.sink.Send(ctx, sub); err != nil {
+			st.errs.Add(1)
+			st.failed.Add(uint64(len(sub)))
+			if h := r.hooks.OnSendError; h != nil {
+				h(ctx, SendFailure{Sink: st.name, Events: sub, Err: err})
+			}
+			errs = append(errs, &SinkError{Sink: st.name, Events: len(sub), Err: err})
+		} else {
+			st.sent.Add(uint64(len(sub)))
+		}
+		clear(sub) // drop references to the caller's memory
+		s.sub[k] = sub[:0]
+	}
+	r.flush(s, len(batch))
+	r.pool.Put(s)
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
+}
+
+// clone copies e into the next free pooled event.
+func (s *scratch) clone(e *relaykit.Event) *relaykit.Event {
+	if s.nClones == len(s.clones) {
+		s.clones = append(s.clones, relaykit.Event{})
+	}
+	c := &s.clones[s.nClones]
+	e.CopyTo(c)
+	return c
+}
+
+// deliver runs route ri's pipeline over e and, if it is kept, queues it for
+// the route's sinks. It reports whether e was queued.
+func (r *Router) deliver(s *scratch, ri int, e *relaykit.Event) bool {
+	rt := &r.routes[ri]
+	for j, f := range rt.fns {
+		keep, err := f.Apply(e)
+		if err != nil {
+			s.errs[ri]++
+			if h := r.hooks.OnFunctionError; h != nil {
+				h(rt.name, f.Name(), err)
+			}
+		}
+		if !keep {
+			s.drops[rt.dropBase+j]++
+			return false
+		}
+	}
+	if len(rt.sinks) == 0 {
+		s.noSink[ri]++
+		return false
+	}
+	for _, k := range rt.sinks {
+		s.sub[k] = append(s.sub[k], *e)
+	}
+	s.out[ri]++
+	return true
+}
+
+// flush adds the call's counters to the router's and resets them.
+func (r *Router) flush(s *scratch, n int) {
+	r.in.Add(uint64(n))
+	onDrop := r.hooks.OnDrop
+	for ri := range r.routes {
+		rt := &r.routes[ri]
+		if v := s.matched[ri]; v != 0 {
+			rt.matched.Add(v)
+			s.matched[ri] = 0
+		}
+		if v := s.out[ri]; v != 0 {
+			rt.out.Add(v)
+			s.out[ri] = 0
+		}
+		if v := s.errs[ri]; v != 0 {
+			rt.errs.Add(v)
+			s.errs[ri] = 0
+		}
+		if v := s.noSink[ri]; v != 0 {
+			rt.noSink.Add(v)
+			s.noSink[ri] = 0
+			if onDrop != nil {
+				onDrop(rt.name, ReasonNoSink, int(v))
+			}
+		}
+		for j := range rt.drops {
+			if v := s.drops[rt.dropBase+j]; v != 0 {
+				rt.drops[j].Add(v)
+				s.drops[rt.dropBase+j] = 0
+				if onDrop != nil {
+					onDrop(rt.name, rt.fns[j].Name(), int(v))
+				}
+			}
+		}
+	}
+	if v := s.unrouted; v != 0 {
+		r.unrouted.Add(v)
+		s.unrouted = 0
+		if onDrop != nil {
+			onDrop("", ReasonUnrouted, int(v))
+		}
+	}
+	s.nClones = 0
+}
+
+// Stats is a snapshot of a router's counters, since it was built.
+//
+// The ledger: In = events consumed by Final routes (their Out plus their
+// drops) + events sent to the default sink + Unrouted. Copies taken by
+// non-final routes are extra: they appear in those routes' counters only.
+type Stats struct {
+	// In is the number of events passed to Route.
+	In uint64
+	// Unrouted is the number of events no Final route consumed, dropped
+	// because there is no default sink.
+	Unrouted uint64
+	// Dropped sums drops by reason over all routes, plus Unrouted under
+	// [ReasonUnrouted].
+	Dropped map[string]uint64
+	// Routes holds one entry per route, in evaluation order.
+	Routes []RouteStats
+	// Sinks holds one entry per distinct sink, the default last if it is
+	// not also a route's sink.
+	Sinks []SinkStats
+}
+
+// RouteStats counts one route's events.
+type RouteStats struct {
+	// Name is the route's name.
+	Name string
+	// Matched is the number of events the filter matched (for a non-final
+	// route, the number of copies taken).
+	Matched uint64
+	// Out is the number of events queued to the route's sinks (once per
+	// event, however many sinks).
+	Out uint64
+	// Dropped counts the route's drops by reason: the name of the pipeline
+	// function that dropped them, or [ReasonNoSink].
+	Dropped map[string]uint64
+	// Errors is the number of errors pipeline functions returned.
+	Errors uint64
+}
+
+// SinkStats counts one sink's deliveries.
+type SinkStats struct {
+	// Name is the sink's name (see [Named]).
+	Name string
+	// Batches is the number of Send calls.
+	Batches uint64
+	// Sent is the number of events in Send calls that returned nil.
+	Sent uint64
+	// Failed is the number of events in Send calls that returned an error.
+	Failed uint64
+	// Errors is the number of Send calls that returned an error.
+	Errors uint64
+}
+
+// Stats returns a snapshot of the router's counters. Counters are updated
+// once per Route call, when it returns; the snapshot is not atomic across
+// counters while Route runs concurrently. It allocates.
+func (r *Router) Stats() Stats {
+	st := Stats{
+		In:       r.in.Load(),
+		Unrouted: r.unrouted.Load(),
+		Dropped:  map[string]uint64{},
+	}
+	if st.Unrouted != 0 {
+		st.Dropped[ReasonUnrouted] = st.Unrouted
+	}
+	for ri := range r.routes {
+		rt := &r.routes[ri]
+		rs := RouteStats{
+			Name:    rt.name,
+			Matched: rt.matched.Load(),
+			Out:     rt.out.Load(),
+			Errors:  rt.errs.Load(),
+			Dropped: map[string]uint64{},
+		}
+		if v := rt.noSink.Load(); v != 0 {
+			rs.Dropped[ReasonNoSink] += v
+		}
+		for j := range rt.drops {
+			if v := rt.drops[j].Load(); v != 0 {
+				rs.Dropped[rt.fns[j].Name()] += v
+			}
+		}
+		for k, v := range rs.Dropped {
+			st.Dropped[k] += v
+		}
+		st.Routes = append(st.Routes, rs)
+	}
+	for _, s := range r.sinks {
+		st.Sinks = append(st.Sinks, SinkStats{
+			Name:    s.name,
+			Batches: s.batches.Load(),
+			Sent:    s.sent.Load(),
+			Failed:  s.failed.Load(),
+			Errors:  s.errs.Load(),
+		})
+	}
+	return st
+}
+
+// Swapper holds the current [Router] for lock-free reloads: Route loads the
+// router with one atomic read, so a batch runs entirely on the router that
+// was current when it started, while [Swapper.Swap] installs a new one for
+// the batches that start after it.
+//
+// Create it with [NewSwapper]. It is safe for concurrent use by multiple
+// goroutines.
+type Swapper struct {
+	p atomic.Pointer[Router]
+}
+
+// NewSwapper returns a Swapper holding r. It panics if r is nil.
+func NewSwapper(r *Router) *Swapper {
+	if r == nil {
+		panic("pipeline: NewSwapper: nil router")
+	}
+	s := &Swapper{}
+	s.p.Store(r)
+	return s
+}
+
+// Load returns the current router.
+func (s *Swapper) Load() *Router { return s.p.Load() }
+
+// Swap installs r and returns the previous router. Batches already running
+// on the previous router finish there and update its counters; read its
+// Stats once those calls have returned to account for them. It panics if r
+// is nil.
+func (s *Swapper) Swap(r *Router) *Router {
+	if r == nil {
+		panic("pipeline: Swapper.Swap: nil router")
+	}
+	return s.p.Swap(r)
+}
+
+// Route routes batch on the current router; see [Router.Route].
+func (s *Swapper) Route(ctx context.Context, batch []relaykit.Event) error {
+	return s.p.Load().Route(ctx, batch)
+}
