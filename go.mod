@@ -4,11 +4,17 @@ go 1.25.9
 
 require (
 	github.com/agilira/go-timecache v1.0.3
+	github.com/bradfitz/gomemcache v0.0.0-20260422231931-4d751bb6e37c
 	github.com/klauspost/compress v1.20.3
+	github.com/maypok86/otter/v2 v2.4.0
+	github.com/oschwald/maxminddb-golang/v2 v2.6.0
 	github.com/stretchr/testify v1.12.1
-	github.com/valyala/fastjson v1.6.4
+	github.com/valyala/fastjson v1.6.10
 	go.uber.org/goleak v1.3.0
-	golang.org/x/sync v0.17.0
+	golang.org/x/sync v0.22.0
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+)

@@ -1,0 +1,266 @@
+package enrich
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/relaykit/relaykit"
+)
+
+// GeoFields names the event fields a [GeoEnricher] writes. An empty name
+// means that field is not written.
+type GeoFields struct {
+	CountryISO     string // ISO 3166-1 alpha-2 code, e.g. "DE"
+	CountryName    string // English name
+	Subdivision    string // English name of the first subdivision
+	SubdivisionISO string // ISO 3166-2 subdivision code without the country
+	City           string // English name
+	Latitude       string // degrees, 4 decimals
+	Longitude      string // degrees, 4 decimals
+	ASN            string // decimal AS number
+	ASOrg          string // AS organisation
+}
+
+// GeoFieldNames returns the conventional field names with prefix, e.g.
+// for "src_": src_geo_country, src_geo_country_name, src_geo_subdivision,
+// src_geo_subdivision_iso, src_geo_city, src_geo_lat, src_geo_lon, src_asn
+// and src_as_org.
+func GeoFieldNames(prefix string) GeoFields {
+	return GeoFields{
+		CountryISO:     prefix + "geo_country",
+		CountryName:    prefix + "geo_country_name",
+		Subdivision:    prefix + "geo_subdivision",
+		SubdivisionISO: prefix + "geo_subdivision_iso",
+		City:           prefix + "geo_city",
+		Latitude:       prefix + "geo_lat",
+		Longitude:      prefix + "geo_lon",
+		ASN:            prefix + "asn",
+		ASOrg:          prefix + "as_org",
+	}
+}
+
+// GeoEnricherConfig configures [NewGeoEnricher].
+type GeoEnricherConfig struct {
+	// Source is where the IP address is read: a field (e.g. "src_ip"), a
+	// JSON path in it, or the first address in the raw message (the zero
+	// Source).
+	Source Source
+	// Fields names the fields written. The zero value means
+	// GeoFieldNames("src_").
+	Fields GeoFields
+}
+
+// EnricherStats is a snapshot of an enricher's counters.
+type EnricherStats struct {
+	// Events is the number of events the enricher ran on.
+	Events uint64
+	// NoInput is the number of events without the input (no field, no
+	// JSON value, no address or key).
+	NoInput uint64
+	// Enriched is the number of events that got fields.
+	Enriched uint64
+	// NoData is the number of events whose address or key had no data
+	// (not in the database or store, or the store failed).
+	NoData uint64
+}
+
+// enricherCounters are the striped counters behind EnricherStats.
+type enricherCounters struct {
+	events, noInput, enriched, noData stripedCounter
+}
+
+func (c *enricherCounters) stats() EnricherStats {
+	return EnricherStats{
+		Events:   c.events.load(),
+		NoInput:  c.noInput.load(),
+		Enriched: c.enriched.load(),
+		NoData:   c.noData.load(),
+	}
+}
+
+// GeoEnricher writes GeoIP and ASN fields for the IP address it finds in
+// an event. It is safe for concurrent use by multiple goroutines and does
+// not allocate per event once warm.
+type GeoEnricher struct {
+	geo    *GeoIP
+	src    source
+	fields GeoFields
+	n      enricherCounters
+}
+
+// NewGeoEnricher returns an enricher that looks addresses up in g. The
+// error wraps [ErrInvalidConfig].
+func NewGeoEnricher(g *GeoIP, cfg GeoEnricherConfig) (*GeoEnricher, error) {
+	if g == nil {
+		return nil, fmt.Errorf("%w: GeoEnricher needs a GeoIP", ErrInvalidConfig)
+	}
+	src, err := cfg.Source.compile()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Fields == (GeoFields{}) {
+		cfg.Fields = GeoFieldNames("src_")
+	}
+	return &GeoEnricher{geo: g, src: src, fields: cfg.Fields}, nil
+}
+
+// Enrich implements [Enricher]. It returns [ErrClosed] after the GeoIP was
+// closed and nil otherwise, whether or not it found data.
+func (ge *GeoEnricher) Enrich(_ context.Context, e *relaykit.Event) error {
+	if ge.geo.cur.Load() == nil {
+		return ErrClosed
+	}
+	ge.Apply(e)
+	return nil
+}
+
+// Apply enriches e and reports whether it wrote fields: the pipeline form
+// of [GeoEnricher.Enrich].
+func (ge *GeoEnricher) Apply(e *relaykit.Event) bool {
+	ge.n.events.add()
+	ip, ok := ge.src.ip(e)
+	if !ok {
+		ge.n.noInput.add()
+		return false
+	}
+	var rec GeoRecord
+	if !ge.geo.LookupTo(ip, &rec) {
+		ge.n.noData.add()
+		return false
+	}
+	f := &ge.fields
+	setString(e, f.CountryISO, rec.CountryISO)
+	setString(e, f.CountryName, rec.CountryName)
+	setString(e, f.Subdivision, rec.Subdivision)
+	setString(e, f.SubdivisionISO, rec.SubdivisionISO)
+	setString(e, f.City, rec.City)
+	var buf [32]byte
+	if rec.HasLocation {
+		if f.Latitude != "" {
+			e.SetField(f.Latitude, strconv.AppendFloat(buf[:0], rec.Latitude, 'f', 4, 64))
+		}
+		if f.Longitude != "" {
+			e.SetField(f.Longitude, strconv.AppendFloat(buf[:0], rec.Longitude, 'f', 4, 64))
+		}
+	}
+	if rec.ASN != 0 && f.ASN != "" {
+		e.SetField(f.ASN, strconv.AppendUint(buf[:0], uint64(rec.ASN), 10))
+	}
+	setString(e, f.ASOrg, rec.ASOrg)
+	ge.n.enriched.add()
+	return true
+}
+
+// setString sets field key to v when both are non-empty.
+func setString(e *relaykit.Event, key, v string) {
+	if key != "" && v != "" {
+		e.SetFieldString(key, v)
+	}
+}
+
+// Stats returns a snapshot of the counters.
+func (ge *GeoEnricher) Stats() EnricherStats { return ge.n.stats() }
+
+var _ Enricher = (*GeoEnricher)(nil)
+
+// LookupEnricherConfig configures [NewLookupEnricher].
+type LookupEnricherConfig struct {
+	// Source is where the key is read: a field, a JSON path in it, or the
+	// whole raw message (the zero Source).
+	Source Source
+	// Target is the field that receives the value. Required.
+	Target string
+	// Default, if not empty, is written to Target when the key has no data
+	// (not found, or the store failed). Empty means Target is left alone.
+	Default string
+}
+
+// LookupEnricher writes the value a [Lookup] holds for a key found in the
+// event. Put a [Cache] in front of a remote store. It is safe for
+// concurrent use by multiple goroutines and does not allocate per event
+// once warm when the Lookup does not (a Cache hit).
+type LookupEnricher struct {
+	l      Lookup
+	src    source
+	target string
+	def    string
+	n      enricherCounters
+}
+
+// NewLookupEnricher returns an enricher that reads keys as cfg.Source says
+// and looks them up in l. The error wraps [ErrInvalidConfig].
+func NewLookupEnricher(l Lookup, cfg LookupEnricherConfig) (*LookupEnricher, error) {
+	if l == nil {
+		return nil, fmt.Errorf("%w: LookupEnricher needs a Lookup", ErrInvalidConfig)
+	}
+	if cfg.Target == "" {
+		return nil, fmt.Errorf("%w: LookupEnricher needs a Target field", ErrInvalidConfig)
+	}
+	src, err := cfg.Source.compile()
+	if err != nil {
+		return nil, err
+	}
+	return &LookupEnricher{l: l, src: src, target: cfg.Target, def: cfg.Default}, nil
+}
+
+// keyBufs holds scratch buffers for keys read from JSON.
+var keyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 128); return &b }}
+
+// Enrich implements [Enricher]. A key without data is not an error; an
+// error from the Lookup (a bare backend without a Cache) is counted as no
+// data, and only a done ctx is returned.
+func (le *LookupEnricher) Enrich(ctx context.Context, e *relaykit.Event) error {
+	_, err := le.apply(ctx, e)
+	return err
+}
+
+// apply enriches e and reports whether it wrote the value.
+func (le *LookupEnricher) apply(ctx context.Context, e *relaykit.Event) (bool, error) {
+	le.n.events.add()
+	var key []byte
+	var ok bool
+	if le.src.json.keys == nil {
+		key, ok = le.src.input(e)
+	} else {
+		bp := keyBufs.Get().(*[]byte)
+		defer func() { keyBufs.Put(bp) }()
+		*bp, ok = le.src.appendKey((*bp)[:0], e)
+		key = *bp
+	}
+	if !ok || len(key) == 0 {
+		le.n.noInput.add()
+		return false, nil
+	}
+	v, found, err := le.l.Get(ctx, key)
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return false, cerr
+		}
+		found = false
+	}
+	if !found {
+		le.n.noData.add()
+		if le.def != "" {
+			e.SetFieldString(le.target, le.def)
+		}
+		return false, nil
+	}
+	e.SetField(le.target, v)
+	le.n.enriched.add()
+	return true, nil
+}
+
+// Apply is [LookupEnricher.Enrich] with a background context, reporting
+// whether the event got a value: the pipeline form.
+func (le *LookupEnricher) Apply(e *relaykit.Event) bool {
+	ok, _ := le.apply(context.Background(), e)
+	return ok
+}
+
+// Stats returns a snapshot of the counters. Lookup errors are included in
+// NoData.
+func (le *LookupEnricher) Stats() EnricherStats { return le.n.stats() }
+
+var _ Enricher = (*LookupEnricher)(nil)

@@ -1,0 +1,401 @@
+package enrich
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/oschwald/maxminddb-golang/v2"
+)
+
+// GeoConfig configures [OpenGeoIP]. At least one of CityPath and ASNPath
+// must be set.
+type GeoConfig struct {
+	// CityPath is the path of a City database (GeoLite2-City or
+	// GeoIP2-City; a Country edition works too and fills only the country
+	// fields). Empty means no location data.
+	CityPath string
+	// ASNPath is the path of an ASN database (GeoLite2-ASN). Empty means no
+	// AS data.
+	ASNPath string
+	// CheckInterval is how often [GeoIP.Run] checks the files for a change
+	// (modification time, size or identity) and reloads them. Zero means
+	// one minute.
+	CheckInterval time.Duration
+	// StringCacheSlots is the number of slots of the per-database table
+	// that keeps decoded strings (names, codes) by their offset in the
+	// database, so repeated strings cost no allocation. It is rounded up to
+	// a power of two. Zero means 65536 (about 0.5 MiB of slots plus the
+	// strings); negative disables the table.
+	StringCacheSlots int
+	// RecordCacheSlots is the number of slots of the per-database table
+	// that keeps decoded records by their offset in the database (many
+	// networks share one record), so a repeated record is not decoded
+	// again. It is rounded up to a power of two. Zero means 16384;
+	// negative disables the table.
+	RecordCacheSlots int
+	// Logger receives reload events (state changes only, never per
+	// lookup). Nil means no logging.
+	Logger *slog.Logger
+}
+
+// GeoRecord holds the fields of a lookup that this package decodes: the
+// country, first subdivision and city (English names), location, and
+// autonomous system. A field that the databases lack is empty (zero).
+type GeoRecord struct {
+	// CountryISO is the ISO 3166-1 alpha-2 country code, e.g. "DE".
+	CountryISO string
+	// CountryName is the English country name, e.g. "Germany".
+	CountryName string
+	// Subdivision is the English name of the first (largest) subdivision,
+	// e.g. a state or region.
+	Subdivision string
+	// SubdivisionISO is the ISO 3166-2 code of the first subdivision,
+	// without the country prefix, e.g. "BE".
+	SubdivisionISO string
+	// City is the English city name.
+	City string
+	// Latitude and Longitude are the approximate location in degrees
+	// (WGS 84), valid when HasLocation is true.
+	Latitude, Longitude float64
+	// HasLocation reports whether the record has a location.
+	HasLocation bool
+	// ASN is the autonomous system number; zero means unknown.
+	ASN uint32
+	// ASOrg is the organisation of the autonomous system.
+	ASOrg string
+}
+
+// GeoStats is a snapshot of a [GeoIP]'s counters.
+type GeoStats struct {
+	// Lookups is the number of [GeoIP.Lookup] calls.
+	Lookups uint64
+	// Found is the number of lookups that found a record in at least one
+	// database.
+	Found uint64
+	// Errors is the number of lookups that failed (a corrupt database);
+	// they return no data.
+	Errors uint64
+	// Reloads is the number of successful reloads of a database file.
+	Reloads uint64
+	// ReloadErrors is the number of reloads that failed; the previous
+	// database stays in use.
+	ReloadErrors uint64
+	// CityBuildTime and ASNBuildTime are the build times of the databases
+	// in use (from their metadata); zero when not configured.
+	CityBuildTime, ASNBuildTime time.Time
+}
+
+// GeoIP looks up IP addresses in MaxMind DB files: a City database, an ASN
+// database, or both.
+//
+// Lookups are lock-free and safe for concurrent use by multiple goroutines.
+// A reload (see [GeoIP.Reload] and [GeoIP.Run]) opens the changed file as a
+// new reader and swaps it in atomically; lookups already running finish on
+// the old reader, whose memory map is released by the Go runtime once no
+// lookup references it any more.
+type GeoIP struct {
+	cfg GeoConfig
+	log *slog.Logger
+	cur atomic.Pointer[geoDBs]
+
+	reloadMu sync.Mutex // serialises Reload and Close
+	closed   atomic.Bool
+
+	lookups, found stripedCounter
+	errors         atomic.Uint64
+	reloads        atomic.Uint64
+	reloadErrors   atomic.Uint64
+}
+
+// geoDBs is the immutable set of open databases.
+type geoDBs struct {
+	city, asn *geoFile
+}
+
+// geoFile is one open database file.
+type geoFile struct {
+	path   string
+	info   os.FileInfo
+	reader *maxminddb.Reader
+	strs   *stringTable
+	recs   *recordTable
+	build  time.Time
+}
+
+// Database kinds, from the metadata's database_type.
+const (
+	kindCity = iota
+	kindASN
+)
+
+// OpenGeoIP opens the databases named by cfg. The error wraps
+// [ErrInvalidConfig] for a bad configuration, or says which file could not
+// be opened or has the wrong type.
+func OpenGeoIP(cfg GeoConfig) (*GeoIP, error) {
+	if cfg.CityPath == "" && cfg.ASNPath == "" {
+		return nil, fmt.Errorf("%w: GeoIP needs a CityPath or an ASNPath", ErrInvalidConfig)
+	}
+	if cfg.CheckInterval < 0 {
+		return nil, fmt.Errorf("%w: GeoIP CheckInterval %v < 0", ErrInvalidConfig, cfg.CheckInterval)
+	}
+	if cfg.CheckInterval == 0 {
+		cfg.CheckInterval = time.Minute
+	}
+	if cfg.StringCacheSlots == 0 {
+		cfg.StringCacheSlots = 1 << 16
+	}
+	if cfg.RecordCacheSlots == 0 {
+		cfg.RecordCacheSlots = 1 << 14
+	}
+	g := &GeoIP{cfg: cfg, log: cfg.Logger}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	dbs := &geoDBs{}
+	var err error
+	if cfg.CityPath != "" {
+		if dbs.city, err = g.open(cfg.CityPath, kindCity); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.ASNPath != "" {
+		if dbs.asn, err = g.open(cfg.ASNPath, kindASN); err != nil {
+			return nil, err
+		}
+	}
+	g.cur.Store(dbs)
+	return g, nil
+}
+
+// open opens one database file and checks its type.
+func (g *GeoIP) open(path string, kind int) (*geoFile, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("enrich: open GeoIP database: %w", err)
+	}
+	r, err := maxminddb.Open(path, maxminddb.DisableStringCache())
+	if err != nil {
+		return nil, fmt.Errorf("enrich: open GeoIP database %s: %w", path, err)
+	}
+	t := r.Metadata.DatabaseType
+	switch kind {
+	case kindCity:
+		if !strings.Contains(t, "City") && !strings.Contains(t, "Country") && !strings.Contains(t, "Enterprise") {
+			_ = r.Close()
+			return nil, fmt.Errorf("enrich: %s is a %q database, want a City or Country edition", path, t)
+		}
+	case kindASN:
+		if !strings.Contains(t, "ASN") && !strings.Contains(t, "ISP") {
+			_ = r.Close()
+			return nil, fmt.Errorf("enrich: %s is a %q database, want an ASN edition", path, t)
+		}
+	}
+	return &geoFile{
+		path:   path,
+		info:   info,
+		reader: r,
+		strs:   newStringTable(g.cfg.StringCacheSlots),
+		recs:   newRecordTable(g.cfg.RecordCacheSlots),
+		build:  r.Metadata.BuildTime(),
+	}, nil
+}
+
+// Lookup returns what the databases hold for ip and whether any of them
+// has a record for it. It does not allocate once the string table is warm
+// and takes no lock. After [GeoIP.Close] it returns false.
+func (g *GeoIP) Lookup(ip netip.Addr) (GeoRecord, bool) {
+	var rec GeoRecord
+	ok := g.LookupTo(ip, &rec)
+	return rec, ok
+}
+
+// LookupTo is [GeoIP.Lookup] writing into *rec, which it first resets.
+func (g *GeoIP) LookupTo(ip netip.Addr, rec *GeoRecord) bool {
+	*rec = GeoRecord{}
+	g.lookups.add()
+	dbs := g.cur.Load()
+	if dbs == nil || !ip.IsValid() {
+		return false
+	}
+	ip = ip.Unmap()
+	found := false
+	if f := dbs.city; f != nil {
+		ok, err := f.lookup(ip, kindCity, rec)
+		if err != nil {
+			g.errors.Add(1)
+		}
+		found = found || ok
+	}
+	if f := dbs.asn; f != nil {
+		ok, err := f.lookup(ip, kindASN, rec)
+		if err != nil {
+			g.errors.Add(1)
+		}
+		found = found || ok
+	}
+	if found {
+		g.found.add()
+	}
+	return found
+}
+
+// lookup fills the part of rec that this file's kind provides.
+func (f *geoFile) lookup(ip netip.Addr, kind int, rec *GeoRecord) (bool, error) {
+	res := f.reader.Lookup(ip)
+	if err := res.Err(); err != nil {
+		return false, err
+	}
+	if !res.Found() {
+		return false, nil
+	}
+	off := res.Offset()
+	if f.recs != nil {
+		if e := f.recs.get(off); e != nil {
+			mergeRecord(rec, &e.rec, kind)
+			return true, nil
+		}
+	}
+	d := getDecoder()
+	defer putDecoder(d)
+	d.kind = kind
+	d.strs = f.strs
+	if err := res.Decode(d); err != nil {
+		return false, err
+	}
+	if f.recs != nil {
+		f.recs.put(off, &d.rec)
+	}
+	mergeRecord(rec, &d.rec, kind)
+	return true, nil
+}
+
+// mergeRecord copies the fields of kind from src to dst.
+func mergeRecord(dst, src *GeoRecord, kind int) {
+	if kind == kindASN {
+		dst.ASN = src.ASN
+		dst.ASOrg = src.ASOrg
+		return
+	}
+	asn, org := dst.ASN, dst.ASOrg
+	*dst = *src
+	dst.ASN, dst.ASOrg = asn, org
+}
+
+// Reload checks each database file for a change (modification time, size
+// or identity, as when a new file is renamed over the old one) and reopens
+// the changed ones. It reports whether it swapped in a new database. On
+// error the previous databases stay in use. Reload is safe to call
+// concurrently with lookups and with itself.
+//
+// Replace database files by renaming a complete new file over the old one
+// (as geoipupdate does); a file rewritten in place is memory-mapped and its
+// readers could see a half-written database.
+func (g *GeoIP) Reload() (bool, error) {
+	g.reloadMu.Lock()
+	defer g.reloadMu.Unlock()
+	if g.closed.Load() {
+		return false, ErrClosed
+	}
+	old := g.cur.Load()
+	next := *old
+	changed := false
+	var errs []error
+	reload := func(f **geoFile, kind int) {
+		if *f == nil {
+			return
+		}
+		info, err := os.Stat((*f).path)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("enrich: check GeoIP database: %w", err))
+			return
+		}
+		if sameFile((*f).info, info) {
+			return
+		}
+		nf, err := g.open((*f).path, kind)
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		g.log.Info("enrich: GeoIP database reloaded", "path", nf.path,
+			"type", nf.reader.Metadata.DatabaseType, "build_time", nf.build)
+		*f = nf
+		changed = true
+	}
+	reload(&next.city, kindCity)
+	reload(&next.asn, kindASN)
+	if changed {
+		g.cur.Store(&next)
+		g.reloads.Add(1)
+	}
+	if err := errors.Join(errs...); err != nil {
+		g.reloadErrors.Add(1)
+		g.log.Warn("enrich: GeoIP reload failed, keeping the previous database", "error", err)
+		return changed, err
+	}
+	return changed, nil
+}
+
+// sameFile reports whether a and b describe the same unchanged file.
+func sameFile(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
+// Run checks the files for changes every CheckInterval and reloads them,
+// until ctx is done; then it returns nil. Reload errors are counted and
+// logged, and the previous databases stay in use. Run starts no goroutine;
+// run it in one you own (e.g. under errgroup). Without Run, call
+// [GeoIP.Reload] when you know the files changed.
+func (g *GeoIP) Run(ctx context.Context) error {
+	t := time.NewTicker(g.cfg.CheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if _, err := g.Reload(); errors.Is(err, ErrClosed) {
+				return nil
+			}
+		}
+	}
+}
+
+// Stats returns a snapshot of the counters.
+func (g *GeoIP) Stats() GeoStats {
+	s := GeoStats{
+		Lookups:      g.lookups.load(),
+		Found:        g.found.load(),
+		Errors:       g.errors.Load(),
+		Reloads:      g.reloads.Load(),
+		ReloadErrors: g.reloadErrors.Load(),
+	}
+	if dbs := g.cur.Load(); dbs != nil {
+		if dbs.city != nil {
+			s.CityBuildTime = dbs.city.build
+		}
+		if dbs.asn != nil {
+			s.ASNBuildTime = dbs.asn.build
+		}
+	}
+	return s
+}
+
+// Close stops lookups: later ones find nothing, and Reload returns
+// [ErrClosed]. The memory maps are released by the Go runtime once lookups
+// still running have finished. Close is idempotent and returns nil.
+func (g *GeoIP) Close() error {
+	g.reloadMu.Lock()
+	defer g.reloadMu.Unlock()
+	g.closed.Store(true)
+	g.cur.Store(nil)
+	return nil
+}
