@@ -11,6 +11,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	github.com/valyala/fastjson v1.6.10
 	go.uber.org/goleak v1.3.0
+	golang.org/x/net v0.47.0
 	golang.org/x/sync v0.22.0
 )
 

@@ -1,0 +1,646 @@
+package forward
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
+
+	"github.com/relaykit/relaykit"
+)
+
+// ErrSyslogClosed is returned (wrapped in a [*SendError]) by [Syslog.Send]
+// after [Syslog.Close].
+var ErrSyslogClosed = errors.New("forward: syslog sink closed")
+
+// SyslogConfig configures a [Syslog] sink. The zero value of every field
+// except Address is a documented default.
+type SyslogConfig struct {
+	// Name names the destination in errors, failures and logs. Zero means
+	// "syslog".
+	Name string
+	// Network is the transport: "tcp" (RFC 6587), "tls" (RFC 5425) or
+	// "udp" (RFC 5426); "tcp4", "tcp6", "udp4" and "udp6" pin the address
+	// family. Zero means "tcp".
+	Network string
+	// Address is the receiver's host:port. Required.
+	Address string
+
+	// Format is the message format. Zero means [SyslogRFC5424].
+	Format SyslogFormat
+	// Framing delimits messages on tcp and tls. Zero means
+	// [SyslogOctetCounting]. It is ignored for udp.
+	Framing SyslogFraming
+
+	// DefaultPriority is the PRI (facility*8 + severity, 0-191) of events
+	// without [relaykit.FlagPriority]. Zero means 13 (user.notice); PRI 0
+	// (kern.emerg) cannot be the default.
+	DefaultPriority uint8
+	// Hostname is the HOSTNAME of events with an empty Host. Zero means the
+	// local host name (os.Hostname at construction), or "-" if unknown.
+	Hostname string
+	// AppName is the APP-NAME (RFC 3164 TAG) of events with an empty
+	// Source. Zero means the NILVALUE "-".
+	AppName string
+	// ProcIDField names the event field whose value becomes PROCID. Zero,
+	// or a missing field, means "-".
+	ProcIDField string
+	// MsgIDField names the event field whose value becomes MSGID (RFC 5424
+	// only). Zero, or a missing field, means "-".
+	MsgIDField string
+	// StructuredData lists the event fields sent as SD-PARAMs of one
+	// SD-ELEMENT (RFC 5424 only), in this order; fields missing from an
+	// event are left out. Each must be a valid SD-NAME (1-32 printable
+	// ASCII characters except '=', ' ', ']' and '"'). Zero means no
+	// structured data ("-").
+	StructuredData []string
+	// SDID is the SD-ID of that element: an IANA-registered name or
+	// name@<private enterprise number>. Zero means "relaykit@32473" (32473
+	// is the enterprise number reserved for documentation, RFC 5612).
+	SDID string
+
+	// MaxMessageSize is the largest message, in bytes without framing; a
+	// longer one is cut to this size (the MSG part is cut first) and
+	// counted in [SyslogStats.Truncated]. Zero means 2048 for udp (RFC 5426
+	// recommends receivers accept 2048) and 65536 for tcp and tls. Values
+	// below 480 are rejected (the minimum RFC 5426 requires).
+	MaxMessageSize int
+
+	// TLSConfig configures tls. Nil means a default configuration that
+	// verifies the receiver's certificate against the system roots for the
+	// host in Address. Set RootCAs for a private CA and Certificates for a
+	// client certificate. The config is cloned; ServerName is filled from
+	// Address when empty.
+	TLSConfig *tls.Config
+	// SendBuffer is SO_SNDBUF of the socket, in bytes. Zero means the
+	// operating system's default. Raise it for high-rate udp.
+	SendBuffer int
+	// DialTimeout bounds each connection attempt, TLS handshake included.
+	// Zero means 10 s.
+	DialTimeout time.Duration
+	// WriteTimeout bounds each write of a batch. Zero means 30 s.
+	WriteTimeout time.Duration
+
+	// MaxRetries is how many times a batch is retried on a new connection
+	// after a failed dial or write, before it is handed to OnFailure with
+	// [ReasonRetriesExhausted]. Zero means 5; negative means no retry.
+	MaxRetries int
+	// BackoffMin is the wait before the first retry; each retry doubles it
+	// (with jitter of up to 50%) up to BackoffMax. Zero means 100 ms.
+	BackoffMin time.Duration
+	// BackoffMax caps the wait between retries. Zero means 10 s.
+	BackoffMax time.Duration
+
+	// OnFailure receives every event the sink gives up on, with the reason,
+	// exactly once. Nil means such events are counted in
+	// [SyslogStats.Failed] and reported by Send's error instead.
+	OnFailure FailureFunc
+	// Logger receives connection state changes (connected, lost, failed),
+	// never per-event messages. Nil means no logging.
+	Logger *slog.Logger
+}
+
+// SyslogStats is a snapshot of a [Syslog] sink's counters, all cumulative
+// since construction.
+type SyslogStats struct {
+	Events      int64 // events written to a healthy connection
+	Bytes       int64 // bytes written, framing included
+	Batches     int64 // batches written completely
+	Truncated   int64 // messages cut at MaxMessageSize
+	Failed      int64 // events handed to OnFailure (or reported by Send's error)
+	Retries     int64 // batch retries after a dial or write error
+	Dials       int64 // connections established
+	DialErrors  int64 // failed connection attempts
+	WriteErrors int64 // failed writes (the connection was discarded)
+	Connected   bool  // whether a connection is currently open
+}
+
+// Syslog is a [relaykit.Sink] that sends events as syslog messages (RFC 5424
+// or RFC 3164) over TCP with octet counting (RFC 6587), TLS (RFC 5425) or UDP
+// (RFC 5426).
+//
+// # Batches and connections
+//
+// Send formats the whole batch into one reused buffer and writes it with one
+// write call on tcp and tls, or with batched datagram sends (sendmmsg on
+// Linux) on udp, one message per datagram. The sink keeps one connection
+// and opens it lazily; Send calls are serialised, so messages leave in the
+// order of the batches and of the events within each batch.
+//
+// # Delivery
+//
+// Each event is either written to a connection that accepted the write, or
+// handed to OnFailure: none is half-sent and forgotten. On a dial or write
+// error the connection is discarded and the whole batch (on udp: the
+// datagrams not yet sent) is retried on a new connection after a backoff,
+// up to MaxRetries times. Before writing to an idle connection the sink
+// checks, without blocking, whether the receiver closed it, so a receiver
+// restart is noticed before data is written into a dead connection.
+//
+// Delivery on tcp and tls is at least once within these limits: syslog has
+// no acknowledgements, so after a failed write the part of the batch the
+// receiver did read is sent again (duplicates); and bytes the kernel
+// accepted just before the receiver vanished (a crash rather than a
+// close, or a close between the check and the write) can still be lost,
+// at most one socket send buffer. UDP is fire-and-forget: a datagram the
+// network drops is not noticed.
+//
+// A Syslog is safe for concurrent use by multiple goroutines.
+type Syslog struct {
+	dest      string
+	network   string // "tcp", "tcp4", "tcp6", "udp", "udp4", "udp6"
+	address   string
+	useTLS    bool
+	udp       bool
+	tlsConfig *tls.Config
+	enc       syslogEncoder
+	maxMsg    int
+	sendBuf   int
+	dialTO    time.Duration
+	writeTO   time.Duration
+	retries   int
+	boMin     time.Duration
+	boMax     time.Duration
+	onFailure FailureFunc
+	log       *slog.Logger
+
+	mu     sync.Mutex // serialises sends; guards the fields below
+	closed bool
+	conn   net.Conn
+	pconn  batchWriter    // udp: datagram batch writer on conn
+	buf    []byte         // formatted batch (reused)
+	ends   []int          // end offset of each message in buf (reused)
+	msgs   []ipv4.Message // udp: reused message headers
+
+	events, bytes, batches, truncated, failed atomic.Int64
+	retried, dials, dialErrors, writeErrors   atomic.Int64
+	connected                                 atomic.Bool
+}
+
+// batchWriter is the WriteBatch method shared by ipv4 and ipv6 PacketConns.
+type batchWriter interface {
+	WriteBatch(ms []ipv4.Message, flags int) (int, error)
+}
+
+// maxPooledBuf is the largest batch buffer the sink keeps between sends;
+// a larger one (from an unusually big batch) is released.
+const maxPooledBuf = 4 << 20
+
+// udpChunk is how many datagrams one WriteBatch call sends at most
+// (below Linux's UIO_MAXIOV of 1024).
+const udpChunk = 256
+
+// NewSyslog returns a Syslog sink for cfg. It does not connect: the first
+// Send does. Errors wrap [ErrInvalidConfig].
+func NewSyslog(cfg SyslogConfig) (*Syslog, error) {
+	s := &Syslog{
+		dest:      cfg.Name,
+		network:   cfg.Network,
+		address:   cfg.Address,
+		maxMsg:    cfg.MaxMessageSize,
+		sendBuf:   cfg.SendBuffer,
+		dialTO:    cfg.DialTimeout,
+		writeTO:   cfg.WriteTimeout,
+		retries:   cfg.MaxRetries,
+		boMin:     cfg.BackoffMin,
+		boMax:     cfg.BackoffMax,
+		onFailure: cfg.OnFailure,
+		log:       cfg.Logger,
+	}
+	invalid := func(format string, args ...any) error {
+		return fmt.Errorf("%w: syslog: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+	}
+	if s.dest == "" {
+		s.dest = "syslog"
+	}
+	switch s.network {
+	case "":
+		s.network = "tcp"
+	case "tcp", "tcp4", "tcp6":
+	case "tls":
+		s.network, s.useTLS = "tcp", true
+	case "udp", "udp4", "udp6":
+		s.udp = true
+	default:
+		return nil, invalid("unknown network %q (want tcp, tls or udp)", cfg.Network)
+	}
+	host, _, err := net.SplitHostPort(cfg.Address)
+	if err != nil {
+		return nil, invalid("address %q: %v", cfg.Address, err)
+	}
+	if s.useTLS {
+		if cfg.TLSConfig != nil {
+			s.tlsConfig = cfg.TLSConfig.Clone()
+		} else {
+			s.tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		if s.tlsConfig.ServerName == "" {
+			s.tlsConfig.ServerName = host
+		}
+	}
+	switch cfg.Format {
+	case SyslogRFC5424, SyslogRFC3164:
+	default:
+		return nil, invalid("unknown format %d", int(cfg.Format))
+	}
+	switch cfg.Framing {
+	case SyslogOctetCounting, SyslogNonTransparent:
+	default:
+		return nil, invalid("unknown framing %d", int(cfg.Framing))
+	}
+	if cfg.DefaultPriority > 191 {
+		return nil, invalid("default priority %d out of range 0-191", cfg.DefaultPriority)
+	}
+	if s.maxMsg == 0 {
+		s.maxMsg = 65536
+		if s.udp {
+			s.maxMsg = 2048
+		}
+	}
+	if s.maxMsg < 480 {
+		return nil, invalid("max message size %d below 480", s.maxMsg)
+	}
+	if s.udp && s.maxMsg > 65507 {
+		return nil, invalid("max message size %d above the UDP maximum 65507", s.maxMsg)
+	}
+	if s.sendBuf < 0 {
+		return nil, invalid("negative send buffer")
+	}
+	if s.dialTO < 0 || s.writeTO < 0 || s.boMin < 0 || s.boMax < 0 {
+		return nil, invalid("negative duration")
+	}
+	if s.dialTO == 0 {
+		s.dialTO = 10 * time.Second
+	}
+	if s.writeTO == 0 {
+		s.writeTO = 30 * time.Second
+	}
+	if s.retries == 0 {
+		s.retries = 5
+	} else if s.retries < 0 {
+		s.retries = 0
+	}
+	if s.boMin == 0 {
+		s.boMin = 100 * time.Millisecond
+	}
+	if s.boMax == 0 {
+		s.boMax = 10 * time.Second
+	}
+	if s.boMax < s.boMin {
+		s.boMax = s.boMin
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+
+	hostname := cfg.Hostname
+	if hostname == "" {
+		hostname, _ = os.Hostname()
+	}
+	sdID := cfg.SDID
+	if sdID == "" {
+		sdID = "relaykit@32473"
+	}
+	if len(cfg.StructuredData) > 0 && !validSDID(sdID) {
+		return nil, invalid("invalid SD-ID %q", sdID)
+	}
+	seen := make(map[string]bool, len(cfg.StructuredData))
+	for _, name := range cfg.StructuredData {
+		if !validSDName(name) {
+			return nil, invalid("structured data field %q is not a valid SD-NAME", name)
+		}
+		if seen[name] {
+			return nil, invalid("structured data field %q listed twice", name)
+		}
+		seen[name] = true
+	}
+	s.enc = syslogEncoder{
+		format:      cfg.Format,
+		defaultPRI:  cfg.DefaultPriority,
+		hostname:    []byte(hostname),
+		appName:     []byte(cfg.AppName),
+		procIDField: cfg.ProcIDField,
+		msgIDField:  cfg.MsgIDField,
+		sdID:        sdID,
+		sdFields:    append([]string(nil), cfg.StructuredData...),
+		lfFraming:   !s.udp && cfg.Framing == SyslogNonTransparent,
+	}
+	if s.enc.defaultPRI == 0 {
+		s.enc.defaultPRI = 13
+	}
+	return s, nil
+}
+
+// Send writes batch to the receiver, in order, retrying on a new connection
+// after errors as described on [Syslog]. As for the HTTP sinks, Send returns
+// nil when every event was written or handed to OnFailure; without
+// OnFailure it returns a [*SendError] saying why events were not delivered.
+// When ctx ends first (or the sink is closed), the undelivered events go to
+// OnFailure with [ReasonShutdown] and Send returns a [*SendError] wrapping
+// ctx.Err() (or [ErrSyslogClosed]). Send does not retain batch.
+func (s *Syslog) Send(ctx context.Context, batch []relaykit.Event) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return s.fail(ctx, batch, ReasonShutdown, ErrSyslogClosed)
+	}
+	s.encode(batch)
+
+	first := 0 // first message not yet written (udp)
+	var lastErr error
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			if attempt > s.retries {
+				return s.fail(ctx, batch[first:], ReasonRetriesExhausted, lastErr)
+			}
+			s.retried.Add(1)
+			if err := s.wait(ctx, attempt); err != nil {
+				return s.fail(ctx, batch[first:], ReasonShutdown, err)
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return s.fail(ctx, batch[first:], ReasonShutdown, err)
+		}
+		if err := s.connect(ctx); err != nil {
+			if ctx.Err() != nil {
+				return s.fail(ctx, batch[first:], ReasonShutdown, ctx.Err())
+			}
+			lastErr = err
+			continue
+		}
+		var err error
+		if s.udp {
+			var n int
+			n, err = s.writeDatagrams(first)
+			first += n
+		} else {
+			err = s.writeStream()
+		}
+		if err == nil {
+			s.batches.Add(1)
+			s.shrink()
+			return nil
+		}
+		s.writeErrors.Add(1)
+		s.drop(err)
+		lastErr = err
+	}
+}
+
+// encode formats batch into s.buf, recording message ends in s.ends.
+func (s *Syslog) encode(batch []relaykit.Event) {
+	now := time.Now().UnixNano() // once per batch, for RFC 3164 events without a time
+	buf := s.buf[:0]
+	ends := s.ends[:0]
+	octets := !s.udp && !s.enc.lfFraming
+	for i := range batch {
+		start := len(buf)
+		if octets {
+			// Reserve room for the longest length prefix ("65536 " at
+			// most for maxMsg up to 99999, more for larger) and move the
+			// message down once its length is known.
+			buf = append(buf, "          "[:prefixWidth(s.maxMsg)]...)
+		}
+		msgStart := len(buf)
+		buf = s.enc.appendMessage(buf, &batch[i], now)
+		if len(buf)-msgStart > s.maxMsg {
+			buf = buf[:msgStart+s.maxMsg]
+			s.truncated.Add(1)
+		}
+		if octets {
+			n := len(buf) - msgStart
+			var p [12]byte
+			prefix := append(appendUint(p[:0], uint64(n)), ' ')
+			shift := msgStart - start - len(prefix)
+			copy(buf[start:], prefix)
+			copy(buf[start+len(prefix):], buf[msgStart:])
+			buf = buf[:len(buf)-shift]
+		} else if !s.udp {
+			buf = append(buf, '\n')
+		}
+		ends = append(ends, len(buf))
+	}
+	s.buf, s.ends = buf, ends
+}
+
+// prefixWidth is the width of the longest octet-count prefix for messages
+// of at most max bytes: the digits plus the space.
+func prefixWidth(max int) int {
+	w := 1
+	for max >= 10 {
+		max /= 10
+		w++
+	}
+	return w + 1
+}
+
+// shrink releases an oversized batch buffer.
+func (s *Syslog) shrink() {
+	if cap(s.buf) > maxPooledBuf {
+		s.buf = nil
+	}
+}
+
+// connect opens a connection if there is none or the open one was closed
+// by the receiver.
+func (s *Syslog) connect(ctx context.Context) error {
+	if s.conn != nil {
+		if s.udp || !peerClosed(s.conn) {
+			return nil
+		}
+		s.drop(errors.New("connection closed by receiver"))
+	}
+	dctx, cancel := context.WithTimeout(ctx, s.dialTO)
+	defer cancel()
+	var conn net.Conn
+	var err error
+	if s.useTLS {
+		d := tls.Dialer{NetDialer: &net.Dialer{}, Config: s.tlsConfig}
+		conn, err = d.DialContext(dctx, s.network, s.address)
+	} else {
+		var d net.Dialer
+		conn, err = d.DialContext(dctx, s.network, s.address)
+	}
+	if err != nil {
+		s.dialErrors.Add(1)
+		s.log.Warn("syslog: connect failed", "destination", s.dest, "address", s.address, "error", err)
+		return &SendError{Destination: s.dest, Code: -1, Retryable: true, Err: err}
+	}
+	if s.sendBuf > 0 {
+		if err := setWriteBuffer(conn, s.sendBuf); err != nil {
+			s.log.Warn("syslog: setting SO_SNDBUF failed", "destination", s.dest, "error", err)
+		}
+	}
+	if s.udp {
+		uc := conn.(*net.UDPConn)
+		if ra, ok := uc.RemoteAddr().(*net.UDPAddr); ok && ra.IP.To4() == nil {
+			s.pconn = ipv6.NewPacketConn(uc)
+		} else {
+			s.pconn = ipv4.NewPacketConn(uc)
+		}
+	}
+	s.conn = conn
+	s.dials.Add(1)
+	s.connected.Store(true)
+	s.log.Info("syslog: connected", "destination", s.dest, "address", s.address, "network", s.network, "tls", s.useTLS)
+	return nil
+}
+
+func setWriteBuffer(conn net.Conn, n int) error {
+	type writeBufferer interface{ SetWriteBuffer(int) error }
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn()
+	}
+	if wb, ok := conn.(writeBufferer); ok {
+		return wb.SetWriteBuffer(n)
+	}
+	return nil
+}
+
+// drop closes and forgets the current connection after err.
+func (s *Syslog) drop(err error) {
+	if s.conn == nil {
+		return
+	}
+	_ = s.conn.Close()
+	s.conn, s.pconn = nil, nil
+	s.connected.Store(false)
+	s.log.Warn("syslog: connection lost", "destination", s.dest, "address", s.address, "error", err)
+}
+
+// writeStream writes the whole formatted batch with one write call.
+func (s *Syslog) writeStream() error {
+	_ = s.conn.SetWriteDeadline(time.Now().Add(s.writeTO))
+	n, err := s.conn.Write(s.buf)
+	if err != nil {
+		return &SendError{Destination: s.dest, Code: -1, Retryable: true, Err: err}
+	}
+	s.events.Add(int64(len(s.ends)))
+	s.bytes.Add(int64(n))
+	return nil
+}
+
+// writeDatagrams sends the messages from index first on, one per datagram,
+// and returns how many it sent.
+func (s *Syslog) writeDatagrams(first int) (int, error) {
+	_ = s.conn.SetWriteDeadline(time.Now().Add(s.writeTO))
+	sent := 0
+	for i := first; i < len(s.ends); {
+		n := min(len(s.ends)-i, udpChunk)
+		if cap(s.msgs) < n {
+			s.msgs = make([]ipv4.Message, udpChunk)
+			for j := range s.msgs {
+				s.msgs[j].Buffers = make([][]byte, 1)
+			}
+		}
+		msgs := s.msgs[:n]
+		for j := range msgs {
+			start := 0
+			if i+j > 0 {
+				start = s.ends[i+j-1]
+			}
+			msgs[j].Buffers[0] = s.buf[start:s.ends[i+j]]
+		}
+		w, err := s.pconn.WriteBatch(msgs, 0)
+		for j := range msgs {
+			msgs[j].Buffers[0] = nil
+		}
+		if w > 0 {
+			s.events.Add(int64(w))
+			end := s.ends[i+w-1]
+			start := 0
+			if i > 0 {
+				start = s.ends[i-1]
+			}
+			s.bytes.Add(int64(end - start))
+		}
+		sent += w
+		i += w
+		if err != nil {
+			return sent, &SendError{Destination: s.dest, Code: -1, Retryable: true, Err: err}
+		}
+	}
+	return sent, nil
+}
+
+// wait sleeps before retry attempt (1-based), honouring ctx.
+func (s *Syslog) wait(ctx context.Context, attempt int) error {
+	d := s.boMin
+	for i := 1; i < attempt && d < s.boMax; i++ {
+		d *= 2
+	}
+	d = min(d, s.boMax)
+	d -= rand.N(d/2 + 1) // up to 50% jitter
+	return sleep(ctx, d)
+}
+
+// fail accounts for undelivered events and returns Send's error: nil when
+// OnFailure took them, except at shutdown (ctx ended, sink closed).
+func (s *Syslog) fail(ctx context.Context, events []relaykit.Event, reason string, err error) error {
+	s.failed.Add(int64(len(events)))
+	if err == nil {
+		err = errors.New(reason)
+	}
+	var se *SendError
+	if !errors.As(err, &se) {
+		se = &SendError{Destination: s.dest, Code: -1, Retryable: reason != ReasonShutdown, Err: err}
+	}
+	if s.onFailure == nil {
+		return se
+	}
+	s.onFailure(context.WithoutCancel(ctx), Failure{Destination: s.dest, Events: events, Reason: reason, Err: se})
+	if reason == ReasonShutdown {
+		return se
+	}
+	return nil
+}
+
+// Stats returns a snapshot of the sink's counters.
+func (s *Syslog) Stats() SyslogStats {
+	return SyslogStats{
+		Events:      s.events.Load(),
+		Bytes:       s.bytes.Load(),
+		Batches:     s.batches.Load(),
+		Truncated:   s.truncated.Load(),
+		Failed:      s.failed.Load(),
+		Retries:     s.retried.Load(),
+		Dials:       s.dials.Load(),
+		DialErrors:  s.dialErrors.Load(),
+		WriteErrors: s.writeErrors.Load(),
+		Connected:   s.connected.Load(),
+	}
+}
+
+// Close closes the connection, waiting for a Send in progress to finish.
+// Later Sends fail with [ErrSyslogClosed]. Close is idempotent and returns
+// nil after the first call.
+func (s *Syslog) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var err error
+	if s.conn != nil {
+		err = s.conn.Close()
+		s.conn, s.pconn = nil, nil
+		s.connected.Store(false)
+	}
+	return err
+}
+
+var _ relaykit.Sink = (*Syslog)(nil)

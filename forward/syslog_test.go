@@ -1,0 +1,445 @@
+package forward_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/forward"
+)
+
+// failureLog records what a sink hands to its FailureFunc.
+type failureLog struct {
+	mu       sync.Mutex
+	events   []relaykit.Event
+	reasons  []string
+	errs     []error
+	messages []string
+}
+
+func (f *failureLog) fn(_ context.Context, fl forward.Failure) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range fl.Events {
+		f.events = append(f.events, fl.Events[i].Clone())
+		f.reasons = append(f.reasons, fl.Reason)
+	}
+	f.errs = append(f.errs, fl.Err)
+	if fl.Err != nil {
+		f.messages = append(f.messages, fl.Err.Error())
+	}
+}
+
+func (f *failureLog) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.events)
+}
+
+// syslogEvent returns event i of connection conn, with characters that
+// need care in every part.
+func syslogEvent(conn string, i int) relaykit.Event {
+	var e relaykit.Event
+	e.Time = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC).UnixNano() + int64(i)*1000
+	e.Host = []byte("host-" + conn)
+	e.Source = []byte("app")
+	e.SetPriority(uint8(i%24), uint8(i%8))
+	e.SetFieldString("pid", strconv.Itoa(i))
+	e.SetFieldString("msgid", "ID"+strconv.Itoa(i%3))
+	e.SetFieldString("user", `q"b\s]e`)
+	e.Raw = fmt.Appendf(nil, "message %s %d üñí \"quotes\" [brackets] = %s", conn, i, strings.Repeat("x", i%50))
+	return e
+}
+
+// syslogNGLine is the line syslog-ng's template writes for syslogEvent.
+func syslogNGLine(conn string, i int, rfc3164 bool) string {
+	e := syslogEvent(conn, i)
+	if rfc3164 {
+		return fmt.Sprintf("%d host-%s app %d   %s", e.Priority, conn, i, e.Raw)
+	}
+	return fmt.Sprintf(`%d host-%s app %d ID%d [relaykit@32473 user="q\"b\\s\]e"] %s`, e.Priority, conn, i, i%3, e.Raw)
+}
+
+func syslogCfg(network string, port int) forward.SyslogConfig {
+	return forward.SyslogConfig{
+		Network:        network,
+		Address:        fmt.Sprintf("127.0.0.1:%d", port),
+		ProcIDField:    "pid",
+		MsgIDField:     "msgid",
+		StructuredData: []string{"user"},
+		BackoffMin:     5 * time.Millisecond,
+		BackoffMax:     50 * time.Millisecond,
+	}
+}
+
+func TestSyslogNGDelivery(t *testing.T) {
+	ng := startSyslogNG(t)
+	tests := []struct {
+		name    string
+		cfg     forward.SyslogConfig
+		file    string
+		batches int
+		perWait bool // wait for each batch to arrive (udp: bounded receive buffer)
+		rfc3164 bool
+	}{
+		{name: "tcp", cfg: syslogCfg("tcp", ng.tcpPort), file: "tcp.log", batches: 20},
+		{name: "tls", cfg: func() forward.SyslogConfig {
+			c := syslogCfg("tls", ng.tlsPort)
+			c.TLSConfig = &tls.Config{RootCAs: ng.caPool, Certificates: []tls.Certificate{clientCert(t)}}
+			return c
+		}(), file: "tls.log", batches: 20},
+		{name: "udp", cfg: func() forward.SyslogConfig {
+			c := syslogCfg("udp", ng.udpPort)
+			c.SendBuffer = 1 << 20
+			return c
+		}(), file: "udp.log", batches: 10, perWait: true},
+		{name: "rfc3164-lf", cfg: func() forward.SyslogConfig {
+			c := syslogCfg("tcp", ng.bsdPort)
+			c.Format = forward.SyslogRFC3164
+			c.Framing = forward.SyslogNonTransparent
+			return c
+		}(), file: "bsd.log", batches: 20, rfc3164: true},
+	}
+	const perBatch = 50
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var failures failureLog
+			cfg := tt.cfg
+			cfg.OnFailure = failures.fn
+			sink, err := forward.NewSyslog(cfg)
+			require.NoError(t, err)
+			defer sink.Close()
+			batch := make([]relaykit.Event, perBatch)
+			for b := range tt.batches {
+				for i := range batch {
+					batch[i] = syslogEvent(tt.name, b*perBatch+i)
+				}
+				require.NoError(t, sink.Send(t.Context(), batch))
+				if tt.perWait {
+					require.Len(t, ng.waitLines(tt.file, (b+1)*perBatch), (b+1)*perBatch)
+				}
+			}
+			n := tt.batches * perBatch
+			lines := ng.waitLines(tt.file, n)
+			require.Len(t, lines, n)
+			for i, line := range lines {
+				assert.Equal(t, syslogNGLine(tt.name, i, tt.rfc3164), line, "line %d", i)
+			}
+			st := sink.Stats()
+			assert.Equal(t, int64(n), st.Events)
+			assert.Equal(t, int64(tt.batches), st.Batches)
+			assert.Equal(t, int64(1), st.Dials)
+			assert.Zero(t, st.Failed)
+			assert.Zero(t, failures.count())
+		})
+	}
+}
+
+func TestSyslogNGRestart(t *testing.T) {
+	ng := startSyslogNG(t)
+	for _, tt := range []struct {
+		name, file string
+		cfg        forward.SyslogConfig
+	}{
+		{"tcp", "tcp.log", syslogCfg("tcp", ng.tcpPort)},
+		{"tls", "tls.log", func() forward.SyslogConfig {
+			c := syslogCfg("tls", ng.tlsPort)
+			c.TLSConfig = &tls.Config{RootCAs: ng.caPool}
+			return c
+		}()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var failures failureLog
+			cfg := tt.cfg
+			cfg.OnFailure = failures.fn
+			cfg.MaxRetries = 1000 // keep retrying until the receiver is back
+			sink, err := forward.NewSyslog(cfg)
+			require.NoError(t, err)
+			defer sink.Close()
+			send := func(from, n int) error {
+				batch := make([]relaykit.Event, n)
+				for i := range batch {
+					batch[i] = syslogEvent(tt.name, from+i)
+				}
+				return sink.Send(t.Context(), batch)
+			}
+			require.NoError(t, send(0, 100))
+			require.Len(t, ng.waitLines(tt.file, 100), 100)
+
+			ng.stop()
+			done := make(chan error, 1)
+			go func() { done <- send(100, 100) }()
+			require.Eventually(t, func() bool { return sink.Stats().DialErrors > 0 }, 10*time.Second, 5*time.Millisecond,
+				"the sink should notice the receiver is gone and fail to reconnect")
+			ng.start()
+			require.NoError(t, <-done)
+			require.NoError(t, send(200, 100))
+
+			lines := ng.waitLines(tt.file, 300)
+			require.Len(t, lines, 300)
+			for i, line := range lines {
+				assert.Equal(t, syslogNGLine(tt.name, i, false), line, "line %d", i)
+			}
+			st := sink.Stats()
+			assert.Equal(t, int64(2), st.Dials)
+			assert.Equal(t, int64(300), st.Events)
+			assert.Zero(t, st.Failed)
+			assert.Zero(t, failures.count())
+		})
+	}
+}
+
+func TestSyslogTLSVerifiesByDefault(t *testing.T) {
+	ng := startSyslogNG(t)
+	var failures failureLog
+	cfg := syslogCfg("tls", ng.tlsPort)
+	cfg.MaxRetries = -1
+	cfg.OnFailure = failures.fn
+	sink, err := forward.NewSyslog(cfg)
+	require.NoError(t, err)
+	defer sink.Close()
+	batch := []relaykit.Event{syslogEvent("x", 0), syslogEvent("x", 1)}
+	require.NoError(t, sink.Send(t.Context(), batch), "the events went to OnFailure")
+	require.Equal(t, 2, failures.count())
+	var se *forward.SendError
+	require.ErrorAs(t, failures.errs[0], &se)
+	var uae x509.UnknownAuthorityError
+	assert.ErrorAs(t, failures.errs[0], &uae)
+	assert.Equal(t, []string{forward.ReasonRetriesExhausted, forward.ReasonRetriesExhausted}, failures.reasons)
+	assert.Equal(t, int64(2), sink.Stats().Failed)
+	assert.Equal(t, int64(0), sink.Stats().Events)
+}
+
+// readFrames reads octet-counted frames from r until EOF.
+func readFrames(t *testing.T, r io.Reader) []string {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var frames []string
+	for {
+		lenStr, err := br.ReadString(' ')
+		if err != nil {
+			return frames
+		}
+		n, err := strconv.Atoi(strings.TrimSuffix(lenStr, " "))
+		require.NoError(t, err)
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(br, buf); err != nil {
+			return frames
+		}
+		frames = append(frames, string(buf))
+	}
+}
+
+func TestSyslogWriteErrorResendsWholeBatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends a 40 MB batch")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	second := make(chan []string, 1)
+	go func() {
+		// First connection: read a little, then reset it mid-batch.
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		_, _ = io.ReadFull(c, make([]byte, 1000))
+		_ = c.(*net.TCPConn).SetLinger(0)
+		_ = c.Close()
+		// Second connection: read everything until the sink closes.
+		c, err = l.Accept()
+		if err != nil {
+			return
+		}
+		second <- readFrames(t, c)
+		_ = c.Close()
+	}()
+	var failures failureLog
+	cfg := forward.SyslogConfig{Address: l.Addr().String(), OnFailure: failures.fn, BackoffMin: time.Millisecond}
+	sink, err := forward.NewSyslog(cfg)
+	require.NoError(t, err)
+	const n = 100_000
+	batch := make([]relaykit.Event, n)
+	for i := range batch {
+		batch[i] = relaykit.Event{Time: 1, Host: []byte("h"), Raw: fmt.Appendf(nil, "%08d %s", i, strings.Repeat("y", 380))}
+	}
+	require.NoError(t, sink.Send(t.Context(), batch))
+	require.NoError(t, sink.Close())
+	frames := <-second
+	require.Len(t, frames, n, "the whole batch is resent on the new connection")
+	for i, f := range frames {
+		if !assert.Contains(t, f, fmt.Sprintf(" %08d ", i)) {
+			break
+		}
+	}
+	st := sink.Stats()
+	assert.Equal(t, int64(1), st.WriteErrors)
+	assert.Equal(t, int64(1), st.Retries)
+	assert.Equal(t, int64(2), st.Dials)
+	assert.Equal(t, int64(n), st.Events)
+	assert.Zero(t, failures.count())
+}
+
+func TestSyslogFraming(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		framing forward.SyslogFraming
+	}{{"octet-counting", forward.SyslogOctetCounting}, {"non-transparent", forward.SyslogNonTransparent}} {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			defer l.Close()
+			got := make(chan []byte, 1)
+			go func() {
+				c, err := l.Accept()
+				if err != nil {
+					got <- nil
+					return
+				}
+				b, _ := io.ReadAll(c)
+				got <- b
+			}()
+			sink, err := forward.NewSyslog(forward.SyslogConfig{Address: l.Addr().String(), Framing: tt.framing,
+				Hostname: "h", MaxMessageSize: 500})
+			require.NoError(t, err)
+			batch := []relaykit.Event{
+				{Raw: []byte("one\ntwo")},
+				{Raw: []byte(strings.Repeat("z", 1000))},
+			}
+			require.NoError(t, sink.Send(t.Context(), batch))
+			require.NoError(t, sink.Close())
+			b := <-got
+			long := "<13>1 - h - - - - " + strings.Repeat("z", 500-len("<13>1 - h - - - - "))
+			if tt.framing == forward.SyslogOctetCounting {
+				assert.Equal(t, "25 <13>1 - h - - - - one\ntwo500 "+long, string(b))
+			} else {
+				assert.Equal(t, "<13>1 - h - - - - one two\n"+long+"\n", string(b))
+			}
+			assert.Equal(t, int64(1), sink.Stats().Truncated)
+		})
+	}
+}
+
+func TestSyslogUDPTruncation(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer pc.Close()
+	sink, err := forward.NewSyslog(forward.SyslogConfig{Network: "udp", Address: pc.LocalAddr().String(),
+		Hostname: "h", MaxMessageSize: 480, SendBuffer: 1 << 20})
+	require.NoError(t, err)
+	defer sink.Close()
+	batch := []relaykit.Event{{Raw: []byte(strings.Repeat("a", 1000))}, {Raw: []byte("short")}}
+	require.NoError(t, sink.Send(t.Context(), batch))
+	buf := make([]byte, 2000)
+	require.NoError(t, pc.SetReadDeadline(time.Now().Add(10*time.Second)))
+	n, _, err := pc.ReadFrom(buf)
+	require.NoError(t, err)
+	assert.Equal(t, 480, n)
+	assert.Equal(t, "<13>1 - h - - - - aaa", string(buf[:21]))
+	n, _, err = pc.ReadFrom(buf)
+	require.NoError(t, err)
+	assert.Equal(t, "<13>1 - h - - - - short", string(buf[:n]))
+	st := sink.Stats()
+	assert.Equal(t, int64(1), st.Truncated)
+	assert.Equal(t, int64(2), st.Events)
+	assert.Equal(t, int64(480+23), st.Bytes)
+}
+
+func TestSyslogRetriesExhausted(t *testing.T) {
+	addr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t)) // nothing listens
+	batch := []relaykit.Event{{Raw: []byte("a")}, {Raw: []byte("b")}, {Raw: []byte("c")}}
+
+	// Without OnFailure, Send reports the failure.
+	sink, err := forward.NewSyslog(forward.SyslogConfig{Address: addr, MaxRetries: -1})
+	require.NoError(t, err)
+	err = sink.Send(t.Context(), batch)
+	var se *forward.SendError
+	require.ErrorAs(t, err, &se)
+	assert.True(t, se.Retryable)
+	assert.Equal(t, "syslog", se.Destination)
+	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
+	assert.Equal(t, int64(3), sink.Stats().Failed)
+	require.NoError(t, sink.Close())
+
+	// With OnFailure, the events go there and Send returns nil.
+	var failures failureLog
+	sink, err = forward.NewSyslog(forward.SyslogConfig{Address: addr, MaxRetries: 2, BackoffMin: time.Millisecond,
+		OnFailure: failures.fn})
+	require.NoError(t, err)
+	defer sink.Close()
+	require.NoError(t, sink.Send(t.Context(), batch))
+	require.Equal(t, 3, failures.count())
+	assert.ErrorIs(t, failures.errs[0], syscall.ECONNREFUSED)
+	for i, e := range failures.events {
+		assert.Equal(t, string(batch[i].Raw), string(e.Raw))
+	}
+	assert.Equal(t, forward.ReasonRetriesExhausted, failures.reasons[0])
+	st := sink.Stats()
+	assert.Equal(t, int64(3), st.DialErrors)
+	assert.Equal(t, int64(2), st.Retries)
+	assert.Equal(t, int64(3), st.Failed)
+}
+
+func TestSyslogShutdown(t *testing.T) {
+	addr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	t.Run("context canceled", func(t *testing.T) {
+		var failures failureLog
+		sink, err := forward.NewSyslog(forward.SyslogConfig{Address: addr, OnFailure: failures.fn})
+		require.NoError(t, err)
+		defer sink.Close()
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		err = sink.Send(ctx, []relaykit.Event{{Raw: []byte("a")}})
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, []string{forward.ReasonShutdown}, failures.reasons)
+	})
+	t.Run("closed", func(t *testing.T) {
+		var failures failureLog
+		sink, err := forward.NewSyslog(forward.SyslogConfig{Address: addr, OnFailure: failures.fn})
+		require.NoError(t, err)
+		require.NoError(t, sink.Close())
+		require.NoError(t, sink.Close(), "Close is idempotent")
+		err = sink.Send(t.Context(), []relaykit.Event{{Raw: []byte("a")}})
+		assert.ErrorIs(t, err, forward.ErrSyslogClosed)
+		assert.Equal(t, []string{forward.ReasonShutdown}, failures.reasons)
+	})
+}
+
+func TestNewSyslogInvalid(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		cfg  forward.SyslogConfig
+	}{
+		{"no address", forward.SyslogConfig{}},
+		{"bad network", forward.SyslogConfig{Network: "sctp", Address: "127.0.0.1:1"}},
+		{"bad format", forward.SyslogConfig{Address: "127.0.0.1:1", Format: 7}},
+		{"bad framing", forward.SyslogConfig{Address: "127.0.0.1:1", Framing: 7}},
+		{"priority", forward.SyslogConfig{Address: "127.0.0.1:1", DefaultPriority: 192}},
+		{"small max", forward.SyslogConfig{Address: "127.0.0.1:1", MaxMessageSize: 100}},
+		{"udp max", forward.SyslogConfig{Network: "udp", Address: "127.0.0.1:1", MaxMessageSize: 70000}},
+		{"sd name", forward.SyslogConfig{Address: "127.0.0.1:1", StructuredData: []string{"a=b"}}},
+		{"sd duplicate", forward.SyslogConfig{Address: "127.0.0.1:1", StructuredData: []string{"a", "a"}}},
+		{"sd id", forward.SyslogConfig{Address: "127.0.0.1:1", StructuredData: []string{"a"}, SDID: "x@y"}},
+		{"negative", forward.SyslogConfig{Address: "127.0.0.1:1", DialTimeout: -1}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := forward.NewSyslog(tt.cfg)
+			assert.Nil(t, s)
+			assert.ErrorIs(t, err, forward.ErrInvalidConfig)
+		})
+	}
+}
