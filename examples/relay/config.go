@@ -105,17 +105,36 @@ type RouteConfig struct {
 	Destinations []string     `yaml:"destinations"`
 }
 
-// StepConfig is one pipeline function.
+// StepConfig is one pipeline function. Type selects which fields apply:
+//
+//	set:        field, value
+//	rename:     field, to
+//	remove:     field
+//	mask:       field (empty: message), pattern, replace
+//	drop:       field (empty: message), pattern
+//	sample:     n (keep one in n)
+//	parse_json: field (empty: message), prefix
+//	geoip:      city_db and/or asn_db, field or json_path (where the IP is), prefix
+//	lookup:     memcached (servers) or csv (file of key,value), field or json_path (the key),
+//	            target, default, timeout, cache_ttl
 type StepConfig struct {
-	Type    string `yaml:"type"` // set, rename, remove, mask, drop, sample, parse_json, geoip, asn
-	Field   string `yaml:"field"`
-	To      string `yaml:"to"`
-	Value   string `yaml:"value"`
-	Pattern string `yaml:"pattern"`
-	Replace string `yaml:"replace"`
-	N       int    `yaml:"n"`
-	DB      string `yaml:"db"`
-	Prefix  string `yaml:"prefix"`
+	Type      string        `yaml:"type"`
+	Field     string        `yaml:"field"`
+	To        string        `yaml:"to"`
+	Value     string        `yaml:"value"`
+	Pattern   string        `yaml:"pattern"`
+	Replace   string        `yaml:"replace"`
+	N         int           `yaml:"n"`
+	Prefix    string        `yaml:"prefix"`
+	JSONPath  string        `yaml:"json_path"`
+	CityDB    string        `yaml:"city_db"`
+	ASNDB     string        `yaml:"asn_db"`
+	Memcached []string      `yaml:"memcached"`
+	CSV       string        `yaml:"csv"`
+	Target    string        `yaml:"target"`
+	Default   string        `yaml:"default"`
+	Timeout   time.Duration `yaml:"timeout"`
+	CacheTTL  time.Duration `yaml:"cache_ttl"`
 }
 
 // DestinationConfig is one destination; Type selects which fields apply.
@@ -593,8 +612,15 @@ func (s StepConfig) validate() error {
 			return errors.New("sample: n must be at least 1")
 		}
 	case "parse_json":
-	case "geoip", "asn":
-		return errors.Join(need("db", s.DB), need("field", s.Field))
+	case "geoip":
+		if s.CityDB == "" && s.ASNDB == "" {
+			return errors.New("geoip: city_db or asn_db is required")
+		}
+	case "lookup":
+		if (len(s.Memcached) == 0) == (s.CSV == "") {
+			return errors.New("lookup: exactly one of memcached and csv is required")
+		}
+		return need("target", s.Target)
 	default:
 		return fmt.Errorf("unknown step type %q", s.Type)
 	}

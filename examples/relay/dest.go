@@ -14,16 +14,14 @@ import (
 	"github.com/relaykit/relaykit/forward"
 )
 
-// spoolQueue is one destination's disk queue of failed batches.
+// spoolQueue is one destination's disk queue of failed batches
+// (storage.Spool).
 type spoolQueue interface {
-	// Append stores a copy of batch; an error means it was not stored.
+	// Append stores batch; an error means it was not stored.
 	Append(batch []relaykit.Event) error
-	// Replay hands stored batches, oldest first, to send until send fails
-	// or the queue is empty; a batch is removed once send returned nil. It
-	// returns the number of events replayed.
-	Replay(ctx context.Context, send func(ctx context.Context, batch []relaykit.Event) error) (int, error)
-	// Len is the number of events waiting.
-	Len() int64
+	// Replay hands stored batches, oldest first, to fn until fn fails or
+	// the queue is empty; a batch is removed once fn returned nil.
+	Replay(ctx context.Context, fn func(batch []relaykit.Event) error) error
 	Close() error
 }
 
@@ -127,7 +125,7 @@ func (d *destination) fail(_ context.Context, evs []relaykit.Event, reason strin
 // Events that fail again are spooled again by the failure handler (at the
 // tail), so replay never loses or duplicates a spooled event.
 func (d *destination) replay(ctx context.Context) {
-	if d.spool == nil || d.spool.Len() == 0 {
+	if d.spool == nil {
 		return
 	}
 	if !d.replayMu.TryLock() {
@@ -135,11 +133,17 @@ func (d *destination) replay(ctx context.Context) {
 	}
 	defer d.replayMu.Unlock()
 	stop := false
-	_, err := d.spool.Replay(ctx, func(ctx context.Context, b []relaykit.Event) error {
+	err := d.spool.Replay(ctx, func(b []relaykit.Event) error {
 		if stop || ctx.Err() != nil {
 			return errStopReplay
 		}
-		d.stats.replayed.Add(int64(len(b)))
+		n := int64(len(b))
+		// Batches beyond what this process spooled were left by an
+		// earlier run.
+		if waiting := d.stats.spooled.Load() - d.stats.replayed.Load() + d.stats.recovered.Load(); waiting < n {
+			d.stats.recovered.Add(n - max(waiting, 0))
+		}
+		d.stats.replayed.Add(n)
 		if !d.send(ctx, b) {
 			// Failed events were re-spooled; this batch is done with.
 			stop = true

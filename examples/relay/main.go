@@ -17,10 +17,15 @@ import (
 )
 
 func main() {
-	os.Exit(mainErr(os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := mainCtx(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
-func mainErr(args []string, stdout, stderr io.Writer) int {
+// mainCtx is main without the process: it runs until ctx ends and returns
+// the exit code.
+func mainCtx(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("relay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "YAML config `file` (default: the embedded default config)")
@@ -47,8 +52,6 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 	if *check {
 		return 0
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if err := run(ctx, cfg, *configPath, log, stderr); err != nil {
 		fmt.Fprintf(stderr, "relay: %v\n", err)
 		return 1

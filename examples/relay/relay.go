@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -13,9 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/forward"
-	"github.com/relaykit/relaykit/ringbuffer"
+	"github.com/relaykit/relaykit/pipeline"
 	"github.com/relaykit/relaykit/storage"
 )
 
@@ -28,7 +28,8 @@ type Relay struct {
 	ledger *ledger
 
 	dests   map[string]*destination
-	routes  atomic.Pointer[routeTable]
+	routes  *pipeline.Swapper
+	enrich  *enrichments
 	disp    *dispatcher
 	workers []*worker
 	udp     []*udpInput
@@ -72,15 +73,16 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		}
 		r.dests[name] = d
 	}
-	rt, err := buildRoutes(cfg.Routes, r.dests, r.ledger)
+	r.enrich = newEnrichments(log)
+	rt, err := buildRouter(cfg.Routes, r.dests, r.enrich.step, r.ledger)
 	if err != nil {
 		return nil, err
 	}
-	r.routes.Store(rt)
+	r.routes = pipeline.NewSwapper(rt)
 
 	r.disp = &dispatcher{ledger: r.ledger}
 	for i := range cfg.Workers.Count {
-		w, err := newWorker(i, cfg.Workers, r.ledger, &r.routes, cfg.ShutdownTimeout)
+		w, err := newWorker(i, cfg.Workers, r.ledger, r.routes, cfg.ShutdownTimeout)
 		if err != nil {
 			return nil, err
 		}
@@ -173,16 +175,42 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}
 		d.sink, d.closer = h, h
+	case "syslog":
+		var tc *tls.Config
+		if dc.Network == "tls" {
+			var err error
+			tc, err = forward.TLSConfig{CAFile: dc.CAFile, DangerousInsecureSkipVerify: dc.InsecureSkipVerify}.Build()
+			if err != nil {
+				return nil, fmt.Errorf("%s.ca_file: %w", field, err)
+			}
+		}
+		s, err := forward.NewSyslog(forward.SyslogConfig{
+			Name: name, Network: dc.Network, Address: dc.Address,
+			ProcIDField: fieldProcID, MsgIDField: fieldMsgID,
+			TLSConfig:    tc,
+			WriteTimeout: dc.Timeout,
+			MaxRetries:   dc.Retry.MaxAttempts - 1,
+			BackoffMin:   dc.Retry.InitialBackoff,
+			BackoffMax:   dc.Retry.MaxBackoff,
+			OnFailure:    d.onFailure,
+			Logger:       r.log.With("destination", name),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
+		d.sink, d.closer = s, s
 	default:
 		return nil, fmt.Errorf("%s.type: %q is not available in this build", field, dc.Type)
 	}
-	sp, err := openSpool(filepath.Join(r.cfg.Spool.Dir, storage.SanitizeFileName(name)), int64(r.cfg.Spool.MaxSize))
+	sp, err := storage.OpenSpool(storage.SpoolConfig{
+		Dir:      filepath.Join(r.cfg.Spool.Dir, storage.SanitizeFileName(name)),
+		MaxBytes: int64(r.cfg.Spool.MaxSize),
+	})
 	if err != nil {
 		d.closer.Close()
-		return nil, fmt.Errorf("spool for %s: %w", name, err)
+		return nil, fmt.Errorf("spool.dir for %s: %w", name, err)
 	}
 	d.spool = sp
-	d.stats.recovered.Store(sp.Len())
 	return d, nil
 }
 
@@ -222,11 +250,11 @@ func (r *Relay) ReloadRoutes(routes []RouteConfig) error {
 			}
 		}
 	}
-	rt, err := buildRoutes(routes, r.dests, r.ledger)
+	rt, err := buildRouter(routes, r.dests, r.enrich.step, r.ledger)
 	if err != nil {
 		return err
 	}
-	r.routes.Store(rt)
+	r.routes.Swap(rt)
 	r.log.Info("routes reloaded", "routes", len(routes))
 	return nil
 }
@@ -271,6 +299,8 @@ func (r *Relay) Run(ctx context.Context) error {
 			statsLoop(inCtx, r.ledger, r.cfg.StatsInterval, func(s string) { fmt.Fprintln(os.Stderr, s) })
 		})
 	}
+
+	bg.Go(func() { r.enrich.Run(bgCtx) })
 
 	var workers sync.WaitGroup
 	for _, w := range r.workers {
@@ -321,6 +351,9 @@ func (r *Relay) closeAll() error {
 	for _, d := range r.dests {
 		errs = append(errs, d.Close())
 	}
+	if r.enrich != nil {
+		errs = append(errs, r.enrich.Close())
+	}
 	if r.dlw != nil {
 		errs = append(errs, r.dlw.Close())
 	}
@@ -335,8 +368,3 @@ func (r *Relay) closeAll() error {
 	}
 	return errors.Join(errs...)
 }
-
-var (
-	_ relaykit.Sink = (*destination)(nil)
-	_               = ringbuffer.ErrClosed
-)

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/batch"
+	"github.com/relaykit/relaykit/pipeline"
 	"github.com/relaykit/relaykit/ringbuffer"
 )
 
@@ -53,10 +53,10 @@ type worker struct {
 	ring   *ringbuffer.MPSC[relaykit.Event]
 	coll   *batch.Collector[relaykit.Event]
 	ledger *ledger
-	routes *atomic.Pointer[routeTable]
+	routes *pipeline.Swapper
 }
 
-func newWorker(id int, cfg WorkersConfig, l *ledger, routes *atomic.Pointer[routeTable], drain time.Duration) (*worker, error) {
+func newWorker(id int, cfg WorkersConfig, l *ledger, routes *pipeline.Swapper, drain time.Duration) (*worker, error) {
 	ring, err := ringbuffer.NewMPSC[relaykit.Event](cfg.RingSize)
 	if err != nil {
 		return nil, fmt.Errorf("workers.ring_size: %w", err)
@@ -87,7 +87,7 @@ func newWorker(id int, cfg WorkersConfig, l *ledger, routes *atomic.Pointer[rout
 func (w *worker) flush(ctx context.Context, b []relaykit.Event) error {
 	w.ledger.queued.Add(-int64(len(b)))
 	w.ledger.routed.Add(int64(len(b)))
-	w.routes.Load().Route(ctx, b)
+	_ = w.routes.Route(ctx, b) // destinations account for failures themselves
 	return nil
 }
 
