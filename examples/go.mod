@@ -7,6 +7,7 @@ require (
 	github.com/leodido/go-syslog/v4 v4.3.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/relaykit/relaykit v0.0.0
+	github.com/stretchr/testify v1.12.1
 	github.com/valyala/fastjson v1.6.10
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/net v0.62.0

@@ -248,7 +248,9 @@ func (f *framer) delimFrame() ([]byte, bool, bool) {
 		f.start += i + 1
 		return bytes.TrimSuffix(data[:i], []byte{'\r'}), false, true
 	}
-	if len(data) >= f.max {
+	// Cut only with max+1 bytes in hand: a frame of exactly max bytes may
+	// still be followed by its delimiter.
+	if len(data) > f.max {
 		frame := data[:f.max]
 		f.start += f.max
 		f.truncated++
