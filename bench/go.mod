@@ -4,4 +4,6 @@ go 1.25.9
 
 require github.com/relaykit/relaykit v0.0.0
 
+require github.com/valyala/fastjson v1.6.4 // indirect
+
 replace github.com/relaykit/relaykit => ../

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"sort"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -34,8 +35,11 @@ type Filter struct {
 	// lits is the any-of set of required literals; empty means no
 	// prefilter. Fold literals are stored in ASCII lower case.
 	lits [][]byte
-	fold bool // lits are searched ASCII case-insensitively
-	pure bool // containing one of lits is equivalent to matching
+	// anchors holds, per literal, the offset of its rarest byte: the byte
+	// the search scans for.
+	anchors []int
+	fold    bool // lits are searched ASCII case-insensitively
+	pure    bool // containing one of lits is equivalent to matching
 	// maxLit is the length of the longest literal in lits.
 	maxLit int
 }
@@ -114,6 +118,7 @@ func compileFilter(pattern string) (*Filter, error) {
 			lowerASCII(b, b)
 		}
 		f.lits = append(f.lits, b)
+		f.anchors = append(f.anchors, rarest(b))
 		f.maxLit = max(f.maxLit, len(b))
 	}
 	if pure {
@@ -149,8 +154,8 @@ func (f *Filter) Match(b []byte) bool {
 // containsLiteral reports whether b contains one of f.lits.
 func (f *Filter) containsLiteral(b []byte) bool {
 	if !f.fold {
-		for _, l := range f.lits {
-			if bytes.Index(b, l) >= 0 {
+		for i, l := range f.lits {
+			if index(b, l, f.anchors[i]) {
 				return true
 			}
 		}
@@ -164,8 +169,8 @@ func (f *Filter) containsLiteral(b []byte) bool {
 		end := min(off+len(buf), len(b))
 		w := buf[:end-off]
 		lowerASCII(w, b[off:end])
-		for _, l := range f.lits {
-			if bytes.Index(w, l) >= 0 {
+		for i, l := range f.lits {
+			if index(w, l, f.anchors[i]) {
 				return true
 			}
 		}
@@ -174,6 +179,48 @@ func (f *Filter) containsLiteral(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// index reports whether h contains l, scanning with bytes.IndexByte for
+// l[a] (chosen as its rarest byte) and comparing around each hit.
+func index(h, l []byte, a int) bool {
+	n := len(l)
+	if n > len(h) {
+		return false
+	}
+	c := l[a]
+	last := len(h) - (n - 1 - a) // the anchor cannot sit at or after last
+	for i := a; i < last; i++ {
+		o := bytes.IndexByte(h[i:last], c)
+		if o < 0 {
+			return false
+		}
+		i += o
+		if string(h[i-a:i-a+n]) == string(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// byteRank orders bytes from most to least frequent in typical log text;
+// bytes not listed are rarer still.
+const byteRank = " etaoinsrlhdcu0123456789.:=-/pmfgwybv,_\"[]()kxjqz"
+
+// rarest returns the offset of the byte of l least frequent in log text,
+// the first of equals.
+func rarest(l []byte) int {
+	best, bestRank := 0, -1
+	for i, c := range l {
+		r := strings.IndexByte(byteRank, c)
+		if r < 0 {
+			r = len(byteRank)
+		}
+		if r > bestRank {
+			best, bestRank = i, r
+		}
+	}
+	return best
 }
 
 // lowerASCII writes src to dst with ASCII letters A-Z lower-cased; dst must
@@ -349,6 +396,13 @@ func analyze(re *syntax.Regexp) nodeInfo {
 			return nodeInfo{req: newSet(lit{s: s[:maxLitLen], fold: fold})}
 		}
 		set := newSet(lit{s: s, fold: fold})
+		if fold && !allASCIIOrbit(re.Rune) {
+			// The ASCII case-insensitive search cannot take it whole;
+			// spell out the case variants if there are few.
+			if e := expandSet(set); e != nil {
+				return nodeInfo{exact: e, req: e}
+			}
+		}
 		return nodeInfo{exact: set, req: set}
 	case syntax.OpEmptyMatch:
 		return nodeInfo{exact: newSet(lit{})}
@@ -486,13 +540,54 @@ func cross(a, b *litSet) *litSet {
 			// searched; sanitize reports the set as inexact then.
 			fold := x.fold || y.fold
 			if x.fold != y.fold && x.s != "" && y.s != "" {
-				// Record the mix so the set is not treated as exact.
+				// Exact and case-insensitive parts, as in [Ee]rror:
+				// spell out the case variants if there are few,
+				// else fall back to a case-insensitive necessary set.
+				if ea, eb := expandSet(a), expandSet(b); ea != nil && eb != nil {
+					if len(ea.lits)*len(eb.lits) <= maxSetSize {
+						return cross(ea, eb)
+					}
+				}
 				return crossMixed(a, b)
 			}
 			ls = append(ls, lit{s: x.s + y.s, fold: fold})
 		}
 	}
 	return newSet(dedup(ls)...)
+}
+
+// expandSet returns s with every fold literal replaced by its exact case
+// variants (all strings it matches under Unicode simple folding), or nil if
+// there would be more than maxSetSize.
+func expandSet(s *litSet) *litSet {
+	if !s.fold {
+		return s
+	}
+	var out []lit
+	for _, l := range s.lits {
+		if !l.fold {
+			out = append(out, l)
+			continue
+		}
+		vs := []string{""}
+		for _, r := range l.s {
+			var next []string
+			for _, v := range vs {
+				next = append(next, v+string(r))
+				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+					next = append(next, v+string(f))
+				}
+			}
+			if len(out)+len(next) > maxSetSize {
+				return nil
+			}
+			vs = next
+		}
+		for _, v := range vs {
+			out = append(out, lit{s: v})
+		}
+	}
+	return newSet(dedup(out)...)
 }
 
 // crossMixed handles a product mixing exact and fold literals: the result
@@ -533,6 +628,15 @@ func dedup(ls []lit) []lit {
 		out = append(out, l)
 	}
 	return out
+}
+
+func allASCIIOrbit(rs []rune) bool {
+	for _, r := range rs {
+		if r >= utf8.RuneSelf || !asciiOrbit(r) {
+			return false
+		}
+	}
+	return true
 }
 
 func hasLetter(rs []rune) bool {

@@ -246,11 +246,9 @@ func NewRouter(routes []Route, cfg Config) (*Router, error) {
 
 // sinkIndex returns the index of s in r.sinks, adding it if it is new.
 func (r *Router) sinkIndex(s relaykit.Sink, fallback string) int {
-	if reflect.TypeOf(s).Comparable() {
-		for i, st := range r.sinks {
-			if reflect.TypeOf(st.sink) == reflect.TypeOf(s) && st.sink == s {
-				return i
-			}
+	for i, st := range r.sinks {
+		if sameSink(st.sink, s) {
+			return i
 		}
 	}
 	name := fallback
@@ -259,6 +257,21 @@ func (r *Router) sinkIndex(s relaykit.Sink, fallback string) int {
 	}
 	r.sinks = append(r.sinks, &sinkState{name: name, sink: s})
 	return len(r.sinks) - 1
+}
+
+// sameSink reports whether a and b are the same comparable value. A value
+// whose type is comparable but holds an incomparable value (an interface
+// field holding a func) counts as different rather than panicking.
+func sameSink(a, b relaykit.Sink) (same bool) {
+	if reflect.TypeOf(a) != reflect.TypeOf(b) || !reflect.TypeOf(a).Comparable() {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
 }
 
 // Route routes a batch: for each event, in order, the routes are evaluated
