@@ -6,6 +6,7 @@ require (
 	github.com/agilira/go-timecache v1.0.3
 	github.com/bradfitz/gomemcache v0.0.0-20260422231931-4d751bb6e37c
 	github.com/klauspost/compress v1.20.3
+	github.com/maxmind/mmdbwriter v1.2.0
 	github.com/maypok86/otter/v2 v2.4.0
 	github.com/oschwald/maxminddb-golang/v2 v2.6.0
 	github.com/stretchr/testify v1.12.1
@@ -17,5 +18,6 @@ require (
 
 require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	go4.org/netipx v0.0.0-20231129151722-fdeea329fbba // indirect
 	golang.org/x/sys v0.47.0 // indirect
 )

@@ -1,9 +1,6 @@
 package enrich
 
-import (
-	"net/netip"
-	"unsafe"
-)
+import "net/netip"
 
 // Byte classes used by the IP scanner.
 const (
@@ -56,15 +53,15 @@ func FirstIP(b []byte) (netip.Addr, bool) {
 //
 // An address is a dotted quad (four decimal numbers 0-255 without leading
 // zeros, as netip.ParseAddr requires) or an IPv6 address in any RFC 4291
-// text form, including an embedded IPv4 suffix; zones ("%eth0") are not
-// included. An address must stand alone as a word: a letter, digit, '_',
-// '.' or ':' glued before it, or a letter, digit or '_' glued after it,
-// means it is part of something else (a version number, a hostname, a
-// longer dotted number) and is skipped, so "10.0.0.300", "1.2.3" and
-// "1.2.3.4.5" yield nothing. A dotted quad may be followed by a port
-// ("1.2.3.4:80") or end a sentence ("from 1.2.3.4."), and an IPv4 address
-// may follow a colon ("client:1.2.3.4"); an IPv6 address may sit in
-// brackets ("[2001:db8::1]:443").
+// text form, including an embedded IPv4 suffix. Zones ("%eth0") are not
+// included, and "::" alone is taken for punctuation. An address must stand
+// alone as a word: a letter, digit or '_' glued to either side, or a
+// '.' glued before it, means it is part of something else (a version
+// number, a hostname, a longer dotted number) and it is skipped, so
+// "10.0.0.300", "1.2.3" and "1.2.3.4.5" yield nothing. A dotted quad may
+// follow a colon ("client:1.2.3.4"), be followed by a port ("1.2.3.4:80"),
+// or end a sentence ("from 1.2.3.4."); an IPv6 address may sit in brackets
+// ("[2001:db8::1]:443").
 func IndexIP(b []byte) (addr netip.Addr, start, end int) {
 	return scanIP(b, false, nil)
 }
@@ -100,7 +97,7 @@ func scanIP(b []byte, v4only bool, all *[]netip.Addr) (netip.Addr, int, int) {
 			continue
 		}
 		s := i
-		digits := false
+		hex := false
 		colons := false
 		for i < n && class[b[i]]&clsRun != 0 {
 			switch b[i] {
@@ -108,15 +105,13 @@ func scanIP(b []byte, v4only bool, all *[]netip.Addr) (netip.Addr, int, int) {
 				colons = true
 			case '.':
 			default:
-				if class[b[i]]&clsDigit != 0 {
-					digits = true
-				}
+				hex = true
 			}
 			i++
 		}
 		e := i
-		if !digits {
-			continue
+		if !hex {
+			continue // "::" alone is punctuation, not an address
 		}
 		gluedBefore := s > 0 && class[b[s-1]]&clsWord != 0
 		gluedAfter := e < n && class[b[e]]&clsWord != 0
@@ -209,10 +204,7 @@ func parseIPv6Run(b []byte, s, e int) (netip.Addr, int, int, bool) {
 		if e-s < 2 || e-s > maxIPv6Len {
 			return netip.Addr{}, 0, 0, false
 		}
-		// A zero-copy string is safe: the text has no '%', so ParseAddr
-		// keeps no reference to it (only zones are retained).
-		a, err := netip.ParseAddr(unsafe.String(&b[s], e-s))
-		if err == nil && a.Is6() {
+		if a, ok := parseIPv6(b[s:e]); ok {
 			return a, s, e, true
 		}
 		if c := b[e-1]; c != '.' && c != ':' {
@@ -221,4 +213,106 @@ func parseIPv6Run(b []byte, s, e int) (netip.Addr, int, int, bool) {
 		e--
 	}
 	return netip.Addr{}, 0, 0, false
+}
+
+// parseIPv6 parses all of s as an IPv6 address in RFC 4291 text form
+// without a zone, accepting exactly what netip.ParseAddr accepts, but
+// without allocating an error on failure.
+func parseIPv6(s []byte) (netip.Addr, bool) {
+	var ip [16]byte
+	ellipsis := -1 // position of "::" in ip, if any
+	if len(s) >= 2 && s[0] == ':' && s[1] == ':' {
+		ellipsis = 0
+		s = s[2:]
+		if len(s) == 0 {
+			return netip.IPv6Unspecified(), true
+		}
+	}
+	i := 0
+	for i < 16 {
+		off := 0
+		acc := uint32(0)
+		for ; off < len(s); off++ {
+			c := s[off]
+			switch {
+			case c >= '0' && c <= '9':
+				acc = acc<<4 + uint32(c-'0')
+			case c >= 'a' && c <= 'f':
+				acc = acc<<4 + uint32(c-'a'+10)
+			case c >= 'A' && c <= 'F':
+				acc = acc<<4 + uint32(c-'A'+10)
+			default:
+				goto groupEnd
+			}
+			if off > 3 || acc > 0xffff {
+				return netip.Addr{}, false
+			}
+		}
+	groupEnd:
+		if off == 0 {
+			return netip.Addr{}, false
+		}
+		if off < len(s) && s[off] == '.' {
+			// A trailing IPv4 address takes the last four bytes.
+			if (ellipsis < 0 && i != 12) || i+4 > 16 {
+				return netip.Addr{}, false
+			}
+			v4, ok := parseIPv4Exact(s)
+			if !ok {
+				return netip.Addr{}, false
+			}
+			a4 := v4.As4()
+			copy(ip[i:], a4[:])
+			s = nil
+			i += 4
+			break
+		}
+		ip[i] = byte(acc >> 8)
+		ip[i+1] = byte(acc)
+		i += 2
+		s = s[off:]
+		if len(s) == 0 {
+			break
+		}
+		if s[0] != ':' || len(s) == 1 {
+			return netip.Addr{}, false
+		}
+		s = s[1:]
+		if s[0] == ':' {
+			if ellipsis >= 0 {
+				return netip.Addr{}, false
+			}
+			ellipsis = i
+			s = s[1:]
+			if len(s) == 0 {
+				break
+			}
+		}
+	}
+	if len(s) != 0 {
+		return netip.Addr{}, false
+	}
+	if i < 16 {
+		if ellipsis < 0 {
+			return netip.Addr{}, false
+		}
+		n := 16 - i
+		for j := i - 1; j >= ellipsis; j-- {
+			ip[j+n] = ip[j]
+		}
+		clear(ip[ellipsis : ellipsis+n])
+	} else if ellipsis >= 0 {
+		// "::" must stand for at least one group of zeros.
+		return netip.Addr{}, false
+	}
+	return netip.AddrFrom16(ip), true
+}
+
+// parseIPv4Exact parses all of s as a dotted quad.
+func parseIPv4Exact(s []byte) (netip.Addr, bool) {
+	a, end, ok := parseIPv4At(s, 0, len(s), false)
+	if !ok || end != len(s) {
+		return netip.Addr{}, false
+	}
+	return a, true
 }

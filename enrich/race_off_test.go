@@ -1,0 +1,5 @@
+//go:build !race
+
+package enrich_test
+
+const raceEnabled = false
