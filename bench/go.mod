@@ -5,5 +5,9 @@ go 1.25.9
 require github.com/relaykit/relaykit v0.0.0
 
 require github.com/valyala/fastjson v1.6.4 // indirect
+require (
+	github.com/klauspost/compress v1.18.0
+	golang.org/x/sync v0.17.0 // indirect
+)
 
 replace github.com/relaykit/relaykit => ../

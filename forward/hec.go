@@ -294,34 +294,18 @@ func (h *HEC) encodeEvent(dst []byte, e *relaykit.Event) ([]byte, error) {
 	if !h.cfg.EventObject && len(e.Raw) == 0 {
 		return dst, errEmptyEvent
 	}
-	dst = append(dst, '{')
-	first := true
-	key := func(k string) {
-		if !first {
-			dst = append(dst, ',')
-		}
-		first = false
-		dst = append(dst, k...)
-	}
+	// Every member is written with a leading comma; the first comma is
+	// replaced by the opening brace at the end.
+	open := len(dst)
 	if ns := eventNanos(e); ns > 0 {
-		key(`"time":`)
+		dst = append(dst, `,"time":`...)
 		dst = appendEpochSeconds(dst, ns)
 	}
-	meta := func(k string, v, def []byte) {
-		switch {
-		case len(v) > 0:
-			key(k)
-			dst = appendJSONString(dst, v)
-		case def != nil:
-			key(k)
-			dst = append(dst, def...)
-		}
-	}
-	meta(`"host":`, e.Host, h.host)
-	meta(`"source":`, e.Source, h.source)
-	meta(`"sourcetype":`, e.SourceType, h.sourceType)
-	meta(`"index":`, e.Index, h.index)
-	key(`"event":`)
+	dst = appendMeta(dst, `,"host":`, e.Host, h.host)
+	dst = appendMeta(dst, `,"source":`, e.Source, h.source)
+	dst = appendMeta(dst, `,"sourcetype":`, e.SourceType, h.sourceType)
+	dst = appendMeta(dst, `,"index":`, e.Index, h.index)
+	dst = append(dst, `,"event":`...)
 	if h.cfg.EventObject {
 		dst = append(dst, '{')
 		dst = append(dst, h.messageKey...)
@@ -343,7 +327,7 @@ func (h *HEC) encodeEvent(dst []byte, e *relaykit.Event) ([]byte, error) {
 	} else {
 		dst = appendJSONString(dst, e.Raw)
 		if !h.cfg.OmitFields && len(e.Fields) > 0 {
-			key(`"fields":{`)
+			dst = append(dst, `,"fields":{`...)
 			for i := range e.Fields {
 				f := &e.Fields[i]
 				if i > 0 {
@@ -356,7 +340,22 @@ func (h *HEC) encodeEvent(dst []byte, e *relaykit.Event) ([]byte, error) {
 			dst = append(dst, '}')
 		}
 	}
+	dst[open] = '{'
 	return append(dst, '}'), nil
+}
+
+// appendMeta appends a metadata member: the event's value, else the
+// JSON-encoded default, else nothing.
+func appendMeta(dst []byte, key string, v, def []byte) []byte {
+	switch {
+	case len(v) > 0:
+		dst = append(dst, key...)
+		return appendJSONString(dst, v)
+	case def != nil:
+		dst = append(dst, key...)
+		return append(dst, def...)
+	}
+	return dst
 }
 
 // encodeRaw appends the message for /services/collector/raw.

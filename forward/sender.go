@@ -38,7 +38,7 @@ package forward
 // The core encodes a batch into pooled request buffers, splitting at
 // MaxRequestBytes (uncompressed, framing included) and refusing events over
 // MaxEventBytes (ReasonTooLarge); gzips each request once with a pooled
-// klauspost writer; sends up to Concurrency requests at once (a semaphore
+// klauspost writer (AppendGzip); sends up to Concurrency requests at once (a semaphore
 // shared by all Send calls; Send waits for its own requests); retries with
 // full-jitter exponential backoff or the destination's Retry-After, bounded
 // by MaxAttempts and MaxElapsed; hands every undelivered event to OnFailure
@@ -59,7 +59,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
 	"golang.org/x/sync/semaphore"
 
 	"github.com/relaykit/relaykit"
@@ -152,8 +151,8 @@ type request struct {
 	raw   []byte  // prefix, events joined by separator (suffix appended by seal)
 	spans []span  // encoded events within raw
 	idx   []int32 // index of each event in the batch
-	z     bytes.Buffer
-	resp  []byte // response body scratch
+	z     []byte  // gzipped body
+	resp  []byte  // response body scratch
 	body  bytes.Reader
 }
 
@@ -165,7 +164,6 @@ type sender struct {
 	client *http.Client
 	owned  bool // client built by us: close idle connections on close
 	sem    *semaphore.Weighted
-	gz     sync.Pool // *gzip.Writer
 	reqs   sync.Pool // *request
 	c      counters
 
@@ -214,13 +212,13 @@ func (s *sender) getRequest() *request {
 	r.raw = append(r.raw[:0], s.p.prefix...)
 	r.spans = r.spans[:0]
 	r.idx = r.idx[:0]
-	r.z.Reset()
+	r.z = r.z[:0]
 	return r
 }
 
 func (s *sender) putRequest(r *request) {
 	lim := s.maxPooled()
-	if cap(r.raw) > lim || r.z.Cap() > lim {
+	if cap(r.raw) > lim || cap(r.z) > lim {
 		return
 	}
 	r.body.Reset(nil)
@@ -361,19 +359,9 @@ func (s *sender) seal(r *request) []byte {
 	if s.cfg.DisableGzip {
 		return r.raw
 	}
-	r.z.Reset()
-	zw, _ := s.gz.Get().(*gzip.Writer)
-	if zw == nil {
-		// Level is validated by withDefaults, so NewWriterLevel cannot fail.
-		zw, _ = gzip.NewWriterLevel(&r.z, s.cfg.GzipLevel)
-	} else {
-		zw.Reset(&r.z)
-	}
-	_, _ = zw.Write(r.raw) // writes to a bytes.Buffer cannot fail
-	_ = zw.Close()
-	zw.Reset(io.Discard) // drop the reference to r.z before pooling
-	s.gz.Put(zw)
-	return r.z.Bytes()
+	// The level is validated by withDefaults, so AppendGzip cannot fail.
+	r.z, _ = AppendGzip(r.z[:0], r.raw, s.cfg.GzipLevel)
+	return r.z
 }
 
 // unseal removes the suffix added by seal so r can be rebuilt.
@@ -483,6 +471,10 @@ func (s *sender) deliver(ctx context.Context, st *batchState, r *request) {
 			s.unhealthy.Store(true)
 		}
 		err := s.sendErr(v, true)
+		if cerr := ctx.Err(); cerr != nil {
+			s.failRequest(ctx, st, r, 0, ReasonShutdown, cerr)
+			return
+		}
 		wait := s.cfg.Retry.backoff(attempt, v.retryAfter)
 		if attempt >= s.cfg.Retry.MaxAttempts || time.Since(began)+wait > s.cfg.Retry.MaxElapsed {
 			s.failRequest(ctx, st, r, 0, ReasonRetriesExhausted, err)

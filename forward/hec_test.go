@@ -1,0 +1,577 @@
+package forward_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/forward"
+	"github.com/relaykit/relaykit/forward/forwardtest"
+)
+
+// failures records what a sink hands to its FailureFunc.
+type failures struct {
+	mu     sync.Mutex
+	events map[string][]string // reason -> messages
+	errs   []error
+}
+
+func (f *failures) handle(_ context.Context, fl forward.Failure) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.events == nil {
+		f.events = make(map[string][]string)
+	}
+	for i := range fl.Events {
+		f.events[fl.Reason] = append(f.events[fl.Reason], string(fl.Events[i].Raw))
+	}
+	f.errs = append(f.errs, fl.Err)
+}
+
+func (f *failures) get() map[string][]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[string][]string, len(f.events))
+	for k, v := range f.events {
+		out[k] = slices.Clone(v)
+	}
+	return out
+}
+
+func fastRetry() forward.RetryConfig {
+	return forward.RetryConfig{MaxAttempts: 5, InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}
+}
+
+func batchOf(msgs ...string) []relaykit.Event {
+	b := make([]relaykit.Event, len(msgs))
+	for i, m := range msgs {
+		b[i].Raw = []byte(m)
+		b[i].ReceiveTime = 1_700_000_000_123_456_789
+	}
+	return b
+}
+
+func msgs(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%03d", prefix, i)
+	}
+	return out
+}
+
+// countsOf returns message -> count.
+func countsOf(ms []string) map[string]int {
+	out := make(map[string]int, len(ms))
+	for _, m := range ms {
+		out[m]++
+	}
+	return out
+}
+
+func without(ms []string, drop ...string) []string {
+	return slices.DeleteFunc(slices.Clone(ms), func(m string) bool { return slices.Contains(drop, m) })
+}
+
+func TestHECConformance(t *testing.T) {
+	forwardtest.TestSink(t, func(t *testing.T) forwardtest.SinkHarness {
+		srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+		h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token()})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = h.Close() })
+		return forwardtest.SinkHarness{Sink: h, Received: func(int) []string { return srv.Messages() }}
+	})
+}
+
+func TestHECConformanceAckNoGzip(t *testing.T) {
+	forwardtest.TestSink(t, func(t *testing.T) forwardtest.SinkHarness {
+		srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{Ack: true})
+		h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(), Ack: true,
+			AckPollInterval: time.Millisecond, Delivery: forward.DeliveryConfig{DisableGzip: true}})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = h.Close() })
+		return forwardtest.SinkHarness{Sink: h, Received: func(int) []string { return srv.Messages() }}
+	})
+}
+
+func TestHECEventFormat(t *testing.T) {
+	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+	tests := []struct {
+		name string
+		cfg  forward.HECConfig
+		ev   func(e *relaykit.Event)
+		want forwardtest.HECEvent
+	}{
+		{
+			name: "event metadata and fields",
+			ev: func(e *relaykit.Event) {
+				e.Time = 1_700_000_000_007_999_999
+				e.Host, e.Source, e.SourceType, e.Index = []byte("web-1"), []byte("sshd"), []byte("syslog"), []byte("main")
+				e.SetFieldString("user", "root")
+				e.SetFieldString("ip", "10.0.0.1")
+			},
+			want: forwardtest.HECEvent{Event: "msg", Time: "1700000000.007", Host: "web-1", Source: "sshd",
+				SourceType: "syslog", Index: "main", Fields: map[string]string{"user": "root", "ip": "10.0.0.1"}},
+		},
+		{
+			name: "defaults fill empty metadata, receive time used",
+			cfg:  forward.HECConfig{Host: "relay", Source: "src", SourceType: "st", Index: "idx"},
+			ev:   func(e *relaykit.Event) { e.ReceiveTime = 1_000_000_000 },
+			want: forwardtest.HECEvent{Event: "msg", Time: "1.000", Host: "relay", Source: "src", SourceType: "st", Index: "idx"},
+		},
+		{
+			name: "no time omits time",
+			ev:   func(*relaykit.Event) {},
+			want: forwardtest.HECEvent{Event: "msg"},
+		},
+		{
+			name: "event object with fields inside",
+			cfg:  forward.HECConfig{EventObject: true, MessageKey: "msg"},
+			ev:   func(e *relaykit.Event) { e.SetFieldString("user", "root") },
+			want: forwardtest.HECEvent{Event: `{"msg":"msg","user":"root"}`, IsObject: true},
+		},
+		{
+			name: "omit fields",
+			cfg:  forward.HECConfig{OmitFields: true},
+			ev:   func(e *relaykit.Event) { e.SetFieldString("user", "root") },
+			want: forwardtest.HECEvent{Event: "msg"},
+		},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := tt.cfg
+			cfg.URL, cfg.Token = srv.URL, srv.Token()
+			h, err := forward.NewHEC(cfg)
+			require.NoError(t, err)
+			defer h.Close()
+			b := make([]relaykit.Event, 1)
+			b[0].Raw = []byte("msg")
+			tt.ev(&b[0])
+			require.NoError(t, h.Send(t.Context(), b))
+			evs := srv.Events()
+			require.Len(t, evs, i+1)
+			got := evs[i]
+			got.Request, got.Channel = 0, ""
+			want := tt.want
+			want.Endpoint = "event"
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
+func TestHECRawEndpoint(t *testing.T) {
+	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+	h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(), Endpoint: forward.HECRaw,
+		Host: "relay", SourceType: "syslog", Index: "main"})
+	require.NoError(t, err)
+	defer h.Close()
+	require.NoError(t, h.Send(t.Context(), batchOf("a", "b", "c")))
+	evs := srv.Events()
+	require.Len(t, evs, 3)
+	for i, m := range []string{"a", "b", "c"} {
+		assert.Equal(t, m, evs[i].Event)
+		assert.Equal(t, "raw", evs[i].Endpoint)
+		assert.Equal(t, "relay", evs[i].Host)
+		assert.Equal(t, "main", evs[i].Index)
+		assert.Equal(t, h.Channel(), evs[i].Channel)
+	}
+}
+
+// TestHECScenarios sends one batch through a fault and asserts exactly
+// which events arrived, how often, and what went to the failure handler.
+func TestHECScenarios(t *testing.T) {
+	all := msgs("ev", 10)
+	tests := []struct {
+		name       string
+		server     forwardtest.HECServerConfig
+		cfg        func(c *forward.HECConfig)
+		setup      func(s *forwardtest.HECServer)
+		batch      func() []relaykit.Event
+		arrived    []string            // each exactly once
+		failed     map[string][]string // reason -> messages
+		retries    int64
+		splits     int64
+		requests   int // data requests the server saw; 0 = not checked
+		wantSendOK bool
+	}{
+		{
+			name: "busy three times then accepted", setup: func(s *forwardtest.HECServer) { s.Busy(3) },
+			arrived: all, retries: 3, requests: 4, wantSendOK: true,
+		},
+		{
+			name: "unhealthy codes 18-20 retried", setup: func(s *forwardtest.HECServer) {
+				s.Fail(1, forwardtest.HECUnhealthyQueuesFull)
+				s.Fail(1, forwardtest.HECUnhealthyAck)
+				s.Fail(1, forwardtest.HECUnhealthyQueueHigh)
+			},
+			arrived: all, retries: 3, requests: 4, wantSendOK: true,
+		},
+		{
+			name: "internal error retried", setup: func(s *forwardtest.HECServer) { s.Fail(2, forwardtest.HECInternalError) },
+			arrived: all, retries: 2, requests: 3, wantSendOK: true,
+		},
+		{
+			name:    "invalid event number: earlier accepted, that one dead-lettered, rest resent",
+			setup:   func(s *forwardtest.HECServer) { s.RejectEvent(3) },
+			arrived: without(all, "ev-003"), failed: map[string][]string{forward.ReasonRejected: {"ev-003"}},
+			requests: 2, wantSendOK: true,
+		},
+		{
+			name: "413 splits the request", setup: func(s *forwardtest.HECServer) { s.TooLarge(1) },
+			arrived: all, splits: 1, requests: 3, wantSendOK: true,
+		},
+		{
+			name: "connection reset mid-body retried", setup: func(s *forwardtest.HECServer) { s.ResetConnection(2) },
+			arrived: all, retries: 2, wantSendOK: true,
+		},
+		{
+			name:    "slow response times out and is retried",
+			cfg:     func(c *forward.HECConfig) { c.Delivery.RequestTimeout = 100 * time.Millisecond },
+			setup:   func(s *forwardtest.HECServer) { s.Slow(1, time.Minute) },
+			arrived: all, retries: 1, requests: 2, wantSendOK: true,
+		},
+		{
+			name: "retries exhausted", setup: func(s *forwardtest.HECServer) { s.Busy(100) },
+			failed: map[string][]string{forward.ReasonRetriesExhausted: all}, retries: 4, requests: 5, wantSendOK: true,
+		},
+		{
+			name: "invalid token is fatal, not retried", cfg: func(c *forward.HECConfig) { c.Token = "wrong" },
+			failed: map[string][]string{forward.ReasonUnauthorized: all}, requests: 0, wantSendOK: true,
+		},
+		{
+			name: "disabled token is fatal", setup: func(s *forwardtest.HECServer) { s.DisableToken(true) },
+			failed: map[string][]string{forward.ReasonUnauthorized: all}, wantSendOK: true,
+		},
+		{
+			name:   "incorrect index rejects that index only",
+			server: forwardtest.HECServerConfig{Indexes: []string{"main"}},
+			batch: func() []relaykit.Event {
+				b := batchOf(all...)
+				for i := range b {
+					b[i].Index = []byte("main")
+					if i%3 == 1 {
+						b[i].Index = []byte("secret")
+					}
+				}
+				return b
+			},
+			arrived:  without(all, "ev-001", "ev-004", "ev-007"),
+			failed:   map[string][]string{forward.ReasonRejected: {"ev-001", "ev-004", "ev-007"}},
+			requests: 2, wantSendOK: true,
+		},
+		{
+			name: "event over MaxEventBytes is too large",
+			cfg:  func(c *forward.HECConfig) { c.Delivery.MaxEventBytes = 200 },
+			batch: func() []relaykit.Event {
+				b := batchOf(all...)
+				b[5].Raw = bytes.Repeat([]byte("x"), 300)
+				return b
+			},
+			arrived: without(all, "ev-005"), failed: map[string][]string{forward.ReasonTooLarge: {strings.Repeat("x", 300)}},
+			requests: 1, wantSendOK: true,
+		},
+		{
+			name:    "empty message rejected locally",
+			batch:   func() []relaykit.Event { b := batchOf(all...); b[2].Raw = nil; return b },
+			arrived: without(all, "ev-002"), failed: map[string][]string{forward.ReasonRejected: {""}},
+			requests: 1, wantSendOK: true,
+		},
+		{
+			name:    "small MaxRequestBytes splits into requests",
+			cfg:     func(c *forward.HECConfig) { c.Delivery.MaxRequestBytes = 150 },
+			arrived: all, requests: 4, wantSendOK: true, // 3 events of 40 bytes per request
+		},
+		{
+			name:   "indexer ack lost: resent after AckTimeout",
+			server: forwardtest.HECServerConfig{Ack: true},
+			cfg: func(c *forward.HECConfig) {
+				c.Ack, c.AckTimeout, c.AckPollInterval = true, 50*time.Millisecond, time.Millisecond
+			},
+			setup:   func(s *forwardtest.HECServer) { s.LoseAcks(1) },
+			arrived: all, retries: 1, requests: 2, wantSendOK: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := forwardtest.NewHECServer(t, tt.server)
+			var fl failures
+			cfg := forward.HECConfig{URL: srv.URL, Token: srv.Token(),
+				Delivery: forward.DeliveryConfig{Retry: fastRetry(), OnFailure: fl.handle, Concurrency: 1}}
+			if tt.cfg != nil {
+				tt.cfg(&cfg)
+			}
+			h, err := forward.NewHEC(cfg)
+			require.NoError(t, err)
+			defer h.Close()
+			if tt.setup != nil {
+				tt.setup(srv)
+			}
+			batch := batchOf(all...)
+			if tt.batch != nil {
+				batch = tt.batch()
+			}
+			err = h.Send(t.Context(), batch)
+			if tt.wantSendOK {
+				require.NoError(t, err)
+			}
+			got := srv.Messages()
+			wantCounts := countsOf(tt.arrived)
+			assert.Equal(t, wantCounts, countsOf(got), "arrived (message -> count)")
+			wantFailed := tt.failed
+			if wantFailed == nil {
+				wantFailed = map[string][]string{}
+			}
+			gotFailed := fl.get()
+			for _, v := range gotFailed {
+				sort.Strings(v)
+			}
+			assert.Equal(t, wantFailed, gotFailed, "failure handler")
+			st := h.Stats()
+			assert.Equal(t, tt.retries, st.Retries, "retries")
+			assert.Equal(t, tt.splits, st.Splits, "splits")
+			assert.Equal(t, int64(len(tt.arrived)), st.EventsSent, "EventsSent")
+			assert.Zero(t, st.InFlight)
+			var nFailed int64
+			for _, n := range st.EventsFailed {
+				nFailed += n
+			}
+			nWant := 0
+			for _, v := range wantFailed {
+				nWant += len(v)
+			}
+			assert.Equal(t, int64(nWant), nFailed, "EventsFailed total")
+			if tt.requests > 0 {
+				assert.Equal(t, tt.requests, srv.Requests(), "data requests")
+			}
+		})
+	}
+}
+
+func TestHECWithoutFailureFuncReturnsSendError(t *testing.T) {
+	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+	h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(),
+		Delivery: forward.DeliveryConfig{Retry: fastRetry()}})
+	require.NoError(t, err)
+	defer h.Close()
+	srv.RejectEvent(1)
+	err = h.Send(t.Context(), batchOf("a", "b", "c"))
+	var se *forward.SendError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, http.StatusBadRequest, se.StatusCode)
+	assert.Equal(t, forwardtest.HECInvalidDataFormat, se.Code)
+	assert.False(t, se.Retryable)
+	assert.Contains(t, err.Error(), "Invalid data format")
+	assert.Equal(t, map[string]int{"a": 1, "c": 1}, srv.Counts())
+	assert.Equal(t, int64(1), h.Stats().EventsFailed[forward.ReasonRejected])
+}
+
+func TestHECUnauthorizedLoggedOnce(t *testing.T) {
+	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var fl failures
+	h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: "wrong-token-s3cr3t",
+		Delivery: forward.DeliveryConfig{Retry: fastRetry(), OnFailure: fl.handle, Logger: logger}})
+	require.NoError(t, err)
+	defer h.Close()
+	for range 3 {
+		require.NoError(t, h.Send(t.Context(), batchOf("a")))
+	}
+	assert.Len(t, fl.get()[forward.ReasonUnauthorized], 3)
+	mu.Lock()
+	out := logs.String()
+	mu.Unlock()
+	assert.Equal(t, 1, strings.Count(out, "refused the credentials"), out)
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// TestHECSecretsNeverLeak checks that the token appears in no error,
+// failure, log line, Stats or hook argument, whatever fails.
+func TestHECSecretsNeverLeak(t *testing.T) {
+	const token = "tok-9f8e7d6c-SECRET"
+	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{Token: token})
+	var sink bytes.Buffer
+	var mu sync.Mutex
+	w := lockedWriter{&mu, &sink}
+	logger := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	record := func(v ...any) { _, _ = fmt.Fprintln(w, v...) }
+	cfg := forward.HECConfig{URL: srv.URL, Token: token, Ack: true, AckTimeout: 20 * time.Millisecond, AckPollInterval: time.Millisecond,
+		Delivery: forward.DeliveryConfig{
+			Retry:     forward.RetryConfig{MaxAttempts: 2, InitialBackoff: time.Millisecond},
+			Logger:    logger,
+			OnFailure: func(_ context.Context, f forward.Failure) { record(f.Err, fmt.Sprintf("%+v %#v", f, f.Err)) },
+			Hooks: forward.Hooks{
+				OnSendError: func(d string, err error) { record(d, err, fmt.Sprintf("%#v", err)) },
+				OnRetry:     func(d string, a int, w time.Duration) { record(d, a, w) },
+				OnSend:      func(d string, n, b int, took time.Duration) { record(d, n, b, took) },
+			},
+		}}
+	h, err := forward.NewHEC(cfg)
+	require.NoError(t, err)
+	defer h.Close()
+	srv.Busy(1)
+	srv.RejectEvent(0)
+	srv.Fail(1, forwardtest.HECInvalidToken)
+	for range 4 {
+		record(h.Send(t.Context(), batchOf("a", "b")))
+	}
+	// Without Ack on the server, acknowledgement fails too.
+	srv.DisableToken(true)
+	record(h.Send(t.Context(), batchOf("c")))
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	record(h.Send(ctx, batchOf("d")))
+	record(fmt.Sprintf("%+v", h.Stats()))
+	_, err = forward.NewHEC(forward.HECConfig{URL: "ftp://x", Token: token})
+	record(err)
+	mu.Lock()
+	out := sink.String()
+	mu.Unlock()
+	require.NotEmpty(t, out)
+	assert.NotContains(t, out, token)
+	assert.NotContains(t, out, "SECRET")
+}
+
+func TestNewHECInvalidConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  forward.HECConfig
+	}{
+		{"no URL", forward.HECConfig{Token: "t"}},
+		{"bad scheme", forward.HECConfig{URL: "ftp://h", Token: "t"}},
+		{"credentials in URL", forward.HECConfig{URL: "http://u:p@h", Token: "t"}},
+		{"no token", forward.HECConfig{URL: "http://h"}},
+		{"newline in token", forward.HECConfig{URL: "http://h", Token: "a\nb"}},
+		{"negative concurrency", forward.HECConfig{URL: "http://h", Token: "t", Delivery: forward.DeliveryConfig{Concurrency: -1}}},
+		{"gzip level", forward.HECConfig{URL: "http://h", Token: "t", Delivery: forward.DeliveryConfig{GzipLevel: 10}}},
+		{"client and TLS", forward.HECConfig{URL: "http://h", Token: "t", Delivery: forward.DeliveryConfig{
+			HTTPClient: &http.Client{}, TLS: forward.TLSConfig{ServerName: "x"}}}},
+		{"bad CA", forward.HECConfig{URL: "http://h", Token: "t", Delivery: forward.DeliveryConfig{
+			TLS: forward.TLSConfig{CAPEM: []byte("not pem")}}}},
+		{"MessageKey without EventObject", forward.HECConfig{URL: "http://h", Token: "t", MessageKey: "m"}},
+		{"negative retries", forward.HECConfig{URL: "http://h", Token: "t", Delivery: forward.DeliveryConfig{
+			Retry: forward.RetryConfig{MaxAttempts: -1}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := forward.NewHEC(tt.cfg)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, forward.ErrInvalidConfig)
+		})
+	}
+}
+
+func TestHECTLS(t *testing.T) {
+	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{TLS: true})
+	t.Run("trusted CA", func(t *testing.T) {
+		h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(),
+			Delivery: forward.DeliveryConfig{TLS: forward.TLSConfig{CAPEM: srv.Certificate()}}})
+		require.NoError(t, err)
+		defer h.Close()
+		require.NoError(t, h.Send(t.Context(), batchOf("tls-ok")))
+		assert.Equal(t, 1, srv.Counts()["tls-ok"])
+	})
+	t.Run("unknown CA fails", func(t *testing.T) {
+		h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(),
+			Delivery: forward.DeliveryConfig{Retry: forward.RetryConfig{MaxAttempts: 1}}})
+		require.NoError(t, err)
+		defer h.Close()
+		err = h.Send(t.Context(), batchOf("tls-bad"))
+		var se *forward.SendError
+		require.ErrorAs(t, err, &se)
+		assert.Contains(t, err.Error(), "certificate")
+		assert.Zero(t, srv.Counts()["tls-bad"])
+	})
+	t.Run("dangerous skip verify", func(t *testing.T) {
+		h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(),
+			Delivery: forward.DeliveryConfig{TLS: forward.TLSConfig{DangerousInsecureSkipVerify: true}}})
+		require.NoError(t, err)
+		defer h.Close()
+		require.NoError(t, h.Send(t.Context(), batchOf("tls-skip")))
+		assert.Equal(t, 1, srv.Counts()["tls-skip"])
+	})
+}
+
+func TestHECHealthCheckBlocksSending(t *testing.T) {
+	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+	srv.SetUnhealthy(forwardtest.HECUnhealthyQueuesFull)
+	var fl failures
+	h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(),
+		Delivery: forward.DeliveryConfig{OnFailure: fl.handle,
+			Retry: forward.RetryConfig{MaxAttempts: 3, InitialBackoff: time.Millisecond}}})
+	require.NoError(t, err)
+	defer h.Close()
+	require.NoError(t, h.Send(t.Context(), batchOf("a", "b")))
+	assert.Zero(t, srv.Requests(), "no data sent to an unhealthy HEC")
+	assert.Equal(t, 3, srv.HealthChecks())
+	assert.Equal(t, []string{"a", "b"}, fl.get()[forward.ReasonRetriesExhausted])
+
+	srv.SetUnhealthy(0)
+	require.NoError(t, h.Send(t.Context(), batchOf("c")))
+	assert.Equal(t, map[string]int{"c": 1}, srv.Counts())
+	// Healthy now: the next send does not check again.
+	require.NoError(t, h.Send(t.Context(), batchOf("d")))
+	assert.Equal(t, 4, srv.HealthChecks())
+}
+
+func TestHECSuppliedClient(t *testing.T) {
+	var got http.Header
+	var mu sync.Mutex
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = r.Header.Clone()
+		mu.Unlock()
+		_, _ = w.Write([]byte(`{"text":"Success","code":0}`))
+	}))
+	defer ts.Close()
+	h, err := forward.NewHEC(forward.HECConfig{URL: ts.URL, Token: "abc", DisableHealthCheck: true,
+		Channel: "11111111-2222-3333-4444-555555555555", Delivery: forward.DeliveryConfig{HTTPClient: ts.Client()}})
+	require.NoError(t, err)
+	require.NoError(t, h.Send(t.Context(), batchOf("x")))
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, "Splunk abc", got.Get("Authorization"))
+	assert.Equal(t, "gzip", got.Get("Content-Encoding"))
+	assert.Equal(t, "11111111-2222-3333-4444-555555555555", got.Get("X-Splunk-Request-Channel"))
+}
+
+func TestHECCancelledDuringBackoff(t *testing.T) {
+	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+	srv.Busy(1000)
+	var fl failures
+	ctx, cancel := context.WithCancel(t.Context())
+	h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(),
+		Delivery: forward.DeliveryConfig{OnFailure: fl.handle, Hooks: forward.Hooks{
+			OnRetry: func(string, int, time.Duration) { cancel() },
+		}}})
+	require.NoError(t, err)
+	defer h.Close()
+	err = h.Send(ctx, batchOf("a", "b"))
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, context.Canceled))
+	assert.Equal(t, []string{"a", "b"}, fl.get()[forward.ReasonShutdown])
+}
