@@ -13,6 +13,7 @@ require (
 	github.com/valyala/fastjson v1.6.10
 	go.uber.org/goleak v1.3.0
 	golang.org/x/net v0.47.0
+	golang.org/x/oauth2 v0.33.0
 	golang.org/x/sync v0.22.0
 )
 

@@ -76,11 +76,15 @@ type SyslogConfig struct {
 	// below 480 are rejected (the minimum RFC 5426 requires).
 	MaxMessageSize int
 
-	// TLSConfig configures tls. Nil means a default configuration that
-	// verifies the receiver's certificate against the system roots for the
-	// host in Address. Set RootCAs for a private CA and Certificates for a
-	// client certificate. The config is cloned; ServerName is filled from
-	// Address when empty.
+	// TLS configures tls from files or PEM (a private CA, a client
+	// certificate), like the HTTP sinks' [DeliveryConfig].TLS. The zero
+	// value verifies the receiver's certificate against the system roots
+	// for the host in Address. Set it or TLSConfig, not both.
+	TLS TLSConfig
+	// TLSConfig configures tls programmatically. Nil means the config TLS
+	// describes. Set RootCAs for a private CA and Certificates for a client
+	// certificate. The config is cloned; ServerName is filled from Address
+	// when empty.
 	TLSConfig *tls.Config
 	// SendBuffer is SO_SNDBUF of the socket, in bytes. Zero means the
 	// operating system's default. Raise it for high-rate udp.
@@ -236,13 +240,16 @@ func NewSyslog(cfg SyslogConfig) (*Syslog, error) {
 	}
 	host, _, err := net.SplitHostPort(cfg.Address)
 	if err != nil {
-		return nil, invalid("address %q: %v", cfg.Address, err)
+		return nil, fmt.Errorf("%w: syslog: address %q: %w", ErrInvalidConfig, cfg.Address, err)
+	}
+	if cfg.TLSConfig != nil && !cfg.TLS.isZero() {
+		return nil, invalid("set TLS or TLSConfig, not both")
 	}
 	if s.useTLS {
 		if cfg.TLSConfig != nil {
 			s.tlsConfig = cfg.TLSConfig.Clone()
-		} else {
-			s.tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+		} else if s.tlsConfig, err = cfg.TLS.Build(); err != nil {
+			return nil, fmt.Errorf("%w: syslog: %w", ErrInvalidConfig, err)
 		}
 		if s.tlsConfig.ServerName == "" {
 			s.tlsConfig.ServerName = host
@@ -398,6 +405,18 @@ func (s *Syslog) Send(ctx context.Context, batch []relaykit.Event) error {
 		s.drop(err)
 		lastErr = err
 	}
+}
+
+// AppendMessage appends e as one syslog message in the sink's format,
+// without framing and without truncation, to dst and returns the extended
+// slice. It does not allocate beyond growing dst. Events without a time get
+// the NILVALUE timestamp (RFC 5424) or the current time (RFC 3164).
+func (s *Syslog) AppendMessage(dst []byte, e *relaykit.Event) []byte {
+	var now int64
+	if s.enc.format == SyslogRFC3164 && e.Time == 0 && e.ReceiveTime == 0 {
+		now = time.Now().UnixNano()
+	}
+	return s.enc.appendMessage(dst, e, now)
 }
 
 // encode formats batch into s.buf, recording message ends in s.ends.

@@ -95,6 +95,7 @@ func TestSyslogNGDelivery(t *testing.T) {
 		batches int
 		perWait bool // wait for each batch to arrive (udp: bounded receive buffer)
 		rfc3164 bool
+		offset  int // lines already in file from an earlier case
 	}{
 		{name: "tcp", cfg: syslogCfg("tcp", ng.tcpPort), file: "tcp.log", batches: 20},
 		{name: "tls", cfg: func() forward.SyslogConfig {
@@ -102,6 +103,13 @@ func TestSyslogNGDelivery(t *testing.T) {
 			c.TLSConfig = &tls.Config{RootCAs: ng.caPool, Certificates: []tls.Certificate{clientCert(t)}}
 			return c
 		}(), file: "tls.log", batches: 20},
+		{name: "tls-files", cfg: func() forward.SyslogConfig {
+			c := syslogCfg("tls", ng.tlsPort)
+			dir := t.TempDir()
+			writeTestCert(t, dir+"/client.pem", dir+"/client-key.pem")
+			c.TLS = forward.TLSConfig{CAFile: ng.dir + "/cert.pem", CertFile: dir + "/client.pem", KeyFile: dir + "/client-key.pem"}
+			return c
+		}(), file: "tls.log", batches: 4, offset: 20 * 50},
 		{name: "udp", cfg: func() forward.SyslogConfig {
 			c := syslogCfg("udp", ng.udpPort)
 			c.SendBuffer = 1 << 20
@@ -134,9 +142,9 @@ func TestSyslogNGDelivery(t *testing.T) {
 				}
 			}
 			n := tt.batches * perBatch
-			lines := ng.waitLines(tt.file, n)
-			require.Len(t, lines, n)
-			for i, line := range lines {
+			lines := ng.waitLines(tt.file, tt.offset+n)
+			require.Len(t, lines, tt.offset+n)
+			for i, line := range lines[tt.offset:] {
 				assert.Equal(t, syslogNGLine(tt.name, i, tt.rfc3164), line, "line %d", i)
 			}
 			st := sink.Stats()
@@ -435,6 +443,10 @@ func TestNewSyslogInvalid(t *testing.T) {
 		{"sd duplicate", forward.SyslogConfig{Address: "127.0.0.1:1", StructuredData: []string{"a", "a"}}},
 		{"sd id", forward.SyslogConfig{Address: "127.0.0.1:1", StructuredData: []string{"a"}, SDID: "x@y"}},
 		{"negative", forward.SyslogConfig{Address: "127.0.0.1:1", DialTimeout: -1}},
+		{"tls twice", forward.SyslogConfig{Network: "tls", Address: "127.0.0.1:1", TLSConfig: &tls.Config{},
+			TLS: forward.TLSConfig{MinVersion: tls.VersionTLS13}}},
+		{"tls missing CA file", forward.SyslogConfig{Network: "tls", Address: "127.0.0.1:1",
+			TLS: forward.TLSConfig{CAFile: "/nonexistent/ca.pem"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := forward.NewSyslog(tt.cfg)

@@ -1,0 +1,466 @@
+package forwardtest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Logs Ingestion API facts the DCR server enforces.
+const (
+	// DCRAPIVersion is the api-version the Logs Ingestion API requires.
+	DCRAPIVersion = "2023-01-01"
+	// DCRMaxBodyBytes is the service's limit on the uncompressed request
+	// body: 1 MiB. A larger body gets 413 ContentLengthLimitExceeded.
+	DCRMaxBodyBytes = 1 << 20
+	// DCRScope is the scope the token endpoint requires.
+	DCRScope = "https://monitor.azure.com//.default"
+)
+
+// DCRServerConfig configures a [DCRServer]. Every zero field has a default.
+type DCRServerConfig struct {
+	// TenantID, ClientID and ClientSecret are the credentials the token
+	// endpoint accepts. Zero means "00000000-0000-0000-0000-000000000001",
+	// "relaykit-client" and "s3cret-value".
+	TenantID, ClientID, ClientSecret string
+	// DCRImmutableID is the data collection rule's immutable ID. Zero
+	// means "dcr-00000000000000000000000000000001".
+	DCRImmutableID string
+	// Stream is the accepted stream name. Zero means "Custom-RelayKit".
+	Stream string
+	// TokenLifetime is the lifetime of issued tokens (expires_in). Zero
+	// means 1 hour. Expired tokens get 401.
+	TokenLifetime time.Duration
+}
+
+// DCRFault is an error response injected into the next request of an
+// endpoint, in place of its normal handling. See [DCRServer.Inject].
+type DCRFault struct {
+	// Status is the HTTP status to answer, e.g. 400, 401, 413, 429, 500,
+	// 503.
+	Status int
+	// RetryAfter, if set, is sent as the Retry-After header.
+	RetryAfter string
+	// RetryAfterMs, if set, is sent as the retry-after-ms header.
+	RetryAfterMs string
+	// Code and Message fill the error body. Zero means a code and message
+	// like the service's for Status.
+	Code, Message string
+}
+
+// DCRRequest records one request to the ingestion endpoint.
+type DCRRequest struct {
+	ClientRequestID string // x-ms-client-request-id header
+	Status          int    // status answered
+	Gzip            bool   // Content-Encoding: gzip
+	BodyBytes       int    // uncompressed body size, in bytes
+	Rows            int    // rows in the body (when it parsed)
+	Token           string // bearer token presented
+}
+
+// DCRServer is a fake Azure Monitor Logs Ingestion API endpoint (a data
+// collection endpoint) with its own Entra ID token endpoint, for tests of
+// the Sentinel sink. It is as strict as the service:
+//
+//   - POST {URL}/dataCollectionRules/{DCRImmutableID}/streams/{Stream}?api-version=2023-01-01
+//     only (404 for another rule, 400 for another stream or version);
+//   - "Authorization: Bearer <token>" with a token it issued and that has
+//     not expired or been revoked (401 otherwise);
+//   - Content-Type application/json, Content-Encoding gzip or none;
+//   - an uncompressed body of at most 1 MiB (413 ContentLengthLimitExceeded
+//     above it) that is a JSON array of objects (400 otherwise);
+//   - 204 No Content on success; errors as {"error":{"code","message"}} with
+//     the x-ms-error-code header.
+//
+// The token endpoint is POST {AuthorityHost}/{TenantID}/oauth2/v2.0/token
+// with the client credentials grant and scope [DCRScope].
+//
+// A DCRServer is safe for concurrent use. It is closed by the test's
+// cleanup.
+type DCRServer struct {
+	// URL is the data collection endpoint, e.g. "http://127.0.0.1:41234".
+	URL string
+	// AuthorityHost is the base URL of the token endpoint (the same server),
+	// for forward.EntraConfig.AuthorityHost.
+	AuthorityHost string
+
+	cfg DCRServerConfig
+	srv *httptest.Server
+
+	mu            sync.Mutex
+	rows          []map[string]any
+	requests      []DCRRequest
+	tokens        map[string]time.Time // token -> expiry
+	tokenRequests int
+	faults        []DCRFault
+	tokenFaults   []DCRFault
+	rejectTokens  bool
+}
+
+// NewDCRServer starts a DCRServer on 127.0.0.1 and registers its Close with
+// tb.Cleanup.
+func NewDCRServer(tb testing.TB, cfg DCRServerConfig) *DCRServer {
+	tb.Helper()
+	if cfg.TenantID == "" {
+		cfg.TenantID = "00000000-0000-0000-0000-000000000001"
+	}
+	if cfg.ClientID == "" {
+		cfg.ClientID = "relaykit-client"
+	}
+	if cfg.ClientSecret == "" {
+		cfg.ClientSecret = "s3cret-value"
+	}
+	if cfg.DCRImmutableID == "" {
+		cfg.DCRImmutableID = "dcr-00000000000000000000000000000001"
+	}
+	if cfg.Stream == "" {
+		cfg.Stream = "Custom-RelayKit"
+	}
+	if cfg.TokenLifetime == 0 {
+		cfg.TokenLifetime = time.Hour
+	}
+	s := &DCRServer{cfg: cfg, tokens: make(map[string]time.Time)}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	s.URL = s.srv.URL
+	s.AuthorityHost = s.srv.URL
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Config returns the server's configuration with defaults filled in: the
+// credentials, rule ID and stream a sink must use.
+func (s *DCRServer) Config() DCRServerConfig { return s.cfg }
+
+// Close shuts the server down. It is idempotent.
+func (s *DCRServer) Close() { s.srv.Close() }
+
+// Inject queues faults: the next len(faults) ingestion requests get them,
+// in order, instead of normal handling (the body is still read).
+func (s *DCRServer) Inject(faults ...DCRFault) {
+	s.mu.Lock()
+	s.faults = append(s.faults, faults...)
+	s.mu.Unlock()
+}
+
+// InjectToken queues faults for the next token requests.
+func (s *DCRServer) InjectToken(faults ...DCRFault) {
+	s.mu.Lock()
+	s.tokenFaults = append(s.tokenFaults, faults...)
+	s.mu.Unlock()
+}
+
+// RevokeTokens invalidates every token issued so far, as if they expired:
+// the next ingestion request with one of them gets 401.
+func (s *DCRServer) RevokeTokens() {
+	s.mu.Lock()
+	clear(s.tokens)
+	s.mu.Unlock()
+}
+
+// RejectAllTokens makes the ingestion endpoint answer 401 to every token
+// (reject true), as when the service principal lacks the Monitoring
+// Metrics Publisher role on the rule.
+func (s *DCRServer) RejectAllTokens(reject bool) {
+	s.mu.Lock()
+	s.rejectTokens = reject
+	s.mu.Unlock()
+}
+
+// Rows returns the rows accepted so far, in order of arrival. Numbers are
+// json.Number.
+func (s *DCRServer) Rows() []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]map[string]any(nil), s.rows...)
+}
+
+// Requests returns every ingestion request received so far.
+func (s *DCRServer) Requests() []DCRRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]DCRRequest(nil), s.requests...)
+}
+
+// TokenRequests returns how many token requests the server answered.
+func (s *DCRServer) TokenRequests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tokenRequests
+}
+
+func (s *DCRServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("x-ms-request-id", newID())
+	if strings.HasSuffix(r.URL.Path, "/oauth2/v2.0/token") {
+		s.serveToken(w, r)
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, "/dataCollectionRules/") {
+		s.serveIngest(w, r)
+		return
+	}
+	dcrError(w, http.StatusNotFound, "NotFound", "The requested path does not exist.")
+}
+
+// tokenError writes an OAuth 2.0 error response as Entra ID does.
+func tokenError(w http.ResponseWriter, status int, code, desc string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"error":             code,
+		"error_description": desc + "\r\nTrace ID: " + newID() + "\r\nCorrelation ID: " + newID(),
+		"error_codes":       []int{status},
+		"timestamp":         time.Now().UTC().Format(time.DateTime + "Z"),
+	})
+}
+
+func (s *DCRServer) serveToken(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.tokenRequests++
+	var fault *DCRFault
+	if len(s.tokenFaults) > 0 {
+		f := s.tokenFaults[0]
+		s.tokenFaults = s.tokenFaults[1:]
+		fault = &f
+	}
+	s.mu.Unlock()
+	if fault != nil {
+		if fault.RetryAfter != "" {
+			w.Header().Set("Retry-After", fault.RetryAfter)
+		}
+		code, msg := fault.Code, fault.Message
+		if code == "" {
+			code = "temporarily_unavailable"
+		}
+		if msg == "" {
+			msg = "AADSTS90033: A transient error has occurred. Please try again."
+		}
+		tokenError(w, fault.Status, code, msg)
+		return
+	}
+	if r.Method != http.MethodPost {
+		tokenError(w, http.StatusMethodNotAllowed, "invalid_request", "AADSTS900561: The endpoint only accepts POST requests.")
+		return
+	}
+	tenant := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/"), "/oauth2/v2.0/token")
+	if err := r.ParseForm(); err != nil {
+		tokenError(w, http.StatusBadRequest, "invalid_request", "AADSTS900144: The request body must contain form parameters.")
+		return
+	}
+	switch {
+	case tenant != s.cfg.TenantID:
+		tokenError(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("AADSTS90002: Tenant '%s' not found.", tenant))
+	case r.PostForm.Get("grant_type") != "client_credentials":
+		tokenError(w, http.StatusBadRequest, "unsupported_grant_type", "AADSTS70003: The app requested an unsupported grant type.")
+	case r.PostForm.Get("client_id") != s.cfg.ClientID:
+		tokenError(w, http.StatusBadRequest, "unauthorized_client", fmt.Sprintf("AADSTS700016: Application with identifier '%s' was not found in the directory.", r.PostForm.Get("client_id")))
+	case r.PostForm.Get("client_secret") != s.cfg.ClientSecret:
+		tokenError(w, http.StatusUnauthorized, "invalid_client", "AADSTS7000215: Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID.")
+	case r.PostForm.Get("scope") != DCRScope:
+		tokenError(w, http.StatusBadRequest, "invalid_scope", fmt.Sprintf("AADSTS70011: The provided value for the input parameter 'scope' is not valid. The scope %s is not valid.", r.PostForm.Get("scope")))
+	default:
+		tok := newID() + newID()
+		s.mu.Lock()
+		s.tokens[tok] = time.Now().Add(s.cfg.TokenLifetime)
+		s.mu.Unlock()
+		secs := int(s.cfg.TokenLifetime / time.Second)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store, no-cache")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"token_type":     "Bearer",
+			"expires_in":     secs,
+			"ext_expires_in": secs,
+			"access_token":   tok,
+		})
+	}
+}
+
+// dcrError writes an error response in the service's shape.
+func dcrError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("x-ms-error-code", code)
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}
+
+func (s *DCRServer) serveIngest(w http.ResponseWriter, r *http.Request) {
+	rec := DCRRequest{
+		ClientRequestID: r.Header.Get("x-ms-client-request-id"),
+		Gzip:            r.Header.Get("Content-Encoding") == "gzip",
+	}
+	if rec.ClientRequestID != "" {
+		w.Header().Set("x-ms-client-request-id", rec.ClientRequestID)
+	}
+	status, rows := s.ingest(w, r, &rec)
+	rec.Status = status
+	s.mu.Lock()
+	s.requests = append(s.requests, rec)
+	if status == http.StatusNoContent {
+		s.rows = append(s.rows, rows...)
+	}
+	s.mu.Unlock()
+}
+
+// ingest handles one ingestion request and returns the status it answered
+// and, on success, the rows.
+func (s *DCRServer) ingest(w http.ResponseWriter, r *http.Request, rec *DCRRequest) (int, []map[string]any) {
+	// Read the body first, as the service does, so faults see full requests.
+	raw, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err != nil {
+		dcrError(w, http.StatusBadRequest, "InvalidPayload", "The request body could not be read.")
+		return http.StatusBadRequest, nil
+	}
+	s.mu.Lock()
+	var fault *DCRFault
+	if len(s.faults) > 0 {
+		f := s.faults[0]
+		s.faults = s.faults[1:]
+		fault = &f
+	}
+	s.mu.Unlock()
+
+	if r.Method != http.MethodPost {
+		dcrError(w, http.StatusMethodNotAllowed, "MethodNotAllowed", "The requested method is not supported.")
+		return http.StatusMethodNotAllowed, nil
+	}
+	// /dataCollectionRules/{id}/streams/{stream}
+	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	if len(parts) != 4 || parts[2] != "streams" {
+		dcrError(w, http.StatusNotFound, "NotFound", "The requested path does not exist.")
+		return http.StatusNotFound, nil
+	}
+	auth := r.Header.Get("Authorization")
+	token, ok := strings.CutPrefix(auth, "Bearer ")
+	rec.Token = token
+	if auth == "" || !ok {
+		dcrError(w, http.StatusUnauthorized, "AuthenticationFailed", "Authentication failed. The 'Authorization' header is missing or not a bearer token.")
+		return http.StatusUnauthorized, nil
+	}
+	s.mu.Lock()
+	exp, known := s.tokens[token]
+	reject := s.rejectTokens
+	s.mu.Unlock()
+	if !known || time.Now().After(exp) {
+		dcrError(w, http.StatusUnauthorized, "InvalidToken", "The access token is invalid or has expired.")
+		return http.StatusUnauthorized, nil
+	}
+	if reject {
+		dcrError(w, http.StatusUnauthorized, "InvalidToken", "The caller is not authorized to perform this action on the data collection rule.")
+		return http.StatusUnauthorized, nil
+	}
+	if parts[1] != s.cfg.DCRImmutableID {
+		dcrError(w, http.StatusNotFound, "NotFound", fmt.Sprintf("Data collection rule with immutable Id '%s' not found.", parts[1]))
+		return http.StatusNotFound, nil
+	}
+	if v := r.URL.Query().Get("api-version"); v != DCRAPIVersion {
+		dcrError(w, http.StatusBadRequest, "InvalidApiVersion", fmt.Sprintf("The api-version '%s' is invalid. The supported version is '%s'.", v, DCRAPIVersion))
+		return http.StatusBadRequest, nil
+	}
+	if parts[3] != s.cfg.Stream {
+		dcrError(w, http.StatusBadRequest, "InvalidStream", fmt.Sprintf("Stream '%s' is not declared in the data collection rule.", parts[3]))
+		return http.StatusBadRequest, nil
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		dcrError(w, http.StatusUnsupportedMediaType, "UnsupportedMediaType", "The Content-Type must be application/json.")
+		return http.StatusUnsupportedMediaType, nil
+	}
+	body := raw
+	switch ce := r.Header.Get("Content-Encoding"); ce {
+	case "":
+	case "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err == nil {
+			body, err = io.ReadAll(io.LimitReader(zr, 64<<20))
+		}
+		if err != nil {
+			dcrError(w, http.StatusBadRequest, "InvalidContentEncoding", "The request body is not valid gzip.")
+			return http.StatusBadRequest, nil
+		}
+	default:
+		dcrError(w, http.StatusBadRequest, "InvalidContentEncoding", fmt.Sprintf("Content-Encoding '%s' is not supported.", ce))
+		return http.StatusBadRequest, nil
+	}
+	rec.BodyBytes = len(body)
+
+	if fault != nil {
+		return s.writeFault(w, fault), nil
+	}
+	if len(body) > DCRMaxBodyBytes {
+		dcrError(w, http.StatusRequestEntityTooLarge, "ContentLengthLimitExceeded",
+			fmt.Sprintf("Maximum allowed content length: %d bytes (1 MB). Provided content length: %d bytes.", DCRMaxBodyBytes, len(body)))
+		return http.StatusRequestEntityTooLarge, nil
+	}
+	var rows []map[string]any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&rows); err != nil || dec.More() || bytes.TrimSpace(body)[0] != '[' {
+		dcrError(w, http.StatusBadRequest, "InvalidPayload", "The request body must be a JSON array of objects.")
+		return http.StatusBadRequest, nil
+	}
+	for _, row := range rows {
+		if row == nil {
+			dcrError(w, http.StatusBadRequest, "InvalidPayload", "The request body must be a JSON array of objects.")
+			return http.StatusBadRequest, nil
+		}
+	}
+	rec.Rows = len(rows)
+	w.WriteHeader(http.StatusNoContent)
+	return http.StatusNoContent, rows
+}
+
+func (s *DCRServer) writeFault(w http.ResponseWriter, f *DCRFault) int {
+	if f.RetryAfter != "" {
+		w.Header().Set("Retry-After", f.RetryAfter)
+	}
+	if f.RetryAfterMs != "" {
+		w.Header().Set("retry-after-ms", f.RetryAfterMs)
+	}
+	code, msg := f.Code, f.Message
+	if code == "" || msg == "" {
+		dc, dm := defaultFault(f.Status)
+		if code == "" {
+			code = dc
+		}
+		if msg == "" {
+			msg = dm
+		}
+	}
+	dcrError(w, f.Status, code, msg)
+	return f.Status
+}
+
+func defaultFault(status int) (string, string) {
+	switch status {
+	case http.StatusBadRequest:
+		return "InvalidPayload", "The data does not match the schema of the stream: column 'TimeGenerated' has an invalid value."
+	case http.StatusUnauthorized:
+		return "InvalidToken", "The access token is invalid or has expired."
+	case http.StatusForbidden:
+		return "Forbidden", "The caller is not authorized to perform this action."
+	case http.StatusRequestEntityTooLarge:
+		return "ContentLengthLimitExceeded", "Maximum allowed content length: 1048576 bytes (1 MB)."
+	case http.StatusTooManyRequests:
+		return "TooManyRequests", "Rate limit exceeded. Retry after the time given in the Retry-After header."
+	case http.StatusServiceUnavailable:
+		return "ServiceUnavailable", "The service is temporarily unavailable."
+	default:
+		return "InternalServerError", "Service request failed (" + strconv.Itoa(status) + ")."
+	}
+}
+
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,140 @@
+package forwardtest_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/relaykit/relaykit/forward/forwardtest"
+)
+
+func dcrToken(t *testing.T, srv *forwardtest.DCRServer) string {
+	t.Helper()
+	c := srv.Config()
+	resp, err := http.PostForm(srv.AuthorityHost+"/"+c.TenantID+"/oauth2/v2.0/token", url.Values{
+		"grant_type": {"client_credentials"}, "client_id": {c.ClientID},
+		"client_secret": {c.ClientSecret}, "scope": {forwardtest.DCRScope},
+	})
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var body struct {
+		TokenType   string `json:"token_type"`
+		ExpiresIn   int    `json:"expires_in"`
+		AccessToken string `json:"access_token"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	assert.Equal(t, "Bearer", body.TokenType)
+	assert.Equal(t, 3600, body.ExpiresIn)
+	return body.AccessToken
+}
+
+func gz(b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	return buf.Bytes()
+}
+
+func TestDCRServerStrict(t *testing.T) {
+	srv := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{})
+	c := srv.Config()
+	tok := dcrToken(t, srv)
+	good := "/dataCollectionRules/" + c.DCRImmutableID + "/streams/" + c.Stream + "?api-version=2023-01-01"
+	big := []byte(`[{"RawData":"` + strings.Repeat("x", forwardtest.DCRMaxBodyBytes) + `"}]`)
+	tests := []struct {
+		name     string
+		path     string
+		auth     string
+		ctype    string
+		gzip     bool
+		body     []byte
+		status   int
+		code     string
+		wantRows int
+	}{
+		{"ok gzip", good, "Bearer " + tok, "application/json", true, []byte(`[{"a":1},{"b":"x"}]`), 204, "", 2},
+		{"ok plain", good, "Bearer " + tok, "application/json; charset=utf-8", false, []byte(`[{"a":2}]`), 204, "", 1},
+		{"no auth", good, "", "application/json", true, []byte(`[{}]`), 401, "AuthenticationFailed", 0},
+		{"unknown token", good, "Bearer nope", "application/json", true, []byte(`[{}]`), 401, "InvalidToken", 0},
+		{"wrong rule", "/dataCollectionRules/dcr-other/streams/" + c.Stream + "?api-version=2023-01-01", "Bearer " + tok, "application/json", true, []byte(`[{}]`), 404, "NotFound", 0},
+		{"wrong stream", "/dataCollectionRules/" + c.DCRImmutableID + "/streams/Custom-Other?api-version=2023-01-01", "Bearer " + tok, "application/json", true, []byte(`[{}]`), 400, "InvalidStream", 0},
+		{"no version", strings.TrimSuffix(good, "?api-version=2023-01-01"), "Bearer " + tok, "application/json", true, []byte(`[{}]`), 400, "InvalidApiVersion", 0},
+		{"content type", good, "Bearer " + tok, "text/plain", true, []byte(`[{}]`), 415, "UnsupportedMediaType", 0},
+		{"object not array", good, "Bearer " + tok, "application/json", true, []byte(`{"a":1}`), 400, "InvalidPayload", 0},
+		{"array of non-objects", good, "Bearer " + tok, "application/json", true, []byte(`[1,2]`), 400, "InvalidPayload", 0},
+		{"trailing data", good, "Bearer " + tok, "application/json", true, []byte(`[{}] [{}]`), 400, "InvalidPayload", 0},
+		{"over 1 MiB uncompressed", good, "Bearer " + tok, "application/json", true, big, 413, "ContentLengthLimitExceeded", 0},
+	}
+	rows := 0
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := tt.body
+			if tt.gzip {
+				body = gz(body)
+			}
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+tt.path, bytes.NewReader(body))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", tt.ctype)
+			req.Header.Set("x-ms-client-request-id", "rid-1")
+			if tt.auth != "" {
+				req.Header.Set("Authorization", tt.auth)
+			}
+			if tt.gzip {
+				req.Header.Set("Content-Encoding", "gzip")
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			assert.Equal(t, tt.status, resp.StatusCode, "%s", b)
+			assert.Equal(t, "rid-1", resp.Header.Get("x-ms-client-request-id"))
+			if tt.code != "" {
+				var e struct {
+					Error struct{ Code, Message string } `json:"error"`
+				}
+				require.NoError(t, json.Unmarshal(b, &e))
+				assert.Equal(t, tt.code, e.Error.Code)
+				assert.NotEmpty(t, e.Error.Message)
+				assert.Equal(t, tt.code, resp.Header.Get("x-ms-error-code"))
+			} else {
+				assert.Empty(t, b)
+			}
+			rows += tt.wantRows
+			assert.Len(t, srv.Rows(), rows)
+		})
+	}
+	assert.Len(t, srv.Requests(), len(tests))
+	assert.Contains(t, srv.Rows()[0], "a")
+}
+
+func TestDCRServerFaults(t *testing.T) {
+	srv := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{})
+	c := srv.Config()
+	tok := dcrToken(t, srv)
+	url := srv.URL + "/dataCollectionRules/" + c.DCRImmutableID + "/streams/" + c.Stream + "?api-version=2023-01-01"
+	srv.Inject(forwardtest.DCRFault{Status: 429, RetryAfter: "7", RetryAfterMs: "7000"}, forwardtest.DCRFault{Status: 500})
+	for _, want := range []int{429, 500, 204} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(`[{"x":1}]`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		assert.Equal(t, want, resp.StatusCode)
+		if want == 429 {
+			assert.Equal(t, "7", resp.Header.Get("Retry-After"))
+			assert.Equal(t, "7000", resp.Header.Get("retry-after-ms"))
+		}
+	}
+	assert.Len(t, srv.Rows(), 1, "faulted requests record no rows")
+}

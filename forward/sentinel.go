@@ -1,0 +1,445 @@
+package forward
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/relaykit/relaykit"
+)
+
+// Logs Ingestion API facts.
+const (
+	// SentinelAPIVersion is the api-version of the Azure Monitor Logs
+	// Ingestion API the [Sentinel] sink uses.
+	SentinelAPIVersion = "2023-01-01"
+	// SentinelMaxRequestBytes is the service's limit on one call: 1 MiB of
+	// uncompressed JSON (it answers 413 ContentLengthLimitExceeded above
+	// 1,048,576 bytes).
+	SentinelMaxRequestBytes = 1 << 20
+	// maxColumnName is the longest Log Analytics column name.
+	maxColumnName = 45
+)
+
+// SentinelColumns names the table columns an event's parts go to. Every
+// name must start with a letter and hold at most 45 letters, digits and
+// underscores, and all must be distinct. A column named "-" is left out.
+type SentinelColumns struct {
+	// Time receives the event time (Event.Time, else ReceiveTime, else the
+	// time of encoding) as an RFC 3339 UTC timestamp with 7 fractional
+	// digits (100 ns, the precision of a Log Analytics datetime). Zero
+	// means "TimeGenerated", which every custom table has.
+	Time string
+	// Message receives Event.Raw as a string (invalid UTF-8 becomes
+	// U+FFFD). Zero means "RawData".
+	Message string
+	// Host receives Event.Host, when not empty. Zero means "Computer".
+	Host string
+	// Source receives Event.Source, when not empty. Zero means left out.
+	Source string
+	// SourceType receives Event.SourceType, when not empty. Zero means
+	// left out.
+	SourceType string
+	// Facility and Severity receive the syslog facility and severity as
+	// numbers, for events with a priority. Zero means left out.
+	Facility, Severity string
+	// Fields receives all of the event's fields as one JSON object of
+	// strings (a dynamic column). Zero means left out.
+	Fields string
+}
+
+// SentinelField maps one event field to a column of its own.
+type SentinelField struct {
+	// Field is the event field's key. An event without it leaves the column
+	// out.
+	Field string
+	// Column is the column name. Zero means Field, which must then be a
+	// valid column name.
+	Column string
+}
+
+// SentinelConfig configures a [Sentinel] sink. Endpoint, DCRImmutableID,
+// Stream and TokenSource are required; every other zero field means the
+// documented default.
+type SentinelConfig struct {
+	// Endpoint is the logs ingestion endpoint: the data collection
+	// endpoint's URL (or the rule's own ingestion endpoint), e.g.
+	// "https://my-dce-a1b2.westeurope-1.ingest.monitor.azure.com".
+	Endpoint string
+	// DCRImmutableID is the data collection rule's immutable ID,
+	// "dcr-" followed by 32 hex digits.
+	DCRImmutableID string
+	// Stream is the stream declared in the rule, e.g. "Custom-MyTable_CL".
+	Stream string
+
+	// TokenSource supplies the bearer tokens, normally an
+	// [EntraTokenSource] for a service principal that has the Monitoring
+	// Metrics Publisher role on the rule. The sink caches tokens in a
+	// [TokenCache] and refreshes them TokenRefreshBefore their expiry.
+	TokenSource TokenSource
+	// TokenRefreshBefore is how long before expiry a token is refreshed.
+	// Zero means [DefaultTokenRefreshBefore].
+	TokenRefreshBefore time.Duration
+
+	// Columns maps the event's parts to columns.
+	Columns SentinelColumns
+	// Fields are event fields sent as columns of their own, in this order.
+	Fields []SentinelField
+
+	// Delivery holds client, limits, retries, failure handler and hooks.
+	// MaxRequestBytes defaults to, and may not exceed,
+	// [SentinelMaxRequestBytes]; MaxEventBytes defaults to it too.
+	Delivery DeliveryConfig
+}
+
+// Sentinel is a [relaykit.Sink] that sends events to Microsoft Sentinel (a
+// Log Analytics workspace) through the Azure Monitor Logs Ingestion API:
+//
+//	POST {Endpoint}/dataCollectionRules/{DCRImmutableID}/streams/{Stream}?api-version=2023-01-01
+//
+// with a gzipped JSON array of row objects, "Authorization: Bearer
+// <token>" and a new x-ms-client-request-id per request. The service
+// answers 204 when it accepted the rows.
+//
+// Delivery follows the package's sender core (see [DeliveryConfig]) with
+// the service's rules: a batch is split so that no call exceeds 1 MiB of
+// uncompressed JSON; a 413 anyway halves the request and resends both
+// halves, and a single row over the limit goes to OnFailure with
+// [ReasonTooLarge]; 429 and 5xx are retried honouring Retry-After and
+// retry-after-ms; a 401 discards the cached token and retries once with a
+// new one, then the request goes to OnFailure with [ReasonUnauthorized],
+// as does a 403; a 400 (the rows do not match the stream's schema, a
+// wrong stream or version) goes to OnFailure with [ReasonRejected] and the
+// service's error message. A token source that refuses the credentials
+// (a [*TokenError] that is not Temporary) fails batches with
+// [ReasonUnauthorized] without sending them.
+//
+// Delivery is at least once: a request whose response was lost (timeout,
+// reset connection) is sent again, and rows the service had accepted are
+// then ingested twice.
+//
+// A Sentinel is safe for concurrent use by multiple goroutines.
+type Sentinel struct {
+	s      *sender
+	tokens *TokenCache
+	dest   string
+
+	// Pre-encoded `"Column":` keys (with a leading comma except the first),
+	// nil when the column is left out.
+	timeKey, msgKey, hostKey, sourceKey, sourceTypeKey []byte
+	facilityKey, severityKey, fieldsKey                []byte
+	fields                                             []sentinelField
+}
+
+type sentinelField struct {
+	field string
+	key   []byte // `,"Column":`
+}
+
+var _ relaykit.Sink = (*Sentinel)(nil)
+
+// validColumnName reports whether s is a valid Log Analytics column name:
+// a letter, then letters, digits or underscores, at most 45 in all.
+func validColumnName(s string) bool {
+	if len(s) == 0 || len(s) > maxColumnName {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if i == 0 && !letter || !letter && !(c >= '0' && c <= '9') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// NewSentinel returns a Sentinel sink for cfg, or an error wrapping
+// [ErrInvalidConfig].
+func NewSentinel(cfg SentinelConfig) (*Sentinel, error) {
+	if cfg.Delivery.Name == "" {
+		cfg.Delivery.Name = "sentinel"
+	}
+	name := cfg.Delivery.Name
+	invalid := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrInvalidConfig, name, fmt.Sprintf(format, args...))
+	}
+	u, err := url.Parse(cfg.Endpoint)
+	switch {
+	case cfg.Endpoint == "":
+		return nil, invalid("Endpoint is required")
+	case err != nil, u.Scheme != "https" && u.Scheme != "http", u.Host == "":
+		return nil, invalid("Endpoint must be https://host[:port]")
+	case u.User != nil, u.RawQuery != "", u.Fragment != "":
+		return nil, invalid("Endpoint must not hold credentials, a query or a fragment")
+	case cfg.DCRImmutableID == "":
+		return nil, invalid("DCRImmutableID is required")
+	case !validPathSegment(cfg.DCRImmutableID):
+		return nil, invalid("DCRImmutableID %q is not a rule ID", cfg.DCRImmutableID)
+	case cfg.Stream == "":
+		return nil, invalid("Stream is required")
+	case !validPathSegment(cfg.Stream):
+		return nil, invalid("Stream %q is not a stream name", cfg.Stream)
+	case cfg.TokenSource == nil:
+		return nil, invalid("TokenSource is required")
+	case cfg.TokenRefreshBefore < 0:
+		return nil, invalid("TokenRefreshBefore is negative")
+	case cfg.Delivery.MaxRequestBytes > SentinelMaxRequestBytes:
+		return nil, invalid("MaxRequestBytes %d exceeds the service's limit of %d", cfg.Delivery.MaxRequestBytes, SentinelMaxRequestBytes)
+	}
+
+	st := &Sentinel{dest: name}
+	cols := cfg.Columns
+	seen := map[string]bool{}
+	first := true
+	key := func(what, col, def string) ([]byte, error) {
+		if col == "" {
+			col = def
+		}
+		if col == "" || col == "-" {
+			return nil, nil
+		}
+		if !validColumnName(col) {
+			return nil, invalid("%s column %q: a column name starts with a letter and has at most 45 letters, digits and underscores", what, col)
+		}
+		if seen[strings.ToLower(col)] {
+			return nil, invalid("column %q is used twice", col)
+		}
+		seen[strings.ToLower(col)] = true
+		var k []byte
+		if !first {
+			k = append(k, ',')
+		}
+		first = false
+		k = appendJSONString(k, []byte(col))
+		return append(k, ':'), nil
+	}
+	for _, c := range []struct {
+		dst       *[]byte
+		what, col string
+		def       string
+	}{
+		{&st.timeKey, "Time", cols.Time, "TimeGenerated"},
+		{&st.msgKey, "Message", cols.Message, "RawData"},
+		{&st.hostKey, "Host", cols.Host, "Computer"},
+		{&st.sourceKey, "Source", cols.Source, ""},
+		{&st.sourceTypeKey, "SourceType", cols.SourceType, ""},
+		{&st.facilityKey, "Facility", cols.Facility, ""},
+		{&st.severityKey, "Severity", cols.Severity, ""},
+		{&st.fieldsKey, "Fields", cols.Fields, ""},
+	} {
+		if *c.dst, err = key(c.what, c.col, c.def); err != nil {
+			return nil, err
+		}
+	}
+	if st.timeKey == nil {
+		return nil, invalid("the Time column cannot be left out (TimeGenerated is required)")
+	}
+	for _, f := range cfg.Fields {
+		if f.Field == "" {
+			return nil, invalid("a Fields entry has no Field")
+		}
+		col := f.Column
+		if col == "" {
+			col = f.Field
+		}
+		k, err := key("field "+f.Field, col, "")
+		if err != nil {
+			return nil, err
+		}
+		if k == nil {
+			return nil, invalid("field %q has no column", f.Field)
+		}
+		st.fields = append(st.fields, sentinelField{field: f.Field, key: k})
+	}
+
+	st.tokens = NewTokenCache(cfg.TokenSource, cfg.TokenRefreshBefore)
+	p := protocol{
+		url: strings.TrimRight(u.String(), "/") + "/dataCollectionRules/" + url.PathEscape(cfg.DCRImmutableID) +
+			"/streams/" + url.PathEscape(cfg.Stream) + "?api-version=" + SentinelAPIVersion,
+		contentType: "application/json",
+		prefix:      []byte("["),
+		separator:   []byte(","),
+		suffix:      []byte("]"),
+		encode: func(dst []byte, e *relaykit.Event) ([]byte, error) {
+			return st.AppendEvent(dst, e), nil
+		},
+		prepare:  st.prepare,
+		classify: st.classify,
+	}
+	st.s, err = newSender("sentinel", cfg.Delivery, p, SentinelMaxRequestBytes, SentinelMaxRequestBytes)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// validPathSegment accepts the characters of rule IDs and stream names.
+func validPathSegment(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return len(s) <= 256
+}
+
+// Send delivers batch to the Logs Ingestion API; see [Sentinel],
+// [relaykit.Sink] and the package documentation for what happens to events
+// that cannot be delivered. It reads batch only until it returns.
+func (st *Sentinel) Send(ctx context.Context, batch []relaykit.Event) error {
+	if len(batch) == 0 {
+		return ctx.Err()
+	}
+	// Credentials the identity platform refuses cannot succeed: fail the
+	// batch without sending it (transient token errors are retried per
+	// request instead).
+	if _, _, err := st.tokens.Token(ctx); err != nil {
+		var te *TokenError
+		if errors.As(err, &te) && !te.Temporary {
+			bs := &batchState{batch: batch}
+			st.s.failRange(ctx, bs, 0, len(batch), ReasonUnauthorized,
+				&SendError{Destination: st.dest, Code: -1, Err: err})
+			return bs.err
+		}
+	}
+	return st.s.send(ctx, batch)
+}
+
+// Stats returns a snapshot of the sink's counters.
+func (st *Sentinel) Stats() Stats { return st.s.stats() }
+
+// Close releases the idle connections of the sink's own HTTP client. It
+// does not wait for Send calls in progress. It is idempotent and returns
+// nil.
+func (st *Sentinel) Close() error {
+	st.s.close()
+	return nil
+}
+
+// AppendEvent appends e as one JSON row object, as sent in the request
+// array, to dst and returns the extended slice. It does not allocate beyond
+// growing dst, and its output is valid JSON for any bytes in e (invalid
+// UTF-8 becomes U+FFFD).
+func (st *Sentinel) AppendEvent(dst []byte, e *relaykit.Event) []byte {
+	dst = append(dst, '{')
+	ns := e.Time
+	if ns == 0 {
+		ns = e.ReceiveTime
+	}
+	if ns == 0 {
+		ns = time.Now().UnixNano() // an event with no time at all (rare)
+	}
+	dst = append(dst, st.timeKey...)
+	dst = append(dst, '"')
+	dst = appendTimestamp(dst, ns, 7)
+	dst = append(dst, '"')
+	if st.msgKey != nil {
+		dst = append(dst, st.msgKey...)
+		dst = appendJSONString(dst, e.Raw)
+	}
+	dst = appendStringColumn(dst, st.hostKey, e.Host)
+	dst = appendStringColumn(dst, st.sourceKey, e.Source)
+	dst = appendStringColumn(dst, st.sourceTypeKey, e.SourceType)
+	if e.Flags&relaykit.FlagPriority != 0 {
+		if st.facilityKey != nil {
+			dst = append(dst, st.facilityKey...)
+			dst = appendUint(dst, uint64(e.Priority>>3))
+		}
+		if st.severityKey != nil {
+			dst = append(dst, st.severityKey...)
+			dst = appendUint(dst, uint64(e.Priority&7))
+		}
+	}
+	if st.fieldsKey != nil {
+		dst = append(dst, st.fieldsKey...)
+		dst = append(dst, '{')
+		for i := range e.Fields {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, e.Fields[i].Key)
+			dst = append(dst, ':')
+			dst = appendJSONString(dst, e.Fields[i].Value)
+		}
+		dst = append(dst, '}')
+	}
+	for i := range st.fields {
+		f := &st.fields[i]
+		if v, ok := e.Field(f.field); ok {
+			dst = append(dst, f.key...)
+			dst = appendJSONString(dst, v)
+		}
+	}
+	return append(dst, '}')
+}
+
+func appendStringColumn(dst, key, v []byte) []byte {
+	if key == nil || len(v) == 0 {
+		return dst
+	}
+	dst = append(dst, key...)
+	return appendJSONString(dst, v)
+}
+
+func (st *Sentinel) prepare(req *http.Request) error {
+	tok, _, err := st.tokens.Token(req.Context())
+	if err != nil {
+		return err
+	}
+	req.Header["Authorization"] = []string{"Bearer " + tok}
+	req.Header["X-Ms-Client-Request-Id"] = []string{newGUID()}
+	return nil
+}
+
+// sentinelError is the service's error body: {"error":{"code","message"}}.
+type sentinelError struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// serviceError returns the error the response body (or x-ms-error-code)
+// describes, or nil.
+func serviceError(r *response) error {
+	var body sentinelError
+	_ = json.Unmarshal(r.Body, &body)
+	code, msg := body.Error.Code, body.Error.Message
+	if code == "" {
+		code = r.Header.Get("x-ms-error-code")
+	}
+	switch {
+	case code != "" && msg != "":
+		return fmt.Errorf("%s: %s", code, msg)
+	case code != "":
+		return errors.New(code)
+	case msg != "":
+		return errors.New(msg)
+	}
+	return nil
+}
+
+func (st *Sentinel) classify(r *response) verdict {
+	v := classifyHTTP(r)
+	if v.outcome == outcomeOK {
+		return v
+	}
+	if err := serviceError(r); err != nil {
+		v.err = err
+	}
+	if r.Status == http.StatusUnauthorized {
+		// The token expired early or was revoked: fetch a new one and
+		// retry once; the core makes a second 401 fatal.
+		st.tokens.Invalidate()
+		v.outcome = outcomeReauth
+		v.reason = ReasonUnauthorized
+	}
+	return v
+}
