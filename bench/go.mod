@@ -11,9 +11,11 @@ require (
 	golang.org/x/sys v0.38.0 // indirect
 )
 
-require (
 	github.com/klauspost/compress v1.18.0
 	golang.org/x/sync v0.17.0 // indirect
+	github.com/agilira/go-timecache v1.0.3 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
+	gopkg.in/natefinch/lumberjack.v2 v2.2.1
 )
 
 replace github.com/relaykit/relaykit => ../

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,8 +186,8 @@ type Stats struct {
 // written as one piece, never split across files nor interleaved with
 // another Write. Errors are sticky: once a write to the file fails, every
 // later Write returns that error. A Writer runs up to two goroutines (timed
-// flushes; fsync, compression and retention of rotated files), which Close
-// stops and waits for.
+// flushes and creating the next file ahead of rotation; fsync, compression
+// and retention of rotated files), which Close stops and waits for.
 type Writer struct {
 	cfg     Config
 	nowNano func() int64
@@ -204,10 +205,16 @@ type Writer struct {
 	closed     bool
 
 	active atomic.Pointer[string]
+	// next is a file created ahead by the mill goroutine under prepPath,
+	// linked to its final name at rotation (file creation can take
+	// milliseconds on a busy file system; a link takes microseconds).
+	next     *os.File
+	prepPath string
 
 	millMu  sync.Mutex
 	jobs    []string
 	notify  chan struct{}
+	prepCh  chan struct{}
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	compact compressor
@@ -231,9 +238,11 @@ func NewWriter(cfg Config) (*Writer, error) {
 	w := &Writer{
 		cfg:    cfg,
 		notify: make(chan struct{}, 1),
+		prepCh: make(chan struct{}, 1),
 		stop:   make(chan struct{}),
 		daily:  cfg.Interval == 24*time.Hour,
 	}
+	w.prepPath = filepath.Join(cfg.Dir, "."+cfg.Layout+".next")
 	if cfg.Now != nil {
 		now := cfg.Now
 		w.nowNano = func() int64 { return now().UnixNano() }
@@ -249,12 +258,9 @@ func NewWriter(cfg Config) (*Writer, error) {
 	if err := w.openLocked(w.nowNano(), true); err != nil {
 		return nil, err
 	}
-	w.wg.Add(1)
+	w.wg.Add(2)
 	go w.mill()
-	if cfg.FlushInterval > 0 {
-		w.wg.Add(1)
-		go w.flusher()
-	}
+	go w.flusher()
 	return w, nil
 }
 
@@ -471,6 +477,9 @@ func (w *Writer) Close() error {
 	w.mu.Unlock()
 	close(w.stop)
 	w.wg.Wait()
+	w.mu.Lock()
+	w.dropPrepared() // after the mill stopped: it cannot prepare another
+	w.mu.Unlock()
 	return err
 }
 
@@ -505,6 +514,10 @@ func (w *Writer) rotateLocked(now int64) error {
 		w.err = err
 		return err
 	}
+	select {
+	case w.prepCh <- struct{}{}:
+	default:
+	}
 	w.enqueue(old)
 	return nil
 }
@@ -516,36 +529,32 @@ func (w *Writer) openLocked(now int64, starting bool) error {
 	t := time.Unix(0, now).In(w.cfg.Location)
 	start, end := w.period(t)
 	name := start.Format(w.cfg.Layout)
-	var seq int
-	appendOK := false
+	seq, appendOK := 0, false
 	switch {
 	case !starting && name == w.name:
 		seq = w.seq + 1
+	case !starting:
+		// A new period: its name is new, unless the clock went back; the
+		// exclusive create below detects that and we then scan.
 	default:
-		maxSeq, found, err := w.maxSeq(name)
-		if err != nil {
+		var err error
+		if seq, appendOK, err = w.startSeq(name); err != nil {
 			return err
-		}
-		if found {
-			seq = maxSeq + 1
-			if starting {
-				p := filepath.Join(w.cfg.Dir, seqName(name, maxSeq))
-				if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Size() < w.cfg.MaxBytes {
-					seq, appendOK = maxSeq, true
-				}
-			}
 		}
 	}
 	path := filepath.Join(w.cfg.Dir, seqName(name, seq))
-	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
-	if !appendOK {
-		// A rotated file's name is never reused: a leftover of that name
-		// would mean our bookkeeping is wrong, so refuse to mix data.
-		flags |= os.O_EXCL
+	f, err := w.create(path, appendOK)
+	if errors.Is(err, fs.ErrExist) && !starting {
+		maxSeq, _, serr := w.maxSeq(name)
+		if serr != nil {
+			return serr
+		}
+		seq = maxSeq + 1
+		path = filepath.Join(w.cfg.Dir, seqName(name, seq))
+		f, err = w.create(path, false)
 	}
-	f, err := os.OpenFile(path, flags, w.cfg.FileMode)
 	if err != nil {
-		return fmt.Errorf("storage: open %s: %w", path, err)
+		return err
 	}
 	var size int64
 	if appendOK {
@@ -560,6 +569,98 @@ func (w *Writer) openLocked(now int64, starting bool) error {
 	w.nextRotate = end.UnixNano()
 	w.active.Store(&path)
 	return nil
+}
+
+// startSeq picks the file to open at start: the newest file of the period
+// if it is uncompressed and below MaxBytes (appendOK), else the next
+// sequence number.
+func (w *Writer) startSeq(name string) (seq int, appendOK bool, err error) {
+	maxSeq, found, err := w.maxSeq(name)
+	if err != nil || !found {
+		return 0, false, err
+	}
+	p := filepath.Join(w.cfg.Dir, seqName(name, maxSeq))
+	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Size() < w.cfg.MaxBytes {
+		return maxSeq, true, nil
+	}
+	return maxSeq + 1, false, nil
+}
+
+// create opens path for appending. Unless appendOK, the file must not
+// exist: a rotated file's name is never reused, so a leftover of that name
+// means the clock went back, and data must not be mixed.
+func (w *Writer) create(path string, appendOK bool) (*os.File, error) {
+	if !appendOK {
+		if f := w.takePrepared(path); f != nil {
+			return f, nil
+		}
+	}
+	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	if !appendOK {
+		flags |= os.O_EXCL
+	}
+	f, err := os.OpenFile(path, flags, w.cfg.FileMode)
+	if err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// takePrepared gives the file prepared by the mill goroutine the name path
+// and returns it, or returns nil if there is none or linking fails (the
+// caller then creates the file). link(2) fails rather than replace an
+// existing file, like O_EXCL.
+func (w *Writer) takePrepared(path string) *os.File {
+	f := w.next
+	if f == nil {
+		return nil
+	}
+	if err := os.Link(w.prepPath, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil // keep it for the retry under another name
+		}
+		w.dropPrepared()
+		return nil
+	}
+	w.next = nil
+	_ = os.Remove(w.prepPath)
+	return f
+}
+
+// prepare creates the next file ahead of a rotation. It runs in the
+// flusher goroutine.
+func (w *Writer) prepare() {
+	w.mu.Lock()
+	skip := w.next != nil || w.closed
+	w.mu.Unlock()
+	if skip {
+		return
+	}
+	// A leftover of a previous run may have another mode: start afresh.
+	_ = os.Remove(w.prepPath)
+	f, err := os.OpenFile(w.prepPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, w.cfg.FileMode)
+	if err != nil {
+		w.bgError(fmt.Errorf("storage: prepare next file: %w", err))
+		return
+	}
+	w.mu.Lock()
+	if w.next == nil && !w.closed {
+		w.next, f = f, nil
+	}
+	w.mu.Unlock()
+	if f != nil { // closed meanwhile
+		_ = f.Close()
+		_ = os.Remove(w.prepPath)
+	}
+}
+
+// dropPrepared closes and removes the prepared file. Called with w.mu held.
+func (w *Writer) dropPrepared() {
+	if w.next != nil {
+		_ = w.next.Close()
+		w.next = nil
+		_ = os.Remove(w.prepPath)
+	}
 }
 
 // period returns the start and end of the rotation period containing t.
@@ -618,15 +719,24 @@ func (w *Writer) maxSeq(name string) (int, bool, error) {
 	return best, found, nil
 }
 
+// flusher is the goroutine of timed work: flushes every FlushInterval,
+// and preparing the next file after each rotation.
 func (w *Writer) flusher() {
 	defer w.wg.Done()
-	t := time.NewTicker(w.cfg.FlushInterval)
-	defer t.Stop()
+	w.prepare()
+	var tick <-chan time.Time
+	if w.cfg.FlushInterval > 0 {
+		t := time.NewTicker(w.cfg.FlushInterval)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case <-w.stop:
 			return
-		case <-t.C:
+		case <-w.prepCh:
+			w.prepare()
+		case <-tick:
 			w.tick()
 		}
 	}

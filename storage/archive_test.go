@@ -1,0 +1,192 @@
+package storage_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/storage"
+)
+
+type jsonLine struct {
+	Time       string            `json:"time"`
+	Host       string            `json:"host"`
+	Source     string            `json:"source"`
+	SourceType string            `json:"sourcetype"`
+	Index      string            `json:"index"`
+	Message    string            `json:"message"`
+	Fields     map[string]string `json:"fields"`
+}
+
+// viaEncodingJSON returns what encoding/json makes of s: the reference for
+// escaping invalid UTF-8.
+func viaEncodingJSON(t *testing.T, s []byte) string {
+	t.Helper()
+	b, err := json.Marshal(string(s))
+	require.NoError(t, err)
+	var out string
+	require.NoError(t, json.Unmarshal(b, &out))
+	return out
+}
+
+func TestAppendJSON(t *testing.T) {
+	var e relaykit.Event
+	e.Time = time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC).UnixNano()
+	e.Host = []byte("web-1")
+	e.SourceType = []byte("syslog")
+	e.Raw = []byte("quote \" backslash \\ tab \t nl \n bell \x07 bad \xff\xfe end \u2028")
+	e.SetFieldString("src_ip", "10.0.0.1")
+	e.SetFieldString("k\"ey", "v\x00")
+	line := storage.AppendJSON(nil, &e)
+	require.True(t, json.Valid(line), "%s", line)
+	var got jsonLine
+	require.NoError(t, json.Unmarshal(line, &got))
+	assert.Equal(t, "2026-11-22T10:00:00.123456789Z", got.Time)
+	assert.Equal(t, "web-1", got.Host)
+	assert.Empty(t, got.Source)
+	assert.Equal(t, "syslog", got.SourceType)
+	assert.Equal(t, viaEncodingJSON(t, e.Raw), got.Message)
+	assert.Equal(t, map[string]string{"src_ip": "10.0.0.1", "k\"ey": "v\x00"}, got.Fields)
+	assert.NotContains(t, string(line), "\n")
+	assert.Equal(t, `{"message":""}`, string(storage.AppendJSON(nil, &relaykit.Event{})))
+}
+
+func FuzzAppendJSON(f *testing.F) {
+	f.Add([]byte("hello"), []byte("host"), []byte("key"), []byte("value"))
+	f.Add([]byte("\xff\xfe\xfd"), []byte(""), []byte("\x00"), []byte("\"\\"))
+	f.Add([]byte("\u2028\u2029\ud7ff"), []byte("\xed\xa0\x80"), []byte("k"), []byte("\x7f"))
+	f.Fuzz(func(t *testing.T, msg, host, key, value []byte) {
+		e := relaykit.Event{ReceiveTime: 1, Raw: msg, Host: host}
+		e.Fields = []relaykit.Field{{Key: key, Value: value}}
+		line := storage.AppendJSON([]byte("prefix"), &e)[len("prefix"):]
+		require.True(t, json.Valid(line), "%q", line)
+		assert.NotContains(t, string(line), "\n")
+		var got jsonLine
+		require.NoError(t, json.Unmarshal(line, &got))
+		assert.Equal(t, viaEncodingJSON(t, msg), got.Message)
+		assert.Equal(t, viaEncodingJSON(t, host), got.Host)
+		assert.Equal(t, viaEncodingJSON(t, value), got.Fields[viaEncodingJSON(t, key)])
+	})
+}
+
+func TestArchive(t *testing.T) {
+	tests := []struct {
+		format storage.Format
+		want   string
+	}{
+		{storage.FormatRaw, "first\nmulti#012line#015\n\n"},
+		{storage.FormatJSON, `{"time":"1970-01-01T00:00:01Z","host":"h","message":"first"}` + "\n" +
+			`{"message":"multi\nline\r","fields":{"a":"b"}}` + "\n" +
+			`{"message":""}` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.format.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			a, err := storage.NewArchive(storage.ArchiveConfig{Writer: storage.Config{Dir: dir}, Format: tt.format})
+			require.NoError(t, err)
+			batch := make([]relaykit.Event, 3)
+			batch[0].ReceiveTime = int64(time.Second)
+			batch[0].Host = []byte("h")
+			batch[0].Raw = []byte("first")
+			batch[1].Raw = []byte("multi\nline\r")
+			batch[1].SetFieldString("a", "b")
+			require.NoError(t, a.Send(t.Context(), batch))
+			path := a.Writer().Path()
+			require.NoError(t, a.Close())
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, string(b))
+			st := a.Stats()
+			assert.Equal(t, int64(3), st.Events)
+			assert.Equal(t, int64(1), st.Batches)
+			assert.Equal(t, int64(len(tt.want)), st.Bytes)
+
+			err = a.Send(t.Context(), batch)
+			assert.ErrorIs(t, err, storage.ErrClosed)
+			assert.Equal(t, int64(3), a.Stats().Failed)
+		})
+	}
+}
+
+func TestArchiveConcurrentSend(t *testing.T) {
+	dir := t.TempDir()
+	a, err := storage.NewArchive(storage.ArchiveConfig{
+		Writer: storage.Config{Dir: dir, MaxBytes: 64 << 10}, Format: storage.FormatJSON,
+	})
+	require.NoError(t, err)
+	const senders, batches, size = 4, 50, 100
+	var wg sync.WaitGroup
+	for g := range senders {
+		wg.Go(func() {
+			batch := make([]relaykit.Event, size)
+			for b := range batches {
+				for i := range batch {
+					batch[i].Raw = fmt.Appendf(batch[i].Raw[:0], "g%d b%d i%d %s", g, b, i, strings.Repeat("z", i))
+				}
+				if err := a.Send(context.Background(), batch); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, a.Close())
+	_, contents := dirFiles(t, dir)
+	lines := 0
+	for name, data := range contents {
+		require.True(t, strings.HasSuffix(data, "\n"), name)
+		for line := range strings.SplitSeq(strings.TrimSuffix(data, "\n"), "\n") {
+			require.True(t, json.Valid([]byte(line)), "%s: %q", name, line)
+			lines++
+		}
+	}
+	assert.Equal(t, senders*batches*size, lines)
+	assert.Equal(t, int64(senders*batches*size), a.Stats().Events)
+}
+
+func TestArchiveZeroAllocs(t *testing.T) {
+	for _, format := range []storage.Format{storage.FormatRaw, storage.FormatJSON} {
+		t.Run(format.String(), func(t *testing.T) {
+			a, err := storage.NewArchive(storage.ArchiveConfig{Writer: storage.Config{Dir: t.TempDir()}, Format: format})
+			require.NoError(t, err)
+			defer a.Close()
+			batch := make([]relaykit.Event, 16)
+			for i := range batch {
+				batch[i].ReceiveTime = time.Now().UnixNano()
+				batch[i].Host = []byte("host")
+				batch[i].Raw = []byte("<134>an ordinary log line with a few words \xff")
+				batch[i].SetFieldString("k", "v")
+			}
+			ctx := context.Background()
+			require.NoError(t, a.Send(ctx, batch))
+			allocs := testing.AllocsPerRun(200, func() {
+				if err := a.Send(ctx, batch); err != nil {
+					t.Fatal(err)
+				}
+			})
+			assert.Zero(t, allocs)
+		})
+	}
+}
+
+func TestArchiveCanceledContext(t *testing.T) {
+	a, err := storage.NewArchive(storage.ArchiveConfig{Writer: storage.Config{Dir: t.TempDir()}})
+	require.NoError(t, err)
+	defer a.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err = a.Send(ctx, []relaykit.Event{{Raw: []byte("x")}})
+	assert.ErrorIs(t, err, context.Canceled)
+	_, err = storage.NewArchive(storage.ArchiveConfig{Writer: storage.Config{Dir: t.TempDir()}, Format: 9})
+	assert.ErrorIs(t, err, storage.ErrInvalidConfig)
+}
