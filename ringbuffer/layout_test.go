@@ -1,10 +1,12 @@
 package ringbuffer
 
 import (
+	"reflect"
 	"testing"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestPadding checks that the fields written by different goroutines sit at
@@ -40,4 +42,52 @@ func TestPadding(t *testing.T) {
 	assert.GreaterOrEqual(t, unsafe.Sizeof(q)-last, uintptr(128), "refused to the end of the struct")
 	// Read-only fields share the slots header's block.
 	assert.Less(t, unsafe.Offsetof(q.done)-unsafe.Offsetof(q.slots), uintptr(128))
+}
+
+func TestHasPointers(t *testing.T) {
+	type flat struct {
+		a int
+		b [4]float64
+		c struct{ d uint8 }
+	}
+	type withSlice struct {
+		a int
+		b []byte
+	}
+	tests := []struct {
+		name string
+		typ  reflect.Type
+		want bool
+	}{
+		{"int", reflect.TypeFor[int](), false},
+		{"flat struct", reflect.TypeFor[flat](), false},
+		{"empty array of pointers", reflect.TypeFor[[0]*int](), false},
+		{"string", reflect.TypeFor[string](), true},
+		{"pointer", reflect.TypeFor[*int](), true},
+		{"slice field", reflect.TypeFor[withSlice](), true},
+		{"array of strings", reflect.TypeFor[[2]string](), true},
+		{"interface", reflect.TypeFor[any](), true},
+		{"map", reflect.TypeFor[map[int]int](), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, hasPointers(tt.typ))
+		})
+	}
+}
+
+// TestPopClearsSlots checks that a popped value holding pointers is no
+// longer referenced by the ring.
+func TestPopClearsSlots(t *testing.T) {
+	q, err := NewMPSC[*int](4)
+	require.NoError(t, err)
+	v := 1
+	require.True(t, q.TryPush(&v))
+	require.True(t, q.TryPush(&v))
+	_, ok := q.TryPop()
+	require.True(t, ok)
+	_ = q.Drain(nil, 0)
+	for i := range q.slots {
+		assert.Nil(t, q.slots[i].val, "slot %d", i)
+	}
 }

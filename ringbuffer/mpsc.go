@@ -3,6 +3,7 @@ package ringbuffer
 import (
 	"context"
 	"errors"
+	"reflect"
 	"sync/atomic"
 )
 
@@ -77,6 +78,7 @@ type MPSC[T any] struct {
 	mask     uint64
 	capacity uint64
 	wakeAt   uint64        // free slots before blocked producers are woken
+	clear    bool          // T holds pointers: clear popped slots for the GC
 	wake     chan struct{} // consumer wake-up token (buffer 1)
 	space    chan struct{} // producer wake-up tokens
 	done     chan struct{} // closed by Close
@@ -105,13 +107,15 @@ type MPSC[T any] struct {
 	// sleeping is 1 while the consumer is parked (or about to park) on wake.
 	// Producers read it after each publish and pay for a wake-up only when
 	// it is set.
-	sleeping atomic.Uint32
-	_        [cacheLinePad - 4]byte
+	sleeping      atomic.Uint32
+	consumerParks atomic.Uint64
+	_             [cacheLinePad - 16]byte
 
 	// waiters counts producers parked (or about to park) on space. The
 	// consumer reads it after each publish.
-	waiters atomic.Int64
-	_       [cacheLinePad - 8]byte
+	waiters       atomic.Int64
+	producerParks atomic.Uint64
+	_             [cacheLinePad - 16]byte
 
 	// refused counts values refused by the non-blocking pushes on a full
 	// ring. Written only on that path.
@@ -130,6 +134,12 @@ type Stats struct {
 	// TryPushBatch because the ring was full. Blocking pushes wait instead
 	// of being refused and are not counted.
 	RefusedFull uint64
+	// ConsumerParks is the number of times the consumer parked on an
+	// empty ring after spinning (see [MPSC.Wait]).
+	ConsumerParks uint64
+	// ProducerParks is the number of times a producer parked on a full ring
+	// after spinning (see [MPSC.Push]).
+	ProducerParks uint64
 	// Len is the number of accepted values not yet delivered.
 	Len int
 	// Cap is the capacity, in values.
@@ -152,6 +162,7 @@ func NewMPSC[T any](capacity int) (*MPSC[T], error) {
 		mask:     c - 1,
 		capacity: c,
 		wakeAt:   max(1, c/4),
+		clear:    hasPointers(reflect.TypeFor[T]()),
 		wake:     make(chan struct{}, 1),
 		space:    make(chan struct{}, 1<<16),
 		done:     make(chan struct{}),
@@ -177,11 +188,13 @@ func (q *MPSC[T]) Stats() Stats {
 	h := q.head.Load()
 	t := q.tail.Load() &^ closedBit
 	return Stats{
-		Pushed:      t,
-		Popped:      h,
-		RefusedFull: q.refused.Load(),
-		Len:         int(t - h),
-		Cap:         int(q.capacity),
+		Pushed:        t,
+		Popped:        h,
+		RefusedFull:   q.refused.Load(),
+		ConsumerParks: q.consumerParks.Load(),
+		ProducerParks: q.producerParks.Load(),
+		Len:           int(t - h),
+		Cap:           int(q.capacity),
 	}
 }
 
@@ -402,6 +415,7 @@ func (q *MPSC[T]) waitSpace(ctx context.Context) error {
 		q.unwait()
 		return nil
 	}
+	q.producerParks.Add(1)
 	select {
 	case <-q.space:
 		return nil // the consumer deregistered us
@@ -475,8 +489,10 @@ func (q *MPSC[T]) TryPop() (T, bool) {
 	}
 	s := &q.slots[h&q.mask]
 	v := s.val
-	var zero T
-	s.val = zero
+	if q.clear {
+		var zero T
+		s.val = zero
+	}
 	q.next = h + 1
 	q.release(h + 1)
 	return v, true
@@ -516,7 +532,9 @@ func (q *MPSC[T]) Drain(dst []T, limit int) []T {
 		for ; h < stop; h++ {
 			s := &q.slots[h&q.mask]
 			dst = append(dst, s.val)
-			s.val = zero
+			if q.clear {
+				s.val = zero
+			}
 		}
 	}
 	if h != q.next {
@@ -592,6 +610,7 @@ func (q *MPSC[T]) Wait(ctx context.Context) error {
 			q.unsleep()
 			return err
 		}
+		q.consumerParks.Add(1)
 		select {
 		case <-q.wake:
 			// The waker cleared sleeping; look again.
@@ -607,5 +626,28 @@ func (q *MPSC[T]) Wait(ctx context.Context) error {
 func (q *MPSC[T]) unsleep() {
 	if !q.sleeping.CompareAndSwap(1, 0) {
 		<-q.wake
+	}
+}
+
+// hasPointers reports whether values of type t may hold pointers, in which
+// case popped slots are cleared so the ring does not keep garbage alive.
+// Computed once per ring; any doubt answers true.
+func hasPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return false
+	case reflect.Array:
+		return t.Len() > 0 && hasPointers(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if hasPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	default:
+		return true
 	}
 }
