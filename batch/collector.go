@@ -48,7 +48,7 @@ type Collector[T any] struct {
 	abandoned   bool // the drain deadline passed: drop what is still queued
 	cancelFlush context.CancelFunc
 	bufs        []*buffer[T]  // all buffers, for Flush and Close to scan
-	progress    chan struct{}           // closed when a batch completes, if waited on
+	progress    chan struct{} // closed when a batch completes, if waited on
 	nextID      uint64
 	stats       Stats
 }
@@ -97,17 +97,56 @@ func NewCollector[T any](cfg Config[T], flush func(context.Context, []T) error) 
 // limit is reached (see the package documentation). The collector stores v
 // as given: memory v refers to must not change until v has been flushed.
 //
-// Add does not wait while a batch buffer is available. When MaxInFlight
-// flushes are running and the other buffer is full as well, Add blocks until
-// a flush completes or ctx ends, in which case it returns ctx.Err() and v is
-// not added. After Close, or once Run's context has ended, Add returns
+// Add does not wait while a batch buffer is available. When all
+// MaxInFlight+1 buffers are taken (MaxInFlight batches being flushed and the
+// next one full as well), Add blocks until a flush completes or ctx ends, in
+// which case it returns ctx.Err() and v is not added. After Close, or once Run's context has ended, Add returns
 // [ErrClosed].
 func (c *Collector[T]) Add(ctx context.Context, v T) error {
-	size := 0
-	if c.cfg.Size != nil {
-		size = max(c.cfg.Size(v), 0)
-	}
+	size := c.sizeOf(&v)
 	c.mu.Lock()
+	if err := c.addLocked(ctx, &v, size); err != nil {
+		return err // unlocked
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// AddBatch adds the items in order, as if by calling Add for each, but
+// takes the collector's lock once rather than once per item while buffers
+// are available: it is the cheap way to hand over what a queue drained. The
+// items are copied; the slice is not retained. It returns the number of
+// items added, which is less than len(items) only with an error: ctx's error
+// if it had to wait and ctx ended, or [ErrClosed]. Other goroutines' items
+// are not interleaved with these while AddBatch holds the lock, which it
+// releases only to wait for a free buffer.
+func (c *Collector[T]) AddBatch(ctx context.Context, items []T) (int, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return 0, ErrClosed
+	}
+	for i := range items {
+		if err := c.addLocked(ctx, &items[i], c.sizeOf(&items[i])); err != nil {
+			return i, err // unlocked
+		}
+	}
+	c.mu.Unlock()
+	return len(items), nil
+}
+
+// sizeOf returns the size of *v in bytes, 0 without a Size function.
+func (c *Collector[T]) sizeOf(v *T) int {
+	if c.cfg.Size == nil {
+		return 0
+	}
+	return max(c.cfg.Size(*v), 0)
+}
+
+// addLocked appends *v, whose size is size, to the open batch. It is called
+// with c.mu held and returns nil with c.mu held, or an error with c.mu
+// released.
+func (c *Collector[T]) addLocked(ctx context.Context, v *T, size int) error {
 	var b *buffer[T]
 	for {
 		if c.closed {
@@ -130,7 +169,7 @@ func (c *Collector[T]) Add(ctx context.Context, v T) error {
 	if b.items == nil {
 		b.items = make([]T, 0, c.cfg.MaxEvents)
 	}
-	b.items = append(b.items, v)
+	b.items = append(b.items, *v)
 	b.bytes += size
 	c.stats.Items++
 	if len(b.items) == 1 {
@@ -141,7 +180,6 @@ func (c *Collector[T]) Add(ctx context.Context, v T) error {
 	} else if c.cfg.MaxBytes > 0 && b.bytes >= c.cfg.MaxBytes {
 		c.cutLocked(ReasonBytes)
 	}
-	c.mu.Unlock()
 	return nil
 }
 
@@ -273,13 +311,15 @@ func (c *Collector[T]) waitLocked(ctx context.Context, target uint64) error {
 // ignores the cancellation of its context delays Run's return.
 //
 // When Close is called, Run returns nil once its goroutines are done; Close
-// reports the outcome of the drain. Run returns [ErrClosed] if the collector
-// is already closed, and an error if it is already running.
+// reports the outcome of the drain. If the collector is already closed (Close
+// may win the race with a Run just started on another goroutine), Run
+// returns nil at once: Close has flushed what there was. Run returns an
+// error if it is already running.
 func (c *Collector[T]) Run(ctx context.Context) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return ErrClosed
+		return nil
 	}
 	if c.running {
 		c.mu.Unlock()
@@ -347,13 +387,13 @@ func (c *Collector[T]) remaining(firstAt int64) time.Duration {
 // until the collector closes and the queue is empty.
 func (c *Collector[T]) work(ctx context.Context) {
 	for b := range c.ready {
-		c.flushOne(ctx, b)
+		_ = c.flushOne(ctx, b) // reported through hooks and Stats
 	}
 }
 
 // flushOne calls the flush function for b (or drops b after the drain
 // deadline), reports the outcome and returns b to the free list.
-func (c *Collector[T]) flushOne(ctx context.Context, b *buffer[T]) {
+func (c *Collector[T]) flushOne(ctx context.Context, b *buffer[T]) error {
 	n, size := len(b.items), b.bytes
 	c.mu.Lock()
 	drop := c.abandoned
@@ -404,11 +444,12 @@ func (c *Collector[T]) flushOne(ctx context.Context, b *buffer[T]) {
 	}
 	c.free <- b // never blocks: cap(free) is the number of buffers; wakes a blocked Add
 	c.mu.Unlock()
+	return err
 }
 
-// Close closes the collector: Add, Flush and Run then return [ErrClosed].
-// It cuts the open batch, if it has items, and waits until every cut batch
-// has been flushed, or until ctx ends. In that case it cancels the context
+// Close closes the collector: Add and Flush then return [ErrClosed], and Run
+// returns nil. It cuts the open batch, if it has items, and waits until
+// every cut batch has been flushed, or until ctx ends. In that case it cancels the context
 // of the flushes still running, has the batches still waiting for a flusher
 // dropped (Hooks.OnDrop) and returns a [*DrainError], matching
 // [ErrDrainTimeout], with the number of items not flushed; Run returns once
@@ -455,13 +496,18 @@ func (c *Collector[T]) close(ctx context.Context, fromClose bool) error {
 func (c *Collector[T]) drainInline(ctx context.Context) error {
 	unflushed := 0
 	for b := range c.ready {
+		n := len(b.items)
 		if ctx.Err() != nil {
 			c.mu.Lock()
 			c.abandoned = true
 			c.mu.Unlock()
-			unflushed += len(b.items)
+			unflushed += n
+			_ = c.flushOne(ctx, b) // drops b
+			continue
 		}
-		c.flushOne(ctx, b)
+		if err := c.flushOne(ctx, b); err != nil && ctx.Err() != nil {
+			unflushed += n // the flush was cut short by the deadline
+		}
 	}
 	if unflushed > 0 {
 		return &DrainError{Unflushed: unflushed, Err: context.Cause(ctx)}

@@ -28,8 +28,8 @@ var (
 	// ErrInvalidConfig is wrapped by every error [NewCollector] returns for a
 	// bad [Config].
 	ErrInvalidConfig = errors.New("batch: invalid config")
-	// ErrClosed is returned by Add, Flush and Run once the collector is
-	// closed (by [Collector.Close] or by the end of Run's context).
+	// ErrClosed is returned by Add and Flush once the collector is closed
+	// (by [Collector.Close] or by the end of Run's context).
 	ErrClosed = errors.New("batch: closed")
 	// ErrDrainTimeout is wrapped by the [*DrainError] that Close and Run
 	// return when the drain deadline passed before every item was flushed.
@@ -106,8 +106,10 @@ type Hooks[T any] struct {
 // means the documented default. [NewCollector] copies it.
 type Config[T any] struct {
 	// MaxEvents is the maximum number of items in a batch; a batch is
-	// flushed as soon as it holds MaxEvents items. Zero means
-	// DefaultMaxEvents (1000). Negative is invalid.
+	// flushed as soon as it holds MaxEvents items. Each of the
+	// MaxInFlight+1 batch buffers is allocated with room for MaxEvents
+	// items when first used, and kept. Zero means DefaultMaxEvents (1000).
+	// Negative is invalid.
 	MaxEvents int
 
 	// MaxBytes is the maximum size of a batch in bytes, as measured by
@@ -119,9 +121,11 @@ type Config[T any] struct {
 	MaxBytes int
 
 	// Size returns the size of an item in bytes (for instance the length of
-	// its encoded form). It is called once per Add, outside the collector's
-	// lock, and must be safe for concurrent use. A negative result counts as
-	// zero. Nil means items have no size and there is no byte limit.
+	// its encoded form). It is called once per item added: by Add outside
+	// the collector's lock, by AddBatch under it. It must be fast, safe for
+	// concurrent use and must not call the collector. A negative result
+	// counts as zero. Nil means items have no size and there is no byte
+	// limit.
 	Size func(T) int
 
 	// MaxWait is how long a batch may stay open, counted from the moment its

@@ -36,7 +36,9 @@
 // # Concurrency and backpressure
 //
 // A [Collector] is safe for concurrent use. [Collector.Add] appends under a
-// short lock and never waits while a buffer is free. [Collector.Run] owns
+// short lock and never waits while a buffer is free; [Collector.AddBatch]
+// appends a slice of items under one lock, the cheap way to hand over what a
+// queue drained. [Collector.Run] owns
 // every goroutine: the MaxWait timer and [Config].MaxInFlight flushing
 // goroutines that take cut batches in FIFO order. At most MaxInFlight+1
 // batches exist (the open one plus one per flusher), so memory is bounded:

@@ -30,4 +30,6 @@ require (
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1
 )
 
+require github.com/agilira/go-timecache v1.0.3 // indirect
+
 replace github.com/relaykit/relaykit => ../
