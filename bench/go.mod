@@ -5,31 +5,22 @@ go 1.26
 require (
 	github.com/Workiva/go-datastructures v1.1.7
 	github.com/agilira/argus v1.1.0
+	github.com/klauspost/compress v1.20.3
 	github.com/relaykit/relaykit v0.0.0
 	github.com/smarty/go-disruptor v0.5.0
+	gopkg.in/natefinch/lumberjack.v2 v2.2.1
 )
 
 require (
 	github.com/agilira/flash-flags v1.1.6 // indirect
 	github.com/agilira/go-errors v1.1.1 // indirect
-	github.com/agilira/go-timecache v1.0.2 // indirect
+	github.com/agilira/go-timecache v1.0.3 // indirect
 	github.com/mattn/go-sqlite3 v1.14.33 // indirect
-)
-
-require github.com/valyala/fastjson v1.6.4 // indirect
-require (
+	github.com/valyala/fastjson v1.6.10 // indirect
 	golang.org/x/net v0.47.0 // indirect
 	golang.org/x/oauth2 v0.33.0 // indirect
-	golang.org/x/sys v0.38.0 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
 )
-
-	github.com/klauspost/compress v1.18.0
-	golang.org/x/sync v0.17.0 // indirect
-	github.com/agilira/go-timecache v1.0.3 // indirect
-	github.com/klauspost/compress v1.20.3 // indirect
-	gopkg.in/natefinch/lumberjack.v2 v2.2.1
-)
-
-require github.com/agilira/go-timecache v1.0.3 // indirect
 
 replace github.com/relaykit/relaykit => ../
