@@ -9,6 +9,7 @@ require (
 	github.com/relaykit/relaykit v0.0.0
 	github.com/stretchr/testify v1.12.1
 	github.com/valyala/fastjson v1.6.10
+	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/net v0.62.0
 )

@@ -154,14 +154,15 @@ type DestinationConfig struct {
 	Gzip       *bool  `yaml:"gzip"`
 
 	// sentinel
-	Endpoint       string `yaml:"endpoint"` // DCE logs ingestion URL
-	DCRImmutableID string `yaml:"dcr_immutable_id"`
-	Stream         string `yaml:"stream"`
-	TenantID       string `yaml:"tenant_id"`
-	ClientID       string `yaml:"client_id"`
-	ClientSecret   Secret `yaml:"client_secret"`
-	TokenURL       string `yaml:"token_url"` // overrides the Entra ID token endpoint (sovereign clouds, tests)
-	Scope          string `yaml:"scope"`
+	Endpoint       string        `yaml:"endpoint"` // DCE logs ingestion URL
+	DCRImmutableID string        `yaml:"dcr_immutable_id"`
+	Stream         string        `yaml:"stream"`
+	TenantID       string        `yaml:"tenant_id"`
+	ClientID       string        `yaml:"client_id"`
+	ClientSecret   Secret        `yaml:"client_secret"`
+	AuthorityHost  string        `yaml:"authority_host"` // Entra ID base URL; empty: login.microsoftonline.com
+	Scope          string        `yaml:"scope"`          // empty: https://monitor.azure.com//.default
+	Columns        ColumnsConfig `yaml:"columns"`
 
 	// syslog
 	Network string `yaml:"network"` // tcp, tls, udp
@@ -173,6 +174,19 @@ type DestinationConfig struct {
 	Timeout            time.Duration `yaml:"timeout"`
 	InsecureSkipVerify bool          `yaml:"insecure_skip_verify"`
 	Concurrency        int           `yaml:"concurrency"`
+}
+
+// ColumnsConfig names the Sentinel table columns the event's parts go to;
+// empty means the relay's default, "-" leaves the part out.
+type ColumnsConfig struct {
+	Time       string `yaml:"time"`       // default TimeGenerated
+	Message    string `yaml:"message"`    // default RawData
+	Host       string `yaml:"host"`       // default Computer
+	Source     string `yaml:"source"`     // default ProcessName
+	SourceType string `yaml:"sourcetype"` // default left out
+	Facility   string `yaml:"facility"`   // default Facility
+	Severity   string `yaml:"severity"`   // default SeverityLevel
+	Fields     string `yaml:"fields"`     // default Fields (all fields as a dynamic column)
 }
 
 // RetryConfig bounds retries of one request (zero fields: library defaults).

@@ -175,6 +175,35 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}
 		d.sink, d.closer = h, h
+	case "sentinel":
+		ts, err := forward.NewEntraTokenSource(forward.EntraConfig{
+			TenantID: dc.TenantID, ClientID: dc.ClientID, ClientSecret: string(dc.ClientSecret),
+			AuthorityHost: dc.AuthorityHost, Scope: dc.Scope, Logger: r.log.With("destination", name),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
+		col := func(v, def string) string {
+			if v == "" {
+				return def
+			}
+			return v
+		}
+		c := dc.Columns
+		s, err := forward.NewSentinel(forward.SentinelConfig{
+			Endpoint: dc.Endpoint, DCRImmutableID: dc.DCRImmutableID, Stream: dc.Stream,
+			TokenSource: ts,
+			Columns: forward.SentinelColumns{
+				Time: col(c.Time, "TimeGenerated"), Message: col(c.Message, "RawData"), Host: col(c.Host, "Computer"),
+				Source: col(c.Source, "ProcessName"), SourceType: col(c.SourceType, "-"),
+				Facility: col(c.Facility, "Facility"), Severity: col(c.Severity, "SeverityLevel"), Fields: col(c.Fields, "Fields"),
+			},
+			Delivery: delivery("sentinel"),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
+		d.sink, d.closer = s, s
 	case "syslog":
 		var tc *tls.Config
 		if dc.Network == "tls" {
