@@ -266,17 +266,9 @@ var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
 // never inject YAML structure.
 func expandEnv(n *yaml.Node, missing *[]string) {
 	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
-		n.Value = envRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
-			m := envRef.FindStringSubmatch(ref)
-			if v, ok := os.LookupEnv(m[1]); ok && v != "" {
-				return v
-			}
-			if strings.Contains(ref, ":-") {
-				return m[2]
-			}
-			*missing = append(*missing, m[1])
-			return ""
-		})
+		v, miss := expandValue(n.Value)
+		n.Value = v
+		*missing = append(*missing, miss...)
 		if n.Tag == "!!null" || n.Tag == "" {
 			n.Tag = "!!str"
 		}
@@ -284,6 +276,24 @@ func expandEnv(n *yaml.Node, missing *[]string) {
 	for _, c := range n.Content {
 		expandEnv(c, missing)
 	}
+}
+
+// expandValue replaces ${VAR} and ${VAR:-default} in s and returns the
+// names of unset variables that have no default.
+func expandValue(s string) (string, []string) {
+	var missing []string
+	out := envRef.ReplaceAllStringFunc(s, func(ref string) string {
+		m := envRef.FindStringSubmatch(ref)
+		if v, ok := os.LookupEnv(m[1]); ok && v != "" {
+			return v
+		}
+		if strings.Contains(ref, ":-") {
+			return m[2]
+		}
+		missing = append(missing, m[1])
+		return ""
+	})
+	return out, missing
 }
 
 // LoadConfig reads the embedded default, then overlays the file at path (if

@@ -229,3 +229,10 @@ func checkBalanced(t *testing.T, s Snapshot) {
 		require.Zero(t, d.Pending(), "destination %s: in+replayed = delivered+spooled+dropped: %+v", name, d)
 	}
 }
+
+// execCommand runs a client to completion with a deadline.
+func execCommand(name string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return exec.CommandContext(ctx, name, args...).CombinedOutput()
+}
