@@ -196,3 +196,20 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestReadmeConfig keeps the full example in README.md valid.
+func TestReadmeConfig(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	blocks := strings.Split(string(readme), "```yaml\n")
+	require.Len(t, blocks, 2, "one yaml block in README.md")
+	yaml, _, ok := strings.Cut(blocks[1], "```")
+	require.True(t, ok)
+	t.Setenv("SENTINEL_CLIENT_SECRET", "x")
+	t.Setenv("HEC_TOKEN", "y")
+	cfg, err := LoadConfig(writeConfig(t, yaml))
+	require.NoError(t, err)
+	assert.Len(t, cfg.Destinations, 3)
+	assert.Len(t, cfg.Routes, 3)
+	assert.NotNil(t, cfg.Inputs.SyslogTCP[1].TLS)
+}
