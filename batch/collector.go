@@ -63,7 +63,8 @@ type Collector[T any] struct {
 // the slice for later batches, so flush must not retain it (copy what must
 // outlive the call). An error returned by flush is reported to
 // Hooks.OnFlushError together with the batch and counted in [Stats]; it is
-// never retried by the collector. The context passed to flush is Run's
+// never retried by the collector. flush must not call Flush or Close on
+// its own collector: they wait for the flush in progress. The context passed to flush is Run's
 // context, detached from its cancellation: flushes keep running while Run
 // drains, and their context is canceled when the drain deadline passes.
 func NewCollector[T any](cfg Config[T], flush func(context.Context, []T) error) (*Collector[T], error) {
@@ -373,8 +374,8 @@ func (c *Collector[T]) loop(ctx context.Context) error {
 
 // remaining returns how long the batch that started at firstAt may still
 // stay open. The cheap clock lags real time by up to its resolution, so only
-// a delay beyond that (Run woke late) is subtracted: a batch is never cut
-// before MaxWait has passed.
+// a delay beyond that (Run woke late) is subtracted: a batch is not cut
+// before MaxWait has passed, as far as the cached clock can tell.
 func (c *Collector[T]) remaining(firstAt int64) time.Duration {
 	late := time.Duration(c.now()-firstAt) - c.slack
 	if late <= 0 {

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/agilira/go-timecache"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -882,4 +883,27 @@ func TestAddBatchAllocs(t *testing.T) {
 	assert.Zero(t, allocs)
 	require.NoError(t, c.Close(ctx))
 	require.NoError(t, stop())
+}
+
+// With the real cached clock (go-timecache), a batch is never cut before
+// MaxWait has passed since the cached time of its first item (which lags
+// real time by the cache's staleness, so it is read before Add).
+func TestMaxWaitRealClock(t *testing.T) {
+	const wait = 20 * time.Millisecond
+	flushedAt := make(chan time.Time, 1)
+	c, err := batch.NewCollector(batch.Config[int]{MaxWait: wait}, func(context.Context, []int) error {
+		flushedAt <- time.Now()
+		return nil
+	})
+	require.NoError(t, err)
+	stop := run(t.Context(), c)
+	for range 5 {
+		start := time.Unix(0, timecache.CachedTimeNano())
+		require.NoError(t, c.Add(t.Context(), 1))
+		at := <-flushedAt
+		assert.GreaterOrEqual(t, at.Sub(start), wait, "cut before MaxWait")
+	}
+	require.NoError(t, c.Close(t.Context()))
+	require.NoError(t, stop())
+	assert.Equal(t, uint64(5), c.Stats().Batches.Time)
 }

@@ -62,10 +62,13 @@
 //
 // The collector reads no clock per item. The first item of each batch is
 // stamped with the cached clock of github.com/agilira/go-timecache (an
-// atomic load), and Run's timer measures MaxWait with a [time.Timer], so a
-// batch is cut no sooner than MaxWait after its first item and, unless the
-// machine is overloaded, no later than MaxWait plus the cache's resolution
-// (0.5 ms).
+// atomic load), and Run measures MaxWait with a [time.Timer] armed when it
+// learns of the new batch. If Run learns of it late (it was busy, or
+// starved of CPU), the delay shown by the stamp beyond the cache's
+// resolution (0.5 ms) is taken off the timer, so the deadline stays tied to
+// the first item. The batch is therefore cut no sooner than MaxWait after
+// the cached time of its first item, which lags real time by the cache's
+// staleness: at most its resolution on a machine that is not overloaded.
 //
 // # When not to use it
 //

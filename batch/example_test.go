@@ -65,3 +65,48 @@ func Example() {
 	// items=8 flushed=8 batches: size=1 bytes=3 close=1
 	// true
 }
+
+// Run under a context that ends at shutdown: the open batch is flushed on
+// the way out, and a batch the destination refused is handed to
+// OnFlushError, here "spilled" to a slice, rather than lost.
+func ExampleCollector_Run() {
+	var spilled []int
+	c, err := batch.NewCollector(batch.Config[int]{
+		MaxEvents:    4,
+		DrainTimeout: 10 * time.Second,
+		Hooks: batch.Hooks[int]{
+			// The batch is only valid during the call: copy it.
+			OnFlushError: func(b []int, _ error) { spilled = append(spilled, b...) },
+		},
+	}, func(_ context.Context, b []int) error {
+		if b[0] == 4 {
+			return errors.New("destination down")
+		}
+		fmt.Println("delivered", b)
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
+
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+
+	n, err := c.AddBatch(ctx, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+	if err != nil {
+		panic(err)
+	}
+	stop() // shutdown: Run flushes {8 9} and returns
+	fmt.Println("added", n, "run:", <-done)
+
+	s := c.Stats()
+	fmt.Println("spilled", spilled)
+	fmt.Printf("in=%d flushed=%d failed=%d\n", s.Items, s.FlushedItems, s.FailedItems)
+	// Output:
+	// delivered [0 1 2 3]
+	// delivered [8 9]
+	// added 10 run: <nil>
+	// spilled [4 5 6 7]
+	// in=10 flushed=6 failed=4
+}

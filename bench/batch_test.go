@@ -210,8 +210,21 @@ func BenchmarkBatch(b *testing.B) {
 	for _, adders := range []int{1, 4} {
 		for _, impl := range impls {
 			b.Run(fmt.Sprintf("adders=%d/impl=%s", adders, impl.name), func(b *testing.B) {
+				// Each event carries its producer (Time) and its sequence
+				// number within that producer (ReceiveTime); the flush
+				// function checks per-producer order and counts. Flushes
+				// never overlap (one flusher), so last needs no lock.
 				var flushed atomic.Int64
+				var outOfOrder atomic.Int64
+				last := make([]int64, 64)
 				bt, err := impl.make(func(_ context.Context, batch []relaykit.Event) error {
+					for i := range batch {
+						e := &batch[i]
+						if e.ReceiveTime <= last[e.Time] {
+							outOfOrder.Add(1)
+						}
+						last[e.Time] = e.ReceiveTime
+					}
 					flushed.Add(int64(len(batch)))
 					return nil
 				})
@@ -226,10 +239,11 @@ func BenchmarkBatch(b *testing.B) {
 					p := producerOf(bt)
 					n := int64(0)
 					for b.Loop() {
+						n++
+						ev.ReceiveTime = n
 						if err := p.add(ctx, ev); err != nil {
 							b.Fatal(err)
 						}
-						n++
 					}
 					if err := p.end(ctx); err != nil {
 						b.Fatal(err)
@@ -241,15 +255,19 @@ func BenchmarkBatch(b *testing.B) {
 					b.SetParallelism(max(1, adders/runtime.GOMAXPROCS(0)))
 					var mu sync.Mutex
 					var firstErr error
+					var producers atomic.Int64
 					b.RunParallel(func(pb *testing.PB) {
 						p := producerOf(bt)
+						ev := ev
+						ev.Time = producers.Add(1) // 1..adders
 						n := int64(0)
 						var err error
 						for pb.Next() {
+							n++
+							ev.ReceiveTime = n
 							if err = p.add(ctx, ev); err != nil {
 								break
 							}
-							n++
 						}
 						if err == nil {
 							err = p.end(ctx)
@@ -272,6 +290,9 @@ func BenchmarkBatch(b *testing.B) {
 				}
 				if got, want := flushed.Load(), added.Load(); got != want {
 					b.Fatalf("flushed %d events, added %d", got, want)
+				}
+				if n := outOfOrder.Load(); n > 0 {
+					b.Fatalf("%d events out of per-producer order", n)
 				}
 			})
 		}
