@@ -84,3 +84,49 @@ func Example() {
 	// archive: kernel: eth0 link up
 	// in: 4 audit: 1 alerts: 1
 }
+
+// Reloading: build a new Router and swap it in; batches already running
+// finish on the old one, with no lock on the routing path.
+func ExampleSwapper() {
+	build := func(filter string) *pipeline.Router {
+		r, err := pipeline.NewRouter([]pipeline.Route{
+			{Name: "alerts", Filter: filter, Sinks: []relaykit.Sink{printer("alerts")}, Final: true},
+		}, pipeline.Config{})
+		if err != nil {
+			panic(err)
+		}
+		return r
+	}
+	sw := pipeline.NewSwapper(build(`(?i)fatal`))
+	batch := []relaykit.Event{{Raw: []byte("FATAL: disk full")}, {Raw: []byte("warning: disk 90% full")}}
+	_ = sw.Route(context.Background(), batch)
+
+	old := sw.Swap(build(`(?i)fatal|warning`))
+	fmt.Println("old router saw", old.Stats().In, "events, routed", old.Stats().Routes[0].Out)
+	_ = sw.Route(context.Background(), batch)
+	// Output:
+	// alerts: FATAL: disk full
+	// old router saw 2 events, routed 1
+	// alerts: FATAL: disk full
+	// alerts: warning: disk 90% full
+}
+
+// ParseJSON flattens nested objects into dotted field names.
+func ExampleParseJSON() {
+	parse, err := pipeline.ParseJSON(pipeline.JSONConfig{Prefix: "j."})
+	if err != nil {
+		panic(err)
+	}
+	e := relaykit.Event{Raw: []byte(`{"level":"warn","http":{"status":503,"path":"/api"},"tags":["a","b"]}`)}
+	if _, err := parse.Apply(&e); err != nil {
+		panic(err)
+	}
+	for _, f := range e.Fields {
+		fmt.Printf("%s=%s\n", f.Key, f.Value)
+	}
+	// Output:
+	// j.level=warn
+	// j.http.status=503
+	// j.http.path=/api
+	// j.tags=["a","b"]
+}

@@ -131,8 +131,10 @@ func compileFilter(pattern string) (*Filter, error) {
 // String returns the pattern the Filter was compiled from.
 func (f *Filter) String() string { return f.pattern }
 
-// MatchesAll reports whether the Filter matches every value ("" or "true",
-// or a pattern that can match the empty string anywhere, such as "a*").
+// MatchesAll reports whether the Filter is known to match every value: ""
+// and "true", and alternations of literals that include the empty string,
+// such as "a?". Other patterns that match everywhere ("a*") still run their
+// regular expression.
 func (f *Filter) MatchesAll() bool { return f.all }
 
 // Match reports whether b contains a match of the Filter's pattern.
@@ -231,17 +233,17 @@ func lowerASCII(dst, src []byte) {
 		ones = 0x0101010101010101
 		high = 0x8080808080808080
 	)
-	i := 0
-	for ; i+8 <= len(src); i += 8 {
-		w := binary.LittleEndian.Uint64(src[i:])
-		h := w &^ high                                     // each byte's low 7 bits
-		geA := h + ones*(0x80-'A')                         // high bit set where byte >= 'A'
-		gtZ := h + ones*(0x7f-'Z')                         // high bit set where byte > 'Z'
-		upper := (geA ^ gtZ) &^ w & high                   // ASCII and in A..Z
-		binary.LittleEndian.PutUint64(dst[i:], w|upper>>2) // 0x80>>2 == 0x20
+	dst = dst[:len(src)]
+	for len(src) >= 8 && len(dst) >= 8 {
+		w := binary.LittleEndian.Uint64(src)
+		h := w &^ high                   // each byte's low 7 bits
+		geA := h + ones*(0x80-'A')       // high bit set where byte >= 'A'
+		gtZ := h + ones*(0x7f-'Z')       // high bit set where byte > 'Z'
+		upper := (geA ^ gtZ) &^ w & high // ASCII and in A..Z
+		binary.LittleEndian.PutUint64(dst, w|upper>>2)
+		src, dst = src[8:], dst[8:]
 	}
-	for ; i < len(src); i++ {
-		c := src[i]
+	for i, c := range src {
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
@@ -342,7 +344,7 @@ func sanitize(set *litSet) (*litSet, bool) {
 	same := true
 	for _, l := range set.lits {
 		fold := set.fold // a mixed set is searched case-insensitively
-		if fold != l.fold {
+		if fold != l.fold && l.s != "" {
 			same = false
 		}
 		best, start := "", 0

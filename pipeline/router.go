@@ -142,8 +142,9 @@ type Router struct {
 	hooks  Hooks
 	pool   sync.Pool // *scratch
 
-	in       atomic.Uint64
-	unrouted atomic.Uint64
+	in        atomic.Uint64
+	unrouted  atomic.Uint64
+	defaulted atomic.Uint64
 }
 
 type route struct {
@@ -175,15 +176,16 @@ type sinkState struct {
 // allocate. Counters are summed locally and added to the shared atomics
 // once per call.
 type scratch struct {
-	sub      [][]relaykit.Event // per sink
-	clones   []relaykit.Event   // copies for non-final routes
-	nClones  int
-	matched  []uint64 // per route
-	out      []uint64
-	noSink   []uint64
-	errs     []uint64
-	drops    []uint64 // per pipeline step, all routes
-	unrouted uint64
+	sub       [][]relaykit.Event // per sink
+	clones    []relaykit.Event   // copies for non-final routes
+	nClones   int
+	matched   []uint64 // per route
+	out       []uint64
+	noSink    []uint64
+	errs      []uint64
+	drops     []uint64 // per pipeline step, all routes
+	unrouted  uint64
+	defaulted uint64
 }
 
 // NewRouter builds a router evaluating routes in order. The routes slice is
@@ -317,6 +319,7 @@ func (r *Router) Route(ctx context.Context, batch []relaykit.Event) error {
 		}
 		if r.def >= 0 {
 			s.sub[r.def] = append(s.sub[r.def], *e)
+			s.defaulted++
 		} else {
 			s.unrouted++
 		}
@@ -422,6 +425,10 @@ func (r *Router) flush(s *scratch, n int) {
 			}
 		}
 	}
+	if v := s.defaulted; v != 0 {
+		r.defaulted.Add(v)
+		s.defaulted = 0
+	}
 	if v := s.unrouted; v != 0 {
 		r.unrouted.Add(v)
 		s.unrouted = 0
@@ -434,12 +441,17 @@ func (r *Router) flush(s *scratch, n int) {
 
 // Stats is a snapshot of a router's counters, since it was built.
 //
-// The ledger: In = events consumed by Final routes (their Out plus their
-// drops) + events sent to the default sink + Unrouted. Copies taken by
-// non-final routes are extra: they appear in those routes' counters only.
+// The ledger balances once the Route calls being counted have returned:
+//
+//	In = Default + Unrouted + sum over Final routes of (Out + sum of Dropped)
+//
+// Copies taken by non-final routes are extra: they appear in those routes'
+// counters only (Matched = Out + sum of Dropped for every route).
 type Stats struct {
 	// In is the number of events passed to Route.
 	In uint64
+	// Default is the number of events handed to Config.Default.
+	Default uint64
 	// Unrouted is the number of events no Final route consumed, dropped
 	// because there is no default sink.
 	Unrouted uint64
@@ -457,6 +469,8 @@ type Stats struct {
 type RouteStats struct {
 	// Name is the route's name.
 	Name string
+	// Final is the route's Final flag.
+	Final bool
 	// Matched is the number of events the filter matched (for a non-final
 	// route, the number of copies taken).
 	Matched uint64
@@ -490,6 +504,7 @@ type SinkStats struct {
 func (r *Router) Stats() Stats {
 	st := Stats{
 		In:       r.in.Load(),
+		Default:  r.defaulted.Load(),
 		Unrouted: r.unrouted.Load(),
 		Dropped:  map[string]uint64{},
 	}
@@ -500,6 +515,7 @@ func (r *Router) Stats() Stats {
 		rt := &r.routes[ri]
 		rs := RouteStats{
 			Name:    rt.name,
+			Final:   rt.final,
 			Matched: rt.matched.Load(),
 			Out:     rt.out.Load(),
 			Errors:  rt.errs.Load(),

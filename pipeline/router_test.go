@@ -116,6 +116,9 @@ func TestCloneIsolation(t *testing.T) {
 	assert.Equal(t, []string{"sshd: Accepted", "other"}, def.raws(), "originals not consumed go to the default")
 	assert.Equal(t, "h1", string(batch[1].Host), "the caller's event is untouched by a clone's pipeline")
 	assert.Equal(t, "sec", string(batch[0].Index), "final pipelines run in place")
+	st := r.Stats()
+	assert.Equal(t, uint64(2), st.Default)
+	checkLedger(t, st)
 }
 
 func TestUnroutedAndDrops(t *testing.T) {
@@ -143,15 +146,26 @@ func TestUnroutedAndDrops(t *testing.T) {
 	assert.Equal(t, uint64(2), st.Routes[0].Out)
 	assert.Equal(t, map[string]int{"/unrouted": 2, "app/drop": 1, "app/sample": 1, "void/no_sink": 1}, drops)
 
-	// The ledger balances: every input event is delivered or dropped.
-	var out, dropped uint64
+	checkLedger(t, st)
+}
+
+// checkLedger asserts the Stats ledger balances: every input event is
+// consumed by a Final route, sent to the default, or dropped unrouted; and
+// every route's matches are sent or dropped.
+func checkLedger(t *testing.T, st pipeline.Stats) {
+	t.Helper()
+	sum := st.Default + st.Unrouted
 	for _, rs := range st.Routes {
-		out += rs.Out
+		var dropped uint64
+		for _, n := range rs.Dropped {
+			dropped += n
+		}
+		assert.Equal(t, rs.Matched, rs.Out+dropped, "route %s", rs.Name)
+		if rs.Final {
+			sum += rs.Out + dropped
+		}
 	}
-	for _, n := range st.Dropped {
-		dropped += n
-	}
-	assert.Equal(t, st.In, out+dropped)
+	assert.Equal(t, st.In, sum, "ledger")
 }
 
 // A sink listed by several routes gets one Send per batch, in batch order.
@@ -354,6 +368,7 @@ func TestRouterMatchesRegexpLoop(t *testing.T) {
 			require.Equal(t, want[i], sinks[i].raws(), "round %d route %d %q", round, i, routes[i].Filter)
 		}
 		require.Equal(t, wantDef, def.raws(), "round %d default", round)
+		checkLedger(t, router.Stats())
 	}
 }
 
