@@ -11,6 +11,15 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
+// jsonSafe reports the bytes that go into a JSON string as they are:
+// printable ASCII except the quote and the backslash.
+var jsonSafe = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendJSONString appends s as a JSON string (RFC 8259), quotes included.
 // Invalid UTF-8 becomes U+FFFD, so the output is always valid JSON and
 // valid UTF-8; control characters, U+2028 and U+2029 are escaped.
@@ -19,11 +28,11 @@ func appendJSONString(dst []byte, s []byte) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if jsonSafe[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':
