@@ -103,8 +103,9 @@ type SentinelConfig struct {
 //	POST {Endpoint}/dataCollectionRules/{DCRImmutableID}/streams/{Stream}?api-version=2023-01-01
 //
 // with a gzipped JSON array of row objects, "Authorization: Bearer
-// <token>" and a new x-ms-client-request-id per request. The service
-// answers 204 when it accepted the rows.
+// <token>" and a new x-ms-client-request-id (a random UUID) per attempt,
+// which the service logs for support cases. The service answers 204 when
+// it accepted the rows.
 //
 // Delivery follows the package's sender core (see [DeliveryConfig]) with
 // the service's rules: a batch is split so that no call exceeds 1 MiB of

@@ -451,3 +451,17 @@ func FuzzSentinelAppendEvent(f *testing.F) {
 		require.NoError(t, err)
 	})
 }
+
+func TestSentinelConformance(t *testing.T) {
+	forwardtest.TestSink(t, func(t *testing.T) forwardtest.SinkHarness {
+		srv := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{})
+		s := sentinelFor(t, srv, nil, func(c *forward.SentinelConfig) { c.Delivery.Concurrency = 0 })
+		return forwardtest.SinkHarness{Sink: s, Received: func(int) []string {
+			var msgs []string
+			for _, row := range srv.Rows() {
+				msgs = append(msgs, row["RawData"].(string))
+			}
+			return msgs
+		}}
+	})
+}

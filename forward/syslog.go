@@ -388,6 +388,9 @@ func (s *Syslog) Send(ctx context.Context, batch []relaykit.Event) error {
 			lastErr = err
 			continue
 		}
+		// A write is bounded by WriteTimeout and cut short when ctx ends.
+		conn := s.conn
+		stop := context.AfterFunc(ctx, func() { _ = conn.SetWriteDeadline(time.Unix(1, 0)) })
 		var err error
 		if s.udp {
 			var n int
@@ -396,6 +399,7 @@ func (s *Syslog) Send(ctx context.Context, batch []relaykit.Event) error {
 		} else {
 			err = s.writeStream()
 		}
+		stop()
 		if err == nil {
 			s.batches.Add(1)
 			s.shrink()
@@ -421,7 +425,10 @@ func (s *Syslog) AppendMessage(dst []byte, e *relaykit.Event) []byte {
 
 // encode formats batch into s.buf, recording message ends in s.ends.
 func (s *Syslog) encode(batch []relaykit.Event) {
-	now := time.Now().UnixNano() // once per batch, for RFC 3164 events without a time
+	var now int64
+	if s.enc.format == SyslogRFC3164 {
+		now = time.Now().UnixNano() // once per batch, for events without a time
+	}
 	buf := s.buf[:0]
 	ends := s.ends[:0]
 	octets := !s.udp && !s.enc.lfFraming

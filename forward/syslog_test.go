@@ -20,6 +20,7 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/forward"
+	"github.com/relaykit/relaykit/forward/forwardtest"
 )
 
 // failureLog records what a sink hands to its FailureFunc.
@@ -232,28 +233,39 @@ func TestSyslogTLSVerifiesByDefault(t *testing.T) {
 	assert.Equal(t, int64(0), sink.Stats().Events)
 }
 
-// readFrames reads octet-counted frames from r until EOF.
-func readFrames(t *testing.T, r io.Reader) []string {
+// readFrame reads one octet-counted frame from br.
+func readFrame(br *bufio.Reader) (string, error) {
+	lenStr, err := br.ReadString(' ')
+	if err != nil {
+		return "", err
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(lenStr, " "))
+	if err != nil {
+		return "", err
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(br, buf); err != nil {
+		return "", err
+	}
+	return string(buf), nil
+}
+
+// readFrames reads octet-counted frames from r until EOF or an error.
+func readFrames(r io.Reader) []string {
 	br := bufio.NewReaderSize(r, 1<<20)
 	var frames []string
 	for {
-		lenStr, err := br.ReadString(' ')
+		f, err := readFrame(br)
 		if err != nil {
 			return frames
 		}
-		n, err := strconv.Atoi(strings.TrimSuffix(lenStr, " "))
-		require.NoError(t, err)
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(br, buf); err != nil {
-			return frames
-		}
-		frames = append(frames, string(buf))
+		frames = append(frames, f)
 	}
 }
 
 func TestSyslogWriteErrorResendsWholeBatch(t *testing.T) {
 	if testing.Short() {
-		t.Skip("sends a 40 MB batch")
+		t.Skip("sends a 12 MB batch")
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -273,14 +285,14 @@ func TestSyslogWriteErrorResendsWholeBatch(t *testing.T) {
 		if err != nil {
 			return
 		}
-		second <- readFrames(t, c)
+		second <- readFrames(c)
 		_ = c.Close()
 	}()
 	var failures failureLog
 	cfg := forward.SyslogConfig{Address: l.Addr().String(), OnFailure: failures.fn, BackoffMin: time.Millisecond}
 	sink, err := forward.NewSyslog(cfg)
 	require.NoError(t, err)
-	const n = 100_000
+	const n = 30_000
 	batch := make([]relaykit.Event, n)
 	for i := range batch {
 		batch[i] = relaykit.Event{Time: 1, Host: []byte("h"), Raw: fmt.Appendf(nil, "%08d %s", i, strings.Repeat("y", 380))}
@@ -454,4 +466,146 @@ func TestNewSyslogInvalid(t *testing.T) {
 			assert.ErrorIs(t, err, forward.ErrInvalidConfig)
 		})
 	}
+}
+
+// syslogReceiver is a Go TCP receiver of octet-counted RFC 5424 messages
+// that keeps each message's MSG part.
+type syslogReceiver struct {
+	l      net.Listener
+	mu     sync.Mutex
+	msgs   []string
+	notify chan struct{}
+	wg     sync.WaitGroup
+}
+
+func newSyslogReceiver(t *testing.T) *syslogReceiver {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	r := &syslogReceiver{l: l, notify: make(chan struct{}, 1)}
+	r.wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			r.wg.Go(func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					f, err := readFrame(br)
+					if err != nil {
+						return
+					}
+					// <PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID SD MSG
+					parts := strings.SplitN(f, " ", 8)
+					r.mu.Lock()
+					r.msgs = append(r.msgs, parts[len(parts)-1])
+					r.mu.Unlock()
+					select {
+					case r.notify <- struct{}{}:
+					default:
+					}
+				}
+			})
+		}
+	})
+	t.Cleanup(func() { _ = l.Close(); r.wg.Wait() })
+	return r
+}
+
+// received waits up to 10 s for want messages and returns what arrived.
+func (r *syslogReceiver) received(want int) []string {
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	for {
+		r.mu.Lock()
+		n := len(r.msgs)
+		r.mu.Unlock()
+		if n >= want {
+			break
+		}
+		select {
+		case <-r.notify:
+		case <-deadline.C:
+			return r.snapshot()
+		}
+	}
+	return r.snapshot()
+}
+
+func (r *syslogReceiver) snapshot() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.msgs...)
+}
+
+func TestSyslogConformance(t *testing.T) {
+	forwardtest.TestSink(t, func(t *testing.T) forwardtest.SinkHarness {
+		r := newSyslogReceiver(t)
+		s, err := forward.NewSyslog(forward.SyslogConfig{Address: r.l.Addr().String()})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		return forwardtest.SinkHarness{Sink: s, Received: r.received}
+	})
+}
+
+func TestSyslogContextCutsBlockedWrite(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			accepted <- c // never read: the sink's write blocks once buffers fill
+		}
+	}()
+	var failures failureLog
+	sink, err := forward.NewSyslog(forward.SyslogConfig{Address: l.Addr().String(), WriteTimeout: time.Hour,
+		OnFailure: failures.fn})
+	require.NoError(t, err)
+	defer sink.Close()
+	batch := make([]relaykit.Event, 30_000)
+	for i := range batch {
+		batch[i] = relaykit.Event{Raw: []byte(strings.Repeat("w", 400))}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- sink.Send(ctx, batch) }()
+	c := <-accepted
+	defer c.Close()
+	cancel()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Send did not return after its context ended")
+	}
+	assert.Equal(t, len(batch), failures.count())
+	assert.Equal(t, forward.ReasonShutdown, failures.reasons[0])
+}
+
+func TestSyslogUDP6(t *testing.T) {
+	pc, err := net.ListenPacket("udp6", "[::1]:0")
+	if err != nil {
+		t.Skip("no IPv6 loopback:", err)
+	}
+	defer pc.Close()
+	require.NoError(t, pc.(*net.UDPConn).SetReadBuffer(4<<20))
+	sink, err := forward.NewSyslog(forward.SyslogConfig{Network: "udp6", Address: pc.LocalAddr().String(), Hostname: "h"})
+	require.NoError(t, err)
+	defer sink.Close()
+	batch := make([]relaykit.Event, 300) // more than one sendmmsg chunk
+	for i := range batch {
+		batch[i].Raw = []byte(strconv.Itoa(i))
+	}
+	require.NoError(t, sink.Send(t.Context(), batch))
+	buf := make([]byte, 2048)
+	for i := range batch {
+		require.NoError(t, pc.SetReadDeadline(time.Now().Add(10*time.Second)))
+		n, _, err := pc.ReadFrom(buf)
+		require.NoError(t, err, "datagram %d", i)
+		require.Equal(t, "<13>1 - h - - - - "+strconv.Itoa(i), string(buf[:n]))
+	}
+	assert.Equal(t, int64(300), sink.Stats().Events)
 }

@@ -103,42 +103,50 @@ func (c *TokenCache) fresh(now time.Time) bool {
 
 // Token returns the cached token, fetching a new one when needed.
 func (c *TokenCache) Token(ctx context.Context) (string, time.Time, error) {
-	c.mu.Lock()
-	now := time.Now()
-	if c.fresh(now) {
-		t, e := c.token, c.expiry
-		c.mu.Unlock()
-		return t, e, nil
-	}
-	if c.failErr != nil && now.Before(c.failUntil) && c.token == "" {
-		err := c.failErr
-		c.mu.Unlock()
-		return "", time.Time{}, err
-	}
-	f := c.flight
-	if f == nil {
-		f = &tokenFlight{done: make(chan struct{})}
-		c.flight = f
-		c.mu.Unlock()
-		c.fetch(ctx, f)
-	} else {
-		c.mu.Unlock()
-		select {
-		case <-f.done:
-		case <-ctx.Done():
-			return "", time.Time{}, ctx.Err()
+	for {
+		c.mu.Lock()
+		now := time.Now()
+		if c.fresh(now) {
+			t, e := c.token, c.expiry
+			c.mu.Unlock()
+			return t, e, nil
 		}
+		if c.failErr != nil && now.Before(c.failUntil) && c.token == "" {
+			err := c.failErr
+			c.mu.Unlock()
+			return "", time.Time{}, err
+		}
+		f := c.flight
+		if f == nil {
+			f = &tokenFlight{done: make(chan struct{})}
+			c.flight = f
+			c.mu.Unlock()
+			c.fetch(ctx, f)
+		} else {
+			c.mu.Unlock()
+			select {
+			case <-f.done:
+			case <-ctx.Done():
+				return "", time.Time{}, ctx.Err()
+			}
+			// The fetch ran under another caller's context; if that one
+			// ended, try again under ours.
+			if f.err != nil && ctx.Err() == nil &&
+				(errors.Is(f.err, context.Canceled) || errors.Is(f.err, context.DeadlineExceeded)) {
+				continue
+			}
+		}
+		if f.err == nil {
+			return f.token, f.expiry, nil
+		}
+		// Keep using a token that has not expired yet.
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.token != "" && (c.expiry.IsZero() || time.Now().Before(c.expiry)) {
+			return c.token, c.expiry, nil
+		}
+		return "", time.Time{}, f.err
 	}
-	if f.err == nil {
-		return f.token, f.expiry, nil
-	}
-	// Keep using a token that has not expired yet.
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.token != "" && (c.expiry.IsZero() || time.Now().Before(c.expiry)) {
-		return c.token, c.expiry, nil
-	}
-	return "", time.Time{}, f.err
 }
 
 func (c *TokenCache) fetch(ctx context.Context, f *tokenFlight) {

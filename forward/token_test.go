@@ -265,3 +265,22 @@ func TestTokenCache(t *testing.T) {
 		assert.True(t, exp.IsZero())
 	})
 }
+
+func TestTokenCacheFetcherCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := &countingSource{life: time.Hour, gate: make(chan struct{})}
+		c := forward.NewTokenCache(src, 0)
+		ctx1, cancel1 := context.WithCancel(t.Context())
+		errs := make(chan error, 1)
+		go func() { _, _, err := c.Token(ctx1); errs <- err }()
+		synctest.Wait() // the first caller fetches and blocks in the source
+		toks := make(chan string, 1)
+		go func() { tok, _, _ := c.Token(t.Context()); toks <- tok }()
+		synctest.Wait() // the second caller waits for the first fetch
+		cancel1()
+		assert.ErrorIs(t, <-errs, context.Canceled)
+		synctest.Wait() // the second caller starts its own fetch
+		close(src.gate)
+		assert.Equal(t, "token-2", <-toks, "the waiter is not failed by another caller's context")
+	})
+}
