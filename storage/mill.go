@@ -86,20 +86,10 @@ func (w *Writer) startup() {
 			}
 		}
 	}
-	if w.cfg.Compression != CompressNone {
-		files, err := w.list()
-		if err != nil {
-			w.bgError(err)
-			return
-		}
-		active := w.Path()
-		for _, f := range files {
-			p := filepath.Join(w.cfg.Dir, f.name)
-			if f.ext == "" && p != active {
-				w.process(p, false)
-			}
-		}
+	for _, p := range w.leftover {
+		w.process(p, false)
 	}
+	w.leftover = nil
 	w.retain()
 }
 

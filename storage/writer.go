@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -155,7 +156,8 @@ type Config struct {
 	Sync SyncPolicy
 	// Now returns the current time. Nil means the cached clock of
 	// github.com/agilira/go-timecache (500 µs resolution, no system call per
-	// write). Tests inject a fake clock here.
+	// write). Tests inject a fake clock here; it is called from the
+	// background goroutines too, so it must be safe for concurrent use.
 	Now func() time.Time
 	// OnError, if set, is called with errors of the background work
 	// (fsync, compression, retention), which no Write can return. It must
@@ -185,7 +187,7 @@ type Stats struct {
 // A Writer is safe for concurrent use by multiple goroutines; each Write is
 // written as one piece, never split across files nor interleaved with
 // another Write. Errors are sticky: once a write to the file fails, every
-// later Write returns that error. A Writer runs up to two goroutines (timed
+// later Write returns that error. A Writer runs two goroutines (timed
 // flushes and creating the next file ahead of rotation; fsync, compression
 // and retention of rotated files), which Close stops and waits for.
 type Writer struct {
@@ -211,17 +213,19 @@ type Writer struct {
 	next     *os.File
 	prepPath string
 
-	millMu  sync.Mutex
-	jobs    []string
-	notify  chan struct{}
-	prepCh  chan struct{}
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	compact compressor
+	millMu sync.Mutex
+	jobs   []string
+	notify chan struct{}
+	prepCh chan struct{}
+	// leftover lists rotated files of a previous run to compress.
+	leftover []string
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	compact  compressor
 
-	writes, bytes, rotations atomic.Int64
-	compressed, removed      atomic.Int64
-	bgErrors                 atomic.Int64
+	writes, bytes         int64 // guarded by mu
+	rotations, compressed atomic.Int64
+	removed, bgErrors     atomic.Int64
 }
 
 var _ io.WriteCloser = (*Writer)(nil)
@@ -255,9 +259,24 @@ func NewWriter(cfg Config) (*Writer, error) {
 	if err := os.MkdirAll(cfg.Dir, DefaultDirMode); err != nil {
 		return nil, fmt.Errorf("storage: create directory: %w", err)
 	}
+	// Rotated files a previous run left uncompressed: listed before any
+	// file of ours exists, so the mill never touches a newer file.
+	var leftover []string
+	if cfg.Compression != CompressNone {
+		files, err := w.list()
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if f.ext == "" {
+				leftover = append(leftover, filepath.Join(cfg.Dir, f.name))
+			}
+		}
+	}
 	if err := w.openLocked(w.nowNano(), true); err != nil {
 		return nil, err
 	}
+	w.leftover = slices.DeleteFunc(leftover, func(p string) bool { return p == w.path })
 	w.wg.Add(2)
 	go w.mill()
 	go w.flusher()
@@ -356,40 +375,56 @@ func checkLayout(layout string, loc *time.Location) error {
 // or ErrClosed. The bytes may stay in the buffer until the next flush.
 func (w *Writer) Write(p []byte) (int, error) {
 	now := w.nowNano()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
-		return 0, ErrClosed
-	}
-	if w.err != nil {
-		return 0, w.err
-	}
 	n := int64(len(p))
+	w.mu.Lock()
+	if w.closed || w.err != nil {
+		err := w.err
+		if w.closed {
+			err = ErrClosed
+		}
+		w.mu.Unlock()
+		return 0, err
+	}
 	if now >= w.nextRotate || (w.size > 0 && w.size+n > w.cfg.MaxBytes) {
 		if err := w.rotateLocked(now); err != nil {
+			w.mu.Unlock()
 			return 0, err
 		}
 	}
-	if len(w.buf)+len(p) > cap(w.buf) {
-		if err := w.flushLocked(); err != nil {
-			return 0, err
-		}
-		if len(p) >= cap(w.buf) {
-			if _, err := w.f.Write(p); err != nil {
-				w.err = fmt.Errorf("storage: write %s: %w", w.path, err)
-				return 0, w.err
-			}
-			w.size += n
-			w.writes.Add(1)
-			w.bytes.Add(n)
-			return len(p), nil
-		}
+	if len(w.buf)+len(p) <= cap(w.buf) {
+		// The common case: append to the buffer.
+		w.buf = append(w.buf, p...)
+		w.size += n
+		w.writes++
+		w.bytes += n
+		w.mu.Unlock()
+		return len(p), nil
 	}
-	w.buf = append(w.buf, p...)
-	w.size += n
-	w.writes.Add(1)
-	w.bytes.Add(n)
+	err := w.writeSlow(p)
+	w.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
 	return len(p), nil
+}
+
+// writeSlow flushes the buffer and buffers p, or writes it directly when it
+// does not fit in the buffer.
+func (w *Writer) writeSlow(p []byte) error {
+	if err := w.flushLocked(); err != nil {
+		return err
+	}
+	if len(p) < cap(w.buf) {
+		w.buf = append(w.buf, p...)
+	} else if _, err := w.f.Write(p); err != nil {
+		w.err = fmt.Errorf("storage: write %s: %w", w.path, err)
+		return w.err
+	}
+	n := int64(len(p))
+	w.size += n
+	w.writes++
+	w.bytes += n
+	return nil
 }
 
 // Flush writes buffered data to the operating system (no fsync).
@@ -443,9 +478,12 @@ func (w *Writer) Path() string {
 
 // Stats returns a snapshot of the counters.
 func (w *Writer) Stats() Stats {
+	w.mu.Lock()
+	writes, bytes := w.writes, w.bytes
+	w.mu.Unlock()
 	return Stats{
-		Writes:     w.writes.Load(),
-		Bytes:      w.bytes.Load(),
+		Writes:     writes,
+		Bytes:      bytes,
 		Rotations:  w.rotations.Load(),
 		Compressed: w.compressed.Load(),
 		Removed:    w.removed.Load(),
