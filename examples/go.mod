@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/agilira/go-timecache v1.0.3
 	github.com/leodido/go-syslog/v4 v4.3.0
+	github.com/maxmind/mmdbwriter v1.2.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/relaykit/relaykit v0.0.0
 	github.com/stretchr/testify v1.12.1
@@ -25,6 +26,7 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
+	go4.org/netipx v0.0.0-20231129151722-fdeea329fbba // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
