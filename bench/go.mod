@@ -6,6 +6,7 @@ require (
 	github.com/Workiva/go-datastructures v1.1.7
 	github.com/agilira/argus v1.1.0
 	github.com/klauspost/compress v1.20.3
+	github.com/maxmind/mmdbwriter v1.2.0
 	github.com/relaykit/relaykit v0.0.0
 	github.com/smarty/go-disruptor v0.5.0
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1
@@ -16,7 +17,9 @@ require (
 	github.com/agilira/go-errors v1.1.1 // indirect
 	github.com/agilira/go-timecache v1.0.3 // indirect
 	github.com/mattn/go-sqlite3 v1.14.33 // indirect
+	github.com/oschwald/maxminddb-golang/v2 v2.6.0 // indirect
 	github.com/valyala/fastjson v1.6.10 // indirect
+	go4.org/netipx v0.0.0-20231129151722-fdeea329fbba // indirect
 	golang.org/x/net v0.47.0 // indirect
 	golang.org/x/oauth2 v0.33.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect

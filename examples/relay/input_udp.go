@@ -46,7 +46,7 @@ func listenUDP(cfg UDPInputConfig, stats *inputStats, d *dispatcher, loc *time.L
 		return nil, fmt.Errorf("input %s: %w", cfg.Name, err)
 	}
 	if cfg.ReadBuffer > 0 {
-		if err := conn.SetReadBuffer(int(cfg.ReadBuffer)); err != nil {
+		if err := setReadBuffer(conn, int(cfg.ReadBuffer)); err != nil {
 			conn.Close()
 			return nil, fmt.Errorf("input %s: read_buffer: %w", cfg.Name, err)
 		}
@@ -104,4 +104,24 @@ func (u *udpInput) Run(ctx context.Context) error {
 			u.d.TryPush(shard, &ev, u.stats)
 		}
 	}
+}
+
+// setReadBuffer sets SO_RCVBUF. The kernel caps it at net.core.rmem_max;
+// when that cuts the request and the process may (CAP_NET_ADMIN), it uses
+// SO_RCVBUFFORCE to get the full size.
+func setReadBuffer(conn *net.UDPConn, n int) error {
+	if err := conn.SetReadBuffer(n); err != nil {
+		return err
+	}
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	_ = rc.Control(func(fd uintptr) {
+		got, err := syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF)
+		if err == nil && got < n { // Linux reports twice the size set
+			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUFFORCE, n)
+		}
+	})
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 )
@@ -32,6 +33,7 @@ func mainCtx(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	stats := fs.Duration("stats", 0, "print a one-line ledger summary to stderr every `interval` (e.g. 5s)")
 	check := fs.Bool("check", false, "validate the config, print the summary and exit")
 	printDefault := fs.Bool("print-default-config", false, "print the embedded default config and exit")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -51,6 +53,20 @@ func mainCtx(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stderr, cfg.Summary())
 	if *check {
 		return 0
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "relay: cpuprofile: %v\n", err)
+			return 2
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
 	}
 	if err := run(ctx, cfg, *configPath, log, stderr); err != nil {
 		fmt.Fprintf(stderr, "relay: %v\n", err)
