@@ -18,7 +18,6 @@ import (
 const (
 	fieldProcID = "procid"
 	fieldMsgID  = "msgid"
-	fieldFormat = "syslog_format" // rfc5424, rfc3164, lenient, raw
 )
 
 // syslogParser turns one syslog frame into a relaykit.Event. It tries, in
@@ -72,7 +71,6 @@ func (sp *syslogParser) Parse(ev *relaykit.Event, frame []byte, peer string) par
 		ev.Host = append(ev.Host, peer...)
 	}
 	ev.SourceType = append(ev.SourceType, "syslog"...)
-	ev.SetFieldString(fieldFormat, res.String())
 	return res
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/relaykit/relaykit"
@@ -20,13 +21,50 @@ type dispatcher struct {
 	ledger *ledger
 }
 
+// Events travel through the rings as values whose byte slices belong to
+// the event. Once a batch has been routed (sinks do not retain events), the
+// worker recycles those buffers: warm holds events with spare capacity for
+// producers to copy into, empty holds the holders themselves. In steady
+// state moving an event from an input to a sink allocates nothing.
+var (
+	warmEvents   = sync.Pool{New: func() any { return new(relaykit.Event) }}
+	emptyHolders = sync.Pool{New: func() any { return new(relaykit.Event) }}
+)
+
+// maxRecycled is the largest message buffer kept for reuse, in bytes, so a
+// rare huge event does not pin its memory.
+const maxRecycled = 16 << 10
+
+// own returns a copy of ev in recycled buffers.
+func own(ev *relaykit.Event) relaykit.Event {
+	h := warmEvents.Get().(*relaykit.Event)
+	ev.CopyTo(h)
+	out := *h
+	*h = relaykit.Event{}
+	emptyHolders.Put(h)
+	return out
+}
+
+// recycle returns the buffers of routed events for reuse.
+func recycle(b []relaykit.Event) {
+	for i := range b {
+		if cap(b[i].Raw) > maxRecycled {
+			continue
+		}
+		h := emptyHolders.Get().(*relaykit.Event)
+		*h = b[i]
+		h.Reset()
+		warmEvents.Put(h)
+	}
+}
+
 // Push copies ev (the caller reuses it) into the ring for shard, waiting for
 // space: stream inputs get backpressure (TCP flow control) instead of loss.
 // The event counts as received only once the ring accepted it.
 func (d *dispatcher) Push(ctx context.Context, shard uint64, ev *relaykit.Event, st *inputStats) error {
 	r := d.rings[shard%uint64(len(d.rings))]
 	d.ledger.queued.Add(1)
-	if err := r.Push(ctx, ev.Clone()); err != nil {
+	if err := r.Push(ctx, own(ev)); err != nil {
 		d.ledger.queued.Add(-1)
 		return err
 	}
@@ -40,7 +78,7 @@ func (d *dispatcher) TryPush(shard uint64, ev *relaykit.Event, st *inputStats) {
 	r := d.rings[shard%uint64(len(d.rings))]
 	st.received.Add(1)
 	d.ledger.queued.Add(1)
-	if !r.TryPush(ev.Clone()) {
+	if !r.TryPush(own(ev)) {
 		d.ledger.queued.Add(-1)
 		d.ledger.drop(dropQueueFull, 1)
 	}
@@ -88,6 +126,7 @@ func (w *worker) flush(ctx context.Context, b []relaykit.Event) error {
 	w.ledger.queued.Add(-int64(len(b)))
 	w.ledger.routed.Add(int64(len(b)))
 	_ = w.routes.Route(ctx, b) // destinations account for failures themselves
+	recycle(b)
 	return nil
 }
 
