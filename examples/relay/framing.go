@@ -50,12 +50,6 @@ func newFramer(r io.Reader, maxSize int, octetCounting bool) *framer {
 	return f
 }
 
-func (f *framer) reset(r io.Reader) {
-	f.r = r
-	f.start, f.end = 0, 0
-	f.skip, f.skipToDelim, f.err = 0, false, nil
-}
-
 // fill reads more data into the buffer, compacting and growing it (up to
 // max+header) as needed. It returns false when no more data can come.
 func (f *framer) fill() bool {
