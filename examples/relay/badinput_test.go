@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/ringbuffer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -229,4 +231,25 @@ func TestPipelineSteps(t *testing.T) {
 func runToolErr(name string, args ...string) (string, error) {
 	out, err := execCommand(name, args...)
 	return string(out), err
+}
+
+// TestReceiveTime: inputs stamp events with the receive time.
+func TestReceiveTime(t *testing.T) {
+	ring, err := ringbuffer.NewMPSC[relaykit.Event](4)
+	require.NoError(t, err)
+	d := &dispatcher{rings: []*ringbuffer.MPSC[relaykit.Event]{ring}, ledger: newLedger()}
+	st := d.ledger.input("t", "test")
+	before := time.Now().Add(-time.Second).UnixNano()
+	var ev relaykit.Event
+	ev.Raw = append(ev.Raw, "x"...)
+	require.NoError(t, d.Push(t.Context(), 7, &ev, st))
+	d.TryPush(3, &ev, st)
+	for range 2 {
+		got, ok := ring.TryPop()
+		require.True(t, ok)
+		assert.GreaterOrEqual(t, got.ReceiveTime, before)
+		assert.LessOrEqual(t, got.ReceiveTime, time.Now().Add(time.Second).UnixNano())
+		assert.Equal(t, "x", string(got.Raw))
+	}
+	assert.Equal(t, int64(2), st.received.Load())
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -212,4 +213,70 @@ func TestReadmeConfig(t *testing.T) {
 	assert.Len(t, cfg.Destinations, 3)
 	assert.Len(t, cfg.Routes, 3)
 	assert.NotNil(t, cfg.Inputs.SyslogTCP[1].TLS)
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	_, p, _ := net.SplitHostPort(ln.Addr().String())
+	return p
+}
+
+// TestSIGHUPReload runs the relay as main does, with a config file, and
+// reloads its routes with a real SIGHUP.
+func TestSIGHUPReload(t *testing.T) {
+	dir := t.TempDir()
+	tcp, metrics := freePort(t), freePort(t)
+	write := func(routes string) string {
+		return writeConfigAt(t, filepath.Join(dir, "relay.yaml"), `
+inputs:
+  syslog_tcp:
+    - {name: tcp, listen: "127.0.0.1:`+tcp+`"}
+destinations:
+  archive: {type: archive, dir: `+dir+`/archive}
+  errors: {type: archive, dir: `+dir+`/errors}
+spool: {dir: `+dir+`/spool}
+dead_letter: {dir: `+dir+`/dl}
+metrics: {listen: "127.0.0.1:`+metrics+`"}
+routes:
+`+routes)
+	}
+	path := write("  - {name: all, final: true, destinations: [archive]}\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- mainCtx(ctx, []string{"-config", path}, io.Discard, &stderr) }()
+	defer func() {
+		cancel()
+		assert.Equal(t, 0, <-done)
+	}()
+	waitFor(t, 10*time.Second, func() bool { return strings.Contains(stderr.String(), "relay started") }, "relay started")
+	client := &http.Client{Timeout: 5 * time.Second}
+	defer client.CloseIdleConnections()
+	delivered := func(dest string) bool {
+		resp, err := client.Get("http://127.0.0.1:" + metrics + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(b), `relay_destination_delivered_events_total{destination="`+dest+`",type="archive"} 1`)
+	}
+	send(t, "tcp", "127.0.0.1:"+tcp, []byte("<13>1 - h a - - - ERROR one\n"))
+	waitFor(t, 10*time.Second, func() bool { return delivered("archive") }, "first event in the archive")
+
+	write("  - {name: errors, filter: ERROR, final: true, destinations: [errors]}\n  - {name: all, final: true, destinations: [archive]}\n")
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
+	waitFor(t, 10*time.Second, func() bool { return strings.Contains(stderr.String(), "routes reloaded") }, "routes reloaded")
+	send(t, "tcp", "127.0.0.1:"+tcp, []byte("<13>1 - h a - - - ERROR two\n"))
+	waitFor(t, 10*time.Second, func() bool { return delivered("errors") }, "second event routed by the reloaded table")
+}
+
+func writeConfigAt(t *testing.T, path, yaml string) string {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path+".tmp", []byte(yaml), 0o600))
+	require.NoError(t, os.Rename(path+".tmp", path))
+	return path
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agilira/go-timecache"
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/batch"
 	"github.com/relaykit/relaykit/pipeline"
@@ -58,11 +59,14 @@ func recycle(b []relaykit.Event) {
 	}
 }
 
-// Push copies ev (the caller reuses it) into the ring for shard, waiting for
-// space: stream inputs get backpressure (TCP flow control) instead of loss.
-// The event counts as received only once the ring accepted it.
+// Push stamps ev with the receive time (go-timecache's cached clock, not a
+// time.Now() per event) and copies it (the caller reuses ev) into the ring
+// for shard, waiting for space: stream inputs get backpressure (TCP flow
+// control) instead of loss. The event counts as received only once the ring
+// accepted it.
 func (d *dispatcher) Push(ctx context.Context, shard uint64, ev *relaykit.Event, st *inputStats) error {
 	r := d.rings[shard%uint64(len(d.rings))]
+	ev.ReceiveTime = timecache.CachedTimeNano()
 	d.ledger.queued.Add(1)
 	if err := r.Push(ctx, own(ev)); err != nil {
 		d.ledger.queued.Add(-1)
@@ -76,6 +80,7 @@ func (d *dispatcher) Push(ctx context.Context, shard uint64, ev *relaykit.Event,
 // and counts it as received and dropped(queue_full).
 func (d *dispatcher) TryPush(shard uint64, ev *relaykit.Event, st *inputStats) {
 	r := d.rings[shard%uint64(len(d.rings))]
+	ev.ReceiveTime = timecache.CachedTimeNano()
 	st.received.Add(1)
 	d.ledger.queued.Add(1)
 	if !r.TryPush(own(ev)) {
