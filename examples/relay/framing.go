@@ -90,6 +90,19 @@ func (f *framer) fill() bool {
 
 func isDelim(c byte) bool { return c == '\n' || c == 0 }
 
+// indexDelim returns the index of the first LF or NUL in b, or -1. Two
+// IndexByte scans (vectorised) beat one IndexAny over a two-byte set.
+func indexDelim(b []byte) int {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return bytes.IndexByte(b, 0)
+	}
+	if z := bytes.IndexByte(b[:i], 0); z >= 0 {
+		return z
+	}
+	return i
+}
+
 // Next returns the next frame and whether it was cut at the size limit.
 // At the end of the stream it returns io.EOF (or the read error).
 func (f *framer) Next() ([]byte, bool, error) {
@@ -157,7 +170,7 @@ func (f *framer) discard() bool {
 			return false
 		}
 		data := f.buf[f.start:f.end]
-		i := bytes.IndexAny(data, "\n\x00")
+		i := indexDelim(data)
 		if i >= 0 {
 			f.discarded += int64(i)
 			f.start += i + 1
@@ -238,7 +251,7 @@ func (f *framer) octetFrame(n int64, hdr int) ([]byte, bool, error) {
 func (f *framer) delimFrame() ([]byte, bool, bool) {
 	data := f.buf[f.start:f.end]
 	limit := min(len(data), f.max+1)
-	if i := bytes.IndexAny(data[:limit], "\n\x00"); i >= 0 && i <= f.max {
+	if i := indexDelim(data[:limit]); i >= 0 && i <= f.max {
 		f.start += i + 1
 		return bytes.TrimSuffix(data[:i], []byte{'\r'}), false, true
 	}

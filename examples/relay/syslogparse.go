@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -34,6 +35,9 @@ type syslogParser struct {
 	p5424 syslog.Machine
 	p3164 syslog.Machine
 	loc   *time.Location
+
+	isoKey  string // last zone-less ISO timestamp parsed, and its value
+	isoTime time.Time
 }
 
 func newSyslogParser(loc *time.Location) *syslogParser {
@@ -107,9 +111,29 @@ func raw(ev *relaykit.Event, frame []byte) parseResult {
 	return parsedRaw
 }
 
-// hasControl reports control bytes other than tab (NUL, ESC, ...), which no
-// text log line carries.
+// hasControl reports control bytes other than tab (NUL, ESC, DEL, ...),
+// which no text log line carries. It tests eight bytes at a time and looks
+// at single bytes only in a word that may hold one.
 func hasControl(b []byte) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	for len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b)
+		// A byte below 0x20, or equal to 0x7f (x^0x7f.. has a zero byte).
+		y := x ^ (0x7f * ones)
+		if ((x-0x20*ones)&^x|(y-ones)&^y)&highs != 0 {
+			if hasControlSlow(b[:8]) {
+				return true
+			}
+		}
+		b = b[8:]
+	}
+	return hasControlSlow(b)
+}
+
+func hasControlSlow(b []byte) bool {
 	for _, c := range b {
 		if c < 0x20 && c != '\t' || c == 0x7f {
 			return true
@@ -254,10 +278,18 @@ func (sp *syslogParser) parseTime(b []byte) (time.Time, int) {
 			}
 			return time.Time{}, 0
 		}
-		if t, err := time.ParseInLocation("2006-01-02T15:04:05.999999999", s, sp.loc); err == nil {
-			return t, end
+		// Senders repeat the same second many times: parse it once.
+		if end == 19 && sp.isoKey == s {
+			return sp.isoTime, end
 		}
-		return time.Time{}, 0
+		t, err := time.ParseInLocation("2006-01-02T15:04:05.999999999", s, sp.loc)
+		if err != nil {
+			return time.Time{}, 0
+		}
+		if end == 19 {
+			sp.isoKey, sp.isoTime = s, t
+		}
+		return t, end
 	}
 	// Cisco "Mmm _d yyyy hh:mm:ss": move the year behind the time.
 	if len(b) >= 20 && b[3] == ' ' && b[6] == ' ' && b[11] == ' ' && b[14] == ':' && b[17] == ':' {

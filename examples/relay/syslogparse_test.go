@@ -105,3 +105,18 @@ func FuzzSyslogParse(f *testing.F) {
 		}
 	})
 }
+
+// The word-at-a-time hasControl agrees with the byte loop for every byte
+// value at every position.
+func TestHasControl(t *testing.T) {
+	for c := range 256 {
+		for pos := range 20 {
+			b := bytes.Repeat([]byte{'a'}, 20)
+			b[pos] = byte(c)
+			want := c < 0x20 && c != '\t' || c == 0x7f
+			if got := hasControl(b); got != want {
+				t.Fatalf("byte %#x at %d: got %t", c, pos, got)
+			}
+		}
+	}
+}
