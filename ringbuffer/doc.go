@@ -42,19 +42,21 @@
 // atomic store of a sequence stamp into the first slot of the claim.
 //
 // The consumer reads stamps to find published values, copies them out,
-// clears the slots, and publishes its cursor once per [MPSC.TryPop],
-// [MPSC.Drain] or [MPSC.PopBatch] call, not once per value. The producer
+// clears the slots (only if T holds pointers), and publishes its cursor once
+// per [MPSC.Drain] or [MPSC.PopBatch] call, not once per value; single pops
+// publish it every few values and whenever the ring is found empty. The producer
 // cursor, the consumer cursor, the cached copy, the wake-up flags and the
 // slot array header sit on separate 128-byte blocks, so producers and the
 // consumer do not invalidate each other's cache lines except to hand values
 // over.
 //
 // Waiting never burns a core. An empty-ring consumer ([MPSC.Wait],
-// [MPSC.Pop], [MPSC.PopBatch]) spins briefly, then sets a "sleeping" flag and
-// parks on a channel; a producer checks that flag after publishing and sends
+// [MPSC.Pop], [MPSC.PopBatch]) polls for a few microseconds (busy polls,
+// then polls after runtime.Gosched so a runnable producer can use the
+// processor), then sets a "sleeping" flag and parks on a channel; a producer checks that flag after publishing and sends
 // a wake-up only when it is set, so a busy consumer costs producers one
 // shared read per push and no channel operation. Producers blocked on a full
-// ring ([MPSC.Push], [MPSC.PushBatch]) likewise spin briefly and park; the
+// ring ([MPSC.Push], [MPSC.PushBatch]) likewise poll briefly and park; the
 // consumer checks a waiter count after publishing its cursor and wakes them
 // once a quarter of the ring is free, or when it has emptied the ring.
 //

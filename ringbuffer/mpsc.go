@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"runtime"
 	"sync/atomic"
 )
 
@@ -31,13 +32,30 @@ const MaxCapacity = 1 << 30
 // a claim either succeeds before Close (and is delivered) or fails after it.
 const closedBit = uint64(1) << 63
 
-// Spin budgets before a waiter parks. They are small on purpose: on a
-// machine with fewer cores than runnable goroutines a spinner only delays the
-// goroutine it waits for.
+// Pre-park budgets of a waiter: spinPolls busy polls, then yieldPolls polls
+// each after runtime.Gosched, then park. A few microseconds in all: long
+// enough to ride out the short gaps of a busy ring without a park and a
+// wake-up, short enough that an idle waiter costs nothing measurable. The
+// yields matter when there are more runnable goroutines than processors:
+// they let the goroutine being waited for run.
 const (
-	consumerSpin = 64
-	producerSpin = 64
+	spinPolls  = 32
+	yieldPolls = 32
 )
+
+// backoff is the pre-park phase of a waiter: poll i busy-polls, then yields
+// the processor to other runnable goroutines (typically the one being
+// waited for), and returns false when the waiter should park.
+func backoff(i int) bool {
+	if i < spinPolls {
+		return true
+	}
+	if i < spinPolls+yieldPolls {
+		runtime.Gosched()
+		return true
+	}
+	return false
+}
 
 // cacheLinePad separates fields written by different goroutines. 128 bytes
 // covers the adjacent-line prefetcher of x86 and the 128-byte lines of some
@@ -77,12 +95,15 @@ type MPSC[T any] struct {
 	slots    []slot[T]
 	mask     uint64
 	capacity uint64
-	wakeAt   uint64        // free slots before blocked producers are woken
-	clear    bool          // T holds pointers: clear popped slots for the GC
-	wake     chan struct{} // consumer wake-up token (buffer 1)
-	space    chan struct{} // producer wake-up tokens
-	done     chan struct{} // closed by Close
-	_        [cacheLinePad]byte
+	wakeAt   uint64 // free slots before blocked producers are woken
+	clear    bool   // T holds pointers: clear popped slots for the GC
+	// releaseEvery is how many TryPop calls may pass between publications
+	// of the consumer cursor.
+	releaseEvery uint64
+	wake         chan struct{} // consumer wake-up token (buffer 1)
+	space        chan struct{} // producer wake-up tokens
+	done         chan struct{} // closed by Close
+	_            [cacheLinePad]byte
 
 	// tail is the producer cursor: the next position to claim, with
 	// closedBit set once closed. Claimed with CAS, one per push or batch.
@@ -100,9 +121,10 @@ type MPSC[T any] struct {
 	_    [cacheLinePad - 8]byte
 
 	// Consumer-private state, touched only by the consumer goroutine.
-	next  uint64 // next position to deliver (head is its published copy)
-	ready uint64 // positions below ready are known to be published
-	_     [cacheLinePad - 16]byte
+	next      uint64 // next position to deliver
+	published uint64 // last value stored in head
+	ready     uint64 // positions below ready are known to be published
+	_         [cacheLinePad - 24]byte
 
 	// sleeping is 1 while the consumer is parked (or about to park) on wake.
 	// Producers read it after each publish and pay for a wake-up only when
@@ -128,7 +150,9 @@ type MPSC[T any] struct {
 type Stats struct {
 	// Pushed is the number of values accepted since NewMPSC.
 	Pushed uint64
-	// Popped is the number of values delivered to the consumer.
+	// Popped is the number of values delivered to the consumer, as
+	// published to the producers: it may lag single pops (see
+	// [MPSC.TryPop]).
 	Popped uint64
 	// RefusedFull is the number of values refused by TryPush, Offer and
 	// TryPushBatch because the ring was full. Blocking pushes wait instead
@@ -158,14 +182,15 @@ func NewMPSC[T any](capacity int) (*MPSC[T], error) {
 	}
 	c := uint64(capacity)
 	q := &MPSC[T]{
-		slots:    make([]slot[T], capacity),
-		mask:     c - 1,
-		capacity: c,
-		wakeAt:   max(1, c/4),
-		clear:    hasPointers(reflect.TypeFor[T]()),
-		wake:     make(chan struct{}, 1),
-		space:    make(chan struct{}, 1<<16),
-		done:     make(chan struct{}),
+		slots:        make([]slot[T], capacity),
+		mask:         c - 1,
+		capacity:     c,
+		wakeAt:       max(1, c/4),
+		releaseEvery: max(1, min(64, c/8)),
+		clear:        hasPointers(reflect.TypeFor[T]()),
+		wake:         make(chan struct{}, 1),
+		space:        make(chan struct{}, 1<<16),
+		done:         make(chan struct{}),
 	}
 	return q, nil
 }
@@ -302,9 +327,10 @@ func (q *MPSC[T]) Offer(v T) error {
 // accepted, and ctx.Err() if ctx ends first; in both error cases v was not
 // accepted. If a slot is free, Push succeeds even when ctx is already done.
 //
-// A blocked Push spins briefly, then parks; the consumer wakes parked
-// producers once it has freed a quarter of the ring (or emptied it), so
-// waiting costs no CPU and wake-ups are amortised over many values.
+// A blocked Push spins and yields briefly, then parks; the consumer wakes
+// parked producers once a quarter of the ring is free (or it is about to
+// wait on an empty ring), so waiting costs no CPU and one wake-up serves
+// many values.
 func (q *MPSC[T]) Push(ctx context.Context, v T) error {
 	for {
 		pos, got, err := q.claim(1)
@@ -403,7 +429,7 @@ func (q *MPSC[T]) hasSpace() bool {
 // waitSpace blocks until the ring may have a free slot (nil), closes
 // (ErrClosed) or ctx ends (ctx.Err()). Callers retry their claim after nil.
 func (q *MPSC[T]) waitSpace(ctx context.Context) error {
-	for range producerSpin {
+	for i := 0; backoff(i); i++ {
 		if q.hasSpace() {
 			return nil
 		}
@@ -449,6 +475,7 @@ func (q *MPSC[T]) unwait() {
 // release publishes the consumer cursor h and wakes blocked producers when
 // enough space is free.
 func (q *MPSC[T]) release(h uint64) {
+	q.published = h
 	q.head.Store(h)
 	if q.waiters.Load() != 0 {
 		t := q.tail.Load() &^ closedBit
@@ -481,9 +508,18 @@ func (q *MPSC[T]) readyAt(h uint64) bool {
 
 // TryPop removes and returns the oldest value if one is ready. It never
 // blocks and never allocates. Consumer only.
+//
+// To save a shared write per value, TryPop (and so Pop) publishes the
+// consumer cursor to the producers every min(64, Cap/8) values, and
+// whenever it finds the ring empty, rather than after every value; until
+// then producers, Len and Stats count the popped slots as still in use.
+// Drain, PopBatch and Wait always publish.
 func (q *MPSC[T]) TryPop() (T, bool) {
 	h := q.next
 	if !q.readyAt(h) {
+		if h != q.published {
+			q.release(h)
+		}
 		var zero T
 		return zero, false
 	}
@@ -493,8 +529,11 @@ func (q *MPSC[T]) TryPop() (T, bool) {
 		var zero T
 		s.val = zero
 	}
-	q.next = h + 1
-	q.release(h + 1)
+	h++
+	q.next = h
+	if h-q.published >= q.releaseEvery {
+		q.release(h)
+	}
 	return v, true
 }
 
@@ -589,13 +628,17 @@ func (q *MPSC[T]) poll() error {
 var errEmpty = errors.New("ringbuffer: empty")
 
 // Wait blocks until a value is ready to pop (nil), the ring is closed and
-// drained ([ErrClosed]), or ctx ends (ctx.Err()). It spins briefly, then
-// parks the goroutine: an idle consumer uses no CPU. A producer pays for a
-// wake-up (one channel send) only on the transition out of the parked state,
-// never per value. Consumer only.
+// drained ([ErrClosed]), or ctx ends (ctx.Err()). It polls briefly (a few
+// busy polls, then a few polls after runtime.Gosched), then parks the
+// goroutine on a channel: an idle consumer uses no CPU. A producer pays for
+// a wake-up (one channel send) only on the transition out of the parked
+// state, never per value. Consumer only.
 func (q *MPSC[T]) Wait(ctx context.Context) error {
+	if q.next != q.published {
+		q.release(q.next)
+	}
 	for {
-		for range consumerSpin {
+		for i := 0; backoff(i); i++ {
 			if err := q.poll(); err != errEmpty {
 				return err
 			}
