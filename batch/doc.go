@@ -24,7 +24,8 @@
 //     ([ReasonTime]). The clock starts at the first item of each batch; it is
 //     not a free-running ticker, so a batch is neither cut early because a
 //     tick happened to come soon after its first item, nor late because an
-//     earlier flush was slow;
+//     earlier flush was slow (once cut, it may still wait for a free
+//     flusher);
 //   - [Collector.Flush] is called ([ReasonManual]);
 //   - the collector closes: [Collector.Close], or the end of the context
 //     given to [Collector.Run] ([ReasonClose]).
@@ -69,6 +70,11 @@
 // the first item. The batch is therefore cut no sooner than MaxWait after
 // the cached time of its first item, which lags real time by the cache's
 // staleness: at most its resolution on a machine that is not overloaded.
+//
+// go-timecache starts its default cache, one goroutine with a 0.5 ms
+// ticker, when it is initialised; tests that check for leaked goroutines
+// (go.uber.org/goleak) should ignore
+// github.com/agilira/go-timecache.(*TimeCache).updateLoop.
 //
 // # When not to use it
 //
