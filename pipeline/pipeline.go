@@ -151,8 +151,10 @@ func (f *removeFn) Apply(e *relaykit.Event) (bool, error) {
 // The pattern goes through the same cache and literal prefilter as route
 // filters, so a value that cannot match costs a bytes.Index and no
 // allocation. A value that matches is rewritten with
-// regexp.Regexp.ReplaceAll, which allocates once; the result is copied back
-// into the event's own buffer. The error, if any, names the pattern.
+// regexp.Regexp.ReplaceAll, which allocates the result (and, when the
+// replacement refers to submatches, the match indices); the result is
+// copied back into the event's own buffer. The error, if any, names the
+// pattern.
 func Mask(field, pattern, replacement string) (Function, error) {
 	flt, err := CompileFilter(pattern)
 	if err != nil {
