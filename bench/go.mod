@@ -5,8 +5,12 @@ go 1.26
 require (
 	github.com/Workiva/go-datastructures v1.1.7
 	github.com/agilira/argus v1.1.0
+	github.com/bradfitz/gomemcache v0.0.0-20260422231931-4d751bb6e37c
+	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/klauspost/compress v1.20.3
 	github.com/maxmind/mmdbwriter v1.2.0
+	github.com/maypok86/otter/v2 v2.4.0
+	github.com/oschwald/geoip2-golang/v2 v2.3.0
 	github.com/relaykit/relaykit v0.0.0
 	github.com/smarty/go-disruptor v0.5.0
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1

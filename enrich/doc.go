@@ -25,9 +25,13 @@
 // code and name, first subdivision, city, latitude/longitude, AS number
 // and organisation. Names are the English ("en") ones. The decoder walks
 // the record with the cursor API of maxminddb-golang/v2 and reads only those
-// fields; strings are kept in a table keyed by their offset in the file,
-// and whole records in a table keyed by the record's offset (many networks
-// share one record), so a warm lookup does not allocate.
+// fields. Strings and shared places (countries, subdivisions) are kept in
+// a table keyed by their offset in the file, whole records in a table
+// keyed by the record's offset (many networks share one record), and
+// merged results of both databases in a table keyed by address (log
+// traffic repeats addresses), so a warm lookup does not allocate and a
+// repeated address skips the tree walks. All three tables are lock-free,
+// fixed-size and direct-mapped; a reload starts them afresh.
 //
 // Editions that work: GeoLite2-City, GeoIP2-City and GeoIP2-Enterprise (all
 // fields), GeoLite2-Country and GeoIP2-Country (country fields only) as the
@@ -88,7 +92,8 @@
 // GeoIP, Cache, Memcached, Table and the enrichers are safe for concurrent
 // use by multiple goroutines. Enrichers mutate the event in place and keep
 // nothing of it. Values returned by a Lookup are read-only and shared.
-// Cache owns two goroutines (its clock and its maintenance), stopped by
-// Close; nothing else starts a goroutine, and GeoIP reloads run in
-// whichever goroutine calls Run or Reload.
+// Cache owns two goroutines (its clock and its periodic clean-up), stopped
+// by Close, and runs policy maintenance on short-lived goroutines; nothing
+// else starts a goroutine, and GeoIP reloads run in whichever goroutine
+// calls Run or Reload.
 package enrich

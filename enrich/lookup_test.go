@@ -297,3 +297,33 @@ func TestTableAndCSV(t *testing.T) {
 		})
 	}
 }
+
+// TestCacheCallerGivesUp: a caller whose ctx ends during the backend call
+// gets no data, and the key is not remembered as failed.
+func TestCacheCallerGivesUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int64
+		backend := enrich.LookupFunc(func(ctx context.Context, key []byte) ([]byte, bool, error) {
+			if calls.Add(1) == 1 {
+				<-ctx.Done() // the first call hangs until the caller gives up
+				return nil, false, ctx.Err()
+			}
+			return []byte("v"), true, nil
+		})
+		c, err := enrich.NewCache(backend, enrich.CacheConfig{ErrorTTL: time.Hour})
+		require.NoError(t, err)
+		defer c.Close()
+
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		_, ok, err := c.Get(ctx, []byte("k"))
+		assert.NoError(t, err)
+		assert.False(t, ok)
+
+		v, ok := get(t, c, "k")
+		assert.True(t, ok, "the give-up was not cached as a failure")
+		assert.Equal(t, "v", v)
+		assert.Equal(t, int64(2), calls.Load())
+		assert.Zero(t, c.Stats().Errors)
+	})
+}

@@ -1,0 +1,357 @@
+package bench
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/bradfitz/gomemcache/memcache"
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/maxmind/mmdbwriter"
+	"github.com/maxmind/mmdbwriter/mmdbtype"
+	"github.com/maypok86/otter/v2"
+	geoip2 "github.com/oschwald/geoip2-golang/v2"
+
+	"github.com/relaykit/relaykit/enrich"
+)
+
+// ipLines are realistic log lines; every one holds exactly one IPv4
+// address except the last, which holds none.
+var ipLines = [][]byte{
+	[]byte("May  1 12:00:01 bastion sshd[2211]: Failed password for invalid user admin from 203.0.113.45 port 51234 ssh2"),
+	[]byte(`198.51.100.23 - - [01/May/2024:12:00:02 +0000] "GET /api/v1/items?id=42 HTTP/1.1" 200 1534 "-" "curl/8.5.0"`),
+	[]byte("May  1 12:00:03 fw01 kernel: [UFW BLOCK] IN=eth0 OUT= MAC=52:54:00:12:34:56 SRC=192.0.2.77 DST=10.0.0.5 LEN=60 PROTO=TCP SPT=44321 DPT=22"),
+	[]byte(`{"ts":"2024-05-01T12:00:04.123Z","level":"info","msg":"request done","client":"192.0.2.200:61000","status":204,"dur_ms":3.2}`),
+	[]byte("May  1 12:00:05 app01 postfix/smtpd[998]: connect from mail.example.net[198.51.100.7]"),
+	[]byte("May  1 12:00:06 app01 systemd[1]: Started Daily apt upgrade and clean activities (version 2.6.1)."),
+}
+
+func BenchmarkExtractIPv4(b *testing.B) {
+	total := 0
+	for _, l := range ipLines {
+		total += len(l)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(total / len(ipLines)))
+	found, i := 0, 0
+	for b.Loop() {
+		if _, ok := enrich.FirstIPv4(ipLines[i]); ok {
+			found++
+		}
+		i++
+		if i == len(ipLines) {
+			i = 0
+		}
+	}
+	// Every line but the last holds one address.
+	n := b.N
+	want := n/len(ipLines)*(len(ipLines)-1) + min(n%len(ipLines), len(ipLines)-1)
+	if found != want {
+		b.Fatalf("found %d addresses in %d lines, want %d", found, n, want)
+	}
+}
+
+// benchNetworks is the number of networks in the generated City database.
+const benchNetworks = 200_000
+
+// benchCityDB returns the path of a generated GeoLite2-City database with
+// benchNetworks /24 networks sharing 20 000 city records (as real data
+// shares records), cached in the temporary directory across runs.
+func benchCityDB(b *testing.B) string {
+	b.Helper()
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("relaykit-bench-city-%d-v1.mmdb", benchNetworks))
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	tree, err := mmdbwriter.New(mmdbwriter.Options{
+		DatabaseType:            "GeoLite2-City",
+		IncludeReservedNetworks: true,
+		Languages:               []string{"en", "de", "fr", "ja"},
+		RecordSize:              28,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	countries := []string{"DE", "FR", "JP", "US", "BR", "IN", "NL", "SE", "ZA", "AU"}
+	records := make([]mmdbtype.Map, 20_000)
+	for i := range records {
+		iso := countries[i%len(countries)]
+		names := func(s string) mmdbtype.Map {
+			return mmdbtype.Map{"en": mmdbtype.String(s), "de": mmdbtype.String(s + " (de)"),
+				"fr": mmdbtype.String(s + " (fr)"), "ja": mmdbtype.String(s + " (ja)")}
+		}
+		records[i] = mmdbtype.Map{
+			"continent": mmdbtype.Map{"code": mmdbtype.String("EU"), "geoname_id": mmdbtype.Uint32(6255148), "names": names("Europe")},
+			"country":   mmdbtype.Map{"geoname_id": mmdbtype.Uint32(uint32(1000 + i%len(countries))), "iso_code": mmdbtype.String(iso), "names": names("Country " + iso)},
+			"registered_country": mmdbtype.Map{"geoname_id": mmdbtype.Uint32(uint32(1000 + i%len(countries))),
+				"iso_code": mmdbtype.String(iso), "names": names("Country " + iso)},
+			"city": mmdbtype.Map{"geoname_id": mmdbtype.Uint32(uint32(100000 + i)), "names": names("City " + strconv.Itoa(i))},
+			"subdivisions": mmdbtype.Slice{mmdbtype.Map{"geoname_id": mmdbtype.Uint32(uint32(50000 + i%500)),
+				"iso_code": mmdbtype.String("S" + strconv.Itoa(i%500)), "names": names("Region " + strconv.Itoa(i%500))}},
+			"location": mmdbtype.Map{"accuracy_radius": mmdbtype.Uint16(20), "latitude": mmdbtype.Float64(float64(i%180) - 89.5),
+				"longitude": mmdbtype.Float64(float64(i%360) - 179.5), "time_zone": mmdbtype.String("Europe/Berlin")},
+			"postal": mmdbtype.Map{"code": mmdbtype.String(strconv.Itoa(10000 + i%90000))},
+		}
+	}
+	for i := range benchNetworks {
+		ipn := &net.IPNet{IP: benchNetworkIP(i), Mask: net.CIDRMask(24, 32)}
+		if err := tree.Insert(ipn, records[i%len(records)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tmp, err := os.CreateTemp(os.TempDir(), "relaykit-bench-city-*")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := tree.WriteTo(tmp); err != nil {
+		b.Fatal(err)
+	}
+	if err := tmp.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// benchNetworkIP returns the base address of the i-th /24 network: spread
+// over 1.0.0.0-198.x.x.x, 64 /24s apart.
+func benchNetworkIP(i int) net.IP {
+	ip := make(net.IP, 4)
+	binary.BigEndian.PutUint32(ip, 1<<24+uint32(i)*64*256)
+	return ip
+}
+
+// benchIPs returns n addresses inside random networks of the database.
+func benchIPs(n int) []netip.Addr {
+	r := rand.New(rand.NewPCG(1, 2))
+	ips := make([]netip.Addr, n)
+	for i := range ips {
+		base := benchNetworkIP(r.IntN(benchNetworks))
+		base[3] = byte(r.IntN(256))
+		ips[i], _ = netip.AddrFromSlice(base)
+	}
+	return ips
+}
+
+func BenchmarkGeoIP(b *testing.B) {
+	path := benchCityDB(b)
+	ips := benchIPs(4096)
+	run := func(b *testing.B, lookup func(netip.Addr) (string, bool)) {
+		for range 2 { // warm up: page in the file, fill tables
+			for _, ip := range ips {
+				lookup(ip)
+			}
+		}
+		b.ReportAllocs()
+		found, i := 0, 0
+		for b.Loop() {
+			if city, ok := lookup(ips[i&4095]); ok && city != "" {
+				found++
+			}
+			i++
+		}
+		if found != b.N {
+			b.Fatalf("found %d of %d", found, b.N)
+		}
+	}
+	// cached: the address table answers (every address recurs);
+	// record-cached: tree walk, then the record table by offset; uncached:
+	// tree walk and a full decode of the record every time.
+	for _, tc := range []struct {
+		name           string
+		addrs, records int
+	}{{"cached", 0, 0}, {"record-cached", -1, 0}, {"uncached", -1, -1}} {
+		b.Run(tc.name, func(b *testing.B) {
+			g, err := enrich.OpenGeoIP(enrich.GeoConfig{CityPath: path,
+				AddressCacheSlots: tc.addrs, RecordCacheSlots: tc.records})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer g.Close()
+			var rec enrich.GeoRecord
+			run(b, func(ip netip.Addr) (string, bool) {
+				ok := g.LookupTo(ip, &rec)
+				return rec.City, ok
+			})
+		})
+	}
+	b.Run("impl=geoip2", func(b *testing.B) {
+		r, err := geoip2.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer r.Close()
+		run(b, func(ip netip.Addr) (string, bool) {
+			c, err := r.City(ip)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return c.City.Names.English, c.HasData()
+		})
+	})
+}
+
+// startMemcached starts memcached on a free 127.0.0.1 port and stops it
+// when the benchmark ends.
+func startMemcached(b *testing.B) string {
+	b.Helper()
+	bin, err := exec.LookPath("memcached")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			b.Fatal("memcached not installed")
+		}
+		b.Skip("memcached not installed; apt-get install memcached")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	_ = ln.Close()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	cmd := exec.Command(bin, "-u", "nobody", "-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0", "-m", "32")
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	b.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for range 2000 {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			_ = c.Close()
+			return addr
+		}
+		select {
+		case <-exited:
+			b.Fatal("memcached exited")
+		case <-tick.C:
+		}
+	}
+	b.Fatal("memcached did not start")
+	return ""
+}
+
+const lookupKeys = 1024
+
+func lookupKey(i int) []byte { return []byte("user-" + strconv.Itoa(i)) }
+
+func BenchmarkLookup(b *testing.B) {
+	addr := startMemcached(b)
+	seed := memcache.New(addr)
+	keys := make([][]byte, lookupKeys)
+	for i := range keys {
+		keys[i] = lookupKey(i)
+		if err := seed.Set(&memcache.Item{Key: string(keys[i]), Value: []byte("role-" + strconv.Itoa(i%7))}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	_ = seed.Close()
+	m, err := enrich.NewMemcached(enrich.MemcachedConfig{Servers: []string{addr}, Timeout: time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	ctx := context.Background()
+
+	b.Run("memcached", func(b *testing.B) {
+		b.ReportAllocs()
+		found, i := 0, 0
+		for b.Loop() {
+			if _, ok, err := m.Get(ctx, keys[i%lookupKeys]); ok && err == nil {
+				found++
+			}
+			i++
+		}
+		if found != b.N {
+			b.Fatalf("found %d of %d", found, b.N)
+		}
+	})
+	b.Run("memcached-cached", func(b *testing.B) {
+		c, err := enrich.NewCache(m, enrich.CacheConfig{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		for _, k := range keys {
+			if _, ok, _ := c.Get(ctx, k); !ok {
+				b.Fatal("warm-up miss")
+			}
+		}
+		before := c.Stats()
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			i := rand.IntN(lookupKeys)
+			for pb.Next() {
+				if _, ok, _ := c.Get(ctx, keys[i%lookupKeys]); !ok {
+					panic("cache miss")
+				}
+				i++
+			}
+		})
+		b.StopTimer()
+		after := c.Stats()
+		if hits := after.Hits - before.Hits; hits != uint64(b.N) || after.Misses != before.Misses {
+			b.Fatalf("hits %d of %d, misses %d", hits, b.N, after.Misses-before.Misses)
+		}
+	})
+}
+
+// BenchmarkCacheLib compares parallel hits of the two cache libraries
+// considered for enrich.Cache, used directly with []byte keys.
+func BenchmarkCacheLib(b *testing.B) {
+	keys := make([][]byte, lookupKeys)
+	for i := range keys {
+		keys[i] = lookupKey(i)
+	}
+	str := func(k []byte) string { return unsafe.String(unsafe.SliceData(k), len(k)) }
+	bench := func(b *testing.B, get func(string) bool) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			i := rand.IntN(lookupKeys)
+			for pb.Next() {
+				if !get(str(keys[i%lookupKeys])) {
+					panic("miss")
+				}
+				i++
+			}
+		})
+	}
+	b.Run("impl=otter", func(b *testing.B) {
+		clock := otter.NewCoarseClock(10 * time.Millisecond)
+		defer clock.Stop()
+		c := otter.Must(&otter.Options[string, []byte]{
+			MaximumSize: 100_000, Clock: clock,
+			ExpiryCalculator: otter.ExpiryCreating[string, []byte](time.Hour),
+		})
+		defer c.StopAllGoroutines()
+		for _, k := range keys {
+			c.Set(string(k), k)
+		}
+		bench(b, func(k string) bool { _, ok := c.GetIfPresent(k); return ok })
+	})
+	b.Run("impl=golang-lru", func(b *testing.B) {
+		c, err := lru.New[string, []byte](100_000)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, k := range keys {
+			c.Add(string(k), k)
+		}
+		bench(b, func(k string) bool { _, ok := c.Get(k); return ok })
+	})
+}
