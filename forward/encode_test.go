@@ -187,3 +187,8 @@ func TestAppendGzip(t *testing.T) {
 	_, err = forward.AppendGzip(nil, src, 0)
 	assert.Error(t, err)
 }
+
+func TestAppendRFC3339(t *testing.T) {
+	assert.Equal(t, "2023-11-14T22:13:20.123456789Z", string(forward.AppendRFC3339(nil, 1_700_000_000_123_456_789)))
+	assert.Equal(t, "2023-11-14T22:13:20Z", string(forward.AppendRFC3339(nil, 1_700_000_000_000_000_000)))
+}

@@ -5,6 +5,7 @@ var (
 	ParseRetryAfter    = parseRetryAfter
 	AppendJSONString   = appendJSONString
 	AppendEpochSeconds = appendEpochSeconds
+	AppendRFC3339      = appendRFC3339
 )
 
 // Backoff exposes RetryConfig.backoff with defaults applied.

@@ -110,8 +110,13 @@ type HECConfig struct {
 // rest are sent again (without invalid-event-number the whole request is
 // rejected); 1-4 and 16 (token errors) go to OnFailure with
 // [ReasonUnauthorized] and are logged once until a request succeeds; 7
-// (incorrect index): the index is remembered and every event for it is
-// rejected without sending.
+// (incorrect index): the index is remembered (up to 1024 of them) and every
+// event for it is rejected without sending. For code 7 some Splunk versions
+// have been reported to number the bad event one higher than documented;
+// where the request cannot tell the two readings apart, the event before
+// the reported number is handed to OnFailure without blaming its index and
+// the rest is sent again, so an event may be both indexed and handed over,
+// but none is lost.
 type HEC struct {
 	cfg     HECConfig
 	s       *sender
@@ -467,9 +472,11 @@ func (h *HEC) classify(r *response) verdict {
 		}
 	case 7:
 		v.outcome, v.reason = outcomeFatal, ReasonRejected
-		if n := rep.InvalidEventNumber; n != nil && *n >= 0 && *n < r.Events {
-			h.markBadIndex(h.eventIndex(r.Event(*n)))
-			v.outcome, v.index = outcomePartial, *n
+		if k, sure, ok := incorrectIndexEvent(h, r, rep.InvalidEventNumber); ok {
+			if sure {
+				h.markBadIndex(h.eventIndex(r.Event(k)))
+			}
+			v.outcome, v.index = outcomePartial, k
 		} else if idx, ok := singleIndex(h, r); ok {
 			h.markBadIndex(idx)
 		}
@@ -487,6 +494,43 @@ func (h *HEC) classify(r *response) verdict {
 		v.outcome = outcomeSplit
 	}
 	return v
+}
+
+// incorrectIndexEvent returns the event a code 7 response refers to, and
+// whether that is certain. invalid-event-number is documented as the
+// 0-based number n of the bad event, but some Splunk versions have been
+// reported to send n+1 for code 7 only. The request tells the readings
+// apart when it can: events before n-1 were accepted under both, so their
+// indexes are good. n means n-1 when n equals the event count, when event
+// n-1 has the index of event n (HEC would have refused n-1 first), or when
+// event n's index is known good; n means n when event n-1's index is known
+// good. Otherwise it is uncertain, and the caller rejects event n-1 without
+// blaming its index and sends the rest again: nothing is lost, though
+// event n-1 may then be both indexed and handed to OnFailure.
+func incorrectIndexEvent(h *HEC, r *response, num *int) (k int, sure, ok bool) {
+	if num == nil || *num < 0 || *num > r.Events || r.Events == 0 {
+		return 0, false, false
+	}
+	k = *num
+	switch {
+	case k == 0:
+		return 0, true, true
+	case k == r.Events:
+		return k - 1, true, true
+	}
+	prev, cur := h.eventIndex(r.Event(k-1)), h.eventIndex(r.Event(k))
+	if string(prev) == string(cur) {
+		return k - 1, true, true
+	}
+	for j := 0; j < k-1; j++ {
+		switch string(h.eventIndex(r.Event(j))) {
+		case string(cur):
+			return k - 1, true, true
+		case string(prev):
+			return k, true, true
+		}
+	}
+	return k - 1, false, true
 }
 
 // singleIndex reports the index of the request's events when they all share

@@ -3,6 +3,7 @@ package forward_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -205,6 +206,7 @@ func TestHECScenarios(t *testing.T) {
 		retries    int64
 		splits     int64
 		requests   int // data requests the server saw; 0 = not checked
+		uncounted  int // events that arrived but were also handed to OnFailure
 		wantSendOK bool
 	}{
 		{
@@ -248,6 +250,21 @@ func TestHECScenarios(t *testing.T) {
 			failed: map[string][]string{forward.ReasonRetriesExhausted: all}, retries: 4, requests: 5, wantSendOK: true,
 		},
 		{
+			name:  "retries exhausted around a locally rejected event",
+			cfg:   func(c *forward.HECConfig) { c.Delivery.MaxEventBytes = 200 },
+			setup: func(s *forwardtest.HECServer) { s.Busy(100) },
+			batch: func() []relaykit.Event {
+				b := batchOf(all...)
+				b[5].Raw = bytes.Repeat([]byte("y"), 300)
+				return b
+			},
+			failed: map[string][]string{
+				forward.ReasonTooLarge:         {strings.Repeat("y", 300)},
+				forward.ReasonRetriesExhausted: without(all, "ev-005"),
+			},
+			retries: 4, requests: 5, wantSendOK: true,
+		},
+		{
 			name: "invalid token is fatal, not retried", cfg: func(c *forward.HECConfig) { c.Token = "wrong" },
 			failed: map[string][]string{forward.ReasonUnauthorized: all}, requests: 0, wantSendOK: true,
 		},
@@ -268,9 +285,12 @@ func TestHECScenarios(t *testing.T) {
 				}
 				return b
 			},
-			arrived:  without(all, "ev-001", "ev-004", "ev-007"),
-			failed:   map[string][]string{forward.ReasonRejected: {"ev-001", "ev-004", "ev-007"}},
-			requests: 2, wantSendOK: true,
+			arrived: without(all, "ev-001", "ev-004", "ev-007"),
+			// invalid-event-number 1 is ambiguous for code 7 (see
+			// TestHECIncorrectIndexNumbering): ev-000 is handed over too,
+			// a duplicate of an indexed event rather than a risk of loss.
+			failed:   map[string][]string{forward.ReasonRejected: {"ev-000", "ev-001", "ev-004", "ev-007"}},
+			requests: 3, uncounted: 1, wantSendOK: true,
 		},
 		{
 			name: "event over MaxEventBytes is too large",
@@ -342,7 +362,7 @@ func TestHECScenarios(t *testing.T) {
 			st := h.Stats()
 			assert.Equal(t, tt.retries, st.Retries, "retries")
 			assert.Equal(t, tt.splits, st.Splits, "splits")
-			assert.Equal(t, int64(len(tt.arrived)), st.EventsSent, "EventsSent")
+			assert.Equal(t, int64(len(tt.arrived)-tt.uncounted), st.EventsSent, "EventsSent")
 			assert.Zero(t, st.InFlight)
 			var nFailed int64
 			for _, n := range st.EventsFailed {
@@ -574,4 +594,86 @@ func TestHECCancelledDuringBackoff(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, context.Canceled))
 	assert.Equal(t, []string{"a", "b"}, fl.get()[forward.ReasonShutdown])
+}
+
+// TestHECIncorrectIndexNumbering checks both readings of
+// invalid-event-number for code 7: as documented (the bad event) and one
+// higher, as some Splunk versions were reported to send.
+func TestHECIncorrectIndexNumbering(t *testing.T) {
+	tests := []struct {
+		batch   []string // 'm…' to index main, 's…' to index secret (refused)
+		indexed []string
+	}{
+		{[]string{"m0", "s1", "s2", "m3", "s4", "m5", "m6", "s7"}, []string{"m0", "m3", "m5", "m6"}},
+		{[]string{"m0", "m1", "s2", "m3"}, []string{"m0", "m1", "m3"}},
+		{[]string{"m0", "s1", "m2"}, []string{"m0", "m2"}},
+		{[]string{"s0", "m1"}, []string{"m1"}},
+		{[]string{"m0", "m1", "s2"}, []string{"m0", "m1"}},
+	}
+	for _, offset := range []int{0, 1} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("offset=%d/%s", offset, strings.Join(tt.batch, ",")), func(t *testing.T) {
+				var mu sync.Mutex
+				var indexed []string
+				ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					dec := json.NewDecoder(r.Body)
+					var got []string
+					for n := 0; dec.More(); n++ {
+						var ev struct{ Event, Index string }
+						if err := dec.Decode(&ev); err != nil {
+							w.WriteHeader(http.StatusBadRequest)
+							return
+						}
+						if ev.Index == "secret" {
+							mu.Lock()
+							indexed = append(indexed, got...)
+							mu.Unlock()
+							w.WriteHeader(http.StatusBadRequest)
+							fmt.Fprintf(w, `{"text":"Incorrect index","code":7,"invalid-event-number":%d}`, n+offset)
+							return
+						}
+						got = append(got, ev.Event)
+					}
+					mu.Lock()
+					indexed = append(indexed, got...)
+					mu.Unlock()
+					fmt.Fprint(w, `{"text":"Success","code":0}`)
+				}))
+				defer ts.Close()
+				var fl failures
+				h, err := forward.NewHEC(forward.HECConfig{URL: ts.URL, Token: "t", DisableHealthCheck: true,
+					Delivery: forward.DeliveryConfig{DisableGzip: true, OnFailure: fl.handle}})
+				require.NoError(t, err)
+				defer h.Close()
+				b := batchOf(tt.batch...)
+				var rejected []string
+				for i := range b {
+					b[i].Index = []byte("main")
+					if b[i].Raw[0] == 's' {
+						b[i].Index = []byte("secret")
+						rejected = append(rejected, string(b[i].Raw))
+					}
+				}
+				require.NoError(t, h.Send(t.Context(), b))
+				mu.Lock()
+				defer mu.Unlock()
+				// Every event for main indexed exactly once, in order; every
+				// event for secret rejected exactly once; any other event
+				// handed to OnFailure was also indexed (a duplicate when the
+				// numbering was ambiguous), never lost.
+				assert.Equal(t, tt.indexed, indexed)
+				failed := fl.get()
+				assert.Len(t, failed, 1)
+				var secret []string
+				for _, m := range failed[forward.ReasonRejected] {
+					if m[0] == 's' {
+						secret = append(secret, m)
+					} else {
+						assert.Contains(t, indexed, m)
+					}
+				}
+				assert.Equal(t, rejected, secret)
+			})
+		}
+	}
 }

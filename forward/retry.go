@@ -13,9 +13,9 @@ import (
 func (r RetryConfig) withDefaults() (RetryConfig, error) {
 	switch {
 	case r.MaxAttempts < 0:
-		return r, errors.New("Retry.MaxAttempts is negative")
+		return r, errors.New("field Retry.MaxAttempts is negative")
 	case r.MaxElapsed < 0, r.InitialBackoff < 0, r.MaxBackoff < 0:
-		return r, errors.New("Retry durations must not be negative")
+		return r, errors.New("fields Retry.MaxElapsed, InitialBackoff and MaxBackoff must not be negative")
 	}
 	if r.MaxAttempts == 0 {
 		r.MaxAttempts = 10

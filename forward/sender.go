@@ -153,7 +153,6 @@ type request struct {
 	idx   []int32 // index of each event in the batch
 	z     []byte  // gzipped body
 	resp  []byte  // response body scratch
-	body  bytes.Reader
 }
 
 // sender is the core; see the design note. Safe for concurrent use.
@@ -221,7 +220,6 @@ func (s *sender) putRequest(r *request) {
 	if cap(r.raw) > lim || cap(r.z) > lim {
 		return
 	}
-	r.body.Reset(nil)
 	s.reqs.Put(r)
 }
 
@@ -497,28 +495,65 @@ func (s *sender) attempt(ctx context.Context, st *batchState, r *request, wire [
 	s.c.inFlight.Add(1)
 	defer s.c.inFlight.Add(-1)
 	began := time.Now()
+	resp, body, err := s.exchange(ctx, r, wire)
+	if err != nil {
+		return verdict{outcome: outcomeRetry, code: -1, ackID: -1, err: err}, 0
+	}
+	rs := response{Status: resp.StatusCode, Header: resp.Header, Body: body, Events: len(r.spans), Attempt: attempt, req: r, batch: st.batch}
+	v := s.p.classify(&rs)
+	v.status = resp.StatusCode
+	if v.outcome == outcomeOK && v.ackID >= 0 && s.p.confirm != nil {
+		v = s.p.confirm(ctx, &rs, v)
+	}
+	return v, time.Since(began)
+}
+
+// attemptBody is the request body of one attempt. The transport may read
+// and close it after Client.Do has returned (see http.RoundTripper), so
+// exchange waits for Close before the buffer under it is reused.
+type attemptBody struct {
+	bytes.Reader
+	once sync.Once
+	done chan struct{}
+}
+
+func (b *attemptBody) Close() error {
+	b.once.Do(func() { close(b.done) })
+	return nil
+}
+
+// exchange POSTs wire and returns the response, whose body (at most
+// maxResponseBody bytes, in r.resp) has been read and closed. It returns
+// only once the transport is done with the request body.
+func (s *sender) exchange(ctx context.Context, r *request, wire []byte) (*http.Response, []byte, error) {
 	actx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
-	r.body.Reset(wire)
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, s.p.url, &r.body)
+	ab := &attemptBody{done: make(chan struct{})}
+	ab.Reset(wire)
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, s.p.url, ab)
 	if err != nil {
-		return verdict{outcome: outcomeFatal, reason: ReasonRejected, code: -1, ackID: -1, err: err}, 0
+		return nil, nil, err
 	}
 	req.ContentLength = int64(len(wire))
-	req.GetBody = nil // the body is not replayable by the transport; we retry ourselves
 	req.Header.Set("Content-Type", s.p.contentType)
 	if !s.cfg.DisableGzip {
 		req.Header.Set("Content-Encoding", "gzip")
 	}
 	if s.p.prepare != nil {
 		if err := s.p.prepare(req); err != nil {
-			return verdict{outcome: outcomeRetry, code: -1, ackID: -1, err: err}, 0
+			return nil, nil, err
 		}
 	}
 	s.c.wireBytes.Add(int64(len(wire)))
+	// From here on the transport owns ab until it closes it. Cancelling
+	// the attempt first aborts a write the server stopped reading.
+	defer func() {
+		cancel()
+		<-ab.done
+	}()
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return verdict{outcome: outcomeRetry, code: -1, ackID: -1, err: scrubURLError(err)}, 0
+		return nil, nil, scrubURLError(err)
 	}
 	body, rerr := readBody(resp.Body, r.resp[:0])
 	_ = resp.Body.Close()
@@ -528,15 +563,9 @@ func (s *sender) attempt(ctx context.Context, st *batchState, r *request, wire [
 	if rerr != nil && resp.StatusCode < 300 {
 		// A success whose body broke off cannot be trusted (HEC puts the
 		// code and ackId there): retry.
-		return verdict{outcome: outcomeRetry, code: -1, ackID: -1, err: fmt.Errorf("reading response: %w", scrubURLError(rerr))}, 0
+		return nil, nil, fmt.Errorf("reading response: %w", scrubURLError(rerr))
 	}
-	rs := response{Status: resp.StatusCode, Header: resp.Header, Body: body, Events: len(r.spans), Attempt: attempt, req: r, batch: st.batch}
-	v := s.p.classify(&rs)
-	v.status = resp.StatusCode
-	if v.outcome == outcomeOK && v.ackID >= 0 && s.p.confirm != nil {
-		v = s.p.confirm(ctx, &rs, v)
-	}
-	return v, time.Since(began)
+	return resp, body, nil
 }
 
 // readBody reads at most maxResponseBody bytes of b into buf and discards
