@@ -319,31 +319,43 @@ func validSDID(s string) bool {
 	return true
 }
 
-// appendRFC3339 appends ns (nanoseconds since the Unix epoch) as an RFC 3339
+// appendTimestamp appends ns (nanoseconds since the Unix epoch) as an RFC 3339
 // UTC timestamp with exactly digits (1-9) fractional digits, e.g.
-// "2026-01-02T15:04:05.123456Z". It does not allocate.
+// "2026-01-02T15:04:05.123456Z". Years are written with four digits. It
+// does not allocate.
 func appendTimestamp(dst []byte, ns int64, digits int) []byte {
 	t := time.Unix(0, ns).UTC()
 	year, month, day := t.Date()
 	hour, min, sec := t.Clock()
-	dst = appendPad(dst, uint64(year), 4)
-	dst = append(dst, '-')
-	dst = appendPad(dst, uint64(month), 2)
-	dst = append(dst, '-')
-	dst = appendPad(dst, uint64(day), 2)
-	dst = append(dst, 'T')
-	dst = appendPad(dst, uint64(hour), 2)
-	dst = append(dst, ':')
-	dst = appendPad(dst, uint64(min), 2)
-	dst = append(dst, ':')
-	dst = appendPad(dst, uint64(sec), 2)
-	frac := uint64(t.Nanosecond())
-	for i := digits; i < 9; i++ {
+	var b [30]byte
+	y := uint(year)
+	b[0], b[1], b[2], b[3] = byte('0'+y/1000%10), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10)
+	b[4] = '-'
+	put2(b[5:], uint(month))
+	b[7] = '-'
+	put2(b[8:], uint(day))
+	b[10] = 'T'
+	put2(b[11:], uint(hour))
+	b[13] = ':'
+	put2(b[14:], uint(min))
+	b[16] = ':'
+	put2(b[17:], uint(sec))
+	b[19] = '.'
+	frac := uint(t.Nanosecond())
+	for i := 9; i > digits; i-- {
 		frac /= 10
 	}
-	dst = append(dst, '.')
-	dst = appendPad(dst, frac, digits)
-	return append(dst, 'Z')
+	for i := 19 + digits; i > 19; i-- {
+		b[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	b[20+digits] = 'Z'
+	return append(dst, b[:21+digits]...)
+}
+
+// put2 writes v (0-99) as two decimal digits.
+func put2(b []byte, v uint) {
+	b[0], b[1] = byte('0'+v/10), byte('0'+v%10)
 }
 
 const months3164 = "JanFebMarAprMayJunJulAugSepOctNovDec"
