@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sync"
@@ -148,6 +149,9 @@ func (a *Archive) appendLine(dst []byte, e *relaykit.Event) []byte {
 }
 
 func appendRaw(dst, raw []byte) []byte {
+	if bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 {
+		return append(dst, raw...) // the common case, vectorised scans
+	}
 	for len(raw) > 0 {
 		i := 0
 		for i < len(raw) && raw[i] != '\n' && raw[i] != '\r' {
@@ -247,6 +251,15 @@ func AppendJSON(dst []byte, e *relaykit.Event) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// jsonPlain marks the bytes copied into a JSON string as they are:
+// printable ASCII except '"' and '\\'.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendJSONString appends s as a quoted JSON string, like encoding/json
 // (without HTML escaping).
 func appendJSONString(dst, s []byte) []byte {
@@ -254,11 +267,11 @@ func appendJSONString(dst, s []byte) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if jsonPlain[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':

@@ -19,9 +19,13 @@
 // so the active file is always the newest: the highest sequence number of
 // the latest period. To read files in write order, sort by the period time
 // parsed from the name, then by the sequence number as a number (".10"
-// comes after ".9"). When the layout is coarser than [Config.Interval]
+// comes after ".9"); [ListFiles] does that, and [OpenFile] reads a file
+// whether compressed or not. When the layout is coarser than [Config.Interval]
 // (a daily name with hourly periods), later periods of the same name
 // continue its sequence numbers, so the order stays unambiguous.
+//
+// While a Writer runs, a hidden file named "." + Layout + ".next" holds
+// the next file, created ahead of rotation; it is removed at Close.
 //
 // Names come only from the configuration and the clock; a Layout that is
 // not a plain, safe file name is rejected. Use [SanitizeFileName] for any
@@ -129,4 +133,8 @@
 // file; mill: fsync, compression, retention) that Close stops and waits for.
 // A Spool runs none. Only one Writer (per Layout) or Spool may use a
 // directory at a time.
+//
+// Importing the package starts the process-wide clock goroutine of
+// github.com/agilira/go-timecache; leak checks ignore it with
+// goleak.IgnoreTopFunction("github.com/agilira/go-timecache.(*TimeCache).updateLoop").
 package storage

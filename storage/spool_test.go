@@ -479,7 +479,13 @@ func TestSpoolReplayCrashChild(t *testing.T) {
 	}
 	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: dir, SegmentBytes: 16 << 10})
 	require.NoError(t, err)
+	var permit [1]byte
 	_ = s.Replay(context.Background(), func(batch []relaykit.Event) error {
+		// Deliver in step with the parent, so that it can kill us
+		// mid-replay however fast this machine is.
+		if _, err := os.Stdin.Read(permit[:]); err != nil {
+			return err
+		}
 		v, _ := batch[0].Field("seq")
 		fmt.Fprintf(os.Stdout, "got %s\n", v)
 		return nil
@@ -506,8 +512,13 @@ func TestSpoolReplayCrash(t *testing.T) {
 	cmd.Env = append(os.Environ(), replayChildEnv+"="+dir)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	defer stdin.Close()
 	cmd.Stderr = os.Stderr
 	require.NoError(t, cmd.Start())
+	permit := func() { _, _ = stdin.Write([]byte{1}) }
+	permit()
 	sc := bufio.NewScanner(stdout)
 	last, count := -1, 0
 	for sc.Scan() {
@@ -522,7 +533,10 @@ func TestSpoolReplayCrash(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, last+1, seq)
 		last = seq
-		if count++; count == 300 {
+		if count++; count <= 300 {
+			permit() // the child may deliver one more
+		}
+		if count == 300 {
 			require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 		}
 	}

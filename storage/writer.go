@@ -113,10 +113,11 @@ type Config struct {
 	// mode 0750 before umask) if missing. Required.
 	Dir string
 	// Layout is the time layout (package time) of file names, formatted
-	// with the start of the rotation period in Location. It must be a plain
-	// file name (no path separators, not "." or ".."), it must contain a
-	// time element and it must parse back to the time it formats (so that
-	// files can be ordered). Zero means "relay-2006-01-02.log".
+	// with the start of the rotation period in Location. It must contain a
+	// time element, format to a plain file name made of ASCII letters,
+	// digits, '-', '_' and '.' (not starting with '.'; so no path
+	// separators), and parse back to the time it formats, so that files
+	// can be ordered. Zero means "relay-2006-01-02.log".
 	Layout string
 	// Location is the time zone of period boundaries and file names. Nil
 	// means time.Local.

@@ -169,7 +169,10 @@ func TestWriterIntervalCoarserLayoutKeepsOrder(t *testing.T) {
 	// the sequence numbers, so names still sort in write order.
 	dir := t.TempDir()
 	clk := newClock(time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC))
-	w, err := storage.NewWriter(storage.Config{Dir: dir, Location: time.UTC, Interval: 6 * time.Hour, Now: clk.Now})
+	w, err := storage.NewWriter(storage.Config{
+		Dir: dir, Location: time.UTC, Interval: 6 * time.Hour, Now: clk.Now,
+		FlushInterval: -1, // no idle rotation after the last period
+	})
 	require.NoError(t, err)
 	for i := range 4 {
 		write(t, w, fmt.Sprintf("p%d\n", i))
@@ -515,4 +518,44 @@ func TestWriterWriteAfterError(t *testing.T) {
 	assert.True(t, errors.Is(werr, os.ErrNotExist), "%v", werr)
 	_ = w.Close()
 	assert.True(t, bytes.Contains([]byte(werr.Error()), []byte("storage: open")), werr.Error())
+}
+
+func TestListAndOpenFiles(t *testing.T) {
+	dir := t.TempDir()
+	clk := newClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	for _, c := range []storage.Compression{storage.CompressGzip, storage.CompressZstd, storage.CompressNone} {
+		cfg := storage.Config{Dir: dir, Location: time.UTC, Now: clk.Now, Compression: c}
+		w, err := storage.NewWriter(cfg)
+		require.NoError(t, err)
+		for i := range 11 {
+			write(t, w, fmt.Sprintf("%s %d\n", c, i))
+			require.NoError(t, w.Rotate())
+		}
+		require.NoError(t, w.Close())
+		clk.Add(24 * time.Hour)
+	}
+	// Unrelated and temporary files are not listed.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "relay-2026-11-25.log.gz.tmp"), nil, 0o600))
+
+	paths, err := storage.ListFiles(storage.Config{Dir: dir, Location: time.UTC})
+	require.NoError(t, err)
+	var all strings.Builder
+	for _, p := range paths {
+		r, err := storage.OpenFile(p)
+		require.NoError(t, err)
+		b, err := io.ReadAll(r)
+		require.NoError(t, err)
+		require.NoError(t, r.Close())
+		all.Write(b)
+	}
+	var want strings.Builder
+	for _, c := range []string{"gzip", "zstd", "none"} {
+		for i := range 11 {
+			fmt.Fprintf(&want, "%s %d\n", c, i)
+		}
+	}
+	assert.Equal(t, want.String(), all.String(), "files in write order (.10 after .9)")
+	assert.Equal(t, "relay-2026-11-22.log.gz", filepath.Base(paths[0]))
+	assert.Equal(t, "relay-2026-11-24.log.11", filepath.Base(paths[len(paths)-1]))
 }
