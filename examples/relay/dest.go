@@ -64,6 +64,11 @@ func (d *destination) Send(ctx context.Context, batch []relaykit.Event) error {
 // spooled or dropped. It reports whether everything was delivered.
 func (d *destination) send(ctx context.Context, batch []relaykit.Event) bool {
 	acct := &callAcct{}
+	if d.spool == nil {
+		// The archive is local and quick: at shutdown it still writes
+		// rather than lose the events it has no spool for.
+		ctx = context.WithoutCancel(ctx)
+	}
 	err := d.sink.Send(context.WithValue(ctx, acctKey{}, acct), batch)
 	d.stats.batches.Add(1)
 	failed := acct.failed.Load()

@@ -170,3 +170,47 @@ func TestOutageSpoolReplay(t *testing.T) {
 	}
 	assert.Len(t, seen, total)
 }
+
+// TestShutdownSpoolsAndRestartReplays: HEC hangs while the relay stops; at
+// the shutdown deadline the undelivered events are spooled (nothing is
+// dropped), and the next run, with a healthy HEC, replays them once.
+func TestShutdownSpoolsAndRestartReplays(t *testing.T) {
+	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+	hec.Slow(1000, time.Minute)
+	cfg := testConfig(t)
+	cfg.ShutdownTimeout = time.Second
+	cfg.Destinations["hec"] = DestinationConfig{Type: "hec", URL: hec.URL, Token: Secret(hec.Token()), Timeout: time.Minute}
+	cfg.Routes = append([]RouteConfig{{Name: "to-hec", Destinations: []string{"hec"}}}, cfg.Routes...)
+	tr := startRelay(t, cfg)
+	const total = 500
+	var b strings.Builder
+	for i := range total {
+		fmt.Fprintf(&b, "<14>1 2026-11-22T01:00:00Z h app - - - spooled at shutdown %d\n", i)
+	}
+	send(t, "tcp", tr.addr("tcp"), []byte(b.String()))
+	// Sinks of a batch are sent to in turn: the hanging HEC holds up the
+	// archive too, until the shutdown deadline.
+	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Received == total && hec.Requests() > 0 },
+		"events received and HEC busy")
+	s := tr.stop(t)
+	checkBalanced(t, s)
+	assert.Equal(t, DestSnapshot{In: total, Spooled: total}, s.Dest["hec"], "every HEC event spooled, none dropped")
+	assert.Equal(t, int64(total), s.Archived)
+	assert.Zero(t, s.DroppedTotal())
+	assert.Empty(t, hec.Counts())
+
+	// Restart with the same spool and a healthy HEC: the spool is replayed.
+	hec2 := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+	d := cfg.Destinations["hec"]
+	d.URL, d.Token = hec2.URL, Secret(hec2.Token())
+	cfg.Destinations["hec"] = d
+	cfg.Destinations["archive"] = DestinationConfig{Type: "archive", Dir: t.TempDir(), Format: "json"}
+	tr2 := startRelay(t, cfg)
+	waitFor(t, 20*time.Second, func() bool { return len(hec2.Counts()) == total }, "spool replayed after restart")
+	s2 := tr2.stop(t)
+	checkBalanced(t, s2)
+	assert.Equal(t, DestSnapshot{Delivered: total, Replayed: total, Recovered: total}, s2.Dest["hec"])
+	for m, n := range hec2.Counts() {
+		assert.Equal(t, 1, n, "%q indexed %d times", m, n)
+	}
+}

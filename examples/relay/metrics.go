@@ -20,7 +20,6 @@ import (
 // Drop reasons, used as metric labels.
 const (
 	dropQueueFull   = "queue_full"   // UDP datagram arrived while the worker ring was full
-	dropShutdown    = "shutdown"     // could not be routed before the shutdown deadline
 	dropInvalidJSON = "invalid_json" // JSON line failed validation (dead-lettered)
 	dropUnrouted    = "unrouted"     // no route matched
 	dropFiltered    = "filtered"     // a pipeline step dropped it (drop, sample)
@@ -29,7 +28,7 @@ const (
 	dropSinkError   = "sink_error"   // a destination without spool (archive) failed
 )
 
-var dropReasons = []string{dropQueueFull, dropShutdown, dropInvalidJSON, dropUnrouted, dropFiltered, dropSpoolFull, dropRejected, dropSinkError}
+var dropReasons = []string{dropQueueFull, dropInvalidJSON, dropUnrouted, dropFiltered, dropSpoolFull, dropRejected, dropSinkError}
 
 // inputStats counts one input. Fields are updated with atomics by the
 // input's goroutines.
@@ -61,7 +60,7 @@ type destStats struct {
 
 // ledger is the relay's accounting. Stage by stage it balances:
 //
-//	received (inputs)   = routed + dropped{queue_full, invalid_json, shutdown} + queued
+//	received (inputs)   = routed + dropped{queue_full, invalid_json} + queued
 //	routed   (router)   = events handed to the route table
 //	in_d + replayed_d   = delivered_d + spooled_d + dropped_d + in flight
 //	spool_d (waiting)   = spooled_d + recovered_d (found at startup) - replayed_d
@@ -74,7 +73,7 @@ type ledger struct {
 	dests   []*destStats
 	routed  atomic.Int64
 	queued  atomic.Int64 // in rings and collectors right now
-	dropped [8]atomic.Int64
+	dropped [7]atomic.Int64
 	start   time.Time
 }
 

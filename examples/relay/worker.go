@@ -97,6 +97,18 @@ type worker struct {
 	coll   *batch.Collector[relaykit.Event]
 	ledger *ledger
 	routes *pipeline.Swapper
+	ended  context.Context // already canceled; see lateRoute
+}
+
+// lateRoute routes events the shutdown deadline caught before they could be
+// batched or flushed. With an ended context the forward destinations do not
+// try to send: they hand the events to their failure handler, which spools
+// them (archives still write, see destination.send). So a slow destination
+// at shutdown costs a replay after restart, not data.
+func (w *worker) lateRoute(b []relaykit.Event) {
+	w.ledger.queued.Add(-int64(len(b)))
+	w.ledger.routed.Add(int64(len(b)))
+	_ = w.routes.Route(w.ended, b)
 }
 
 func newWorker(id int, cfg WorkersConfig, l *ledger, routes *pipeline.Swapper, drain time.Duration) (*worker, error) {
@@ -104,7 +116,9 @@ func newWorker(id int, cfg WorkersConfig, l *ledger, routes *pipeline.Swapper, d
 	if err != nil {
 		return nil, fmt.Errorf("workers.ring_size: %w", err)
 	}
-	w := &worker{id: id, ring: ring, ledger: l, routes: routes}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	w := &worker{id: id, ring: ring, ledger: l, routes: routes, ended: ended}
 	w.coll, err = batch.NewCollector(batch.Config[relaykit.Event]{
 		MaxEvents:    cfg.BatchMaxEvents,
 		MaxBytes:     int(cfg.BatchMaxBytes),
@@ -114,11 +128,9 @@ func newWorker(id int, cfg WorkersConfig, l *ledger, routes *pipeline.Swapper, d
 		DrainTimeout: drain,
 		Hooks: batch.Hooks[relaykit.Event]{
 			// A flush never fails (the route table accounts for every event
-			// itself); batches the drain deadline cut off are counted here.
-			OnDrop: func(b []relaykit.Event, _ string) {
-				l.queued.Add(-int64(len(b)))
-				l.drop(dropShutdown, int64(len(b)))
-			},
+			// itself). Batches the drain deadline caught before a flusher
+			// took them are routed with an ended context: spooled, not lost.
+			OnDrop: func(b []relaykit.Event, _ string) { w.lateRoute(b) },
 		},
 	}, w.flush)
 	if err != nil {
@@ -152,8 +164,7 @@ func (w *worker) Run(hard context.Context) error {
 		n, perr := w.ring.PopBatch(context.Background(), buf)
 		for i := range n {
 			if aerr := w.coll.Add(hard, buf[i]); aerr != nil {
-				w.ledger.queued.Add(-1)
-				w.ledger.drop(dropShutdown, 1)
+				w.lateRoute(buf[i : i+1])
 			}
 			buf[i] = relaykit.Event{}
 		}
@@ -165,7 +176,9 @@ func (w *worker) Run(hard context.Context) error {
 		}
 	}
 	stopColl()
-	if cerr := <-collDone; cerr != nil && !errors.Is(cerr, batch.ErrClosed) {
+	// A drain timeout is not a loss: late batches were spooled (OnDrop) and
+	// flushes cut short spooled what they had not delivered.
+	if cerr := <-collDone; cerr != nil && !errors.Is(cerr, batch.ErrClosed) && !errors.Is(cerr, batch.ErrDrainTimeout) {
 		err = errors.Join(err, fmt.Errorf("worker %d: %w", w.id, cerr))
 	}
 	return err
