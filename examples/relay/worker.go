@@ -150,8 +150,8 @@ func (w *worker) flush(ctx context.Context, b []relaykit.Event) error {
 // Run moves events from the ring to the collector until the ring is closed
 // and empty, then stops the collector, which flushes what is open within
 // its drain timeout. hard ends at the shutdown deadline: an Add still
-// blocked then (destinations stuck) gives up and counts the event as
-// dropped(shutdown).
+// blocked then (destinations stuck) gives up and the event takes the late
+// route (see lateRoute).
 func (w *worker) Run(hard context.Context) error {
 	collCtx, stopColl := context.WithCancel(context.Background())
 	defer stopColl()
