@@ -150,11 +150,12 @@ func TestQuickstart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- mainCtx(ctx, nil, io.Discard, &stderr) }()
+	go func() { done <- mainCtx(ctx, []string{"-stats", "50ms"}, io.Discard, &stderr) }()
 	defer func() {
 		cancel()
 		assert.Equal(t, 0, <-done, "exit code")
 		assert.Contains(t, stderr.String(), "final ledger")
+		assert.Contains(t, stderr.String(), "destination archive: archive ./data/archive (raw)", "startup summary")
 	}()
 	waitFor(t, 10*time.Second, func() bool { return strings.Contains(stderr.String(), "relay started") }, "relay started")
 
@@ -178,6 +179,7 @@ func TestQuickstart(t *testing.T) {
 	resp.Body.Close()
 	http.DefaultClient.CloseIdleConnections()
 	assert.Contains(t, string(b), `relay_destination_delivered_events_total{destination="archive",type="archive"} 1`)
+	waitFor(t, 5*time.Second, func() bool { return strings.Contains(stderr.String(), "received=1 routed=1") }, "-stats line")
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.

@@ -82,6 +82,7 @@ func run(ctx context.Context, cfg Config, configPath string, log *slog.Logger, o
 	if err != nil {
 		return err
 	}
+	r.StatsOut = out
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)

@@ -39,6 +39,10 @@ type Relay struct {
 	dl      *deadLetter
 	dlw     io.Closer
 	ready   atomic.Bool
+
+	// StatsOut receives the -stats line every Config.StatsInterval. Nil
+	// means os.Stderr. Set it before Run.
+	StatsOut io.Writer
 }
 
 // NewRelay builds the relay and binds every listener, so the addresses are
@@ -325,7 +329,11 @@ func (r *Relay) Run(ctx context.Context) error {
 	}
 	if r.cfg.StatsInterval > 0 {
 		bg.Go(func() {
-			statsLoop(inCtx, r.ledger, r.cfg.StatsInterval, func(s string) { fmt.Fprintln(os.Stderr, s) })
+			out := r.StatsOut
+			if out == nil {
+				out = os.Stderr
+			}
+			statsLoop(inCtx, r.ledger, r.cfg.StatsInterval, func(s string) { fmt.Fprintln(out, s) })
 		})
 	}
 
