@@ -215,6 +215,7 @@ inputs:
     - name: udp
       listen: 127.0.0.1:$port
       read_buffer: 32MiB
+      readers: ${UDP_READERS:-2}
   syslog_tcp: []
 workers:
   ring_size: 65536
@@ -239,7 +240,7 @@ EOF
 	rss=$(rss_mb "$rpid")
 	qf=$(metric "$mport" 'relay_dropped_events_total{reason="queue_full"}')
 	stop_relay
-	report "c relay udp->archive" "$sent" "$(cat "$d"/archive/* | wc -l)" "$cpu" "$rss" "$qf"
+	report "c relay udp->archive (${UDP_READERS:-2} readers)" "$sent" "$(cat "$d"/archive/* | wc -l)" "$cpu" "$rss" "$qf"
 	echo "  kernel UDP receive-buffer errors during the run: $((after - before)); relay queue_full drops: $qf;" \
 		"SO_RCVBUF granted: $(cat /proc/sys/net/core/rmem_max) max"
 }

@@ -49,6 +49,7 @@ type UDPInputConfig struct {
 	ReadBuffer     ByteSize `yaml:"read_buffer"`
 	MaxMessageSize ByteSize `yaml:"max_message_size"`
 	BatchSize      int      `yaml:"batch_size"` // datagrams per recvmmsg; 0 means 64
+	Readers        int      `yaml:"readers"`    // goroutines reading the socket; 0 means 1
 }
 
 // TCPInputConfig is a syslog TCP or TLS listener.
@@ -435,6 +436,12 @@ func (c *Config) Validate() error {
 		}
 		if in.BatchSize < 0 || in.BatchSize > 1024 {
 			bad(f+".batch_size", "%d out of range 1..1024", in.BatchSize)
+		}
+		if in.Readers == 0 {
+			in.Readers = 1
+		}
+		if in.Readers < 0 || in.Readers > 64 {
+			bad(f+".readers", "%d out of range 1..64", in.Readers)
 		}
 	}
 	for i := range c.Inputs.SyslogTCP {

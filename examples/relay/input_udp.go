@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"net"
+	"net/netip"
 	"syscall"
 	"time"
 
@@ -63,10 +64,26 @@ func listenUDP(cfg UDPInputConfig, stats *inputStats, d *dispatcher, loc *time.L
 // Addr is the bound address.
 func (u *udpInput) Addr() net.Addr { return u.conn.LocalAddr() }
 
-// Run reads until ctx ends.
+// Run reads until ctx ends, with Readers goroutines on the socket.
 func (u *udpInput) Run(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { u.conn.Close() })
 	defer stop()
+	errs := make(chan error, u.cfg.Readers)
+	for range u.cfg.Readers {
+		go func() { errs <- u.read(ctx) }()
+	}
+	var err error
+	for range u.cfg.Readers {
+		if e := <-errs; e != nil && err == nil {
+			err = e
+			u.conn.Close() // stop the other readers too
+		}
+	}
+	return err
+}
+
+// read is one reader: recvmmsg batches, parse, hand to the rings.
+func (u *udpInput) read(ctx context.Context) error {
 	n := u.cfg.BatchSize
 	ms := make([]ipv4.Message, n)
 	size := int(u.cfg.MaxMessageSize)
@@ -76,6 +93,11 @@ func (u *udpInput) Run(ctx context.Context) error {
 	}
 	sp := newSyslogParser(u.loc)
 	var ev relaykit.Event
+	// The last sender's address, as a string and a shard key: senders send
+	// in bursts, so most datagrams skip formatting and hashing it.
+	var lastAddr netip.AddrPort
+	var peer string
+	var shard uint64
 	for {
 		k, err := u.rd.ReadBatch(ms, 0)
 		if err != nil {
@@ -87,10 +109,11 @@ func (u *udpInput) Run(ctx context.Context) error {
 		for i := range k {
 			m := &ms[i]
 			data := m.Buffers[0][:m.N]
-			peer, shard := "", uint64(0)
 			if ua, ok := m.Addr.(*net.UDPAddr); ok {
-				peer = ua.IP.String()
-				shard = maphash.Comparable(shardSeed, ua.AddrPort())
+				if ap := ua.AddrPort(); ap != lastAddr {
+					lastAddr, peer = ap, ap.Addr().Unmap().String()
+					shard = maphash.Comparable(shardSeed, ap)
+				}
 			}
 			u.stats.bytes.Add(int64(len(data)))
 			sp.Parse(&ev, data, peer)
