@@ -230,7 +230,7 @@ EOF
 	start_relay "$d" "$d/relay.yaml"
 	local before after
 	before=$(awk '/^Udp:/ {n++} /^Udp:/ && n == 2 {print $6}' /proc/net/snmp)
-	loggen --inet --dgram --active-connections 2 --rate 100000 --interval "$DUR" -Q 127.0.0.1 "$port" >"$d/loggen.txt" 2>&1
+	loggen --inet --dgram --active-connections 2 --rate "${UDP_RATE:-125000}" --interval "$DUR" -Q 127.0.0.1 "$port" >"$d/loggen.txt" 2>&1
 	local sent
 	sent=$(loggen_count "$d/loggen.txt")
 	wait_stable "metric $mport relay_destination_delivered_events_total"
