@@ -4,6 +4,7 @@
 //	tools hec -listen 127.0.0.1:8088 -token T   counting Splunk HEC receiver
 //	tools mkgeo -dir D -networks N              GeoLite2-City and -ASN test databases
 //	tools lines -n N > file                     syslog lines with IPs (sshd, firewall, app)
+//	tools send -addr A -file F -duration D      replay F's lines over TCP as fast as possible
 //
 // The HEC receiver accepts /services/collector/event (gzip or not), answers
 // {"text":"Success","code":0}, and serves the number of events received at
@@ -25,8 +26,10 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/maxmind/mmdbwriter"
 	"github.com/maxmind/mmdbwriter/mmdbtype"
@@ -43,6 +46,8 @@ func main() {
 		mkgeo(os.Args[2:])
 	case "lines":
 		lines(os.Args[2:])
+	case "send":
+		send(os.Args[2:])
 	default:
 		log.Fatalf("unknown tool %q", os.Args[1])
 	}
@@ -173,4 +178,55 @@ func lines(args []string) {
 			fmt.Fprintf(w, "<14>1 2026-11-22T01:39:01.123456Z web%02d nginx %d - - %s - - \"GET /api/v1/items/%d HTTP/1.1\" 200 %d \"-\" \"curl/8.5.0\"\n", i%9, 3000+i%17, ip, i, 512+i%4096)
 		}
 	}
+}
+
+// send writes the lines of a file over conns TCP connections, in 256 KiB
+// writes, until the duration has passed, and prints "count=N" (whole lines
+// written), like loggen. It is a much cheaper generator than loggen's file
+// reader, so the relay gets the CPU.
+func send(args []string) {
+	fs := flag.NewFlagSet("send", flag.ExitOnError)
+	addr := fs.String("addr", "127.0.0.1:5514", "relay TCP address")
+	file := fs.String("file", "lines.txt", "LF-terminated lines")
+	dur := fs.Duration("duration", 10*time.Second, "how long to send")
+	conns := fs.Int("conns", 2, "connections")
+	_ = fs.Parse(args)
+	data, err := os.ReadFile(*file)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Chunks of whole lines, about 256 KiB each.
+	var chunks [][]byte
+	var counts []int64
+	for len(data) > 0 {
+		end := min(len(data), 256<<10)
+		if i := bytes.LastIndexByte(data[:end], '\n'); i >= 0 {
+			end = i + 1
+		}
+		chunks = append(chunks, data[:end])
+		counts = append(counts, int64(bytes.Count(data[:end], []byte{'\n'})))
+		data = data[end:]
+	}
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(*dur)
+	start := time.Now()
+	for range *conns {
+		wg.Go(func() {
+			c, err := net.Dial("tcp", *addr)
+			if err != nil {
+				log.Fatal(err)
+			}
+			defer c.Close()
+			for i := 0; time.Now().Before(deadline); i = (i + 1) % len(chunks) {
+				if _, err := c.Write(chunks[i]); err != nil {
+					log.Fatal(err)
+				}
+				total.Add(counts[i])
+			}
+		})
+	}
+	wg.Wait()
+	el := time.Since(start).Seconds()
+	fmt.Printf("average rate = %.2f msg/sec, count=%d, time=%.3f\n", float64(total.Load())/el, total.Load(), el)
 }
