@@ -39,8 +39,8 @@ const closedBit = uint64(1) << 63
 // yields matter when there are more runnable goroutines than processors:
 // they let the goroutine being waited for run.
 const (
-	spinPolls  = 32
-	yieldPolls = 32
+	spinPolls  = 4
+	yieldPolls = 16
 )
 
 // backoff is the pre-park phase of a waiter: poll i busy-polls, then yields
