@@ -12,6 +12,9 @@ const counterStripes = 8
 // increment on different cache lines, so hot-path counting does not
 // serialise the cores. Reads sum the stripes.
 type stripedCounter struct {
+	// The leading pad keeps stripe 0 off the cache lines of the fields
+	// declared before the counter, which hot paths read.
+	_       [128]byte
 	stripes [counterStripes]struct {
 		n atomic.Uint64
 		_ [120]byte // one stripe per 128-byte pair of cache lines

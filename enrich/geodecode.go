@@ -53,7 +53,10 @@ func (d *geoDecoder) UnmarshalMaxMindDBCursor(c mmdbdata.Cursor) (mmdbdata.Curso
 			d.rec.ASOrg, next, err = d.readString(v)
 		case d.kind == kindCity && string(key) == "country":
 			next, err = d.readPlace(v, &d.rec.CountryISO, &d.rec.CountryName)
-		case d.kind == kindCity && string(key) == "registered_country":
+		case d.kind == kindCity && string(key) == "registered_country" && d.rec.CountryISO == "":
+			// Only a fallback: writers sort keys, so "country" has usually
+			// been read already; if not, this is decoded and used only when
+			// no country follows.
 			next, err = d.readPlace(v, &regISO, &regName)
 		case d.kind == kindCity && string(key) == "city":
 			next, err = d.readPlace(v, nil, &d.rec.City)
