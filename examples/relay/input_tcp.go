@@ -35,6 +35,7 @@ type streamListener struct {
 	mu      sync.Mutex
 	conns   map[*trackedConn]struct{}
 	closing bool
+	full    bool // refusing at maxConns (logged once per episode)
 	wg      sync.WaitGroup
 }
 
@@ -54,6 +55,10 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 	}
 	if c.idle > 0 {
 		_ = c.SetReadDeadline(time.Now().Add(c.idle))
+		if c.closing.Load() {
+			// Shutdown set its deadline between our check and ours: restore it.
+			_ = c.SetReadDeadline(time.Now())
+		}
 	}
 	return c.Conn.Read(p)
 }
@@ -124,10 +129,17 @@ func (l *streamListener) Run(ctx context.Context, work context.Context) error {
 		l.mu.Lock()
 		if l.closing || len(l.conns) >= l.maxConns {
 			closing := l.closing
+			warn := !closing && !l.full
+			if !closing {
+				l.full = true
+			}
 			l.mu.Unlock()
 			c.Close()
 			if !closing {
 				l.stats.refused.Add(1)
+			}
+			if warn {
+				l.log.Warn("max connections reached, refusing new ones", "input", l.name, "max", l.maxConns)
 			}
 			continue
 		}
@@ -141,6 +153,7 @@ func (l *streamListener) Run(ctx context.Context, work context.Context) error {
 			defer func() {
 				l.mu.Lock()
 				delete(l.conns, tc)
+				l.full = false
 				l.mu.Unlock()
 				tc.Conn.Close()
 				l.stats.conns.Add(-1)
