@@ -297,15 +297,6 @@ func (r *Relay) ReloadRoutes(routes []RouteConfig) error {
 // delivered is spooled), close everything. It returns nil after a clean
 // shutdown.
 func (r *Relay) Run(ctx context.Context) error {
-	// hard ends ShutdownTimeout after ctx: the budget for draining.
-	hard, cancelHard := context.WithCancel(context.Background())
-	defer cancelHard()
-	stopHard := context.AfterFunc(ctx, func() {
-		t := time.AfterFunc(r.cfg.ShutdownTimeout, cancelHard)
-		context.AfterFunc(hard, func() { t.Stop() })
-	})
-	defer stopHard()
-
 	var errMu sync.Mutex
 	var errs []error
 	keep := func(err error) {
@@ -317,6 +308,15 @@ func (r *Relay) Run(ctx context.Context) error {
 	}
 	inCtx, stopInputs := context.WithCancel(ctx)
 	defer stopInputs()
+	// hard ends ShutdownTimeout after the inputs stop (ctx ended or an input
+	// failed): the budget for draining.
+	hard, cancelHard := context.WithCancel(context.Background())
+	defer cancelHard()
+	stopHard := context.AfterFunc(inCtx, func() {
+		t := time.AfterFunc(r.cfg.ShutdownTimeout, cancelHard)
+		context.AfterFunc(hard, func() { t.Stop() })
+	})
+	defer stopHard()
 
 	// Background: metrics, replay, stats. They stop after the drain.
 	bgCtx, stopBG := context.WithCancel(context.Background())
