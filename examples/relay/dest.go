@@ -115,13 +115,15 @@ func (d *destination) fail(_ context.Context, evs []relaykit.Event, reason strin
 		d.stats.dropped.Add(n)
 		d.ledger.drop(dropSinkError, n)
 	default:
+		// Counted before the append, so a replay that picks the batch up
+		// at once never takes it for one left by an earlier run.
+		d.stats.spooled.Add(n)
 		if serr := d.spool.Append(evs); serr != nil {
+			d.stats.spooled.Add(-n)
 			d.stats.dropped.Add(n)
 			d.ledger.drop(dropSpoolFull, n)
 			d.log.Error("spool refused batch", "destination", d.name, "events", n, "err", serr)
-			return
 		}
-		d.stats.spooled.Add(n)
 	}
 }
 

@@ -134,10 +134,10 @@ func (l *streamListener) Run(ctx context.Context, work context.Context) error {
 				l.full = true
 			}
 			l.mu.Unlock()
-			c.Close()
 			if !closing {
 				l.stats.refused.Add(1)
 			}
+			c.Close()
 			if warn {
 				l.log.Warn("max connections reached, refusing new ones", "input", l.name, "max", l.maxConns)
 			}
@@ -195,13 +195,13 @@ func syslogStream(in TCPInputConfig, stats *inputStats, d *dispatcher, loc *time
 	return func(ctx context.Context, c *trackedConn) {
 		fr := newFramer(c, int(in.MaxMessageSize), true)
 		sp := newSyslogParser(loc)
-		var ev relaykit.Event
 		for {
 			frame, cut, err := fr.Next()
 			if err != nil {
 				return
 			}
-			sp.Parse(&ev, frame, c.peer)
+			ev := newEvent()
+			sp.Parse(ev, frame, c.peer)
 			if cut {
 				ev.Flags |= relaykit.FlagTruncated
 				stats.truncated.Add(1)
@@ -210,7 +210,7 @@ func syslogStream(in TCPInputConfig, stats *inputStats, d *dispatcher, loc *time
 				stats.parseErrors.Add(1)
 			}
 			stats.bytes.Add(int64(len(frame)))
-			if err := d.Push(ctx, c.shard, &ev, stats); err != nil {
+			if err := d.PushOwned(ctx, c.shard, ev, stats); err != nil {
 				return
 			}
 		}

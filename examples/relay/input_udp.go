@@ -92,7 +92,6 @@ func (u *udpInput) read(ctx context.Context) error {
 		ms[i].Buffers = [][]byte{backing[i*size : (i+1)*size : (i+1)*size]}
 	}
 	sp := newSyslogParser(u.loc)
-	var ev relaykit.Event
 	// The last sender's address, as a string and a shard key: senders send
 	// in bursts, so most datagrams skip formatting and hashing it.
 	var lastAddr netip.AddrPort
@@ -116,7 +115,8 @@ func (u *udpInput) read(ctx context.Context) error {
 				}
 			}
 			u.stats.bytes.Add(int64(len(data)))
-			sp.Parse(&ev, data, peer)
+			ev := newEvent()
+			sp.Parse(ev, data, peer)
 			if m.Flags&syscall.MSG_TRUNC != 0 {
 				ev.Flags |= relaykit.FlagTruncated
 				u.stats.truncated.Add(1)
@@ -124,7 +124,7 @@ func (u *udpInput) read(ctx context.Context) error {
 			if ev.Flags&relaykit.FlagParseError != 0 {
 				u.stats.parseErrors.Add(1)
 			}
-			u.d.TryPush(shard, &ev, u.stats)
+			u.d.TryPushOwned(shard, ev, u.stats)
 		}
 	}
 }
