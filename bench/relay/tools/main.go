@@ -1,0 +1,232 @@
+// Command tools holds the helpers of the end-to-end relay benchmark
+// (bench/relay/run.sh):
+//
+//	tools hec -listen 127.0.0.1:8088 -token T   counting Splunk HEC receiver
+//	tools mkgeo -dir D -networks N              GeoLite2-City and -ASN test databases
+//	tools lines -n N > file                     syslog lines with IPs (sshd, firewall, app)
+//	tools send -addr A -file F -duration D      replay F's lines over TCP as fast as possible
+//
+// The HEC receiver accepts /services/collector/event (gzip or not), answers
+// {"text":"Success","code":0}, and serves the number of events received at
+// GET /count. It counts events by their "event" keys, which JSON escaping
+// keeps out of string values, so it costs little CPU next to the relay.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/maxmind/mmdbwriter"
+	"github.com/maxmind/mmdbwriter/mmdbtype"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		log.Fatal("usage: tools hec|mkgeo|lines [flags]")
+	}
+	switch os.Args[1] {
+	case "hec":
+		hec(os.Args[2:])
+	case "mkgeo":
+		mkgeo(os.Args[2:])
+	case "lines":
+		lines(os.Args[2:])
+	case "send":
+		send(os.Args[2:])
+	default:
+		log.Fatalf("unknown tool %q", os.Args[1])
+	}
+}
+
+func hec(args []string) {
+	fs := flag.NewFlagSet("hec", flag.ExitOnError)
+	listen := fs.String("listen", "127.0.0.1:8088", "address")
+	token := fs.String("token", "bench-token", "accepted token")
+	_ = fs.Parse(args)
+	var events, requests, bytesIn atomic.Int64
+	key := []byte(`"event":`)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/services/collector/health", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"text":"HEC is healthy","code":17}`)
+	})
+	mux.HandleFunc("/services/collector/event", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Splunk "+*token {
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"text":"Invalid authorization","code":3}`)
+			return
+		}
+		var body io.Reader = r.Body
+		if r.Header.Get("Content-Encoding") == "gzip" {
+			zr, err := gzip.NewReader(r.Body)
+			if err != nil {
+				w.WriteHeader(http.StatusBadRequest)
+				fmt.Fprint(w, `{"text":"Invalid data format","code":6}`)
+				return
+			}
+			body = zr
+		}
+		b, err := io.ReadAll(body)
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"text":"Invalid data format","code":6}`)
+			return
+		}
+		events.Add(int64(bytes.Count(b, key)))
+		requests.Add(1)
+		bytesIn.Add(int64(len(b)))
+		fmt.Fprint(w, `{"text":"Success","code":0}`)
+	})
+	mux.HandleFunc("/count", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, "%d %d %d\n", events.Load(), requests.Load(), bytesIn.Load())
+	})
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := &http.Server{Handler: mux}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); _ = srv.Close() }()
+	_ = srv.Serve(ln)
+	fmt.Printf("hec: events=%d requests=%d bytes=%d\n", events.Load(), requests.Load(), bytesIn.Load())
+}
+
+// mkgeo writes City and ASN databases with n /24 networks in 10.0.0.0/8
+// and 198.18.0.0/15 (benchmarking ranges).
+func mkgeo(args []string) {
+	fs := flag.NewFlagSet("mkgeo", flag.ExitOnError)
+	dir := fs.String("dir", ".", "output directory")
+	n := fs.Int("networks", 20000, "networks per database")
+	_ = fs.Parse(args)
+	countries := []string{"DE", "FR", "US", "JP", "BR", "IN", "NL", "SE"}
+	for _, kind := range []string{"GeoLite2-City", "GeoLite2-ASN"} {
+		tree, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: kind, IncludeReservedNetworks: true, IPVersion: 6, RecordSize: 28})
+		if err != nil {
+			log.Fatal(err)
+		}
+		for i := range *n {
+			ip := net.IPv4(10, byte(i>>8), byte(i), 0)
+			if i >= 1<<16 {
+				ip = net.IPv4(198, 18+byte(i>>16&1), byte(i>>8), 0)
+			}
+			ipn := &net.IPNet{IP: ip, Mask: net.CIDRMask(24, 32)}
+			var rec mmdbtype.Map
+			if kind == "GeoLite2-City" {
+				c := countries[i%len(countries)]
+				rec = mmdbtype.Map{
+					"country":  mmdbtype.Map{"iso_code": mmdbtype.String(c), "names": mmdbtype.Map{"en": mmdbtype.String("Country " + c)}},
+					"city":     mmdbtype.Map{"names": mmdbtype.Map{"en": mmdbtype.String(fmt.Sprintf("City %d", i%500))}},
+					"location": mmdbtype.Map{"latitude": mmdbtype.Float64(float64(i%180) - 90), "longitude": mmdbtype.Float64(float64(i%360) - 180)},
+				}
+			} else {
+				rec = mmdbtype.Map{
+					"autonomous_system_number":       mmdbtype.Uint32(64512 + i%1000),
+					"autonomous_system_organization": mmdbtype.String(fmt.Sprintf("AS org %d", i%1000)),
+				}
+			}
+			if err := tree.Insert(ipn, rec); err != nil {
+				log.Fatal(err)
+			}
+		}
+		f, err := os.Create(filepath.Join(*dir, kind+".mmdb"))
+		if err != nil {
+			log.Fatal(err)
+		}
+		if _, err := tree.WriteTo(f); err != nil {
+			log.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// lines writes n syslog lines of ~200 bytes in the shapes of sshd, firewall
+// and application logs, each with an address from the mkgeo networks; about
+// one in ten matches an "error" route.
+func lines(args []string) {
+	fs := flag.NewFlagSet("lines", flag.ExitOnError)
+	n := fs.Int("n", 10000, "lines")
+	_ = fs.Parse(args)
+	w := bufio.NewWriter(os.Stdout)
+	defer w.Flush()
+	for i := range *n {
+		ip := fmt.Sprintf("10.%d.%d.%d", (i>>8)&0x4f, i&0xff, i%250+1)
+		switch i % 10 {
+		case 0, 1, 2:
+			fmt.Fprintf(w, "<38>1 2026-11-22T01:39:01.123456Z gw%02d sshd %d - - Failed password for invalid user admin%d from %s port %d ssh2\n", i%7, 1000+i%97, i%13, ip, 40000+i%20000)
+		case 3, 4, 5:
+			fmt.Fprintf(w, "<134>1 2026-11-22T01:39:01.123456Z fw%02d kernel - - - [UFW BLOCK] IN=eth0 OUT= MAC=00:16:3e:aa:bb:cc SRC=%s DST=192.0.2.10 LEN=60 PROTO=TCP SPT=%d DPT=22\n", i%3, ip, 40000+i%20000)
+		case 6:
+			fmt.Fprintf(w, "<11>1 2026-11-22T01:39:01.123456Z app%02d billing %d - - ERROR payment failed for order %d client=%s reason=timeout after 3 retries\n", i%5, 2000+i%31, i, ip)
+		default:
+			fmt.Fprintf(w, "<14>1 2026-11-22T01:39:01.123456Z web%02d nginx %d - - %s - - \"GET /api/v1/items/%d HTTP/1.1\" 200 %d \"-\" \"curl/8.5.0\"\n", i%9, 3000+i%17, ip, i, 512+i%4096)
+		}
+	}
+}
+
+// send writes the lines of a file over conns TCP connections, in 256 KiB
+// writes, until the duration has passed, and prints "count=N" (whole lines
+// written), like loggen. It is a much cheaper generator than loggen's file
+// reader, so the relay gets the CPU.
+func send(args []string) {
+	fs := flag.NewFlagSet("send", flag.ExitOnError)
+	addr := fs.String("addr", "127.0.0.1:5514", "relay TCP address")
+	file := fs.String("file", "lines.txt", "LF-terminated lines")
+	dur := fs.Duration("duration", 10*time.Second, "how long to send")
+	conns := fs.Int("conns", 2, "connections")
+	_ = fs.Parse(args)
+	data, err := os.ReadFile(*file)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Chunks of whole lines, about 256 KiB each.
+	var chunks [][]byte
+	var counts []int64
+	for len(data) > 0 {
+		end := min(len(data), 256<<10)
+		if i := bytes.LastIndexByte(data[:end], '\n'); i >= 0 {
+			end = i + 1
+		}
+		chunks = append(chunks, data[:end])
+		counts = append(counts, int64(bytes.Count(data[:end], []byte{'\n'})))
+		data = data[end:]
+	}
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(*dur)
+	start := time.Now()
+	for range *conns {
+		wg.Go(func() {
+			c, err := net.Dial("tcp", *addr)
+			if err != nil {
+				log.Fatal(err)
+			}
+			defer c.Close()
+			for i := 0; time.Now().Before(deadline); i = (i + 1) % len(chunks) {
+				if _, err := c.Write(chunks[i]); err != nil {
+					log.Fatal(err)
+				}
+				total.Add(counts[i])
+			}
+		})
+	}
+	wg.Wait()
+	el := time.Since(start).Seconds()
+	fmt.Printf("average rate = %.2f msg/sec, count=%d, time=%.3f\n", float64(total.Load())/el, total.Load(), el)
+}

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/ringbuffer"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func send(t *testing.T, network, addr string, data []byte) {
+	t.Helper()
+	c, err := net.Dial(network, addr)
+	require.NoError(t, err)
+	_, err = c.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+}
+
+// TestBadInput: oversized frames, garbage bytes, invalid UTF-8 and invalid
+// JSON lines are counted (and forwarded flagged, or dead-lettered), and the
+// relay keeps serving.
+func TestBadInput(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Inputs.SyslogTCP[0].MaxMessageSize = 1024
+	cfg.Inputs.JSONTCP = []JSONInputConfig{{Name: "json", Listen: "127.0.0.1:0", MaxLineSize: 4096}}
+	tr := startRelay(t, cfg)
+	tcp, udp, js := tr.addr("tcp"), tr.addr("udp"), tr.addr("json")
+
+	// An 8 MiB frame without a newline, then a good line on the same
+	// connection: cut at 1024 bytes, the rest discarded.
+	c, err := net.Dial("tcp", tcp)
+	require.NoError(t, err)
+	_, err = c.Write([]byte("<13>"))
+	require.NoError(t, err)
+	_, err = io.Copy(c, io.LimitReader(repeatReader('x'), 8<<20))
+	require.NoError(t, err)
+	_, err = c.Write([]byte("\n<13>1 - h app - - - still alive\n"))
+	require.NoError(t, err)
+	// An oversized octet-counted frame.
+	_, err = fmt.Fprintf(c, "5000 <13>%s", strings.Repeat("y", 4996))
+	require.NoError(t, err)
+	// Garbage and invalid UTF-8.
+	_, err = c.Write([]byte("\x01\x02\x03\xff binary garbage\n<13>bad \xc3\x28 utf8\n"))
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	send(t, "udp", udp, []byte("<999>bad pri"))
+
+	// JSON lines: two valid, one invalid, one too long.
+	var jb bytes.Buffer
+	jb.WriteString(`{"msg":"ok one","n":1}` + "\n")
+	jb.WriteString(`{"msg": not json}` + "\n")
+	jb.WriteString(`{"msg":"` + strings.Repeat("z", 5000) + `"}` + "\n")
+	jb.WriteString(`{"msg":"ok two"}` + "\n")
+	send(t, "tcp", js, jb.Bytes())
+
+	// 5 syslog events (huge cut, still alive, octet cut, garbage, bad
+	// UTF-8) + 1 UDP + 2 valid JSON lines; 2 invalid JSON lines.
+	waitFor(t, 10*time.Second, func() bool {
+		s := tr.Ledger()
+		return s.Dest["archive"].Delivered == 8 && s.Invalid == 2
+	}, "bad input counted and the good events archived")
+
+	// The relay still serves.
+	send(t, "tcp", tcp, []byte("<13>1 - h app - - - after the storm\n"))
+	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 9 }, "event after bad input")
+
+	s := tr.stop(t)
+	checkBalanced(t, s)
+	assert.Equal(t, int64(11), s.Received, "9 events + 2 invalid JSON lines")
+	assert.Equal(t, int64(2), s.Truncated)
+	assert.Equal(t, int64(3), s.ParseErrors, "garbage, invalid UTF-8, bad PRI")
+	assert.Equal(t, map[string]int64{dropInvalidJSON: 2}, s.Dropped)
+
+	recs := archivedRecords(t, cfg.Destinations["archive"].Dir)
+	var msgs []string
+	for _, r := range recs {
+		msgs = append(msgs, r.Message)
+	}
+	assert.Contains(t, msgs, "still alive")
+	assert.Contains(t, msgs, "after the storm")
+	assert.Contains(t, msgs, `{"msg":"ok one","n":1}`)
+	for _, r := range recs {
+		assert.LessOrEqual(t, len(r.Message), 1024)
+	}
+
+	// The invalid JSON lines are in the dead-letter file, with the reason.
+	dl := archived(t, cfg.DeadLetter.Dir)
+	require.Len(t, dl, 2)
+	var rec struct{ Input, Reason, Line string }
+	require.NoError(t, json.Unmarshal([]byte(dl[0]), &rec))
+	assert.Equal(t, "json", rec.Input)
+	assert.Equal(t, "invalid json", rec.Reason)
+	assert.Equal(t, `{"msg": not json}`, rec.Line)
+	require.NoError(t, json.Unmarshal([]byte(dl[1]), &rec))
+	assert.Contains(t, rec.Reason, "longer than 4096")
+}
+
+// TestMaxConnectionsAndIdleTimeout: connections beyond the limit are
+// refused and counted; an idle connection is closed by the relay.
+func TestMaxConnectionsAndIdleTimeout(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Inputs.SyslogTCP[0].MaxConnections = 1
+	cfg.Inputs.SyslogTCP[0].IdleTimeout = 200 * time.Millisecond
+	tr := startRelay(t, cfg)
+	c1, err := net.Dial("tcp", tr.addr("tcp"))
+	require.NoError(t, err)
+	defer c1.Close()
+	waitFor(t, 5*time.Second, func() bool { return tr.ledger.inputs[1].conns.Load() == 1 }, "first connection accepted")
+	c2, err := net.Dial("tcp", tr.addr("tcp"))
+	require.NoError(t, err)
+	defer c2.Close()
+	// The relay closes the second connection at once: the read sees EOF.
+	require.NoError(t, c2.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err = c2.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, io.EOF)
+	assert.Equal(t, int64(1), tr.ledger.inputs[1].refused.Load())
+	// The idle first connection is closed after the idle timeout.
+	require.NoError(t, c1.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err = c1.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, io.EOF)
+	waitFor(t, 5*time.Second, func() bool { return tr.ledger.inputs[1].conns.Load() == 0 }, "idle connection closed")
+}
+
+// TestGracefulShutdownUnderLoad: the relay is stopped while loggen sends;
+// every event the relay accepted (counted received) is archived, none is
+// lost or dropped.
+func TestGracefulShutdownUnderLoad(t *testing.T) {
+	needTool(t, "loggen")
+	cfg := testConfig(t)
+	tr := startRelay(t, cfg)
+	done := make(chan string, 1)
+	go func() {
+		out, _ := runToolErr("loggen", "--inet", "--stream", "--active-connections", "2", "--rate", "3000", "--interval", "5", "127.0.0.1", tr.port("tcp"))
+		done <- out
+	}()
+	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Received > 2000 }, "load flowing")
+	s := tr.stop(t)
+	<-done
+	checkBalanced(t, s)
+	assert.Zero(t, s.DroppedTotal())
+	assert.Equal(t, s.Received, s.Archived)
+	lines := archived(t, cfg.Destinations["archive"].Dir)
+	assert.Len(t, lines, int(s.Received), "archive holds every accepted event")
+}
+
+// TestGenerator: the synthetic input produces exactly Count events.
+func TestGenerator(t *testing.T) {
+	for _, shape := range generatorShapes {
+		t.Run(shape, func(t *testing.T) {
+			cfg := testConfig(t)
+			cfg.Inputs.Generator = GeneratorConfig{Rate: 5000, Shape: shape, Count: 500}
+			tr := startRelay(t, cfg)
+			waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 500 }, "generated events archived")
+			s := tr.stop(t)
+			checkBalanced(t, s)
+			assert.Equal(t, int64(500), s.Received)
+			assert.Zero(t, s.ParseErrors)
+			recs := archivedRecords(t, cfg.Destinations["archive"].Dir)
+			require.Len(t, recs, 500)
+			seqs := map[string]bool{}
+			for _, r := range recs {
+				seqs[r.Fields["seq"]] = true
+			}
+			assert.Len(t, seqs, 500)
+		})
+	}
+}
+
+// TestReloadRoutes swaps the route table while the relay runs (what SIGHUP
+// does): events after the swap follow the new routes.
+func TestReloadRoutes(t *testing.T) {
+	cfg := testConfig(t)
+	other := filepath.Join(t.TempDir(), "errors")
+	cfg.Destinations["errors"] = DestinationConfig{Type: "archive", Dir: other, Format: "raw"}
+	tr := startRelay(t, cfg)
+	send(t, "tcp", tr.addr("tcp"), []byte("<13>1 - h a - - - error before\n"))
+	waitFor(t, 5*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 1 }, "first event")
+
+	// Write a config file and reload from it, as SIGHUP does.
+	routes := append([]RouteConfig{{Name: "errors", Filter: "(?i)error", Final: true, Destinations: []string{"errors"}}}, cfg.Routes...)
+	require.NoError(t, tr.ReloadRoutes(routes))
+	send(t, "tcp", tr.addr("tcp"), []byte("<13>1 - h a - - - ERROR after\n<13>1 - h a - - - fine after\n"))
+	waitFor(t, 5*time.Second, func() bool {
+		s := tr.Ledger()
+		return s.Dest["archive"].Delivered == 2 && s.Dest["errors"].Delivered == 1
+	}, "events routed by the new table")
+	tr.stop(t)
+	assert.Equal(t, []string{"ERROR after"}, archived(t, other))
+
+	// A reload naming an unknown destination is refused.
+	assert.ErrorContains(t, tr.ReloadRoutes([]RouteConfig{{Name: "x", Destinations: []string{"nope"}}}), "nope")
+}
+
+// TestPipelineSteps runs the configured steps (parse_json, mask, set,
+// drop) through the router.
+func TestPipelineSteps(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Inputs.JSONTCP = []JSONInputConfig{{Name: "json", Listen: "127.0.0.1:0"}}
+	cfg.Routes = []RouteConfig{{
+		Name: "all", Final: true, Destinations: []string{"archive"},
+		Pipeline: []StepConfig{
+			{Type: "drop", Pattern: "debug"},
+			{Type: "parse_json", Prefix: "j."},
+			{Type: "mask", Pattern: `\d{4}-\d{4}-\d{4}-\d{4}`, Replace: "XXXX"},
+			{Type: "set", Field: "env", Value: "test"},
+		},
+	}}
+	tr := startRelay(t, cfg)
+	send(t, "tcp", tr.addr("json"), []byte(`{"level":"info","card":"1234-5678-9012-3456"}`+"\n"+`{"level":"debug"}`+"\n"))
+	waitFor(t, 5*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 1 }, "event archived")
+	s := tr.stop(t)
+	checkBalanced(t, s)
+	assert.Equal(t, map[string]int64{dropFiltered: 1}, s.Dropped)
+	recs := archivedRecords(t, cfg.Destinations["archive"].Dir)
+	require.Len(t, recs, 1)
+	assert.Equal(t, `{"level":"info","card":"XXXX"}`, recs[0].Message)
+	assert.Equal(t, "info", recs[0].Fields["j.level"])
+	assert.Equal(t, "test", recs[0].Fields["env"])
+}
+
+func runToolErr(name string, args ...string) (string, error) {
+	out, err := execCommand(name, args...)
+	return string(out), err
+}
+
+// TestReceiveTime: inputs stamp events with the receive time.
+func TestReceiveTime(t *testing.T) {
+	ring, err := ringbuffer.NewMPSC[relaykit.Event](4)
+	require.NoError(t, err)
+	d := &dispatcher{rings: []*ringbuffer.MPSC[relaykit.Event]{ring}, ledger: newLedger()}
+	st := d.ledger.input("t", "test")
+	before := time.Now().Add(-time.Second).UnixNano()
+	var ev relaykit.Event
+	ev.Raw = append(ev.Raw, "x"...)
+	require.NoError(t, d.Push(t.Context(), 7, &ev, st))
+	d.TryPush(3, &ev, st)
+	for range 2 {
+		got, ok := ring.TryPop()
+		require.True(t, ok)
+		assert.GreaterOrEqual(t, got.ReceiveTime, before)
+		assert.LessOrEqual(t, got.ReceiveTime, time.Now().Add(time.Second).UnixNano())
+		assert.Equal(t, "x", string(got.Raw))
+	}
+	assert.Equal(t, int64(2), st.received.Load())
+}

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func writeConfig(t *testing.T, yaml string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "relay.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(yaml), 0o600))
+	return p
+}
+
+func TestDefaultConfig(t *testing.T) {
+	cfg, err := LoadConfig("")
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:5514", cfg.Inputs.SyslogUDP[0].Listen)
+	assert.Equal(t, "127.0.0.1:5514", cfg.Inputs.SyslogTCP[0].Listen)
+	assert.Equal(t, "127.0.0.1:9464", cfg.Metrics.Listen)
+	assert.Equal(t, "./data/archive", cfg.Destinations["archive"].Dir)
+	assert.Len(t, cfg.Destinations, 1, "destinations are off until configured")
+	assert.Equal(t, ByteSize(64<<10), cfg.Inputs.SyslogTCP[0].MaxMessageSize)
+}
+
+func TestConfigErrorsNameTheField(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"bad address", "inputs:\n  syslog_tcp:\n    - name: t\n      listen: nowhere\n", "inputs.syslog_tcp[0].listen: invalid address"},
+		{"unknown key", "inputs:\n  syslog_tcp:\n    - name: t\n      listen: 127.0.0.1:1\n      max_conections: 3\n", "max_conections"},
+		{"bad size", "inputs:\n  syslog_tcp:\n    - name: t\n      listen: 127.0.0.1:1\n      max_message_size: lots\n", "invalid size"},
+		{"unknown destination", "routes:\n  - name: r\n    destinations: [nope]\n", `routes[0].destinations[0]: unknown destination "nope"`},
+		{"bad regex", "routes:\n  - name: r\n    filter: '(['\n    destinations: [archive]\n", "routes[0].filter"},
+		{"sentinel fields", "destinations:\n  s:\n    type: sentinel\n    dcr_immutable_id: abc\n", "destinations.s.endpoint: required"},
+		{"dcr id", "destinations:\n  s:\n    type: sentinel\n    dcr_immutable_id: abc\n", `destinations.s.dcr_immutable_id: "abc" is not an immutable ID`},
+		{"hec token", "destinations:\n  h:\n    type: hec\n    url: https://x\n", "destinations.h.token: required"},
+		{"ring size", "workers:\n  ring_size: 1000\n", "workers.ring_size: 1000 is not a power of two"},
+		{"step", "routes:\n  - name: r\n    destinations: [archive]\n    pipeline:\n      - type: sample\n", "routes[0].pipeline[0]: sample: n must be at least 1"},
+		{"missing env", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: ${RELAY_TEST_UNSET_VAR}\n", "RELAY_TEST_UNSET_VAR"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := LoadConfig(writeConfig(t, tt.yaml))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+func TestConfigEnvAndRedaction(t *testing.T) {
+	t.Setenv("RELAY_TEST_SECRET", "hunter2-very-secret")
+	t.Setenv("RELAY_TEST_TOKEN", "tok-abcdef")
+	cfg, err := LoadConfig(writeConfig(t, `
+destinations:
+  archive:
+    type: archive
+    dir: ${RELAY_TEST_DIR:-/tmp/relay-archive}
+  sentinel:
+    type: sentinel
+    endpoint: https://dce.example.ingest.monitor.azure.com
+    dcr_immutable_id: dcr-00000000000000000000000000000001
+    stream: Custom-Syslog_CL
+    tenant_id: 00000000-0000-0000-0000-000000000001
+    client_id: 00000000-0000-0000-0000-000000000002
+    client_secret: ${RELAY_TEST_SECRET}
+  hec:
+    type: hec
+    url: https://splunk.example.com:8088
+    token: ${RELAY_TEST_TOKEN}
+routes:
+  - name: all
+    final: true
+    destinations: [sentinel, hec, archive]
+`))
+	require.NoError(t, err)
+	assert.Equal(t, Secret("hunter2-very-secret"), cfg.Destinations["sentinel"].ClientSecret)
+	assert.Equal(t, "/tmp/relay-archive", cfg.Destinations["archive"].Dir)
+	sum := cfg.Summary()
+	assert.NotContains(t, sum, "hunter2")
+	assert.NotContains(t, sum, "tok-abcdef")
+	assert.Contains(t, sum, "secret=<redacted>")
+	assert.Contains(t, sum, "token=<redacted>")
+	assert.Contains(t, sum, "dcr=dcr-00000000000000000000000000000001")
+	// The file's sections replace the defaults'; the others stay.
+	assert.Equal(t, "127.0.0.1:5514", cfg.Inputs.SyslogTCP[0].Listen)
+}
+
+// TestMetricsAndHealth scrapes /metrics and /healthz over HTTP.
+func TestMetricsAndHealth(t *testing.T) {
+	cfg := testConfig(t)
+	tr := startRelay(t, cfg)
+	send(t, "tcp", tr.addr("tcp"), []byte("<13>1 - h a - - - metered\n"))
+	waitFor(t, 5*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 1 }, "event archived")
+	client := &http.Client{Timeout: 5 * time.Second}
+	defer client.CloseIdleConnections()
+	get := func(path string) (int, string) {
+		resp, err := client.Get("http://" + tr.addr("metrics") + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	code, body := get("/healthz")
+	assert.Equal(t, 200, code)
+	assert.Equal(t, "ok\n", body)
+	code, body = get("/metrics")
+	assert.Equal(t, 200, code)
+	for _, want := range []string{
+		`relay_input_received_events_total{input="tcp",kind="syslog_tcp"} 1`,
+		`relay_destination_delivered_events_total{destination="archive",type="archive"} 1`,
+		`relay_routed_events_total 1`,
+		`relay_dropped_events_total{reason="queue_full"} 0`,
+		`relay_destination_healthy{destination="archive"} 1`,
+	} {
+		assert.Contains(t, body, want)
+	}
+}
+
+// TestQuickstart follows README.md: start the relay with no config file
+// (the embedded default: 127.0.0.1:5514 UDP and TCP, archive in
+// ./data/archive, metrics on 127.0.0.1:9464), send a line with
+// `logger -n 127.0.0.1 -P 5514 -T --rfc5424 "hello"`, find it in the archive
+// and in the metrics.
+func TestQuickstart(t *testing.T) {
+	needTool(t, "logger")
+	for _, addr := range []string{"127.0.0.1:5514", "127.0.0.1:9464"} {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Skipf("default port %s busy: %v", addr, err)
+		}
+		ln.Close()
+	}
+	t.Chdir(t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- mainCtx(ctx, []string{"-stats", "50ms"}, io.Discard, &stderr) }()
+	defer func() {
+		cancel()
+		assert.Equal(t, 0, <-done, "exit code")
+		assert.Contains(t, stderr.String(), "final ledger")
+		assert.Contains(t, stderr.String(), "destination archive: archive ./data/archive (raw)", "startup summary")
+	}()
+	waitFor(t, 10*time.Second, func() bool { return strings.Contains(stderr.String(), "relay started") }, "relay started")
+
+	out, err := exec.Command("logger", "-n", "127.0.0.1", "-P", "5514", "-T", "--rfc5424", "hello").CombinedOutput()
+	require.NoError(t, err, string(out))
+
+	// The archive is flushed within a second (storage's flush interval).
+	waitFor(t, 10*time.Second, func() bool {
+		files, _ := filepath.Glob("data/archive/relay-*.log")
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			if bytes.Contains(b, []byte("hello\n")) {
+				return true
+			}
+		}
+		return false
+	}, "hello in ./data/archive/relay-YYYY-MM-DD.log")
+	resp, err := http.Get("http://127.0.0.1:9464/metrics")
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	http.DefaultClient.CloseIdleConnections()
+	assert.Contains(t, string(b), `relay_destination_delivered_events_total{destination="archive",type="archive"} 1`)
+	waitFor(t, 5*time.Second, func() bool { return strings.Contains(stderr.String(), "received=1 routed=1") }, "-stats line")
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestReadmeConfig keeps the full example in README.md valid.
+func TestReadmeConfig(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	blocks := strings.Split(string(readme), "```yaml\n")
+	require.Len(t, blocks, 2, "one yaml block in README.md")
+	yaml, _, ok := strings.Cut(blocks[1], "```")
+	require.True(t, ok)
+	t.Setenv("SENTINEL_CLIENT_SECRET", "x")
+	t.Setenv("HEC_TOKEN", "y")
+	cfg, err := LoadConfig(writeConfig(t, yaml))
+	require.NoError(t, err)
+	assert.Len(t, cfg.Destinations, 3)
+	assert.Len(t, cfg.Routes, 3)
+	assert.NotNil(t, cfg.Inputs.SyslogTCP[1].TLS)
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	_, p, _ := net.SplitHostPort(ln.Addr().String())
+	return p
+}
+
+// TestSIGHUPReload runs the relay as main does, with a config file, and
+// reloads its routes with a real SIGHUP.
+func TestSIGHUPReload(t *testing.T) {
+	dir := t.TempDir()
+	tcp, metrics := freePort(t), freePort(t)
+	write := func(routes string) string {
+		return writeConfigAt(t, filepath.Join(dir, "relay.yaml"), `
+inputs:
+  syslog_tcp:
+    - {name: tcp, listen: "127.0.0.1:`+tcp+`"}
+destinations:
+  archive: {type: archive, dir: `+dir+`/archive}
+  errors: {type: archive, dir: `+dir+`/errors}
+spool: {dir: `+dir+`/spool}
+dead_letter: {dir: `+dir+`/dl}
+metrics: {listen: "127.0.0.1:`+metrics+`"}
+routes:
+`+routes)
+	}
+	path := write("  - {name: all, final: true, destinations: [archive]}\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- mainCtx(ctx, []string{"-config", path}, io.Discard, &stderr) }()
+	defer func() {
+		cancel()
+		assert.Equal(t, 0, <-done)
+	}()
+	waitFor(t, 10*time.Second, func() bool { return strings.Contains(stderr.String(), "relay started") }, "relay started")
+	client := &http.Client{Timeout: 5 * time.Second}
+	defer client.CloseIdleConnections()
+	delivered := func(dest string) bool {
+		resp, err := client.Get("http://127.0.0.1:" + metrics + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(b), `relay_destination_delivered_events_total{destination="`+dest+`",type="archive"} 1`)
+	}
+	send(t, "tcp", "127.0.0.1:"+tcp, []byte("<13>1 - h a - - - ERROR one\n"))
+	waitFor(t, 10*time.Second, func() bool { return delivered("archive") }, "first event in the archive")
+
+	write("  - {name: errors, filter: ERROR, final: true, destinations: [errors]}\n  - {name: all, final: true, destinations: [archive]}\n")
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
+	waitFor(t, 10*time.Second, func() bool { return strings.Contains(stderr.String(), "routes reloaded") }, "routes reloaded")
+	send(t, "tcp", "127.0.0.1:"+tcp, []byte("<13>1 - h a - - - ERROR two\n"))
+	waitFor(t, 10*time.Second, func() bool { return delivered("errors") }, "second event routed by the reloaded table")
+}
+
+func writeConfigAt(t *testing.T, path, yaml string) string {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path+".tmp", []byte(yaml), 0o600))
+	require.NoError(t, os.Rename(path+".tmp", path))
+	return path
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestLogger sends with util-linux logger over UDP, TCP with LF framing and
+// TCP with octet counting, RFC 5424 and RFC 3164, and checks each event
+// arrives once in the archive with the right fields.
+func TestLogger(t *testing.T) {
+	needTool(t, "logger")
+	cfg := testConfig(t)
+	tr := startRelay(t, cfg)
+	udp, tcp := tr.port("udp"), tr.port("tcp")
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"udp-rfc5424", []string{"-d", "-P", udp, "--rfc5424"}},
+		{"udp-rfc3164", []string{"-d", "-P", udp, "--rfc3164"}},
+		{"tcp-lf-rfc5424", []string{"-T", "-P", tcp, "--rfc5424"}},
+		{"tcp-lf-rfc3164", []string{"-T", "-P", tcp, "--rfc3164"}},
+		{"tcp-octet-rfc5424", []string{"-T", "--octet-count", "-P", tcp, "--rfc5424"}},
+		{"tcp-octet-rfc3164", []string{"-T", "--octet-count", "-P", tcp, "--rfc3164"}},
+	}
+	for i, c := range cases {
+		msg := fmt.Sprintf("hello from %s number %d", c.name, i)
+		args := append([]string{"-n", "127.0.0.1", "-t", "tag" + strconv.Itoa(i), "-p", "local3.warning"}, c.args...)
+		runTool(t, "logger", append(args, msg)...)
+	}
+	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == int64(len(cases)) }, "all logger events archived")
+	s := tr.stop(t)
+	checkBalanced(t, s)
+	assert.Equal(t, int64(len(cases)), s.Received)
+	assert.Zero(t, s.ParseErrors)
+
+	recs := archivedRecords(t, cfg.Destinations["archive"].Dir)
+	require.Len(t, recs, len(cases))
+	host, _ := os.Hostname()
+	byMsg := map[string]archiveRecord{}
+	for _, r := range recs {
+		byMsg[r.Message] = r
+	}
+	for i, c := range cases {
+		msg := fmt.Sprintf("hello from %s number %d", c.name, i)
+		r, ok := byMsg[msg]
+		if !assert.True(t, ok, "%s: message %q not archived; got %v", c.name, msg, recs) {
+			continue
+		}
+		assert.Equal(t, "tag"+strconv.Itoa(i), r.Source, c.name)
+		assert.Equal(t, "syslog", r.SourceType, c.name)
+		assert.NotEmpty(t, r.Time, c.name)
+		if host != "" {
+			assert.Contains(t, []string{host, "127.0.0.1"}, r.Host, c.name)
+		}
+	}
+}
+
+// loggenCount parses loggen's "count = N" summary.
+func loggenCount(t *testing.T, out string) int {
+	t.Helper()
+	m := regexp.MustCompile(`count\s*=\s*(\d+)`).FindAllStringSubmatch(out, -1)
+	require.NotEmpty(t, m, "loggen output: %s", out)
+	n, err := strconv.Atoi(m[len(m)-1][1])
+	require.NoError(t, err)
+	return n
+}
+
+var loggenSeq = regexp.MustCompile(`seq: (\d+), thread: (\d+), runid: (\d+)`)
+
+// checkLoggenOnce asserts each (thread, seq) loggen sent arrived exactly once.
+func checkLoggenOnce(t *testing.T, msgs []string, want int) {
+	t.Helper()
+	seen := map[string]int{}
+	for _, m := range msgs {
+		s := loggenSeq.FindStringSubmatch(m)
+		if !assert.NotNil(t, s, "not a loggen message: %q", m) {
+			return
+		}
+		seen[s[2]+"/"+s[1]]++
+	}
+	assert.Len(t, seen, want, "distinct loggen messages")
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("loggen message %s arrived %d times", k, n)
+		}
+	}
+}
+
+// TestLoggen drives the relay with syslog-ng's loggen at a few thousand
+// events per second over TCP (BSD-style lines with ISO timestamps without
+// zone, the format go-syslog rejects), TCP with RFC 5424 octet counting, and
+// TLS with a self-signed certificate.
+func TestLoggen(t *testing.T) {
+	needTool(t, "loggen")
+	cert, key := selfSigned(t)
+	cfg := testConfig(t)
+	cfg.Inputs.SyslogTCP = append(cfg.Inputs.SyslogTCP, TCPInputConfig{
+		Name: "tls", Listen: "127.0.0.1:0", TLS: &TLSConfig{CertFile: cert, KeyFile: key},
+	})
+	tr := startRelay(t, cfg)
+	runs := []struct {
+		name string
+		args []string
+	}{
+		{"tcp-bsd", []string{"--inet", "--stream", "--active-connections", "2", "--rate", "1500", "--interval", "2", "127.0.0.1", tr.port("tcp")}},
+		{"tcp-rfc5424", []string{"--inet", "--stream", "--syslog-proto", "--rate", "2000", "--interval", "2", "127.0.0.1", tr.port("tcp")}},
+		{"tls-rfc5424", []string{"--use-ssl", "--syslog-proto", "--active-connections", "2", "--rate", "1000", "--interval", "2", "127.0.0.1", tr.port("tls")}},
+	}
+	total := 0
+	for _, r := range runs {
+		out := runTool(t, "loggen", r.args...)
+		n := loggenCount(t, out)
+		require.Positive(t, n, r.name)
+		total += n
+		waitFor(t, 20*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == int64(total) },
+			fmt.Sprintf("%s: %d events archived", r.name, total))
+	}
+	s := tr.stop(t)
+	checkBalanced(t, s)
+	assert.Equal(t, int64(total), s.Received)
+	assert.Zero(t, s.ParseErrors)
+	assert.Zero(t, s.DroppedTotal())
+
+	recs := archivedRecords(t, cfg.Destinations["archive"].Dir)
+	require.Len(t, recs, total)
+	msgs := make([]string, len(recs))
+	for i, r := range recs {
+		msgs[i] = r.Message
+		assert.Regexp(t, `^prg\d+$`, r.Source, "loggen's program name")
+		assert.NotEmpty(t, r.Host)
+		assert.NotEmpty(t, r.Time)
+	}
+	// loggen numbers messages per connection from 0 in each run; check
+	// each run's share is exact by counting (thread, seq) pairs per runid.
+	byRun := map[string][]string{}
+	for _, m := range msgs {
+		if s := loggenSeq.FindStringSubmatch(m); s != nil {
+			byRun[s[3]] = append(byRun[s[3]], m)
+		}
+	}
+	got := 0
+	for _, ms := range byRun {
+		checkLoggenOnce(t, ms, len(ms))
+		got += len(ms)
+	}
+	assert.Equal(t, total, got, "every archived message is a loggen message")
+}

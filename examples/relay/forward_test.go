@@ -1,0 +1,219 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relaykit/relaykit/forward/forwardtest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// forwardConfig adds HEC and Sentinel destinations (the forwardtest
+// servers) with non-final routes in front of the final archive route: every
+// event goes to all three.
+func forwardConfig(t *testing.T, hec *forwardtest.HECServer, dcr *forwardtest.DCRServer) Config {
+	t.Helper()
+	cfg := testConfig(t)
+	dc := dcr.Config()
+	t.Setenv("TEST_HEC_TOKEN", hec.Token())
+	t.Setenv("TEST_SENTINEL_SECRET", dc.ClientSecret)
+	fast := RetryConfig{MaxAttempts: 2, InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}
+	cfg.Destinations["hec"] = DestinationConfig{Type: "hec", URL: hec.URL, Token: "${TEST_HEC_TOKEN}", Retry: fast, Timeout: 5 * time.Second}
+	cfg.Destinations["sentinel"] = DestinationConfig{
+		Type: "sentinel", Endpoint: dcr.URL, AuthorityHost: dcr.AuthorityHost,
+		DCRImmutableID: dc.DCRImmutableID, Stream: dc.Stream, TenantID: dc.TenantID, ClientID: dc.ClientID,
+		ClientSecret: "${TEST_SENTINEL_SECRET}", Retry: fast, Timeout: 5 * time.Second,
+	}
+	cfg.Routes = append([]RouteConfig{
+		{Name: "to-hec", Destinations: []string{"hec"}},
+		{Name: "to-sentinel", Destinations: []string{"sentinel"}},
+	}, cfg.Routes...)
+	// The secrets are expanded as a config file would be.
+	cfg = expandForTest(t, cfg)
+	return cfg
+}
+
+// expandForTest applies ${VAR} expansion to the secrets, as LoadConfig does
+// for a file.
+func expandForTest(t *testing.T, cfg Config) Config {
+	t.Helper()
+	for name, d := range cfg.Destinations {
+		d.Token = Secret(expandString(t, string(d.Token)))
+		d.ClientSecret = Secret(expandString(t, string(d.ClientSecret)))
+		cfg.Destinations[name] = d
+	}
+	return cfg
+}
+
+func expandString(t *testing.T, s string) string {
+	t.Helper()
+	out, missing := expandValue(s)
+	require.Empty(t, missing)
+	return out
+}
+
+// TestForward: loggen and logger → relay → HEC, Sentinel and archive; every
+// event arrives once at each, with the right fields, and the ledger
+// balances.
+func TestForward(t *testing.T) {
+	needTool(t, "loggen")
+	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+	dcr := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{})
+	cfg := forwardConfig(t, hec, dcr)
+	tr := startRelay(t, cfg)
+
+	runTool(t, "logger", "-n", "127.0.0.1", "-P", tr.port("tcp"), "-T", "--rfc5424", "-t", "fwdtag", "-p", "auth.err", "forward me")
+	out := runTool(t, "loggen", "--inet", "--stream", "--syslog-proto", "--rate", "2000", "--interval", "1", "127.0.0.1", tr.port("tcp"))
+	total := loggenCount(t, out) + 1
+	waitFor(t, 30*time.Second, func() bool {
+		s := tr.Ledger()
+		return s.Dest["hec"].Delivered == int64(total) && s.Dest["sentinel"].Delivered == int64(total) && s.Dest["archive"].Delivered == int64(total)
+	}, "every event at every destination")
+	s := tr.stop(t)
+	checkBalanced(t, s)
+	assert.Equal(t, int64(total), s.Received)
+	assert.Equal(t, int64(2*total), s.Delivered)
+	assert.Equal(t, int64(total), s.Archived)
+	assert.Zero(t, s.DroppedTotal())
+
+	// HEC: each message indexed exactly once, with the syslog metadata.
+	counts := hec.Counts()
+	assert.Len(t, counts, total)
+	for m, n := range counts {
+		assert.Equal(t, 1, n, "HEC indexed %q %d times", m, n)
+	}
+	var found bool
+	for _, e := range hec.Events() {
+		if e.Message() == "forward me" {
+			found = true
+			assert.Equal(t, "fwdtag", e.Source)
+			assert.Equal(t, "syslog", e.SourceType)
+			assert.NotEmpty(t, e.Host)
+			assert.NotEmpty(t, e.Time)
+		}
+	}
+	assert.True(t, found, "logger's event reached HEC")
+
+	// Sentinel: each row once, with the mapped columns.
+	rows := dcr.Rows()
+	require.Len(t, rows, total)
+	seen := map[string]int{}
+	for _, r := range rows {
+		msg, _ := r["RawData"].(string)
+		seen[msg]++
+		assert.NotEmpty(t, r["TimeGenerated"])
+		assert.NotEmpty(t, r["Computer"])
+		if msg == "forward me" {
+			assert.Equal(t, "fwdtag", r["ProcessName"])
+			assert.EqualValues(t, "4", fmt.Sprint(r["Facility"]), "auth")
+			assert.EqualValues(t, "3", fmt.Sprint(r["SeverityLevel"]), "err")
+		}
+	}
+	assert.Len(t, seen, total)
+	for _, r := range dcr.Requests() {
+		assert.True(t, r.Gzip, "Sentinel requests are gzipped")
+	}
+	assert.Equal(t, counts, seen, "HEC and Sentinel got the same messages")
+}
+
+// TestOutageSpoolReplay: HEC answers 503 (server busy) and Sentinel 503 for
+// a while; the failed batches are spooled and replayed when they recover.
+// Nothing is lost or duplicated.
+func TestOutageSpoolReplay(t *testing.T) {
+	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+	dcr := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{})
+	cfg := forwardConfig(t, hec, dcr)
+	tr := startRelay(t, cfg)
+	const outage = 8 // failed requests: 4 batches × 2 attempts
+	hec.Busy(outage)
+	faults := make([]forwardtest.DCRFault, outage)
+	for i := range faults {
+		faults[i] = forwardtest.DCRFault{Status: 503}
+	}
+	dcr.Inject(faults...)
+
+	conn, err := net.Dial("tcp", tr.addr("tcp"))
+	require.NoError(t, err)
+	const total = 3000
+	var b strings.Builder
+	for i := range total {
+		fmt.Fprintf(&b, "<14>1 2026-11-22T01:00:00Z h app - - - outage event %d\n", i)
+	}
+	_, err = conn.Write([]byte(b.String()))
+	require.NoError(t, err)
+	require.NoError(t, conn.Close())
+
+	// Wait on the relay's own ledger: a destination may hold every event
+	// while the response to the last replayed request is still on its way,
+	// and stopping then would (correctly) spool that request again.
+	waitFor(t, 30*time.Second, func() bool {
+		s := tr.Ledger()
+		return s.Dest["hec"].Delivered == total && s.Dest["sentinel"].Delivered == total &&
+			s.Dest["archive"].Delivered == total && s.Spooled == 0
+	}, "all events delivered after the outage")
+	s := tr.stop(t)
+	checkBalanced(t, s)
+	for _, name := range []string{"hec", "sentinel"} {
+		d := s.Dest[name]
+		assert.Positive(t, d.Spooled, "%s: events were spooled during the outage", name)
+		assert.Equal(t, d.Spooled, d.Replayed, "%s: every spooled event was replayed", name)
+		assert.Equal(t, int64(total), d.Delivered, name)
+		assert.Zero(t, d.Dropped, name)
+	}
+	for m, n := range hec.Counts() {
+		require.Equal(t, 1, n, "HEC indexed %q %d times", m, n)
+	}
+	seen := map[any]int{}
+	for _, r := range dcr.Rows() {
+		seen[r["RawData"]]++
+	}
+	assert.Len(t, seen, total)
+}
+
+// TestShutdownSpoolsAndRestartReplays: HEC hangs while the relay stops; at
+// the shutdown deadline the undelivered events are spooled (nothing is
+// dropped), and the next run, with a healthy HEC, replays them once.
+func TestShutdownSpoolsAndRestartReplays(t *testing.T) {
+	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+	hec.Slow(1000, time.Minute)
+	cfg := testConfig(t)
+	cfg.ShutdownTimeout = time.Second
+	cfg.Destinations["hec"] = DestinationConfig{Type: "hec", URL: hec.URL, Token: Secret(hec.Token()), Timeout: time.Minute}
+	cfg.Routes = append([]RouteConfig{{Name: "to-hec", Destinations: []string{"hec"}}}, cfg.Routes...)
+	tr := startRelay(t, cfg)
+	const total = 500
+	var b strings.Builder
+	for i := range total {
+		fmt.Fprintf(&b, "<14>1 2026-11-22T01:00:00Z h app - - - spooled at shutdown %d\n", i)
+	}
+	send(t, "tcp", tr.addr("tcp"), []byte(b.String()))
+	// Sinks of a batch are sent to in turn: the hanging HEC holds up the
+	// archive too, until the shutdown deadline.
+	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Received == total && hec.Requests() > 0 },
+		"events received and HEC busy")
+	s := tr.stop(t)
+	checkBalanced(t, s)
+	assert.Equal(t, DestSnapshot{In: total, Spooled: total}, s.Dest["hec"], "every HEC event spooled, none dropped")
+	assert.Equal(t, int64(total), s.Archived)
+	assert.Zero(t, s.DroppedTotal())
+	assert.Empty(t, hec.Counts())
+
+	// Restart with the same spool and a healthy HEC: the spool is replayed.
+	hec2 := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+	d := cfg.Destinations["hec"]
+	d.URL, d.Token = hec2.URL, Secret(hec2.Token())
+	cfg.Destinations["hec"] = d
+	cfg.Destinations["archive"] = DestinationConfig{Type: "archive", Dir: t.TempDir(), Format: "json"}
+	tr2 := startRelay(t, cfg)
+	waitFor(t, 20*time.Second, func() bool { return tr2.Ledger().Dest["hec"].Delivered == total }, "spool replayed after restart")
+	s2 := tr2.stop(t)
+	checkBalanced(t, s2)
+	assert.Equal(t, DestSnapshot{Delivered: total, Replayed: total, Recovered: total}, s2.Dest["hec"])
+	for m, n := range hec2.Counts() {
+		assert.Equal(t, 1, n, "%q indexed %d times", m, n)
+	}
+}

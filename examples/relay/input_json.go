@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+
+	"github.com/relaykit/relaykit"
+	"github.com/valyala/fastjson"
+)
+
+// jsonStream handles one JSON-lines connection: each LF-terminated line
+// (at most MaxLineSize bytes) must be a valid JSON value. Valid lines become
+// events (Raw = the line, SourceType "json"); invalid or oversized lines are
+// counted and written to the dead-letter file, never forwarded.
+func jsonStream(in JSONInputConfig, stats *inputStats, d *dispatcher, dl *deadLetter) func(context.Context, *trackedConn) {
+	return func(ctx context.Context, c *trackedConn) {
+		fr := newFramer(c, int(in.MaxLineSize), false)
+		var ev relaykit.Event
+		for {
+			line, cut, err := fr.Next()
+			if err != nil {
+				return
+			}
+			stats.bytes.Add(int64(len(line)))
+			if cut || fastjson.ValidateBytes(line) != nil {
+				reason := "invalid json"
+				if cut {
+					reason = "line longer than " + strconv.Itoa(int(in.MaxLineSize)) + " bytes"
+				}
+				stats.received.Add(1)
+				stats.invalid.Add(1)
+				d.ledger.drop(dropInvalidJSON, 1)
+				dl.Write(in.Name, c.peer, reason, line)
+				continue
+			}
+			ev.Reset()
+			ev.Raw = append(ev.Raw, line...)
+			ev.Host = append(ev.Host, c.peer...)
+			ev.SourceType = append(ev.SourceType, "json"...)
+			if err := d.Push(ctx, c.shard, &ev, stats); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// deadLetter keeps input the relay could not accept, one JSON object per
+// line: {"input":…,"peer":…,"reason":…,"line":…}. Writes are serialised.
+type deadLetter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
+	n   int64
+	err error
+}
+
+func newDeadLetter(w io.Writer) *deadLetter { return &deadLetter{w: w} }
+
+// Write records one rejected line. A failed write is remembered (Err) and
+// counted; the line is still counted as dropped(invalid_json).
+func (d *deadLetter) Write(input, peer, reason string, line []byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	b := d.buf[:0]
+	b = append(b, `{"input":`...)
+	b = strconv.AppendQuote(b, input)
+	b = append(b, `,"peer":`...)
+	b = strconv.AppendQuote(b, peer)
+	b = append(b, `,"reason":`...)
+	b = strconv.AppendQuote(b, reason)
+	b = append(b, `,"line":`...)
+	b = strconv.AppendQuote(b, string(line))
+	b = append(b, "}\n"...)
+	d.buf = b[:0]
+	if cap(d.buf) > 4<<20 {
+		d.buf = nil
+	}
+	if _, err := d.w.Write(b); err != nil && d.err == nil {
+		d.err = fmt.Errorf("dead letter: %w", err)
+	}
+	d.n++
+}
+
+// Count is the number of lines written.
+func (d *deadLetter) Count() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.n
+}

@@ -1,0 +1,352 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Drop reasons, used as metric labels.
+const (
+	dropQueueFull   = "queue_full"   // UDP datagram arrived while the worker ring was full
+	dropInvalidJSON = "invalid_json" // JSON line failed validation (dead-lettered)
+	dropUnrouted    = "unrouted"     // no route matched
+	dropFiltered    = "filtered"     // a pipeline step dropped it (drop, sample)
+	dropSpoolFull   = "spool_full"   // destination failed and the spool refused it
+	dropRejected    = "rejected"     // destination refused it as bad data (dead-lettered)
+	dropSinkError   = "sink_error"   // a destination without spool (archive) failed
+)
+
+var dropReasons = []string{dropQueueFull, dropInvalidJSON, dropUnrouted, dropFiltered, dropSpoolFull, dropRejected, dropSinkError}
+
+// inputStats counts one input. Fields are updated with atomics by the
+// input's goroutines.
+type inputStats struct {
+	name, kind  string
+	received    atomic.Int64 // events handed to the rings, plus invalid JSON lines
+	bytes       atomic.Int64
+	parseErrors atomic.Int64 // forwarded raw with FlagParseError
+	truncated   atomic.Int64 // frames cut at the max message size
+	invalid     atomic.Int64 // JSON lines that failed validation
+	conns       atomic.Int64 // open connections
+	connsTotal  atomic.Int64
+	refused     atomic.Int64 // connections refused at max_connections
+}
+
+// destStats counts one destination.
+type destStats struct {
+	name, kind string
+	in         atomic.Int64 // events the router handed to the destination
+	delivered  atomic.Int64 // accepted by the destination (or written, for archives)
+	spooled    atomic.Int64 // handed to the spool after a failure
+	replayed   atomic.Int64 // taken from the spool and sent again
+	recovered  atomic.Int64 // found in the spool at startup
+	dropped    atomic.Int64 // lost with a reason counted in the ledger
+	batches    atomic.Int64
+	errors     atomic.Int64
+	healthy    atomic.Bool
+}
+
+// ledger is the relay's accounting. Stage by stage it balances:
+//
+//	received (inputs)   = routed + dropped{queue_full, invalid_json} + queued
+//	routed   (router)   = events handed to the route table
+//	in_d + replayed_d   = delivered_d + spooled_d + dropped_d + in flight
+//	spool_d (waiting)   = spooled_d + recovered_d (found at startup) - replayed_d
+//
+// With one destination per event (the default config), received =
+// delivered + archived + spooled + dropped.
+type ledger struct {
+	mu      sync.Mutex
+	inputs  []*inputStats
+	dests   []*destStats
+	routed  atomic.Int64
+	queued  atomic.Int64 // in rings and collectors right now
+	dropped [7]atomic.Int64
+	start   time.Time
+}
+
+func newLedger() *ledger { return &ledger{start: time.Now()} }
+
+func (l *ledger) input(name, kind string) *inputStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := &inputStats{name: name, kind: kind}
+	l.inputs = append(l.inputs, s)
+	return s
+}
+
+func (l *ledger) dest(name, kind string) *destStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := &destStats{name: name, kind: kind}
+	s.healthy.Store(true)
+	l.dests = append(l.dests, s)
+	return s
+}
+
+func (l *ledger) drop(reason string, n int64) {
+	l.dropped[slices.Index(dropReasons, reason)].Add(n)
+}
+
+// Snapshot is a point-in-time copy of the ledger's totals.
+type Snapshot struct {
+	Received    int64
+	ParseErrors int64
+	Truncated   int64
+	Invalid     int64
+	Routed      int64
+	Queued      int64
+	Delivered   int64 // forward destinations
+	Archived    int64 // archive destinations
+	Spooled     int64 // currently waiting in the spool
+	Dropped     map[string]int64
+	Dest        map[string]DestSnapshot
+	Input       map[string]int64 // received per input
+}
+
+// DestSnapshot is one destination's counters.
+type DestSnapshot struct {
+	In, Delivered, Spooled, Replayed, Recovered, Dropped int64
+}
+
+// Pending is what the destination still owes: events handed to it that are
+// neither delivered, spooled nor dropped.
+func (d DestSnapshot) Pending() int64 {
+	return d.In + d.Replayed - d.Delivered - d.Spooled - d.Dropped
+}
+
+// DroppedTotal sums the drop reasons.
+func (s Snapshot) DroppedTotal() int64 {
+	var n int64
+	for _, v := range s.Dropped {
+		n += v
+	}
+	return n
+}
+
+func (l *ledger) Snapshot() Snapshot {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := Snapshot{Dropped: map[string]int64{}, Dest: map[string]DestSnapshot{}, Input: map[string]int64{}}
+	for _, in := range l.inputs {
+		r := in.received.Load()
+		s.Received += r
+		s.Input[in.name] += r
+		s.ParseErrors += in.parseErrors.Load()
+		s.Truncated += in.truncated.Load()
+		s.Invalid += in.invalid.Load()
+	}
+	s.Routed = l.routed.Load()
+	s.Queued = l.queued.Load()
+	for i, r := range dropReasons {
+		if v := l.dropped[i].Load(); v != 0 {
+			s.Dropped[r] = v
+		}
+	}
+	for _, d := range l.dests {
+		ds := DestSnapshot{
+			In: d.in.Load(), Delivered: d.delivered.Load(), Spooled: d.spooled.Load(),
+			Replayed: d.replayed.Load(), Recovered: d.recovered.Load(), Dropped: d.dropped.Load(),
+		}
+		s.Dest[d.name] = ds
+		if d.kind == "archive" {
+			s.Archived += ds.Delivered
+		} else {
+			s.Delivered += ds.Delivered
+		}
+		s.Spooled += ds.Spooled + ds.Recovered - ds.Replayed
+	}
+	return s
+}
+
+// String is the one-line summary printed by -stats and at shutdown.
+func (s Snapshot) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "received=%d routed=%d delivered=%d archived=%d spooled=%d dropped=%d",
+		s.Received, s.Routed, s.Delivered, s.Archived, s.Spooled, s.DroppedTotal())
+	if len(s.Dropped) > 0 {
+		keys := make([]string, 0, len(s.Dropped))
+		for k := range s.Dropped {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b.WriteString("{")
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, "%s=%d", k, s.Dropped[k])
+		}
+		b.WriteString("}")
+	}
+	fmt.Fprintf(&b, " queued=%d parse_errors=%d truncated=%d", s.Queued, s.ParseErrors, s.Truncated)
+	return b.String()
+}
+
+// prometheus.Collector over the ledger: the counters live in the ledger's
+// atomics, so the hot path never touches a metric vector.
+var (
+	descInputReceived = prometheus.NewDesc("relay_input_received_events_total", "Events received per input.", []string{"input", "kind"}, nil)
+	descInputBytes    = prometheus.NewDesc("relay_input_received_bytes_total", "Message bytes received per input.", []string{"input", "kind"}, nil)
+	descParseErrors   = prometheus.NewDesc("relay_input_parse_errors_total", "Events forwarded raw because they could not be parsed.", []string{"input"}, nil)
+	descTruncated     = prometheus.NewDesc("relay_input_truncated_total", "Frames cut at the maximum message size.", []string{"input"}, nil)
+	descInvalid       = prometheus.NewDesc("relay_input_invalid_total", "JSON lines that failed validation (dead-lettered).", []string{"input"}, nil)
+	descConns         = prometheus.NewDesc("relay_input_connections", "Open connections per input.", []string{"input"}, nil)
+	descRefused       = prometheus.NewDesc("relay_input_connections_refused_total", "Connections refused at max_connections.", []string{"input"}, nil)
+	descRouted        = prometheus.NewDesc("relay_routed_events_total", "Events handed to the route table.", nil, nil)
+	descQueued        = prometheus.NewDesc("relay_queued_events", "Events in worker rings and batch collectors.", nil, nil)
+	descDropped       = prometheus.NewDesc("relay_dropped_events_total", "Events dropped, by reason.", []string{"reason"}, nil)
+	descDestIn        = prometheus.NewDesc("relay_destination_events_total", "Events handed to a destination.", []string{"destination", "type"}, nil)
+	descDestDelivered = prometheus.NewDesc("relay_destination_delivered_events_total", "Events a destination accepted (archives: written).", []string{"destination", "type"}, nil)
+	descDestSpooled   = prometheus.NewDesc("relay_destination_spooled_events_total", "Events spooled after a failed send.", []string{"destination"}, nil)
+	descDestReplayed  = prometheus.NewDesc("relay_destination_replayed_events_total", "Events replayed from the spool.", []string{"destination"}, nil)
+	descDestDropped   = prometheus.NewDesc("relay_destination_dropped_events_total", "Events a destination lost (counted in relay_dropped_events_total too).", []string{"destination"}, nil)
+	descDestErrors    = prometheus.NewDesc("relay_destination_send_errors_total", "Failed sends per destination.", []string{"destination"}, nil)
+	descDestHealthy   = prometheus.NewDesc("relay_destination_healthy", "1 when the last send to the destination succeeded.", []string{"destination"}, nil)
+)
+
+func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descInputReceived, descInputBytes, descParseErrors, descTruncated, descInvalid,
+		descConns, descRefused, descRouted, descQueued, descDropped, descDestIn, descDestDelivered, descDestSpooled,
+		descDestReplayed, descDestDropped, descDestErrors, descDestHealthy} {
+		ch <- d
+	}
+}
+
+func (l *ledger) Collect(ch chan<- prometheus.Metric) {
+	l.mu.Lock()
+	inputs := slices.Clone(l.inputs)
+	dests := slices.Clone(l.dests)
+	l.mu.Unlock()
+	c := func(d *prometheus.Desc, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	g := func(d *prometheus.Desc, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
+	}
+	for _, in := range inputs {
+		c(descInputReceived, in.received.Load(), in.name, in.kind)
+		c(descInputBytes, in.bytes.Load(), in.name, in.kind)
+		c(descParseErrors, in.parseErrors.Load(), in.name)
+		c(descTruncated, in.truncated.Load(), in.name)
+		c(descInvalid, in.invalid.Load(), in.name)
+		g(descConns, in.conns.Load(), in.name)
+		c(descRefused, in.refused.Load(), in.name)
+	}
+	c(descRouted, l.routed.Load())
+	g(descQueued, l.queued.Load())
+	for i, r := range dropReasons {
+		c(descDropped, l.dropped[i].Load(), r)
+	}
+	for _, d := range dests {
+		c(descDestIn, d.in.Load(), d.name, d.kind)
+		c(descDestDelivered, d.delivered.Load(), d.name, d.kind)
+		c(descDestSpooled, d.spooled.Load(), d.name)
+		c(descDestReplayed, d.replayed.Load(), d.name)
+		c(descDestDropped, d.dropped.Load(), d.name)
+		c(descDestErrors, d.errors.Load(), d.name)
+		h := int64(0)
+		if d.healthy.Load() {
+			h = 1
+		}
+		g(descDestHealthy, h, d.name)
+	}
+}
+
+// metricsServer serves /metrics and /healthz. Extra collectors (router,
+// sinks) register on the same registry.
+type metricsServer struct {
+	reg *prometheus.Registry
+	srv *http.Server
+	ln  net.Listener
+}
+
+func newMetricsServer(addr string, l *ledger, ready func() error, extra ...prometheus.Collector) (*metricsServer, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(l)
+	for _, c := range extra {
+		reg.MustRegister(c)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := ready(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	ms := &metricsServer{reg: reg}
+	if addr == "" {
+		return ms, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics.listen: %w", err)
+	}
+	ms.ln = ln
+	ms.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	return ms, nil
+}
+
+// Addr is the bound address, or "" when metrics are off.
+func (m *metricsServer) Addr() string {
+	if m.ln == nil {
+		return ""
+	}
+	return m.ln.Addr().String()
+}
+
+// Run serves until ctx ends.
+func (m *metricsServer) Run(ctx context.Context) error {
+	if m.srv == nil {
+		<-ctx.Done()
+		return nil
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- m.srv.Serve(m.ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = m.srv.Shutdown(sctx)
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// statsLoop prints the one-line summary every interval until ctx ends.
+func statsLoop(ctx context.Context, l *ledger, every time.Duration, log func(string)) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var prev int64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s := l.Snapshot()
+			rate := float64(s.Received-prev) / every.Seconds()
+			prev = s.Received
+			log(fmt.Sprintf("%s rate=%.0f/s", s, rate))
+		}
+	}
+}
+
+var _ = slog.Default

@@ -1,0 +1,407 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/relaykit/relaykit/forward"
+	"github.com/relaykit/relaykit/pipeline"
+	"github.com/relaykit/relaykit/storage"
+)
+
+// Relay is the running service: inputs → rings → workers (collector →
+// routes) → destinations, with spool, dead letters, metrics and a ledger.
+type Relay struct {
+	cfg    Config
+	log    *slog.Logger
+	loc    *time.Location
+	ledger *ledger
+
+	dests   map[string]*destination
+	routes  *pipeline.Swapper
+	enrich  *enrichments
+	disp    *dispatcher
+	workers []*worker
+	udp     []*udpInput
+	streams []*streamListener
+	gen     *generator
+	metrics *metricsServer
+	dl      *deadLetter
+	dlw     io.Closer
+	ready   atomic.Bool
+
+	// StatsOut receives the -stats line every Config.StatsInterval. Nil
+	// means os.Stderr. Set it before Run.
+	StatsOut io.Writer
+}
+
+// NewRelay builds the relay and binds every listener, so the addresses are
+// known (and port conflicts reported) before Run. On error everything
+// opened so far is closed.
+func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	loc, err := time.LoadLocation(cfg.Timezone)
+	if err != nil {
+		return nil, fmt.Errorf("timezone: %w", err)
+	}
+	r := &Relay{cfg: cfg, log: log, loc: loc, ledger: newLedger(), dests: map[string]*destination{}}
+	defer func() {
+		if err != nil {
+			r.closeAll()
+		}
+	}()
+
+	dlw, err := storage.NewWriter(storage.Config{Dir: cfg.DeadLetter.Dir, Layout: "deadletter-2006-01-02.jsonl", Location: loc})
+	if err != nil {
+		return nil, fmt.Errorf("dead_letter.dir: %w", err)
+	}
+	r.dlw = dlw
+	r.dl = newDeadLetter(dlw)
+
+	for name, dc := range cfg.Destinations {
+		d, err := r.newDestination(name, dc)
+		if err != nil {
+			return nil, err
+		}
+		r.dests[name] = d
+	}
+	r.enrich = newEnrichments(log)
+	rt, err := buildRouter(cfg.Routes, r.dests, r.enrich.step, r.ledger)
+	if err != nil {
+		return nil, err
+	}
+	r.routes = pipeline.NewSwapper(rt)
+
+	r.disp = &dispatcher{ledger: r.ledger}
+	for i := range cfg.Workers.Count {
+		w, err := newWorker(i, cfg.Workers, r.ledger, r.routes, cfg.ShutdownTimeout)
+		if err != nil {
+			return nil, err
+		}
+		r.workers = append(r.workers, w)
+		r.disp.rings = append(r.disp.rings, w.ring)
+	}
+
+	for _, in := range cfg.Inputs.SyslogUDP {
+		u, err := listenUDP(in, r.ledger.input(in.Name, "syslog_udp"), r.disp, loc)
+		if err != nil {
+			return nil, err
+		}
+		r.udp = append(r.udp, u)
+	}
+	for _, in := range cfg.Inputs.SyslogTCP {
+		kind := "syslog_tcp"
+		if in.TLS != nil {
+			kind = "syslog_tls"
+		}
+		st := r.ledger.input(in.Name, kind)
+		l, err := listenStream(in.Name, in.Listen, in.TLS, in.MaxConnections, in.IdleTimeout, st, log)
+		if err != nil {
+			return nil, err
+		}
+		l.handle = syslogStream(in, st, r.disp, loc)
+		r.streams = append(r.streams, l)
+	}
+	for _, in := range cfg.Inputs.JSONTCP {
+		st := r.ledger.input(in.Name, "json_tcp")
+		l, err := listenStream(in.Name, in.Listen, nil, in.MaxConnections, in.IdleTimeout, st, log)
+		if err != nil {
+			return nil, err
+		}
+		l.handle = jsonStream(in, st, r.disp, r.dl)
+		r.streams = append(r.streams, l)
+	}
+	if cfg.Inputs.Generator.Rate > 0 {
+		r.gen = &generator{cfg: cfg.Inputs.Generator, stats: r.ledger.input("generator", "generator"), d: r.disp, loc: loc}
+	}
+	r.metrics, err = newMetricsServer(cfg.Metrics.Listen, r.ledger, r.healthy)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination, error) {
+	d := &destination{name: name, kind: dc.Type, ledger: r.ledger, dl: r.dl, log: r.log}
+	d.stats = r.ledger.dest(name, dc.Type)
+	field := "destinations." + name
+	delivery := func(kind string) forward.DeliveryConfig {
+		gz := dc.Gzip == nil || *dc.Gzip
+		return forward.DeliveryConfig{
+			Name:           name,
+			RequestTimeout: dc.Timeout,
+			Concurrency:    dc.Concurrency,
+			DisableGzip:    !gz,
+			TLS:            forward.TLSConfig{CAFile: dc.CAFile, DangerousInsecureSkipVerify: dc.InsecureSkipVerify},
+			Retry: forward.RetryConfig{
+				MaxAttempts:    dc.Retry.MaxAttempts,
+				MaxElapsed:     dc.Retry.MaxElapsed,
+				InitialBackoff: dc.Retry.InitialBackoff,
+				MaxBackoff:     dc.Retry.MaxBackoff,
+			},
+			OnFailure: d.onFailure,
+			Logger:    r.log.With("destination", name),
+		}
+	}
+	switch dc.Type {
+	case "archive":
+		format := storage.FormatRaw
+		if dc.Format == "json" {
+			format = storage.FormatJSON
+		}
+		a, err := storage.NewArchive(storage.ArchiveConfig{
+			Writer: storage.Config{Dir: dc.Dir, Location: r.loc, MaxBytes: int64(dc.MaxSize)},
+			Format: format,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
+		d.sink, d.closer = a, a
+		return d, nil
+	case "hec":
+		h, err := forward.NewHEC(forward.HECConfig{
+			URL: dc.URL, Token: string(dc.Token), Index: dc.Index, SourceType: dc.SourceType,
+			Delivery: delivery("hec"),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
+		d.sink, d.closer = h, h
+	case "sentinel":
+		ts, err := forward.NewEntraTokenSource(forward.EntraConfig{
+			TenantID: dc.TenantID, ClientID: dc.ClientID, ClientSecret: string(dc.ClientSecret),
+			AuthorityHost: dc.AuthorityHost, Scope: dc.Scope, Logger: r.log.With("destination", name),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
+		col := func(v, def string) string {
+			if v == "" {
+				return def
+			}
+			return v
+		}
+		c := dc.Columns
+		s, err := forward.NewSentinel(forward.SentinelConfig{
+			Endpoint: dc.Endpoint, DCRImmutableID: dc.DCRImmutableID, Stream: dc.Stream,
+			TokenSource: ts,
+			Columns: forward.SentinelColumns{
+				Time: col(c.Time, "TimeGenerated"), Message: col(c.Message, "RawData"), Host: col(c.Host, "Computer"),
+				Source: col(c.Source, "ProcessName"), SourceType: col(c.SourceType, "-"),
+				Facility: col(c.Facility, "Facility"), Severity: col(c.Severity, "SeverityLevel"), Fields: col(c.Fields, "Fields"),
+			},
+			Delivery: delivery("sentinel"),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
+		d.sink, d.closer = s, s
+	case "syslog":
+		var tc *tls.Config
+		if dc.Network == "tls" {
+			var err error
+			tc, err = forward.TLSConfig{CAFile: dc.CAFile, DangerousInsecureSkipVerify: dc.InsecureSkipVerify}.Build()
+			if err != nil {
+				return nil, fmt.Errorf("%s.ca_file: %w", field, err)
+			}
+		}
+		s, err := forward.NewSyslog(forward.SyslogConfig{
+			Name: name, Network: dc.Network, Address: dc.Address,
+			ProcIDField: fieldProcID, MsgIDField: fieldMsgID,
+			TLSConfig:    tc,
+			WriteTimeout: dc.Timeout,
+			MaxRetries:   dc.Retry.MaxAttempts - 1,
+			BackoffMin:   dc.Retry.InitialBackoff,
+			BackoffMax:   dc.Retry.MaxBackoff,
+			OnFailure:    d.onFailure,
+			Logger:       r.log.With("destination", name),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
+		d.sink, d.closer = s, s
+	default:
+		return nil, fmt.Errorf("%s.type: %q is not available in this build", field, dc.Type)
+	}
+	sp, err := storage.OpenSpool(storage.SpoolConfig{
+		Dir:      filepath.Join(r.cfg.Spool.Dir, storage.SanitizeFileName(name)),
+		MaxBytes: int64(r.cfg.Spool.MaxSize),
+	})
+	if err != nil {
+		d.closer.Close()
+		return nil, fmt.Errorf("spool.dir for %s: %w", name, err)
+	}
+	d.spool = sp
+	return d, nil
+}
+
+func (r *Relay) healthy() error {
+	if !r.ready.Load() {
+		return errors.New("starting or stopping")
+	}
+	return nil
+}
+
+// Addrs returns the bound address of every listener by input name, and
+// "metrics".
+func (r *Relay) Addrs() map[string]net.Addr {
+	m := map[string]net.Addr{}
+	for i, u := range r.udp {
+		m[r.cfg.Inputs.SyslogUDP[i].Name] = u.Addr()
+	}
+	for _, l := range r.streams {
+		m[l.name] = l.Addr()
+	}
+	if r.metrics.ln != nil {
+		m["metrics"] = r.metrics.ln.Addr()
+	}
+	return m
+}
+
+// Ledger returns a snapshot of the relay's accounting.
+func (r *Relay) Ledger() Snapshot { return r.ledger.Snapshot() }
+
+// ReloadRoutes builds a new route table from routes and swaps it in
+// atomically; batches being routed finish on the old table.
+func (r *Relay) ReloadRoutes(routes []RouteConfig) error {
+	for _, rc := range routes {
+		for _, d := range rc.Destinations {
+			if _, ok := r.dests[d]; !ok {
+				return fmt.Errorf("route %s: destination %q does not exist (destinations are not reloaded)", rc.Name, d)
+			}
+		}
+	}
+	rt, err := buildRouter(routes, r.dests, r.enrich.step, r.ledger)
+	if err != nil {
+		return err
+	}
+	r.routes.Swap(rt)
+	r.log.Info("routes reloaded", "routes", len(routes))
+	return nil
+}
+
+// Run serves until ctx ends, then shuts down: stop accepting, drain rings
+// and collectors, flush destinations within ShutdownTimeout (what cannot be
+// delivered is spooled), close everything. It returns nil after a clean
+// shutdown.
+func (r *Relay) Run(ctx context.Context) error {
+	var errMu sync.Mutex
+	var errs []error
+	keep := func(err error) {
+		if err != nil {
+			errMu.Lock()
+			errs = append(errs, err)
+			errMu.Unlock()
+		}
+	}
+	inCtx, stopInputs := context.WithCancel(ctx)
+	defer stopInputs()
+	// hard ends ShutdownTimeout after the inputs stop (ctx ended or an input
+	// failed): the budget for draining.
+	hard, cancelHard := context.WithCancel(context.Background())
+	defer cancelHard()
+	stopHard := context.AfterFunc(inCtx, func() {
+		t := time.AfterFunc(r.cfg.ShutdownTimeout, cancelHard)
+		context.AfterFunc(hard, func() { t.Stop() })
+	})
+	defer stopHard()
+
+	// Background: metrics, replay, stats. They stop after the drain.
+	bgCtx, stopBG := context.WithCancel(context.Background())
+	var bg sync.WaitGroup
+	bg.Go(func() { keep(r.metrics.Run(bgCtx)) })
+	for _, d := range r.dests {
+		if d.spool != nil {
+			bg.Go(func() { d.replayLoop(inCtx, r.cfg.Spool.ReplayInterval) })
+		}
+	}
+	if r.cfg.StatsInterval > 0 {
+		bg.Go(func() {
+			out := r.StatsOut
+			if out == nil {
+				out = os.Stderr
+			}
+			statsLoop(inCtx, r.ledger, r.cfg.StatsInterval, func(s string) { fmt.Fprintln(out, s) })
+		})
+	}
+
+	bg.Go(func() { r.enrich.Run(bgCtx) })
+
+	var workers sync.WaitGroup
+	for _, w := range r.workers {
+		workers.Go(func() { keep(w.Run(hard)) })
+	}
+	var inputs sync.WaitGroup
+	for _, u := range r.udp {
+		inputs.Go(func() {
+			if err := u.Run(inCtx); err != nil {
+				keep(err)
+				stopInputs()
+			}
+		})
+	}
+	for _, l := range r.streams {
+		inputs.Go(func() {
+			if err := l.Run(inCtx, hard); err != nil {
+				keep(err)
+				stopInputs()
+			}
+		})
+	}
+	if r.gen != nil {
+		inputs.Go(func() { keep(r.gen.Run(inCtx)) })
+	}
+	r.ready.Store(true)
+	r.log.Info("relay started", "inputs", len(r.udp)+len(r.streams), "workers", len(r.workers), "destinations", len(r.dests))
+
+	<-inCtx.Done()
+	r.ready.Store(false)
+	r.log.Info("relay stopping: inputs closed, draining", "timeout", r.cfg.ShutdownTimeout)
+	inputs.Wait()
+	for _, w := range r.workers {
+		_ = w.ring.Close()
+	}
+	workers.Wait()
+	stopBG()
+	bg.Wait()
+	keep(r.closeAll())
+	s := r.ledger.Snapshot()
+	r.log.Info("relay stopped", "ledger", s.String())
+	return errors.Join(errs...)
+}
+
+// closeAll closes destinations, spools and the dead-letter file.
+func (r *Relay) closeAll() error {
+	var errs []error
+	for _, d := range r.dests {
+		errs = append(errs, d.Close())
+	}
+	if r.enrich != nil {
+		errs = append(errs, r.enrich.Close())
+	}
+	if r.dlw != nil {
+		errs = append(errs, r.dlw.Close())
+	}
+	for _, u := range r.udp {
+		u.conn.Close()
+	}
+	for _, l := range r.streams {
+		l.ln.Close()
+	}
+	if r.metrics != nil && r.metrics.ln != nil {
+		r.metrics.ln.Close()
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/pipeline"
+)
+
+// buildRouter turns the configured routes into a pipeline.Router whose
+// sinks are the relay's destinations. Drops the router counts (no final
+// route took the event, a pipeline step dropped it) go to the ledger.
+func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBuilder, l *ledger) (*pipeline.Router, error) {
+	routes := make([]pipeline.Route, 0, len(cfg))
+	for i, rc := range cfg {
+		r := pipeline.Route{Name: rc.Name, Filter: rc.Filter, Field: rc.Field, Final: rc.Final}
+		var fns []pipeline.Function
+		for j, sc := range rc.Pipeline {
+			fn, err := steps(sc)
+			if err != nil {
+				return nil, fmt.Errorf("routes[%d].pipeline[%d] (%s): %w", i, j, rc.Name, err)
+			}
+			fns = append(fns, fn)
+		}
+		if len(fns) > 0 {
+			r.Pipeline = pipeline.NewPipeline(fns...)
+		}
+		for j, name := range rc.Destinations {
+			d, ok := dests[name]
+			if !ok {
+				return nil, fmt.Errorf("routes[%d].destinations[%d]: unknown destination %q", i, j, name)
+			}
+			r.Sinks = append(r.Sinks, d)
+		}
+		routes = append(routes, r)
+	}
+	return pipeline.NewRouter(routes, pipeline.Config{
+		Hooks: pipeline.Hooks{
+			OnDrop: func(_, reason string, n int) {
+				switch reason {
+				case pipeline.ReasonUnrouted:
+					l.drop(dropUnrouted, int64(n))
+				default: // a pipeline function (drop, sample) or no_sink
+					l.drop(dropFiltered, int64(n))
+				}
+			},
+			// Destinations account for their own failures and never return
+			// an error; this only guards against a future sink that does.
+			OnSendError: func(_ context.Context, f pipeline.SendFailure) {
+				l.drop(dropSinkError, int64(len(f.Events)))
+			},
+		},
+	})
+}
+
+// stepBuilder builds one pipeline function from its config.
+type stepBuilder func(StepConfig) (pipeline.Function, error)
+
+// builtinStep builds the pipeline package's functions; enrichment steps
+// are added by the relay (see enrichStep).
+func builtinStep(sc StepConfig) (pipeline.Function, error) {
+	switch sc.Type {
+	case "set":
+		return pipeline.Set(sc.Field, sc.Value), nil
+	case "rename":
+		return pipeline.Rename(sc.Field, sc.To), nil
+	case "remove":
+		return pipeline.Remove(sc.Field), nil
+	case "mask":
+		return pipeline.Mask(sc.Field, sc.Pattern, sc.Replace)
+	case "drop":
+		return pipeline.Drop(sc.Field, sc.Pattern)
+	case "sample":
+		return pipeline.Sample(sc.N), nil
+	case "parse_json":
+		return pipeline.ParseJSON(pipeline.JSONConfig{Field: sc.Field, Prefix: sc.Prefix})
+	}
+	return nil, fmt.Errorf("unknown step type %q", sc.Type)
+}
+
+var _ relaykit.Sink = (*destination)(nil)

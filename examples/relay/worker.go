@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agilira/go-timecache"
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/batch"
+	"github.com/relaykit/relaykit/pipeline"
+	"github.com/relaykit/relaykit/ringbuffer"
+)
+
+// dispatcher hands events from the inputs to the workers' rings. A
+// producer picks the ring by a shard key (its connection or source address),
+// so one connection's events stay in order.
+type dispatcher struct {
+	rings  []*ringbuffer.MPSC[relaykit.Event]
+	ledger *ledger
+}
+
+// Events travel through the rings as values whose byte slices belong to
+// the event. Once a batch has been routed (sinks do not retain events), the
+// worker recycles those buffers: warm holds events with spare capacity for
+// producers to copy into, empty holds the holders themselves. In steady
+// state moving an event from an input to a sink allocates nothing.
+var (
+	warmEvents   = sync.Pool{New: func() any { return new(relaykit.Event) }}
+	emptyHolders = sync.Pool{New: func() any { return new(relaykit.Event) }}
+)
+
+// maxRecycled is the largest message buffer kept for reuse, in bytes, so a
+// rare huge event does not pin its memory.
+const maxRecycled = 16 << 10
+
+// own returns a copy of ev in recycled buffers.
+func own(ev *relaykit.Event) relaykit.Event {
+	h := warmEvents.Get().(*relaykit.Event)
+	ev.CopyTo(h)
+	out := *h
+	*h = relaykit.Event{}
+	emptyHolders.Put(h)
+	return out
+}
+
+// newEvent returns an empty event with recycled buffers for an input to fill
+// and hand over with PushOwned or TryPushOwned, which saves the copy Push
+// makes.
+func newEvent() *relaykit.Event { return warmEvents.Get().(*relaykit.Event) }
+
+// recycle returns the buffers of routed events for reuse.
+func recycle(b []relaykit.Event) {
+	for i := range b {
+		if cap(b[i].Raw) > maxRecycled {
+			continue
+		}
+		h := emptyHolders.Get().(*relaykit.Event)
+		*h = b[i]
+		h.Reset()
+		warmEvents.Put(h)
+	}
+}
+
+// Push stamps ev with the receive time (go-timecache's cached clock, not a
+// time.Now() per event) and copies it (the caller reuses ev) into the ring
+// for shard, waiting for space: stream inputs get backpressure (TCP flow
+// control) instead of loss. The event counts as received only once the ring
+// accepted it.
+func (d *dispatcher) Push(ctx context.Context, shard uint64, ev *relaykit.Event, st *inputStats) error {
+	r := d.rings[shard%uint64(len(d.rings))]
+	ev.ReceiveTime = timecache.CachedTimeNano()
+	d.ledger.queued.Add(1)
+	if err := r.Push(ctx, own(ev)); err != nil {
+		d.ledger.queued.Add(-1)
+		return err
+	}
+	st.received.Add(1)
+	return nil
+}
+
+// PushOwned is Push for an event from newEvent: its buffers move into the
+// ring without a copy, and h must not be used afterwards.
+func (d *dispatcher) PushOwned(ctx context.Context, shard uint64, h *relaykit.Event, st *inputStats) error {
+	r := d.rings[shard%uint64(len(d.rings))]
+	h.ReceiveTime = timecache.CachedTimeNano()
+	v := *h
+	*h = relaykit.Event{}
+	emptyHolders.Put(h)
+	d.ledger.queued.Add(1)
+	if err := r.Push(ctx, v); err != nil {
+		d.ledger.queued.Add(-1)
+		return err
+	}
+	st.received.Add(1)
+	return nil
+}
+
+// TryPushOwned is TryPush for an event from newEvent (see PushOwned).
+func (d *dispatcher) TryPushOwned(shard uint64, h *relaykit.Event, st *inputStats) {
+	r := d.rings[shard%uint64(len(d.rings))]
+	h.ReceiveTime = timecache.CachedTimeNano()
+	st.received.Add(1)
+	d.ledger.queued.Add(1)
+	if !r.TryPush(*h) {
+		d.ledger.queued.Add(-1)
+		d.ledger.drop(dropQueueFull, 1)
+		h.Reset()
+		warmEvents.Put(h)
+		return
+	}
+	*h = relaykit.Event{}
+	emptyHolders.Put(h)
+}
+
+// TryPush is Push without waiting, for UDP: a full ring drops the datagram
+// and counts it as received and dropped(queue_full).
+func (d *dispatcher) TryPush(shard uint64, ev *relaykit.Event, st *inputStats) {
+	r := d.rings[shard%uint64(len(d.rings))]
+	ev.ReceiveTime = timecache.CachedTimeNano()
+	st.received.Add(1)
+	d.ledger.queued.Add(1)
+	if !r.TryPush(own(ev)) {
+		d.ledger.queued.Add(-1)
+		d.ledger.drop(dropQueueFull, 1)
+	}
+}
+
+// worker drains one ring into a batch collector whose flushes go through
+// the route table.
+type worker struct {
+	id     int
+	ring   *ringbuffer.MPSC[relaykit.Event]
+	coll   *batch.Collector[relaykit.Event]
+	ledger *ledger
+	routes *pipeline.Swapper
+	ended  context.Context // already canceled; see lateRoute
+}
+
+// lateRoute routes events the shutdown deadline caught before they could be
+// batched or flushed. With an ended context the forward destinations do not
+// try to send: they hand the events to their failure handler, which spools
+// them (archives still write, see destination.send). So a slow destination
+// at shutdown costs a replay after restart, not data.
+func (w *worker) lateRoute(b []relaykit.Event) {
+	w.ledger.queued.Add(-int64(len(b)))
+	w.ledger.routed.Add(int64(len(b)))
+	_ = w.routes.Route(w.ended, b)
+}
+
+func newWorker(id int, cfg WorkersConfig, l *ledger, routes *pipeline.Swapper, drain time.Duration) (*worker, error) {
+	ring, err := ringbuffer.NewMPSC[relaykit.Event](cfg.RingSize)
+	if err != nil {
+		return nil, fmt.Errorf("workers.ring_size: %w", err)
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	w := &worker{id: id, ring: ring, ledger: l, routes: routes, ended: ended}
+	w.coll, err = batch.NewCollector(batch.Config[relaykit.Event]{
+		MaxEvents:    cfg.BatchMaxEvents,
+		MaxBytes:     int(cfg.BatchMaxBytes),
+		Size:         func(e relaykit.Event) int { return e.Size() },
+		MaxWait:      cfg.BatchMaxWait,
+		MaxInFlight:  1,
+		DrainTimeout: drain,
+		Hooks: batch.Hooks[relaykit.Event]{
+			// A flush never fails (the route table accounts for every event
+			// itself). Batches the drain deadline caught before a flusher
+			// took them are routed with an ended context: spooled, not lost.
+			OnDrop: func(b []relaykit.Event, _ string) { w.lateRoute(b) },
+		},
+	}, w.flush)
+	if err != nil {
+		return nil, fmt.Errorf("workers: %w", err)
+	}
+	return w, nil
+}
+
+func (w *worker) flush(ctx context.Context, b []relaykit.Event) error {
+	w.ledger.queued.Add(-int64(len(b)))
+	w.ledger.routed.Add(int64(len(b)))
+	_ = w.routes.Route(ctx, b) // destinations account for failures themselves
+	recycle(b)
+	return nil
+}
+
+// Run moves events from the ring to the collector until the ring is closed
+// and empty, then stops the collector, which flushes what is open within
+// its drain timeout. hard ends at the shutdown deadline: an Add still
+// blocked then (destinations stuck) gives up and the event takes the late
+// route (see lateRoute).
+func (w *worker) Run(hard context.Context) error {
+	collCtx, stopColl := context.WithCancel(context.Background())
+	defer stopColl()
+	collDone := make(chan error, 1)
+	go func() { collDone <- w.coll.Run(collCtx) }()
+
+	buf := make([]relaykit.Event, 256)
+	var err error
+	for {
+		n, perr := w.ring.PopBatch(context.Background(), buf)
+		for i := range n {
+			if aerr := w.coll.Add(hard, buf[i]); aerr != nil {
+				w.lateRoute(buf[i : i+1])
+			}
+			buf[i] = relaykit.Event{}
+		}
+		if perr != nil {
+			if !errors.Is(perr, ringbuffer.ErrClosed) {
+				err = perr
+			}
+			break
+		}
+	}
+	stopColl()
+	// A drain timeout is not a loss: late batches were spooled (OnDrop) and
+	// flushes cut short spooled what they had not delivered.
+	if cerr := <-collDone; cerr != nil && !errors.Is(cerr, batch.ErrClosed) && !errors.Is(cerr, batch.ErrDrainTimeout) {
+		err = errors.Join(err, fmt.Errorf("worker %d: %w", w.id, cerr))
+	}
+	return err
+}
