@@ -46,13 +46,13 @@ func TestPadding(t *testing.T) {
 
 func TestHasPointers(t *testing.T) {
 	type flat struct {
-		a int
-		b [4]float64
-		c struct{ d uint8 }
+		A int
+		B [4]float64
+		C struct{ D uint8 }
 	}
 	type withSlice struct {
-		a int
-		b []byte
+		A int
+		B []byte
 	}
 	tests := []struct {
 		name string

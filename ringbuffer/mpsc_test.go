@@ -444,7 +444,7 @@ func TestWakeParkedConsumer(t *testing.T) {
 }
 
 func TestZeroAllocs(t *testing.T) {
-	type payload struct{ a, b, c, d, e, f, g, h uint64 }
+	type payload struct{ A, B, C, D, E, F, G, H uint64 }
 	q, err := ringbuffer.NewMPSC[payload](64)
 	require.NoError(t, err)
 	ctx := t.Context()
@@ -454,9 +454,9 @@ func TestZeroAllocs(t *testing.T) {
 		name string
 		f    func()
 	}{
-		{"TryPush/TryPop", func() { q.TryPush(payload{a: 1}); q.TryPop() }},
-		{"Offer/TryPop", func() { _ = q.Offer(payload{a: 1}); q.TryPop() }},
-		{"Push/Pop", func() { _ = q.Push(ctx, payload{a: 1}); _, _ = q.Pop(ctx) }},
+		{"TryPush/TryPop", func() { q.TryPush(payload{A: 1}); q.TryPop() }},
+		{"Offer/TryPop", func() { _ = q.Offer(payload{A: 1}); q.TryPop() }},
+		{"Push/Pop", func() { _ = q.Push(ctx, payload{A: 1}); _, _ = q.Pop(ctx) }},
 		{"TryPushBatch/Drain", func() { _, _ = q.TryPushBatch(batch); dst = q.Drain(dst[:0], 0) }},
 		{"PushBatch/PopBatch", func() { _, _ = q.PushBatch(ctx, batch); _, _ = q.PopBatch(ctx, dst[:16]) }},
 		{"full", func() { q.TryPush(payload{}); q.TryPush(payload{}) }}, // fills, then refuses
