@@ -22,7 +22,9 @@ const (
 // Field is one extracted key/value pair of an [Event]. Both slices are owned
 // by the Event and are reused by [Event.Reset]; copy them to keep them.
 type Field struct {
-	Key   []byte
+	// Key is the field name, in bytes.
+	Key []byte
+	// Value is the field value, in bytes.
 	Value []byte
 }
 

@@ -34,7 +34,17 @@ type Stats struct {
 
 // BatchCounts counts batches by [Reason].
 type BatchCounts struct {
-	Size, Bytes, Time, Manual, Close uint64
+	// Size counts batches cut at MaxEvents.
+	Size uint64
+	// Bytes counts batches cut because the next item would pass MaxBytes
+	// (or one item was larger than MaxBytes on its own).
+	Bytes uint64
+	// Time counts batches cut by MaxWait since their first item.
+	Time uint64
+	// Manual counts batches cut by Flush.
+	Manual uint64
+	// Close counts batches cut by Close or the end of Run's context.
+	Close uint64
 }
 
 // Total returns the number of batches for all reasons.

@@ -65,6 +65,8 @@ type SendError struct {
 	Err error
 }
 
+// Error returns the destination, the status codes and the cause. It never
+// contains secrets.
 func (e *SendError) Error() string {
 	switch {
 	case e.StatusCode != 0 && e.Code >= 0:
@@ -76,4 +78,5 @@ func (e *SendError) Error() string {
 	}
 }
 
+// Unwrap returns Err, for errors.Is and errors.As.
 func (e *SendError) Unwrap() error { return e.Err }

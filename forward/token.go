@@ -325,6 +325,8 @@ type TokenError struct {
 	Temporary bool
 }
 
+// Error describes the failed token request; the client secret never
+// appears in it.
 func (e *TokenError) Error() string {
 	var b strings.Builder
 	b.WriteString("forward: entra token")

@@ -108,10 +108,12 @@ type SinkError struct {
 	Err error
 }
 
+// Error names the sink, the number of events and the cause.
 func (e *SinkError) Error() string {
 	return fmt.Sprintf("pipeline: sink %s: send %d events: %v", e.Sink, e.Events, e.Err)
 }
 
+// Unwrap returns Err, for errors.Is and errors.As.
 func (e *SinkError) Unwrap() error { return e.Err }
 
 // Named returns s with a name for [Stats], hooks and errors. Without it a
