@@ -8,6 +8,7 @@ import (
 	"github.com/relaykit/relaykit/internal/jsonenc"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -352,11 +353,11 @@ func (st *Sentinel) AppendEvent(dst []byte, e *relaykit.Event) []byte {
 	if e.Flags&relaykit.FlagPriority != 0 {
 		if st.facilityKey != nil {
 			dst = append(dst, st.facilityKey...)
-			dst = appendUint(dst, uint64(e.Priority>>3))
+			dst = strconv.AppendUint(dst, uint64(e.Priority>>3), 10)
 		}
 		if st.severityKey != nil {
 			dst = append(dst, st.severityKey...)
-			dst = appendUint(dst, uint64(e.Priority&7))
+			dst = strconv.AppendUint(dst, uint64(e.Priority&7), 10)
 		}
 	}
 	if st.fieldsKey != nil {

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -449,7 +450,7 @@ func (s *Syslog) encode(batch []relaykit.Event) {
 		if octets {
 			n := len(buf) - msgStart
 			var p [12]byte
-			prefix := append(appendUint(p[:0], uint64(n)), ' ')
+			prefix := append(strconv.AppendUint(p[:0], uint64(n), 10), ' ')
 			shift := msgStart - start - len(prefix)
 			copy(buf[start:], prefix)
 			copy(buf[start+len(prefix):], buf[msgStart:])

@@ -1,6 +1,7 @@
 package forward
 
 import (
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -29,7 +30,7 @@ func (f SyslogFormat) String() string {
 	case SyslogRFC3164:
 		return "rfc3164"
 	default:
-		return "SyslogFormat(" + itoa(int(f)) + ")"
+		return "SyslogFormat(" + strconv.Itoa(int(f)) + ")"
 	}
 }
 
@@ -57,7 +58,7 @@ func (f SyslogFraming) String() string {
 	case SyslogNonTransparent:
 		return "non-transparent"
 	default:
-		return "SyslogFraming(" + itoa(int(f)) + ")"
+		return "SyslogFraming(" + strconv.Itoa(int(f)) + ")"
 	}
 }
 
@@ -96,7 +97,7 @@ func (enc *syslogEncoder) appendMessage(dst []byte, e *relaykit.Event, now int64
 		pri = 191 // facility 23, severity 7: the largest valid PRI
 	}
 	dst = append(dst, '<')
-	dst = appendUint(dst, uint64(pri))
+	dst = strconv.AppendUint(dst, uint64(pri), 10)
 	dst = append(dst, '>')
 
 	host := e.Host
@@ -372,7 +373,7 @@ func appendStamp3164(dst []byte, ns int64) []byte {
 	if day < 10 {
 		dst = append(dst, ' ')
 	}
-	dst = appendUint(dst, uint64(day))
+	dst = strconv.AppendUint(dst, uint64(day), 10)
 	dst = append(dst, ' ')
 	dst = appendPad(dst, uint64(hour), 2)
 	dst = append(dst, ':')
@@ -396,26 +397,4 @@ func appendPad(dst []byte, v uint64, width int) []byte {
 		b[i] = '0'
 	}
 	return append(dst, b[i:]...)
-}
-
-// appendUint appends v in decimal.
-func appendUint(dst []byte, v uint64) []byte {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			break
-		}
-	}
-	return append(dst, b[i:]...)
-}
-
-func itoa(v int) string {
-	if v < 0 {
-		return "-" + string(appendUint(nil, uint64(-v)))
-	}
-	return string(appendUint(nil, uint64(v)))
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -725,21 +726,7 @@ func seqName(name string, seq int) string {
 	if seq == 0 {
 		return name
 	}
-	return name + "." + itoa(seq)
-}
-
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			break
-		}
-	}
-	return string(b[i:])
+	return name + "." + strconv.Itoa(seq)
 }
 
 // maxSeq returns the highest sequence number of files (compressed or not)
