@@ -15,6 +15,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/relaykit/relaykit/internal/testtool"
+
 	"github.com/bradfitz/gomemcache/memcache"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/maxmind/mmdbwriter"
@@ -207,13 +209,7 @@ func BenchmarkGeoIP(b *testing.B) {
 // when the benchmark ends.
 func startMemcached(b *testing.B) string {
 	b.Helper()
-	bin, err := exec.LookPath("memcached")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			b.Fatal("memcached not installed")
-		}
-		b.Skip("memcached not installed; apt-get install memcached")
-	}
+	bin := testtool.Need(b, "memcached", "apt-get install memcached")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

@@ -3,12 +3,13 @@ package enrich_test
 import (
 	"context"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/relaykit/relaykit/internal/testtool"
 
 	"github.com/bradfitz/gomemcache/memcache"
 	"github.com/stretchr/testify/assert"
@@ -24,17 +25,7 @@ const memcachedBin = "/usr/bin/memcached"
 // unless CI is set: then it fails.
 func startMemcached(t testing.TB) string {
 	t.Helper()
-	bin := memcachedBin
-	if _, err := os.Stat(bin); err != nil {
-		if p, lerr := exec.LookPath("memcached"); lerr == nil {
-			bin = p
-		} else {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("memcached not found at %s or in PATH (CI: .ci/run installs it)", memcachedBin)
-			}
-			t.Skipf("memcached not installed (%s); apt-get install memcached, or run .ci/run", memcachedBin)
-		}
-	}
+	bin := testtool.Need(t, "memcached", "apt-get install memcached", memcachedBin)
 	// Reserve a free port, then hand it to memcached.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaykit/relaykit/internal/testtool"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -31,7 +33,7 @@ const syslogNGBin = "/usr/sbin/syslog-ng"
 // its own file.
 type syslogNG struct {
 	t                                  *testing.T
-	dir                                string
+	bin, dir                           string
 	tcpPort, tlsPort, udpPort, bsdPort int
 	caPool                             *x509.CertPool
 	cmd                                *exec.Cmd
@@ -44,10 +46,8 @@ const syslogNGTemplate = `${PRI} ${HOST} ${PROGRAM} ${PID} ${MSGID} ${SDATA} ${M
 
 func startSyslogNG(t *testing.T) *syslogNG {
 	t.Helper()
-	if _, err := os.Stat(syslogNGBin); err != nil {
-		t.Skip("syslog-ng not installed (Debian package syslog-ng-core)")
-	}
 	s := &syslogNG{t: t, dir: t.TempDir()}
+	s.bin = testtool.Need(t, "syslog-ng", "apt-get install syslog-ng-core", syslogNGBin)
 	s.tcpPort, s.tlsPort, s.bsdPort = freeTCPPort(t), freeTCPPort(t), freeTCPPort(t)
 	s.udpPort = freeUDPPort(t)
 	certFile, keyFile := filepath.Join(s.dir, "cert.pem"), filepath.Join(s.dir, "key.pem")
@@ -80,7 +80,7 @@ log { source(s_bsd); destination(d_bsd); };
 func (s *syslogNG) start() {
 	t := s.t
 	t.Helper()
-	cmd := exec.Command(syslogNGBin, "-F",
+	cmd := exec.Command(s.bin, "-F",
 		"-f", filepath.Join(s.dir, "syslog-ng.conf"),
 		"--persist-file="+filepath.Join(s.dir, "persist"),
 		"--pidfile="+filepath.Join(s.dir, "pid"),

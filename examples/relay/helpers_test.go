@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaykit/relaykit/internal/testtool"
+
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -170,11 +172,7 @@ func archivedRecords(t *testing.T, dir string) []archiveRecord {
 
 func needTool(t *testing.T, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		t.Skipf("%s not installed (.ci/run installs it)", name)
-	}
-	return p
+	return testtool.Need(t, name, "see .ci/run for the Debian package")
 }
 
 // runTool runs a client to completion with a deadline and returns its

@@ -1,0 +1,46 @@
+// Package testtool holds helpers for tests that need programs outside Go
+// (memcached, syslog-ng, loggen, logger, openssl, kcat).
+//
+// Locally a test whose program is missing skips with an install hint. Under
+// CI (the CI environment variable set to a non-empty value other than
+// "false") it fails instead: a green CI run means every test ran.
+package testtool
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// InCI reports whether the tests run under CI (CI set, and not "false").
+func InCI() bool {
+	v := os.Getenv("CI")
+	return v != "" && v != "false" && v != "0"
+}
+
+// Need returns the path of the program name, found in PATH or at one of the
+// paths given as alternatives. When it is missing the test is skipped with
+// hint (for example "apt-get install memcached"), or failed under CI.
+func Need(t testing.TB, name, hint string, alternatives ...string) string {
+	t.Helper()
+	for _, p := range alternatives {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	Missing(t, name+" not installed ("+hint+"; .ci/run installs it)")
+	return ""
+}
+
+// Missing skips the test with msg, or fails it under CI, for a
+// precondition other than a program (a second loopback address, say).
+func Missing(t testing.TB, msg string) {
+	t.Helper()
+	if InCI() {
+		t.Fatal("CI: " + msg)
+	}
+	t.Skip(msg)
+}
