@@ -14,6 +14,10 @@ import (
 
 // Lookup maps keys to values in some store: a memcached server
 // ([Memcached]), a static table ([Table]), or a [Cache] in front of either.
+//
+// Get is called from many goroutines at once (every worker's enrichers, a
+// Cache's loads), so an implementation must be safe for concurrent use; the
+// ones in this package are.
 type Lookup interface {
 	// Get returns the value stored for key and true, or false when there is
 	// none. key is read only during the call. The returned value is

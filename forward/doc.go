@@ -92,6 +92,7 @@
 //
 // # Testing
 //
-// Package forward/forwardtest provides protocol-faithful test servers for
-// the destinations and TestSink, a conformance suite for any Sink.
+// Package [github.com/relaykit/relaykit/forward/forwardtest] provides
+// protocol-faithful test servers for the destinations and TestSink, a
+// conformance suite for any Sink.
 package forward

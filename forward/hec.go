@@ -585,6 +585,7 @@ func (h *HEC) pollAck(ctx context.Context, body, key string) (bool, error) {
 		return false, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	setUserAgent(req)
 	_ = h.prepare(req)
 	resp, err := h.s.client.Do(req)
 	if err != nil {
@@ -619,6 +620,7 @@ func (h *HEC) checkHealth(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	setUserAgent(req)
 	resp, err := h.s.client.Do(req)
 	if err != nil {
 		return scrubURLError(err)

@@ -535,6 +535,7 @@ func (s *sender) exchange(ctx context.Context, r *request, wire []byte) (*http.R
 		return nil, nil, err
 	}
 	req.ContentLength = int64(len(wire))
+	setUserAgent(req)
 	req.Header.Set("Content-Type", s.p.contentType)
 	if !s.cfg.DisableGzip {
 		req.Header.Set("Content-Encoding", "gzip")

@@ -284,7 +284,7 @@ func NewEntraTokenSource(cfg EntraConfig) (*EntraTokenSource, error) {
 			Scopes:       []string{scope},
 			AuthStyle:    oauth2.AuthStyleInParams,
 		},
-		client: client,
+		client: userAgentClient(client),
 		secret: cfg.ClientSecret,
 		log:    logger,
 	}, nil
