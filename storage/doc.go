@@ -84,12 +84,13 @@
 //
 // A spool is a directory of segment files named by a 20-digit sequence
 // number (00000000000000000001.seg, ...) and a file named position. A
-// segment starts with the 8-byte magic "RKSPOOL1" and holds records; a
+// segment starts with the 8-byte magic "RKSPOOL2" and holds records; a
 // record is one batch:
 //
 //	length  uint32 LE   payload length in bytes
 //	crc     uint32 LE   CRC-32C (Castagnoli) of the payload
-//	payload             uvarint event count, then per event:
+//	payload             uvarint event count, varint append time (unix ns),
+//	                    then per event:
 //	                    varint ReceiveTime, varint Time, byte Priority,
 //	                    uvarint Flags, then Host, Source, SourceType, Index,
 //	                    Raw as uvarint length + bytes, then uvarint field
