@@ -1,0 +1,226 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/relaykit/relaykit/forward/forwardtest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// userConfig is the embedded default configuration with what a user adds
+// for HEC: listeners on free loopback ports, data directories, and one HEC
+// destination behind a non-final route in front of the default archive
+// route. Everything else — retry budget, spool mode, batch sizes, probe
+// interval, worker count — is as shipped.
+func userConfig(t *testing.T, hec *forwardtest.HECServer) Config {
+	t.Helper()
+	cfg, err := LoadConfig("")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	cfg.Inputs.SyslogUDP[0].Listen = "127.0.0.1:0"
+	cfg.Inputs.SyslogTCP[0].Listen = "127.0.0.1:0"
+	cfg.Metrics.Listen = "127.0.0.1:0"
+	cfg.Spool.Dir = filepath.Join(dir, "spool")
+	cfg.DeadLetter.Dir = filepath.Join(dir, "deadletter")
+	a := cfg.Destinations["archive"]
+	a.Dir = filepath.Join(dir, "archive")
+	cfg.Destinations["archive"] = a
+	cfg.Destinations["hec"] = DestinationConfig{Type: "hec", URL: hec.URL, Token: Secret(hec.Token())}
+	cfg.Routes = append([]RouteConfig{{Name: "to-hec", Destinations: []string{"hec"}}}, cfg.Routes...)
+	require.NoError(t, cfg.Validate())
+	return cfg
+}
+
+// loadSender sends numbered syslog messages ("<prefix> <seq>") at a fixed
+// rate over TCP (LF framing, one write per tick) or UDP (one datagram per
+// message) from 127.0.0.1, and records the longest TCP write.
+type loadSender struct {
+	network, addr, prefix string
+	rate                  int // events per second
+
+	sent     atomic.Int64
+	maxWrite atomic.Int64 // ns
+}
+
+const tick = 10 * time.Millisecond
+
+// run sends until stop is closed.
+func (l *loadSender) run(t *testing.T, stop <-chan struct{}) {
+	conn, err := net.Dial(l.network, l.addr)
+	if !assert.NoError(t, err) {
+		return
+	}
+	defer conn.Close()
+	per := l.rate * int(tick) / int(time.Second)
+	tk := time.NewTicker(tick)
+	defer tk.Stop()
+	var buf []byte
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tk.C:
+		}
+		buf = buf[:0]
+		for range per {
+			seq := l.sent.Load()
+			msg := fmt.Appendf(nil, "<14>1 2026-11-22T01:00:00Z h app - - - %s %d", l.prefix, seq)
+			if l.network == "udp" {
+				if _, err := conn.Write(msg); !assert.NoError(t, err) {
+					return
+				}
+			} else {
+				buf = append(append(buf, msg...), '\n')
+			}
+			l.sent.Add(1)
+		}
+		if l.network == "tcp" {
+			began := time.Now()
+			if _, err := conn.Write(buf); !assert.NoError(t, err) {
+				return
+			}
+			if d := int64(time.Since(began)); d > l.maxWrite.Load() {
+				l.maxWrite.Store(d)
+			}
+		}
+	}
+}
+
+// TestOutageDefaults: HEC answers 503 (and reports unhealthy) for 20 s
+// under 5,000 events/s, with the shipped defaults. Nothing is lost, the
+// archive keeps its full rate, the TCP sender is never held up, delivery
+// resumes within 2 s of the recovery, the backlog is replayed in order
+// behind which live traffic waits, and the ledger balances. Each case
+// takes about 30 s; they run in parallel.
+func TestOutageDefaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("30 s outage")
+	}
+	for _, tc := range []struct {
+		network, mode string
+	}{
+		{"udp", spoolAlways},
+		{"tcp", spoolAlways},
+		{"tcp", spoolOnFailure},
+	} {
+		t.Run(tc.network+"/"+tc.mode, func(t *testing.T) {
+			t.Parallel()
+			hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+			cfg := userConfig(t, hec)
+			if tc.mode != cfg.Spool.Mode {
+				d := cfg.Destinations["hec"]
+				d.Spool.Mode = tc.mode
+				cfg.Destinations["hec"] = d
+			}
+			tr := startRelay(t, cfg)
+			ls := &loadSender{network: tc.network, addr: tr.addr(tc.network), prefix: "outage", rate: 5000}
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Go(func() { ls.run(t, stop) })
+			defer func() {
+				select {
+				case <-stop:
+				default:
+					close(stop)
+				}
+				wg.Wait()
+			}()
+
+			waitFor(t, 10*time.Second, func() bool { return len(hec.Events()) > 5000 }, "HEC receiving")
+			hec.SetDown(true)
+			downAt := time.Now()
+			archivedAtDown := tr.Ledger().Dest["archive"].Delivered
+			sentAtDown := ls.sent.Load()
+			waitFor(t, 30*time.Second, func() bool { return time.Since(downAt) >= 20*time.Second }, "20 s of outage")
+			// Isolation: the archive kept the offered rate.
+			sentDuring := ls.sent.Load() - sentAtDown
+			archivedDuring := tr.Ledger().Dest["archive"].Delivered - archivedAtDown
+			assert.Greater(t, sentDuring, int64(90_000), "offered load during the outage")
+			assert.GreaterOrEqual(t, archivedDuring, sentDuring-int64(cfg.Workers.BatchMaxEvents*cfg.Workers.Count),
+				"archive rate during the HEC outage")
+			during := tr.Ledger()
+			assert.Positive(t, during.Dest["hec"].Backlog, "HEC backlog on disk")
+			assert.Zero(t, during.DroppedTotal(), "nothing dropped during the outage: %s", during)
+
+			before := len(hec.Events())
+			hec.SetDown(false)
+			upAt := time.Now()
+			waitFor(t, 10*time.Second, func() bool { return len(hec.Events()) > before }, "delivery after recovery")
+			resumed := time.Since(upAt)
+			t.Logf("%s/%s: delivery resumed %v after recovery; spool backlog was %d events, %d bytes; longest TCP write %v",
+				tc.network, tc.mode, resumed.Round(time.Millisecond), during.Dest["hec"].Backlog, during.Dest["hec"].BacklogBytes,
+				time.Duration(ls.maxWrite.Load()).Round(time.Microsecond))
+			assert.LessOrEqual(t, resumed, 2*time.Second, "delivery resumes within 2 s of the recovery")
+
+			// Live traffic for 3 s more, then stop and wait for the replay.
+			waitFor(t, 10*time.Second, func() bool { return time.Since(upAt) >= 3*time.Second }, "traffic after recovery")
+			close(stop)
+			wg.Wait()
+			total := ls.sent.Load()
+			waitFor(t, 60*time.Second, func() bool {
+				s := tr.Ledger()
+				return s.Dest["hec"].Delivered == total && s.Dest["archive"].Delivered == total && s.Spooled == 0
+			}, "backlog replayed")
+			drained := time.Since(upAt)
+			s := tr.stop(t)
+			checkBalanced(t, s)
+			assert.Equal(t, total, s.Received, "0 lost at the input")
+			assert.Zero(t, s.DroppedTotal())
+			assert.Equal(t, total, s.Dest["hec"].Delivered)
+
+			// HEC: every message, duplicates within one batch, in order
+			// except at most that one batch.
+			counts := hec.Counts()
+			var dups int
+			for i := range total {
+				n := counts["outage "+strconv.FormatInt(i, 10)]
+				if !assert.Positive(t, n, "message %d lost", i) {
+					break
+				}
+				dups += n - 1
+			}
+			assert.LessOrEqual(t, dups, cfg.Workers.BatchMaxEvents, "at most one batch duplicated")
+			assert.Equal(t, int64(dups), s.Dest["hec"].Duplicated, "duplicates counted")
+			if tc.network == "tcp" {
+				assert.LessOrEqual(t, time.Duration(ls.maxWrite.Load()), cfg.Workers.BatchMaxWait,
+					"the TCP sender was never held up longer than a batch wait")
+				assertOrdered(t, hec.Messages(), "outage ")
+			}
+			t.Logf("%s/%s: %d events, %d duplicated, backlog drained %v after recovery",
+				tc.network, tc.mode, total, dups, drained.Round(time.Millisecond))
+		})
+	}
+}
+
+// assertOrdered checks that the numbered messages arrived in increasing
+// order, apart from re-sent duplicates (a message seen before).
+func assertOrdered(t *testing.T, msgs []string, prefix string) {
+	t.Helper()
+	seen := map[int64]bool{}
+	last := int64(-1)
+	for _, m := range msgs {
+		v, ok := strings.CutPrefix(m, prefix)
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		require.NoError(t, err)
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		if !assert.Greater(t, n, last, "message %d arrived after %d", n, last) {
+			return
+		}
+		last = n
+	}
+}
