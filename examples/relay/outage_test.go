@@ -60,9 +60,9 @@ func (l *loadSender) run(t *testing.T, stop <-chan struct{}) {
 		return
 	}
 	defer conn.Close()
-	per := l.rate * int(tick) / int(time.Second)
 	tk := time.NewTicker(tick)
 	defer tk.Stop()
+	began := time.Now()
 	var buf []byte
 	for {
 		select {
@@ -71,7 +71,9 @@ func (l *loadSender) run(t *testing.T, stop <-chan struct{}) {
 		case <-tk.C:
 		}
 		buf = buf[:0]
-		for range per {
+		// Paced by the clock, not the ticks: a late tick catches up.
+		due := int64(time.Since(began).Seconds()*float64(l.rate)) - l.sent.Load()
+		for range due {
 			seq := l.sent.Load()
 			msg := fmt.Appendf(nil, "<14>1 2026-11-22T01:00:00Z h app - - - %s %d", l.prefix, seq)
 			if l.network == "udp" {
@@ -100,10 +102,14 @@ func (l *loadSender) run(t *testing.T, stop <-chan struct{}) {
 // archive keeps its full rate, the TCP sender is never held up, delivery
 // resumes within 2 s of the recovery, the backlog is replayed in order
 // behind which live traffic waits, and the ledger balances. Each case
-// takes about 30 s; they run in parallel.
+// takes about 30 s; they run in parallel (two at a time on 2 CPUs: about
+// 60 s in all).
 func TestOutageDefaults(t *testing.T) {
-	if testing.Short() {
-		t.Skip("30 s outage")
+	if raceEnabled {
+		// The race detector slows the relay and the test servers several
+		// times over, and the timings are the point of this test. The same
+		// code runs under -race in the shorter spool tests.
+		t.Skip("timing test: skipped under the race detector")
 	}
 	for _, tc := range []struct {
 		network, mode string
@@ -222,5 +228,99 @@ func assertOrdered(t *testing.T, msgs []string, prefix string) {
 			return
 		}
 		last = n
+	}
+}
+
+// TestSpoolFullPolicies: HEC is down and the spool (256 KiB, about 5,000
+// events) overflows under 20,000 events. Each policy accounts for every
+// event: block holds TCP senders back (and loses nothing) or counts UDP
+// datagrams as queue_full; drop_newest and drop_oldest count what they drop
+// and deliver the rest once HEC is back. About 10 s per case, in parallel.
+func TestSpoolFullPolicies(t *testing.T) {
+	const total = 20000
+	for _, tc := range []struct {
+		full, network string
+	}{
+		{fullBlock, "tcp"},
+		{fullBlock, "udp"},
+		{fullDropNewest, "tcp"},
+		{fullDropOldest, "tcp"},
+	} {
+		t.Run(tc.full+"/"+tc.network, func(t *testing.T) {
+			t.Parallel()
+			hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+			hec.SetDown(true)
+			cfg := userConfig(t, hec)
+			cfg.Spool.MaxSize = 256 << 10
+			d := cfg.Destinations["hec"]
+			d.Spool.Full = tc.full
+			cfg.Destinations["hec"] = d
+			tr := startRelay(t, cfg)
+
+			ls := &loadSender{network: tc.network, addr: tr.addr(tc.network), prefix: "full", rate: 10000}
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Go(func() { ls.run(t, stop) })
+			waitFor(t, 20*time.Second, func() bool { return ls.sent.Load() >= total }, "load sent")
+			close(stop)
+			wg.Wait()
+			sent := ls.sent.Load()
+			switch {
+			case tc.full == fullBlock && tc.network == "tcp":
+				// The relay stops reading: the sender's data waits in
+				// socket buffers, none of it is lost.
+				waitFor(t, 20*time.Second, func() bool {
+					s := tr.Ledger()
+					return s.Dest["hec"].BacklogBytes > int64(cfg.Spool.MaxSize)*3/4 && s.Received < sent
+				}, "spool full, input held back")
+			case tc.full == fullBlock:
+				// The workers wait for room; the UDP readers go on and count
+				// what the full rings cannot take.
+				waitFor(t, 20*time.Second, func() bool {
+					s := tr.Ledger()
+					return s.Received == sent && s.Dropped[dropQueueFull] > 0
+				}, "every datagram counted, the excess as queue_full")
+			default:
+				waitFor(t, 20*time.Second, func() bool {
+					s := tr.Ledger()
+					return s.Received == sent && s.Queued == 0 && s.Dest["hec"].Memory == 0 &&
+						s.Dest["hec"].In == s.Routed && s.Dest["archive"].Delivered+s.Dropped[dropQueueFull] == sent
+				}, "every datagram or message accounted for")
+			}
+			full := tr.Ledger()
+			t.Logf("%s/%s while HEC is down: %s", tc.full, tc.network, full)
+
+			hec.SetDown(false)
+			waitFor(t, 30*time.Second, func() bool {
+				s := tr.Ledger()
+				h := s.Dest["hec"]
+				return s.Received == sent && s.Queued == 0 && h.Backlog == 0 && h.Memory == 0 && h.In == s.Routed
+			}, "backlog delivered after recovery")
+			s := tr.stop(t)
+			checkBalanced(t, s)
+			h := s.Dest["hec"]
+			assert.Equal(t, sent, s.Received, "every event received (and counted)")
+			assert.Equal(t, h.Delivered, int64(len(hec.Events())), "HEC got what the ledger says, no duplicates")
+			assert.Equal(t, s.Routed, h.Delivered+h.Dropped, "HEC: delivered + dropped{reason}")
+			switch tc.full {
+			case fullBlock:
+				assert.Zero(t, h.Dropped)
+				if tc.network == "tcp" {
+					assert.Zero(t, s.DroppedTotal(), "backpressure, no loss")
+					assert.Equal(t, sent, h.Delivered)
+				} else {
+					assert.Positive(t, s.Dropped[dropQueueFull], "UDP datagrams the blocked workers could not take")
+					assert.Equal(t, s.Dropped[dropQueueFull], s.DroppedTotal())
+				}
+			case fullDropNewest:
+				assert.Positive(t, s.Dropped[dropSpoolFull])
+				assert.Equal(t, s.Dropped[dropSpoolFull], h.Dropped)
+				assert.Equal(t, 1, hec.Counts()["full 0"], "the oldest event was kept")
+			case fullDropOldest:
+				assert.Positive(t, s.Dropped[dropSpoolOldest])
+				assert.Equal(t, s.Dropped[dropSpoolOldest], h.Dropped)
+				assert.Equal(t, 1, hec.Counts()["full "+strconv.FormatInt(sent-1, 10)], "the newest event was kept")
+			}
+		})
 	}
 }
