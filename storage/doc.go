@@ -124,8 +124,15 @@
 // of its segment, and counted in [SpoolStats.Corrupt].
 //
 // When the spool holds [SpoolConfig.MaxBytes], Append refuses new batches
-// with [ErrSpoolFull] and writes nothing: the caller counts them (the relay
-// counts them as dropped). Unread data is never overwritten.
+// with [ErrSpoolFull] and writes nothing: the caller counts them, waits for
+// room, or calls [Spool.Discard] to drop the oldest segment. Unread data is
+// never overwritten silently.
+//
+// The spool knows its backlog ([SpoolStats] Batches, Events and Oldest):
+// every record carries its event count and append time in the first bytes
+// of its payload, and [OpenSpool] reads them from the record headers of the
+// unread segments, so a restarted process knows exactly what an earlier one
+// left.
 //
 // # Concurrency
 //
