@@ -360,6 +360,9 @@ func (d *destination) Run(ctx context.Context) {
 			progressed = progressed || p
 		}
 		if failed {
+			// The destination is down: what waits in memory goes to disk
+			// now (behind the retry spool, ahead of the spool: its order).
+			d.spoolMemory()
 			// Probe again after a backoff: 100 ms doubling up to probeMax.
 			wait = min(max(2*wait, 100*time.Millisecond), d.probeMax)
 			t := time.NewTimer(wait)
@@ -424,6 +427,20 @@ func (d *destination) sendMemory(ctx context.Context, mb *memBatch, acct *callAc
 	d.stats.delivered.Add(n - acct.failed - acct.rejected)
 	if acct.failed > 0 {
 		d.toRetry(acct.evs)
+	}
+}
+
+// spoolMemory moves every batch of the memory queue to the retry spool.
+func (d *destination) spoolMemory() {
+	for {
+		select {
+		case mb := <-d.queue:
+			d.toRetry(mb.evs)
+			d.stats.memory.Add(-int64(len(mb.evs)))
+			mb.release()
+		default:
+			return
+		}
 	}
 }
 
