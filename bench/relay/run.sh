@@ -8,7 +8,8 @@
 #            (load from "tools send", or loggen -R with B_LOADGEN=loggen)
 #   c        syslog UDP -> archive at 200 k datagrams/s
 #   d        syslog UDP at 50 k ev/s -> HEC that answers 503 for D_OUTAGE (60) s,
-#            then recovers: drops, spool bytes, replay rate, time to drain
+#            then recovers: drops, spool bytes, replay rate, time to drain;
+#            D_TIMELINE=file keeps the per-second timeline (bench/results format)
 #   e        syslog TCP at 20 k ev/s -> HEC; HEC goes down, the relay is killed
 #            with SIGKILL 1 s later (inside the in-memory retry budget) and
 #            restarted with HEC back: lost and duplicated events per spool mode
@@ -301,6 +302,22 @@ scenario_d() {
 	before=$(awk '/^Udp:/ {n++} /^Udp:/ && n == 2 {print $6}' /proc/net/snmp)
 	loggen --inet --dgram --rate 50000 --interval $((out + 10)) -Q 127.0.0.1 "$port" >"$d/loggen.txt" 2>&1 &
 	local lpid=$!
+	# Timeline for bench/results/outage-timeline.tsv: one sample a second.
+	local t_start
+	t_start=$(now_s)
+	{
+		echo "# outage: 0 $out"
+		printf 't_s\tin\tdelivered\tspool_backlog\n'
+		while :; do
+			printf '%s\t%s\t%s\t%s\n' "$(awk -v a="$t_start" -v b="$(now_s)" 'BEGIN {printf "%.1f", b - a}')" \
+				"$(metric "$mport" relay_input_received_events_total)" \
+				"$(metric "$mport" 'relay_destination_delivered_events_total{destination="hec"')" \
+				"$(metric "$mport" 'relay_spool_events{destination="hec"}')"
+			sleep 1
+		done
+	} >"$d/timeline.tsv" &
+	local tpid=$!
+	pids+=("$tpid")
 	sleep "$out"
 	local sbytes sevents
 	sbytes=$(metric "$mport" 'relay_spool_bytes{destination="hec"}')
@@ -321,6 +338,9 @@ scenario_d() {
 		sleep 0.1
 	done
 	t1=$(now_s)
+	sleep 2
+	kill "$tpid" 2>/dev/null || true
+	[ -n "${D_TIMELINE:-}" ] && cp "$d/timeline.tsv" "$D_TIMELINE"
 	after=$(awk '/^Udp:/ {n++} /^Udp:/ && n == 2 {print $6}' /proc/net/snmp)
 	local cpu rss drops
 	cpu=$(cpu_s "$rpid")
