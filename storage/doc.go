@@ -84,12 +84,13 @@
 //
 // A spool is a directory of segment files named by a 20-digit sequence
 // number (00000000000000000001.seg, ...) and a file named position. A
-// segment starts with the 8-byte magic "RKSPOOL1" and holds records; a
+// segment starts with the 8-byte magic "RKSPOOL2" and holds records; a
 // record is one batch:
 //
 //	length  uint32 LE   payload length in bytes
 //	crc     uint32 LE   CRC-32C (Castagnoli) of the payload
-//	payload             uvarint event count, then per event:
+//	payload             uvarint event count, varint append time (unix ns),
+//	                    then per event:
 //	                    varint ReceiveTime, varint Time, byte Priority,
 //	                    uvarint Flags, then Host, Source, SourceType, Index,
 //	                    Raw as uvarint length + bytes, then uvarint field
@@ -123,8 +124,15 @@
 // of its segment, and counted in [SpoolStats.Corrupt].
 //
 // When the spool holds [SpoolConfig.MaxBytes], Append refuses new batches
-// with [ErrSpoolFull] and writes nothing: the caller counts them (the relay
-// counts them as dropped). Unread data is never overwritten.
+// with [ErrSpoolFull] and writes nothing: the caller counts them, waits for
+// room, or calls [Spool.Discard] to drop the oldest segment. Unread data is
+// never overwritten silently.
+//
+// The spool knows its backlog ([SpoolStats] Batches, Events and Oldest):
+// every record carries its event count and append time in the first bytes
+// of its payload, and [OpenSpool] reads them from the record headers of the
+// unread segments, so a restarted process knows exactly what an earlier one
+// left.
 //
 // # Concurrency
 //

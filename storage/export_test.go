@@ -1,6 +1,10 @@
 package storage
 
-import "github.com/relaykit/relaykit"
+import (
+	"time"
+
+	"github.com/relaykit/relaykit"
+)
 
 // BreakFile closes the active file behind the Writer's back, so that the
 // next write to it fails.
@@ -14,7 +18,9 @@ func (w *Writer) BreakFile() {
 func DecodeBatch(p []byte) ([]relaykit.Event, error) { return decodeBatch(p, nil) }
 
 // AppendRecord exposes the record encoder.
-func AppendRecord(dst []byte, batch []relaykit.Event) []byte { return appendRecord(dst, batch) }
+func AppendRecord(dst []byte, batch []relaykit.Event) []byte {
+	return appendRecord(dst, batch, time.Now().UnixNano())
+}
 
 // ScanSegment exposes the segment scanner used to cut a torn tail.
 var ScanSegment = scanSegment

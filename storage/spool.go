@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/relaykit/relaykit"
 )
@@ -77,10 +78,20 @@ type SpoolStats struct {
 	Corrupt int64
 	// TornBytes counts bytes of an incomplete last record cut at open.
 	TornBytes int64
+	// Discarded and DiscardedEvents count batches and events
+	// [Spool.Discard] removed unread.
+	Discarded, DiscardedEvents int64
 	// Bytes is the current size of the segment files, in bytes.
 	Bytes int64
 	// Segments is the current number of segment files.
 	Segments int
+	// Batches and Events are the backlog: batches and events appended and
+	// not yet replayed or discarded, those left by an earlier process
+	// included (counted from the record headers at open).
+	Batches, Events int64
+	// Oldest is when the oldest batch of the backlog was appended; zero
+	// when the backlog is empty.
+	Oldest time.Time
 }
 
 // Spool is a disk queue of batches: [Spool.Append] writes a batch as one
@@ -104,6 +115,9 @@ type Spool struct {
 	nextID uint64
 	closed bool
 	err    error
+	// backlog: unread records, their events, append time (unix ns) of the
+	// first one (0 when none).
+	pendBatches, pendEvents, oldest int64
 
 	rmu    sync.Mutex
 	rID    uint64
@@ -117,6 +131,7 @@ type Spool struct {
 	appended, appendedEvents atomic.Int64
 	replayed, replayedEvents atomic.Int64
 	refused, corrupt, torn   atomic.Int64
+	discarded, discardedEv   atomic.Int64
 }
 
 type segInfo struct {
@@ -243,7 +258,69 @@ func (s *Spool) load() error {
 	if s.rID == last.id && s.rOff > last.size {
 		s.rOff = last.size
 	}
+	return s.recountLocked()
+}
+
+// recountLocked sets the backlog from the record headers of every unread
+// segment. s.mu is held (or the spool not shared yet).
+func (s *Spool) recountLocked() error {
+	s.pendBatches, s.pendEvents, s.oldest = 0, 0, 0
+	for _, sg := range s.segs {
+		if sg.id < s.rID {
+			continue
+		}
+		off := segHeader
+		if sg.id == s.rID {
+			off = s.rOff
+		}
+		b, e, first, err := s.walk(sg.id, off, sg.size, -1)
+		if err != nil {
+			return err
+		}
+		if s.pendBatches == 0 && b > 0 {
+			s.oldest = first
+		}
+		s.pendBatches += b
+		s.pendEvents += e
+	}
 	return nil
+}
+
+// walk reads the record headers of segment id in [off, end), at most limit
+// records (all when negative), and returns the number of records, their
+// events and the append time of the first. It stops at the first invalid
+// header (the rest is handled by Replay, which counts it corrupt).
+func (s *Spool) walk(id uint64, off, end int64, limit int) (batches, events, first int64, err error) {
+	if off >= end {
+		return 0, 0, 0, nil
+	}
+	f, err := os.Open(s.segPath(id))
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("storage: spool: %w", err)
+	}
+	defer f.Close()
+	var buf [recHeader + maxMetaLen]byte
+	for off < end && (limit < 0 || batches < int64(limit)) {
+		n, _ := f.ReadAt(buf[:], off)
+		if n < recHeader {
+			break
+		}
+		plen, _, ok := checkRecordHeader(buf[:recHeader], end-off)
+		if !ok {
+			break
+		}
+		ev, t, ok := recordMeta(buf[recHeader:min(n, recHeader+plen)])
+		if !ok {
+			break
+		}
+		if batches == 0 {
+			first = t
+		}
+		batches++
+		events += ev
+		off += recHeader + int64(plen)
+	}
+	return batches, events, first, nil
 }
 
 func cmpU64(a, b uint64) int {
@@ -359,8 +436,9 @@ func (s *Spool) Append(batch []relaykit.Event) error {
 		return nil
 	}
 	bp := s.pool.Get().(*[]byte)
-	rec := appendRecord((*bp)[:0], batch)
-	err := s.appendRecord(rec, len(batch))
+	now := time.Now().UnixNano()
+	rec := appendRecord((*bp)[:0], batch, now)
+	err := s.appendRecord(rec, len(batch), now)
 	if cap(rec) <= 4<<20 {
 		*bp = rec[:0]
 	}
@@ -368,7 +446,7 @@ func (s *Spool) Append(batch []relaykit.Event) error {
 	return err
 }
 
-func (s *Spool) appendRecord(rec []byte, events int) error {
+func (s *Spool) appendRecord(rec []byte, events int, now int64) error {
 	n := int64(len(rec))
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -417,6 +495,11 @@ func (s *Spool) appendRecord(rec []byte, events int) error {
 	}
 	last.size += n
 	s.bytes += n
+	if s.pendBatches == 0 {
+		s.oldest = now
+	}
+	s.pendBatches++
+	s.pendEvents += int64(events)
 	s.appended.Add(1)
 	s.appendedEvents.Add(int64(events))
 	return nil
@@ -572,7 +655,12 @@ func (s *Spool) replayOne(seg segInfo, fn func([]relaykit.Event) error) error {
 	skip := func() error {
 		s.corrupt.Add(1)
 		s.rOff = seg.size
-		return s.writePosition()
+		if err := s.writePosition(); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.recountLocked()
 	}
 	var h [recHeader]byte
 	if _, err := s.rf.ReadAt(h[:], s.rOff); err != nil {
@@ -592,9 +680,15 @@ func (s *Spool) replayOne(seg segInfo, fn func([]relaykit.Event) error) error {
 	events, err := decodeBatch(p, s.events)
 	s.events = events[:0]
 	if err != nil {
-		s.corrupt.Add(1)
 		s.rOff += recHeader + int64(n)
-		return s.writePosition()
+		return skip()
+	}
+	if _, t, ok := recordMeta(p); ok {
+		s.mu.Lock()
+		if s.pendBatches > 0 {
+			s.oldest = t
+		}
+		s.mu.Unlock()
 	}
 	if err := fn(events); err != nil {
 		return err
@@ -602,24 +696,93 @@ func (s *Spool) replayOne(seg segInfo, fn func([]relaykit.Event) error) error {
 	s.rOff += recHeader + int64(n)
 	s.replayed.Add(1)
 	s.replayedEvents.Add(int64(len(events)))
+	s.mu.Lock()
+	s.pendBatches--
+	s.pendEvents -= int64(len(events))
+	if s.pendBatches <= 0 {
+		s.pendBatches, s.pendEvents, s.oldest = 0, 0, 0
+	}
+	s.mu.Unlock()
 	return s.writePosition()
+}
+
+// Discard removes the unread records of the oldest segment file (all of
+// it, or what is left of it past the read position) to make room, and
+// returns how many batches and events it removed. It is how a caller
+// implements a drop-oldest policy: space is freed a segment at a time
+// ([SpoolConfig.SegmentBytes]), so one call usually makes room for many
+// Appends. It returns 0, 0, nil when the spool is empty and ErrClosed
+// after Close. Discard waits for a running Replay callback to return.
+func (s *Spool) Discard() (batches, events int64, err error) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, 0, ErrClosed
+	}
+	i, _ := slices.BinarySearchFunc(s.segs, s.rID, func(sg segInfo, id uint64) int { return cmpU64(sg.id, id) })
+	if i == len(s.segs) {
+		return 0, 0, nil
+	}
+	seg := s.segs[i]
+	off := segHeader
+	if seg.id == s.rID {
+		off = s.rOff
+	}
+	batches, events, _, err = s.walk(seg.id, off, seg.size, -1)
+	if err != nil {
+		return 0, 0, err
+	}
+	if i == len(s.segs)-1 && s.w != nil {
+		if err := s.w.Close(); err != nil {
+			return 0, 0, fmt.Errorf("storage: spool: %w", err)
+		}
+		s.w = nil
+	}
+	s.closeReader()
+	s.rID, s.rOff = seg.id+1, segHeader
+	if err := s.writePosition(); err != nil {
+		return 0, 0, err
+	}
+	if err := os.Remove(s.segPath(seg.id)); err != nil {
+		return 0, 0, fmt.Errorf("storage: spool: remove discarded segment: %w", err)
+	}
+	s.segs = slices.Delete(s.segs, i, i+1)
+	s.bytes -= seg.size
+	s.discarded.Add(batches)
+	s.discardedEv.Add(events)
+	if err := s.recountLocked(); err != nil {
+		return batches, events, err
+	}
+	return batches, events, nil
 }
 
 // Stats returns a snapshot of the counters.
 func (s *Spool) Stats() SpoolStats {
 	s.mu.Lock()
 	bytes, segs := s.bytes, len(s.segs)
+	pb, pe, oldest := s.pendBatches, s.pendEvents, s.oldest
 	s.mu.Unlock()
+	var ot time.Time
+	if oldest != 0 {
+		ot = time.Unix(0, oldest)
+	}
 	return SpoolStats{
-		Appended:       s.appended.Load(),
-		AppendedEvents: s.appendedEvents.Load(),
-		Replayed:       s.replayed.Load(),
-		ReplayedEvents: s.replayedEvents.Load(),
-		Refused:        s.refused.Load(),
-		Corrupt:        s.corrupt.Load(),
-		TornBytes:      s.torn.Load(),
-		Bytes:          bytes,
-		Segments:       segs,
+		Batches:         pb,
+		Events:          pe,
+		Oldest:          ot,
+		Discarded:       s.discarded.Load(),
+		DiscardedEvents: s.discardedEv.Load(),
+		Appended:        s.appended.Load(),
+		AppendedEvents:  s.appendedEvents.Load(),
+		Replayed:        s.replayed.Load(),
+		ReplayedEvents:  s.replayedEvents.Load(),
+		Refused:         s.refused.Load(),
+		Corrupt:         s.corrupt.Load(),
+		TornBytes:       s.torn.Load(),
+		Bytes:           bytes,
+		Segments:        segs,
 	}
 }
 

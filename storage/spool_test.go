@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -230,7 +231,7 @@ func TestSpoolTornTailIsCut(t *testing.T) {
 
 func TestSpoolFull(t *testing.T) {
 	dir := t.TempDir()
-	size := int64(len("RKSPOOL1")) // segment header
+	size := int64(len("RKSPOOL2")) // segment header
 	for i := range 3 {
 		size += int64(len(storage.AppendRecord(nil, numbered(i, 10))))
 	}
@@ -434,10 +435,10 @@ func FuzzDecodeBatch(f *testing.F) {
 }
 
 func FuzzScanSegment(f *testing.F) {
-	seg := append([]byte("RKSPOOL1"), storage.AppendRecord(nil, numbered(1, 2))...)
+	seg := append([]byte("RKSPOOL2"), storage.AppendRecord(nil, numbered(1, 2))...)
 	f.Add(seg)
 	f.Add(seg[:len(seg)-3])
-	f.Add([]byte("RKSPOOL1\xff\xff\xff\xff\x00\x00\x00\x00"))
+	f.Add([]byte("RKSPOOL2\xff\xff\xff\xff\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		off := storage.ScanSegment(strings.NewReader(string(data)), int64(len(data)))
 		assert.GreaterOrEqual(t, off, int64(0))
@@ -448,7 +449,7 @@ func FuzzScanSegment(f *testing.F) {
 func FuzzSpoolOpen(f *testing.F) {
 	// Arbitrary bytes as the only segment: opening and replaying never
 	// panics, and replay stops at the cut.
-	seg := append([]byte("RKSPOOL1"), storage.AppendRecord(nil, numbered(1, 2))...)
+	seg := append([]byte("RKSPOOL2"), storage.AppendRecord(nil, numbered(1, 2))...)
 	f.Add(seg)
 	f.Add(append(seg, 1, 2, 3))
 	f.Add([]byte("garbage"))
@@ -554,4 +555,98 @@ func TestSpoolReplayCrash(t *testing.T) {
 	assert.Contains(t, []int{last, last + 1}, got[0], "resumes at the last delivered batch or the next")
 	assert.Equal(t, seqs(got[0], total), got, "in order, nothing lost")
 	t.Logf("killed after delivering %d batches; restart replayed %d (%d again)", last+1, len(got), last+1-got[0])
+}
+
+// TestSpoolBacklog: the spool counts its own backlog (batches, events, age
+// of the oldest), across a restart too, from the record headers.
+func TestSpoolBacklog(t *testing.T) {
+	dir := t.TempDir()
+	cfg := storage.SpoolConfig{Dir: dir, SegmentBytes: 300}
+	s, err := storage.OpenSpool(cfg)
+	require.NoError(t, err)
+	st := s.Stats()
+	assert.Zero(t, st.Batches)
+	assert.True(t, st.Oldest.IsZero())
+	before := time.Now()
+	for i := range 10 {
+		require.NoError(t, s.Append(numbered(i, i+1))) // 55 events
+	}
+	st = s.Stats()
+	assert.Equal(t, int64(10), st.Batches)
+	assert.Equal(t, int64(55), st.Events)
+	assert.False(t, st.Oldest.Before(before.Add(-time.Second)), "oldest %v", st.Oldest)
+	assert.False(t, st.Oldest.After(time.Now()))
+	first := st.Oldest
+
+	stop := errors.New("stop")
+	err = s.Replay(t.Context(), func(b []relaykit.Event) error {
+		if batchSeq(t, b) == 4 {
+			return stop
+		}
+		return nil
+	})
+	require.ErrorIs(t, err, stop)
+	st = s.Stats()
+	assert.Equal(t, int64(6), st.Batches, "batches 4..9 left")
+	assert.Equal(t, int64(5+6+7+8+9+10), st.Events)
+	assert.False(t, st.Oldest.Before(first))
+	require.NoError(t, s.Close())
+
+	// A restart knows the backlog left by the earlier process.
+	s, err = storage.OpenSpool(cfg)
+	require.NoError(t, err)
+	defer s.Close()
+	st2 := s.Stats()
+	assert.Equal(t, st.Batches, st2.Batches)
+	assert.Equal(t, st.Events, st2.Events)
+	assert.Equal(t, st.Oldest, st2.Oldest)
+	assert.Equal(t, seqs(4, 10), replayAll(t, s))
+	st = s.Stats()
+	assert.Zero(t, st.Batches)
+	assert.Zero(t, st.Events)
+	assert.True(t, st.Oldest.IsZero())
+}
+
+// TestSpoolDiscard: Discard drops the oldest segment's unread batches,
+// counts them, and leaves the rest in order.
+func TestSpoolDiscard(t *testing.T) {
+	one := int64(len(storage.AppendRecord(nil, numbered(5, 3)))) + 1 // seq 5 is the largest of 0..9
+	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: t.TempDir(), SegmentBytes: 8 + 3*one, MaxBytes: 3 * (8 + 3*one)})
+	require.NoError(t, err)
+	defer s.Close()
+	for i := range 9 { // three segments of three batches
+		require.NoError(t, s.Append(numbered(i, 3)))
+	}
+	require.ErrorIs(t, s.Append(numbered(9, 3)), storage.ErrSpoolFull)
+	// Read one batch of the first segment, then discard the rest of it.
+	stop := errors.New("stop")
+	n := 0
+	err = s.Replay(t.Context(), func([]relaykit.Event) error {
+		if n++; n > 1 {
+			return stop
+		}
+		return nil
+	})
+	require.ErrorIs(t, err, stop)
+	b, e, err := s.Discard()
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), b)
+	assert.Equal(t, int64(6), e)
+	require.NoError(t, s.Append(numbered(9, 3)), "room after discard")
+	st := s.Stats()
+	assert.Equal(t, int64(7), st.Batches)
+	assert.Equal(t, int64(2), st.Discarded)
+	assert.Equal(t, int64(6), st.DiscardedEvents)
+	assert.Equal(t, seqs(3, 10), replayAll(t, s))
+	b, e, err = s.Discard()
+	require.NoError(t, err)
+	assert.Zero(t, b+e, "nothing to discard in an empty spool")
+
+	// Discarding the write segment: later appends go to a new one.
+	require.NoError(t, s.Append(numbered(10, 3)))
+	b, _, err = s.Discard()
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), b)
+	require.NoError(t, s.Append(numbered(11, 3)))
+	assert.Equal(t, []int{11}, replayAll(t, s))
 }

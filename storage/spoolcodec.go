@@ -11,16 +11,16 @@ import (
 // Spool on-disk format. All integers are little endian.
 //
 //	segment  = magic record*
-//	magic    = "RKSPOOL1"                                 8 bytes
+//	magic    = "RKSPOOL2"                                 8 bytes
 //	record   = length:uint32 crc:uint32 payload           length = len(payload)
 //	crc      = CRC-32C (Castagnoli) of payload
-//	payload  = count:uvarint event*count
+//	payload  = count:uvarint appended:varint event*count  appended: unix ns
 //	event    = receiveTime:varint time:varint priority:byte flags:uvarint
 //	           host source sourcetype index raw           each bytes
 //	           nfields:uvarint (key:bytes value:bytes)*nfields
 //	bytes    = length:uvarint data
 const (
-	segMagic     = "RKSPOOL1"
+	segMagic     = "RKSPOOL2"
 	segHeader    = int64(len(segMagic))
 	recHeader    = 8
 	maxRecordLen = 1 << 30
@@ -32,11 +32,13 @@ var (
 	errCorrupt = errors.New("storage: corrupt spool record")
 )
 
-// appendRecord appends batch as one record (header and payload) to dst.
-func appendRecord(dst []byte, batch []relaykit.Event) []byte {
+// appendRecord appends batch as one record (header and payload) to dst;
+// appended is the time of the append in unix ns.
+func appendRecord(dst []byte, batch []relaykit.Event, appended int64) []byte {
 	start := len(dst)
 	dst = append(dst, make([]byte, recHeader)...)
 	dst = binary.AppendUvarint(dst, uint64(len(batch)))
+	dst = binary.AppendVarint(dst, appended)
 	for i := range batch {
 		dst = appendEvent(dst, &batch[i])
 	}
@@ -69,6 +71,21 @@ func appendBytes(dst, b []byte) []byte {
 	return append(dst, b...)
 }
 
+// maxMetaLen is the most bytes recordMeta needs: two varints.
+const maxMetaLen = 2 * binary.MaxVarintLen64
+
+// recordMeta reads the event count and append time at the start of a
+// record payload (p may be cut after maxMetaLen bytes).
+func recordMeta(p []byte) (events int64, appended int64, ok bool) {
+	d := decoder{p: p}
+	n := d.uvarint()
+	t := d.varint()
+	if d.err || n > maxRecordLen {
+		return 0, 0, false
+	}
+	return int64(n), t, true
+}
+
 // checkRecordHeader validates a record header against the bytes left in the
 // segment and returns the payload length.
 func checkRecordHeader(h []byte, left int64) (int, uint32, bool) {
@@ -85,6 +102,7 @@ func checkRecordHeader(h []byte, left int64) (int, uint32, bool) {
 func decodeBatch(p []byte, dst []relaykit.Event) ([]relaykit.Event, error) {
 	d := decoder{p: p}
 	count := d.uvarint()
+	d.varint() // append time
 	// Every event takes at least 10 bytes; a larger count is corrupt and
 	// must not drive an allocation.
 	if d.err || count > uint64(len(p))/10 {

@@ -7,6 +7,15 @@
 #   b        syslog TCP -> 3 routes + GeoIP -> HEC gzip + archive
 #            (load from "tools send", or loggen -R with B_LOADGEN=loggen)
 #   c        syslog UDP -> archive at 200 k datagrams/s
+#   d        syslog UDP at 50 k ev/s -> HEC that answers 503 for D_OUTAGE (60) s,
+#            then recovers: drops, spool bytes, replay rate, time to drain;
+#            D_TIMELINE=file keeps the per-second timeline (bench/results format)
+#   e        syslog TCP at 20 k ev/s -> HEC; HEC goes down, the relay is killed
+#            with SIGKILL 1 s later (inside the in-memory retry budget) and
+#            restarted with HEC back: lost and duplicated events per spool mode
+#   m        syslog TCP -> HEC (gzip), as fast as possible, spool mode always
+#            vs on_failure: the cost of write-ahead spooling in events per
+#            CPU-second (scenario a has no network destination to spool for)
 #
 # Usage: bench/relay/run.sh [seconds] [scenario...]     (default: 10 a b c)
 # rsyslog is taken from its Debian package, unpacked beside the run (it
@@ -250,11 +259,156 @@ EOF
 		"SO_RCVBUF granted: $(cat /proc/sys/net/core/rmem_max) max"
 }
 
+start_hec() { # dir -> sets hport, hpid
+	hport=$(freeport)
+	"$work/tools" hec -listen "127.0.0.1:$hport" -token bench-token -unique >"$1/hec.txt" 2>&1 &
+	hpid=$!
+	pids+=("$hpid")
+	for _ in $(seq 100); do curl -s "http://127.0.0.1:$hport/count" >/dev/null && return 0; sleep 0.05; done
+	return 1
+}
+hec_count() { curl -s "http://127.0.0.1:$hport/count" | cut -d' ' -f"${1:-1}"; }
+now_s() { date +%s.%N; }
+hec_config() { # dir port mport mode
+	cat <<EOF
+inputs:
+  syslog_udp:
+    - name: udp
+      listen: 127.0.0.1:$2
+      read_buffer: 32MiB
+  syslog_tcp:
+    - name: tcp
+      listen: 127.0.0.1:$2
+destinations:
+  hec: {type: hec, url: "http://127.0.0.1:$hport", token: bench-token}
+routes:
+  - {name: all, final: true, destinations: [hec]}
+spool: {dir: $1/spool, mode: $4}
+dead_letter: {dir: $1/dl}
+metrics: {listen: 127.0.0.1:$3}
+EOF
+}
+
+scenario_d() {
+	local d=$work/d port mport out=${D_OUTAGE:-60} mode=${D_MODE:-always}
+	mkdir -p "$d"
+	port=$(freeport)
+	mport=$(freeport)
+	start_hec "$d"
+	hec_config "$d" "$port" "$mport" "$mode" >"$d/relay.yaml"
+	start_relay "$d" "$d/relay.yaml"
+	curl -s -X POST "http://127.0.0.1:$hport/down"
+	local before after
+	before=$(awk '/^Udp:/ {n++} /^Udp:/ && n == 2 {print $6}' /proc/net/snmp)
+	loggen --inet --dgram --rate 50000 --interval $((out + 10)) -Q 127.0.0.1 "$port" >"$d/loggen.txt" 2>&1 &
+	local lpid=$!
+	# Timeline for bench/results/outage-timeline.tsv: one sample a second.
+	local t_start
+	t_start=$(now_s)
+	{
+		echo "# outage: 0 $out"
+		printf 't_s\tin\tdelivered\tspool_backlog\n'
+		while :; do
+			printf '%s\t%s\t%s\t%s\n' "$(awk -v a="$t_start" -v b="$(now_s)" 'BEGIN {printf "%.1f", b - a}')" \
+				"$(metric "$mport" relay_input_received_events_total)" \
+				"$(metric "$mport" 'relay_destination_delivered_events_total{destination="hec"')" \
+				"$(metric "$mport" 'relay_spool_events{destination="hec"}')"
+			sleep 1
+		done
+	} >"$d/timeline.tsv" &
+	local tpid=$!
+	pids+=("$tpid")
+	sleep "$out"
+	local sbytes sevents
+	sbytes=$(metric "$mport" 'relay_spool_bytes{destination="hec"}')
+	sevents=$(metric "$mport" 'relay_spool_events{destination="hec"}')
+	curl -s -X POST "http://127.0.0.1:$hport/up"
+	local t0 t1 first=""
+	t0=$(now_s)
+	for _ in $(seq 100); do
+		[ "$(hec_count)" -gt 0 ] && first=$(now_s) && break
+		sleep 0.05
+	done
+	wait "$lpid"
+	local sent
+	sent=$(loggen_count "$d/loggen.txt")
+	for _ in $(seq 1200); do
+		[ "$(metric "$mport" 'relay_spool_events{destination="hec"}')" = 0 ] &&
+			[ "$(metric "$mport" 'relay_destination_delivered_events_total{destination="hec"')" -ge "$(metric "$mport" relay_destination_events_total)" ] && break
+		sleep 0.1
+	done
+	t1=$(now_s)
+	sleep 2
+	kill "$tpid" 2>/dev/null || true
+	[ -n "${D_TIMELINE:-}" ] && cp "$d/timeline.tsv" "$D_TIMELINE"
+	after=$(awk '/^Udp:/ {n++} /^Udp:/ && n == 2 {print $6}' /proc/net/snmp)
+	local cpu rss drops
+	cpu=$(cpu_s "$rpid")
+	rss=$(rss_mb "$rpid")
+	drops=$(metric "$mport" 'relay_dropped_events_total')
+	stop_relay
+	DUR=$((out + 10)) report "d udp 50k/s, hec 503 ${out}s ($mode)" "$sent" "$(hec_count)" "$cpu" "$rss" "$drops"
+	awk -v sb="$sbytes" -v se="$sevents" -v a="$t0" -v b="$t1" -v f="${first:-0}" -v k=$((after - before)) 'BEGIN {
+		printf "  at recovery: spool %d events, %.1f MiB; first delivery %.2f s and backlog drained %.1f s after recovery (%.0f ev/s of backlog, live traffic behind it); kernel UDP drops %d\n",
+			se, sb / 1048576, (f > 0 ? f - a : -1), b - a, (b - a > 0 ? se / (b - a) : 0), k }'
+}
+
+scenario_e() { # mode
+	local mode=$1 d=$work/e-$1 port mport
+	mkdir -p "$d"
+	port=$(freeport)
+	mport=$(freeport)
+	start_hec "$d"
+	hec_config "$d" "$port" "$mport" "$mode" >"$d/relay.yaml"
+	start_relay "$d" "$d/relay.yaml"
+	"$work/tools" seq -addr "127.0.0.1:$port" -rate 20000 -duration 30s >"$d/seq.txt" 2>&1 &
+	local spid=$!
+	sleep 5
+	curl -s -X POST "http://127.0.0.1:$hport/down"
+	sleep 1
+	kill -KILL "$rpid"
+	wait "$rpid" 2>/dev/null || true
+	wait "$spid" || true
+	local sent
+	sent=$(grep -o 'count=[0-9]*' "$d/seq.txt" | cut -d= -f2)
+	curl -s -X POST "http://127.0.0.1:$hport/up"
+	start_relay "$d" "$d/relay.yaml"
+	wait_stable "metric $mport relay_destination_delivered_events_total"
+	stop_relay
+	local got uniq
+	got=$(hec_count 1)
+	uniq=$(hec_count 4)
+	echo "e kill -9 1 s into a HEC outage, spool mode $mode: sent=$sent delivered=$got distinct=$uniq lost=$((sent - uniq)) duplicated=$((got - uniq))"
+}
+
+scenario_m() { # mode
+	local mode=$1 d=$work/m-$1 port mport
+	mkdir -p "$d"
+	port=$(freeport)
+	mport=$(freeport)
+	start_hec "$d"
+	"$work/tools" lines -n 100000 >"$d/lines.txt"
+	hec_config "$d" "$port" "$mport" "$mode" >"$d/relay.yaml"
+	start_relay "$d" "$d/relay.yaml"
+	"$work/tools" send -addr "127.0.0.1:$port" -file "$d/lines.txt" -duration "${DUR}s" -conns 2 >"$d/loggen.txt" 2>&1
+	local sent
+	sent=$(loggen_count "$d/loggen.txt")
+	wait_for "metric $mport relay_destination_delivered_events_total" "$sent" || true
+	local cpu rss
+	cpu=$(cpu_s "$rpid")
+	rss=$(rss_mb "$rpid")
+	stop_relay
+	report "m relay tcp->hec ($mode)" "$sent" "$(hec_count)" "$cpu" "$rss"
+}
+
 for s in $SCEN; do
 	case $s in
 	a) scenario_a; scenario_a_rsyslog ;;
 	b) scenario_b ;;
 	c) scenario_c ;;
+	d) scenario_d ;;
+	e) scenario_e always; scenario_e on_failure ;;
+	m) scenario_m always; scenario_m on_failure ;;
 	*) echo "unknown scenario $s" >&2; exit 2 ;;
 	esac
 done

@@ -171,10 +171,12 @@ type DestinationConfig struct {
 	CAFile  string `yaml:"ca_file"`
 
 	// common to the network destinations
-	Retry              RetryConfig   `yaml:"retry"`
-	Timeout            time.Duration `yaml:"timeout"`
-	InsecureSkipVerify bool          `yaml:"insecure_skip_verify"`
-	Concurrency        int           `yaml:"concurrency"`
+	Spool              DestSpoolConfig `yaml:"spool"`
+	Queue              int             `yaml:"queue"` // batches held in memory (mode on_failure); 0 means 8
+	Retry              RetryConfig     `yaml:"retry"`
+	Timeout            time.Duration   `yaml:"timeout"`
+	InsecureSkipVerify bool            `yaml:"insecure_skip_verify"`
+	Concurrency        int             `yaml:"concurrency"`
 }
 
 // ColumnsConfig names the Sentinel table columns the event's parts go to;
@@ -190,7 +192,17 @@ type ColumnsConfig struct {
 	Fields     string `yaml:"fields"`     // default Fields (all fields as a dynamic column)
 }
 
-// RetryConfig bounds retries of one request (zero fields: library defaults).
+// DestSpoolConfig overrides the spool section's mode and full policy for
+// one destination; empty fields take the spool section's values.
+type DestSpoolConfig struct {
+	Mode string `yaml:"mode"` // always | on_failure
+	Full string `yaml:"full"` // block | drop_oldest | drop_newest
+}
+
+// RetryConfig bounds the in-memory retries of one batch: after MaxElapsed
+// (the retry budget, 2 s by default) it is on disk. Zero fields take the
+// relay's defaults (attempts 10, max_elapsed 2s, initial_backoff 200ms,
+// max_backoff 1s).
 type RetryConfig struct {
 	MaxAttempts    int           `yaml:"max_attempts"`
 	MaxElapsed     time.Duration `yaml:"max_elapsed"`
@@ -198,11 +210,18 @@ type RetryConfig struct {
 	MaxBackoff     time.Duration `yaml:"max_backoff"`
 }
 
-// SpoolConfig is where batches a destination could not take wait for replay.
+// SpoolConfig is where batches a destination could not take (or, in mode
+// always, every batch) wait for delivery. Mode and Full are the defaults of
+// every network destination (see DestSpoolConfig).
 type SpoolConfig struct {
-	Dir            string        `yaml:"dir"`
-	MaxSize        ByteSize      `yaml:"max_size"`
+	Dir     string   `yaml:"dir"`
+	MaxSize ByteSize `yaml:"max_size"` // per destination
+	// ReplayInterval caps the backoff between two probes of an unhealthy
+	// destination.
 	ReplayInterval time.Duration `yaml:"replay_interval"`
+	Mode           string        `yaml:"mode"`  // always (default) | on_failure
+	Full           string        `yaml:"full"`  // block (default) | drop_oldest | drop_newest
+	Fsync          bool          `yaml:"fsync"` // fsync every append and replay step (survives power loss)
 }
 
 // DeadLetterConfig is where invalid input (bad JSON lines) and events
@@ -521,8 +540,56 @@ func (c *Config) Validate() error {
 	if _, err := time.LoadLocation(c.Timezone); err != nil {
 		bad("timezone", "%v", err)
 	}
+	if c.Spool.Mode == "" {
+		c.Spool.Mode = spoolAlways
+	}
+	if c.Spool.Mode != spoolAlways && c.Spool.Mode != spoolOnFailure {
+		bad("spool.mode", "unknown mode %q (want always or on_failure)", c.Spool.Mode)
+	}
+	if c.Spool.Full == "" {
+		c.Spool.Full = fullBlock
+	}
+	if c.Spool.Full != fullBlock && c.Spool.Full != fullDropOldest && c.Spool.Full != fullDropNewest {
+		bad("spool.full", "unknown policy %q (want block, drop_oldest or drop_newest)", c.Spool.Full)
+	}
 	for name, d := range c.Destinations {
 		f := "destinations." + name
+		if d.Type != "archive" {
+			if d.Spool.Mode == "" {
+				d.Spool.Mode = c.Spool.Mode
+			}
+			if d.Spool.Mode != spoolAlways && d.Spool.Mode != spoolOnFailure {
+				bad(f+".spool.mode", "unknown mode %q (want always or on_failure)", d.Spool.Mode)
+			}
+			if d.Spool.Full == "" {
+				d.Spool.Full = c.Spool.Full
+			}
+			if d.Spool.Full != fullBlock && d.Spool.Full != fullDropOldest && d.Spool.Full != fullDropNewest {
+				bad(f+".spool.full", "unknown policy %q (want block, drop_oldest or drop_newest)", d.Spool.Full)
+			}
+			if d.Queue == 0 {
+				d.Queue = 8
+			}
+			if d.Queue < 0 {
+				bad(f+".queue", "must be positive")
+			}
+			r := &d.Retry
+			if r.MaxAttempts == 0 {
+				r.MaxAttempts = 10
+			}
+			if r.MaxElapsed == 0 {
+				r.MaxElapsed = 2 * time.Second
+			}
+			if r.InitialBackoff == 0 {
+				r.InitialBackoff = 200 * time.Millisecond
+			}
+			if r.MaxBackoff == 0 {
+				r.MaxBackoff = time.Second
+			}
+			if r.MaxAttempts < 0 || r.MaxElapsed < 0 || r.InitialBackoff < 0 || r.MaxBackoff < 0 {
+				bad(f+".retry", "values must not be negative")
+			}
+		}
 		switch d.Type {
 		case "archive":
 			if d.Dir == "" {
@@ -601,7 +668,10 @@ func (c *Config) Validate() error {
 		c.Spool.Dir = "./data/spool"
 	}
 	if c.Spool.ReplayInterval == 0 {
-		c.Spool.ReplayInterval = 5 * time.Second
+		c.Spool.ReplayInterval = time.Second
+	}
+	if c.Spool.MaxSize == 0 {
+		c.Spool.MaxSize = 1 << 30
 	}
 	if c.DeadLetter.Dir == "" {
 		c.DeadLetter.Dir = "./data/deadletter"

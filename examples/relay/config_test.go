@@ -35,6 +35,33 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Equal(t, "./data/archive", cfg.Destinations["archive"].Dir)
 	assert.Len(t, cfg.Destinations, 1, "destinations are off until configured")
 	assert.Equal(t, ByteSize(64<<10), cfg.Inputs.SyslogTCP[0].MaxMessageSize)
+	assert.Equal(t, spoolAlways, cfg.Spool.Mode, "write-ahead spooling by default")
+	assert.Equal(t, fullBlock, cfg.Spool.Full)
+	assert.Equal(t, time.Second, cfg.Spool.ReplayInterval, "probe backoff cap")
+}
+
+// TestDestinationDefaults: a network destination gets the outage defaults
+// (2 s in-memory budget, spool settings of the spool section) unless it
+// sets its own.
+func TestDestinationDefaults(t *testing.T) {
+	cfg, err := LoadConfig(writeConfig(t, `
+spool:
+  full: drop_oldest
+destinations:
+  h: {type: hec, url: "https://x", token: t}
+  s: {type: syslog, address: "127.0.0.1:1", spool: {mode: on_failure, full: drop_newest}, retry: {max_elapsed: 5s}}
+  archive: {type: archive, dir: ./a}
+routes:
+  - {name: r, destinations: [h, s, archive]}
+`))
+	require.NoError(t, err)
+	h, s := cfg.Destinations["h"], cfg.Destinations["s"]
+	assert.Equal(t, DestSpoolConfig{Mode: spoolAlways, Full: fullDropOldest}, h.Spool)
+	assert.Equal(t, RetryConfig{MaxAttempts: 10, MaxElapsed: 2 * time.Second, InitialBackoff: 200 * time.Millisecond, MaxBackoff: time.Second}, h.Retry)
+	assert.Equal(t, 8, h.Queue)
+	assert.Equal(t, DestSpoolConfig{Mode: spoolOnFailure, Full: fullDropNewest}, s.Spool)
+	assert.Equal(t, 5*time.Second, s.Retry.MaxElapsed)
+	assert.Zero(t, cfg.Destinations["archive"].Spool, "the archive has no spool")
 }
 
 func TestConfigErrorsNameTheField(t *testing.T) {
@@ -51,6 +78,9 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"hec token", "destinations:\n  h:\n    type: hec\n    url: https://x\n", "destinations.h.token: required"},
 		{"ring size", "workers:\n  ring_size: 1000\n", "workers.ring_size: 1000 is not a power of two"},
 		{"step", "routes:\n  - name: r\n    destinations: [archive]\n    pipeline:\n      - type: sample\n", "routes[0].pipeline[0]: sample: n must be at least 1"},
+		{"spool mode", "spool:\n  mode: sometimes\n", `spool.mode: unknown mode "sometimes"`},
+		{"spool full", "spool:\n  full: overflow\n", `spool.full: unknown policy "overflow"`},
+		{"dest spool mode", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: t\n    spool: {mode: never}\n", `destinations.h.spool.mode: unknown mode "never"`},
 		{"missing env", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: ${RELAY_TEST_UNSET_VAR}\n", "RELAY_TEST_UNSET_VAR"},
 	}
 	for _, tt := range tests {

@@ -51,7 +51,6 @@ func testConfig(t *testing.T) Config {
 	cfg.Workers.Count = 2
 	cfg.Workers.BatchMaxWait = 20 * time.Millisecond
 	cfg.Spool.Dir = filepath.Join(dir, "spool")
-	cfg.Spool.ReplayInterval = 100 * time.Millisecond
 	cfg.DeadLetter.Dir = filepath.Join(dir, "deadletter")
 	cfg.ShutdownTimeout = 20 * time.Second
 	cfg.Timezone = "UTC"
@@ -218,7 +217,7 @@ func checkBalanced(t *testing.T, s Snapshot) {
 	require.Zero(t, s.Queued, "queued after shutdown: %s", s)
 	var drops int64
 	for r, n := range s.Dropped {
-		if r != dropUnrouted && r != dropFiltered && r != dropSpoolFull && r != dropRejected && r != dropSinkError {
+		if r != dropUnrouted && r != dropFiltered && r != dropSpoolFull && r != dropSpoolOldest && r != dropRejected && r != dropSinkError {
 			drops += n
 		}
 	}

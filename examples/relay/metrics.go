@@ -23,12 +23,13 @@ const (
 	dropInvalidJSON = "invalid_json" // JSON line failed validation (dead-lettered)
 	dropUnrouted    = "unrouted"     // no route matched
 	dropFiltered    = "filtered"     // a pipeline step dropped it (drop, sample)
-	dropSpoolFull   = "spool_full"   // destination failed and the spool refused it
+	dropSpoolFull   = "spool_full"   // the destination's spool was full (policy drop_newest, or block at shutdown)
+	dropSpoolOldest = "spool_oldest" // spooled, then discarded for room (policy drop_oldest)
 	dropRejected    = "rejected"     // destination refused it as bad data (dead-lettered)
 	dropSinkError   = "sink_error"   // a destination without spool (archive) failed
 )
 
-var dropReasons = []string{dropQueueFull, dropInvalidJSON, dropUnrouted, dropFiltered, dropSpoolFull, dropRejected, dropSinkError}
+var dropReasons = []string{dropQueueFull, dropInvalidJSON, dropUnrouted, dropFiltered, dropSpoolFull, dropSpoolOldest, dropRejected, dropSinkError}
 
 // inputStats counts one input. Fields are updated with atomics by the
 // input's goroutines.
@@ -49,31 +50,37 @@ type destStats struct {
 	name, kind string
 	in         atomic.Int64 // events the router handed to the destination
 	delivered  atomic.Int64 // accepted by the destination (or written, for archives)
-	spooled    atomic.Int64 // handed to the spool after a failure
-	replayed   atomic.Int64 // taken from the spool and sent again
-	recovered  atomic.Int64 // found in the spool at startup
+	spooled    atomic.Int64 // appended to the destination's spool
+	replayed   atomic.Int64 // sent from the spool (and removed from it)
+	recovered  atomic.Int64 // in the spool at startup (left by an earlier run)
 	dropped    atomic.Int64 // lost with a reason counted in the ledger
+	memory     atomic.Int64 // in the memory queue or being sent from it
+	duplicated atomic.Int64 // delivered, then sent again with the rest of their batch
 	batches    atomic.Int64
 	errors     atomic.Int64
 	healthy    atomic.Bool
+	// backlog reports the destination's spools (nil: no spool).
+	backlog func() (events, bytes int64, oldest time.Time)
 }
 
 // ledger is the relay's accounting. Stage by stage it balances:
 //
 //	received (inputs)   = routed + dropped{queue_full, invalid_json} + queued
 //	routed   (router)   = events handed to the route table
-//	in_d + replayed_d   = delivered_d + spooled_d + dropped_d + in flight
-//	spool_d (waiting)   = spooled_d + recovered_d (found at startup) - replayed_d
+//	in_d + recovered_d  = delivered_d + dropped_d + backlog_d + memory_d
 //
-// With one destination per event (the default config), received =
-// delivered + archived + spooled + dropped.
+// where backlog_d is what the destination's spool holds now (the spool
+// counts it from its record headers, so recovered_d, the backlog found at
+// startup, is exact) and memory_d what its memory queue holds or is
+// sending. With one destination per event (the default config), received
+// = delivered + archived + spooled (backlog) + dropped{reason}.
 type ledger struct {
 	mu      sync.Mutex
 	inputs  []*inputStats
 	dests   []*destStats
 	routed  atomic.Int64
 	queued  atomic.Int64 // in rings and collectors right now
-	dropped [7]atomic.Int64
+	dropped [8]atomic.Int64
 	start   time.Time
 }
 
@@ -119,12 +126,16 @@ type Snapshot struct {
 // DestSnapshot is one destination's counters.
 type DestSnapshot struct {
 	In, Delivered, Spooled, Replayed, Recovered, Dropped int64
+	// Backlog is the events in the spool now, Memory those in the memory
+	// queue or being sent from it, Duplicated events sent twice.
+	Backlog, BacklogBytes, Memory, Duplicated int64
 }
 
-// Pending is what the destination still owes: events handed to it that are
-// neither delivered, spooled nor dropped.
+// Pending is what the destination cannot account for: events handed to it
+// (or found in its spool at startup) that are neither delivered, dropped,
+// in the spool nor in memory. It is zero whenever the relay is quiet.
 func (d DestSnapshot) Pending() int64 {
-	return d.In + d.Replayed - d.Delivered - d.Spooled - d.Dropped
+	return d.In + d.Recovered - d.Delivered - d.Dropped - d.Backlog - d.Memory
 }
 
 // DroppedTotal sums the drop reasons.
@@ -159,6 +170,10 @@ func (l *ledger) Snapshot() Snapshot {
 		ds := DestSnapshot{
 			In: d.in.Load(), Delivered: d.delivered.Load(), Spooled: d.spooled.Load(),
 			Replayed: d.replayed.Load(), Recovered: d.recovered.Load(), Dropped: d.dropped.Load(),
+			Memory: d.memory.Load(), Duplicated: d.duplicated.Load(),
+		}
+		if d.backlog != nil {
+			ds.Backlog, ds.BacklogBytes, _ = d.backlog()
 		}
 		s.Dest[d.name] = ds
 		if d.kind == "archive" {
@@ -166,7 +181,7 @@ func (l *ledger) Snapshot() Snapshot {
 		} else {
 			s.Delivered += ds.Delivered
 		}
-		s.Spooled += ds.Spooled + ds.Recovered - ds.Replayed
+		s.Spooled += ds.Backlog
 	}
 	return s
 }
@@ -215,12 +230,18 @@ var (
 	descDestDropped   = prometheus.NewDesc("relay_destination_dropped_events_total", "Events a destination lost (counted in relay_dropped_events_total too).", []string{"destination"}, nil)
 	descDestErrors    = prometheus.NewDesc("relay_destination_send_errors_total", "Failed sends per destination.", []string{"destination"}, nil)
 	descDestHealthy   = prometheus.NewDesc("relay_destination_healthy", "1 when the last send to the destination succeeded.", []string{"destination"}, nil)
+	descDestMemory    = prometheus.NewDesc("relay_destination_memory_events", "Events in a destination's memory queue or being sent from it.", []string{"destination"}, nil)
+	descDestDup       = prometheus.NewDesc("relay_destination_duplicated_events_total", "Events sent again with the rest of a batch of which a part had been delivered.", []string{"destination"}, nil)
+	descSpoolEvents   = prometheus.NewDesc("relay_spool_events", "Events waiting in a destination's spool (the backlog).", []string{"destination"}, nil)
+	descSpoolBytes    = prometheus.NewDesc("relay_spool_bytes", "Bytes of a destination's spool files.", []string{"destination"}, nil)
+	descSpoolAge      = prometheus.NewDesc("relay_spool_oldest_age_seconds", "Age of the oldest batch in a destination's spool; 0 when empty.", []string{"destination"}, nil)
 )
 
 func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descInputReceived, descInputBytes, descParseErrors, descTruncated, descInvalid,
 		descConns, descRefused, descRouted, descQueued, descDropped, descDestIn, descDestDelivered, descDestSpooled,
-		descDestReplayed, descDestDropped, descDestErrors, descDestHealthy} {
+		descDestReplayed, descDestDropped, descDestErrors, descDestHealthy, descDestMemory, descDestDup,
+		descSpoolEvents, descSpoolBytes, descSpoolAge} {
 		ch <- d
 	}
 }
@@ -262,6 +283,18 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 			h = 1
 		}
 		g(descDestHealthy, h, d.name)
+		g(descDestMemory, d.memory.Load(), d.name)
+		c(descDestDup, d.duplicated.Load(), d.name)
+		if d.backlog != nil {
+			ev, by, oldest := d.backlog()
+			g(descSpoolEvents, ev, d.name)
+			g(descSpoolBytes, by, d.name)
+			age := 0.0
+			if !oldest.IsZero() {
+				age = time.Since(oldest).Seconds()
+			}
+			ch <- prometheus.MustNewConstMetric(descSpoolAge, prometheus.GaugeValue, age, d.name)
+		}
 	}
 }
 

@@ -222,11 +222,13 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 			ProcIDField: fieldProcID, MsgIDField: fieldMsgID,
 			TLSConfig:    tc,
 			WriteTimeout: dc.Timeout,
-			MaxRetries:   dc.Retry.MaxAttempts - 1,
-			BackoffMin:   dc.Retry.InitialBackoff,
-			BackoffMax:   dc.Retry.MaxBackoff,
-			OnFailure:    d.onFailure,
-			Logger:       r.log.With("destination", name),
+			// The syslog sink bounds retries by count: as many as fit the
+			// budget at the longest backoff.
+			MaxRetries: max(1, min(dc.Retry.MaxAttempts-1, int(dc.Retry.MaxElapsed/dc.Retry.MaxBackoff))),
+			BackoffMin: dc.Retry.InitialBackoff,
+			BackoffMax: dc.Retry.MaxBackoff,
+			OnFailure:  d.onFailure,
+			Logger:     r.log.With("destination", name),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)
@@ -235,16 +237,49 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 	default:
 		return nil, fmt.Errorf("%s.type: %q is not available in this build", field, dc.Type)
 	}
-	sp, err := storage.OpenSpool(storage.SpoolConfig{
-		Dir:      filepath.Join(r.cfg.Spool.Dir, storage.SanitizeFileName(name)),
-		MaxBytes: int64(r.cfg.Spool.MaxSize),
-	})
-	if err != nil {
-		d.closer.Close()
+	if err := r.openSpools(d, dc); err != nil {
+		_ = d.Close()
 		return nil, fmt.Errorf("spool.dir for %s: %w", name, err)
 	}
-	d.spool = sp
 	return d, nil
+}
+
+// openSpools opens a network destination's spool (and, in mode on_failure,
+// its retry spool) and sets up its delivery state.
+func (r *Relay) openSpools(d *destination, dc DestinationConfig) error {
+	dir := filepath.Join(r.cfg.Spool.Dir, storage.SanitizeFileName(d.name))
+	maxBytes := int64(r.cfg.Spool.MaxSize)
+	cfg := storage.SpoolConfig{
+		Dir: dir, MaxBytes: maxBytes, Fsync: r.cfg.Spool.Fsync,
+		// drop_oldest frees a segment at a time: at most 1/8 of the spool.
+		SegmentBytes: min(storage.DefaultSpoolSegmentBytes, max(maxBytes/8, 64<<10)),
+	}
+	sp, err := storage.OpenSpool(cfg)
+	if err != nil {
+		return err
+	}
+	d.spool = sp
+	// The retry spool holds batches that failed from memory (at most the
+	// memory queue and one batch per outage); it lives in a subdirectory
+	// and is kept after a switch to mode always until it is empty.
+	cfg.Dir = filepath.Join(dir, "retry")
+	rs, err := storage.OpenSpool(cfg)
+	if err != nil {
+		return err
+	}
+	d.retry = rs
+	d.mode, d.full = dc.Spool.Mode, dc.Spool.Full
+	d.probeMax = r.cfg.Spool.ReplayInterval
+	d.queue = make(chan *memBatch, dc.Queue)
+	d.wake = make(chan struct{}, 1)
+	d.closing = make(chan struct{})
+	d.done = make(chan struct{})
+	d.room = make(chan struct{})
+	d.onDisk.Store(true) // Run switches to memory once the spools are empty
+	d.stats.backlog = d.backlog
+	ev, _, _ := d.backlog()
+	d.stats.recovered.Store(ev)
+	return nil
 }
 
 func (r *Relay) healthy() error {
@@ -322,9 +357,12 @@ func (r *Relay) Run(ctx context.Context) error {
 	bgCtx, stopBG := context.WithCancel(context.Background())
 	var bg sync.WaitGroup
 	bg.Go(func() { keep(r.metrics.Run(bgCtx)) })
+	// Destination senders: they send until the workers are done (and the
+	// memory queues empty), within the shutdown deadline (hard).
+	var senders sync.WaitGroup
 	for _, d := range r.dests {
 		if d.spool != nil {
-			bg.Go(func() { d.replayLoop(inCtx, r.cfg.Spool.ReplayInterval) })
+			senders.Go(func() { d.Run(hard) })
 		}
 	}
 	if r.cfg.StatsInterval > 0 {
@@ -374,6 +412,12 @@ func (r *Relay) Run(ctx context.Context) error {
 		_ = w.ring.Close()
 	}
 	workers.Wait()
+	for _, d := range r.dests {
+		if d.closing != nil {
+			close(d.closing)
+		}
+	}
+	senders.Wait()
 	stopBG()
 	bg.Wait()
 	keep(r.closeAll())

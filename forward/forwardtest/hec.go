@@ -150,6 +150,7 @@ type HECServer struct {
 	faults    []fault
 	unhealthy int // health code to answer, 0 = healthy
 	disabled  bool
+	down      bool // SetDown: every data request fails with 503 code 9
 }
 
 type ackChannel struct {
@@ -322,6 +323,17 @@ func (s *HECServer) SetUnhealthy(code int) {
 	s.unhealthy = code
 }
 
+// SetDown starts (true) or ends (false) an outage of any length: while it
+// lasts every data request is answered 503, code 9 "Server is busy" (after
+// the faults queued before it), and the health endpoint answers 503, code
+// 18 "HEC is unhealthy, queues are full" unless [HECServer.SetUnhealthy]
+// chose another code — what a Splunk indexer with full queues does.
+func (s *HECServer) SetDown(down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = down
+}
+
 // DisableToken makes the token disabled (code 1) or enabled again.
 func (s *HECServer) DisableToken(disabled bool) {
 	s.mu.Lock()
@@ -425,6 +437,8 @@ func (s *HECServer) begin(w http.ResponseWriter, r *http.Request) (*fault, bool)
 	if len(s.faults) > 0 {
 		f = &s.faults[0]
 		s.faults = s.faults[1:]
+	} else if s.down {
+		f = &fault{kind: faultStatus, code: HECServerBusy}
 	}
 	s.mu.Unlock()
 	if f == nil {
@@ -746,6 +760,9 @@ func (s *HECServer) serveHealth(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	s.health++
 	code := s.unhealthy
+	if code == 0 && s.down {
+		code = HECUnhealthyQueuesFull
+	}
 	s.mu.Unlock()
 	if code == 0 {
 		code = HECHealthy

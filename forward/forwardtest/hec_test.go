@@ -169,3 +169,33 @@ func TestHECServerFaults(t *testing.T) {
 	assert.Equal(t, 2, srv.Requests())
 	assert.True(t, strings.HasPrefix(srv.URL, "http://127.0.0.1:"))
 }
+
+func TestHECServerSetDown(t *testing.T) {
+	s := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+	post := func() int {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.URL+"/services/collector/event", strings.NewReader(`{"event":"x"}`))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Splunk "+s.Token())
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	health := func() int {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, s.URL+"/services/collector/health", http.NoBody)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	s.SetDown(true)
+	assert.Equal(t, http.StatusServiceUnavailable, post())
+	assert.Equal(t, http.StatusServiceUnavailable, post())
+	assert.Equal(t, http.StatusServiceUnavailable, health())
+	assert.Empty(t, s.Events())
+	s.SetDown(false)
+	assert.Equal(t, http.StatusOK, post())
+	assert.Equal(t, http.StatusOK, health())
+	assert.Len(t, s.Events(), 1)
+}

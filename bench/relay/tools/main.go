@@ -2,14 +2,22 @@
 // (bench/relay/run.sh):
 //
 //	tools hec -listen 127.0.0.1:8088 -token T   counting Splunk HEC receiver
+//	          [-unique]                         also count distinct loggen messages
 //	tools mkgeo -dir D -networks N              GeoLite2-City and -ASN test databases
 //	tools lines -n N > file                     syslog lines with IPs (sshd, firewall, app)
 //	tools send -addr A -file F -duration D      replay F's lines over TCP as fast as possible
+//	tools seq -addr A -rate R -duration D       numbered loggen-style lines over TCP at a rate;
+//	                                            prints the count sent even when the relay dies
 //
 // The HEC receiver accepts /services/collector/event (gzip or not), answers
 // {"text":"Success","code":0}, and serves the number of events received at
 // GET /count. It counts events by their "event" keys, which JSON escaping
 // keeps out of string values, so it costs little CPU next to the relay.
+// POST /down makes it answer every data request 503 (code 9, server busy)
+// and its health endpoint 503 (code 18) until POST /up: an outage. With
+// -unique it also counts distinct loggen messages (by their "seq: N,
+// thread: T" and run) so lost and duplicated events can be told apart;
+// GET /count then prints events, requests, bytes and distinct messages.
 package main
 
 import (
@@ -48,6 +56,8 @@ func main() {
 		lines(os.Args[2:])
 	case "send":
 		send(os.Args[2:])
+	case "seq":
+		seq(os.Args[2:])
 	default:
 		log.Fatalf("unknown tool %q", os.Args[1])
 	}
@@ -57,14 +67,31 @@ func hec(args []string) {
 	fs := flag.NewFlagSet("hec", flag.ExitOnError)
 	listen := fs.String("listen", "127.0.0.1:8088", "address")
 	token := fs.String("token", "bench-token", "accepted token")
+	unique := fs.Bool("unique", false, "count distinct loggen messages")
 	_ = fs.Parse(args)
 	var events, requests, bytesIn atomic.Int64
+	var down atomic.Bool
+	var umu sync.Mutex
+	seen := map[string]struct{}{}
 	key := []byte(`"event":`)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/services/collector/health", func(w http.ResponseWriter, _ *http.Request) {
+		if down.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprint(w, `{"text":"HEC is unhealthy, queues are full","code":18}`)
+			return
+		}
 		fmt.Fprint(w, `{"text":"HEC is healthy","code":17}`)
 	})
+	mux.HandleFunc("POST /down", func(http.ResponseWriter, *http.Request) { down.Store(true) })
+	mux.HandleFunc("POST /up", func(http.ResponseWriter, *http.Request) { down.Store(false) })
 	mux.HandleFunc("/services/collector/event", func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprint(w, `{"text":"Server is busy","code":9}`)
+			return
+		}
 		if r.Header.Get("Authorization") != "Splunk "+*token {
 			w.WriteHeader(http.StatusUnauthorized)
 			fmt.Fprint(w, `{"text":"Invalid authorization","code":3}`)
@@ -87,12 +114,32 @@ func hec(args []string) {
 			return
 		}
 		events.Add(int64(bytes.Count(b, key)))
+		if *unique {
+			umu.Lock()
+			for rest := b; ; {
+				i := bytes.Index(rest, []byte("seq: "))
+				if i < 0 {
+					break
+				}
+				rest = rest[i:]
+				end := bytes.Index(rest, []byte(", runid"))
+				if end < 0 {
+					break
+				}
+				seen[string(rest[:end])] = struct{}{}
+				rest = rest[end:]
+			}
+			umu.Unlock()
+		}
 		requests.Add(1)
 		bytesIn.Add(int64(len(b)))
 		fmt.Fprint(w, `{"text":"Success","code":0}`)
 	})
 	mux.HandleFunc("/count", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintf(w, "%d %d %d\n", events.Load(), requests.Load(), bytesIn.Load())
+		umu.Lock()
+		n := len(seen)
+		umu.Unlock()
+		fmt.Fprintf(w, "%d %d %d %d\n", events.Load(), requests.Load(), bytesIn.Load(), n)
 	})
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -229,4 +276,43 @@ func send(args []string) {
 	wg.Wait()
 	el := time.Since(start).Seconds()
 	fmt.Printf("average rate = %.2f msg/sec, count=%d, time=%.3f\n", float64(total.Load())/el, total.Load(), el)
+}
+
+// seq sends numbered lines ("seq: N, thread: 0000, runid: R, ...", the
+// pattern loggen uses and hec -unique counts) over one TCP connection at a
+// fixed rate, and prints "count=N" when the time is up or a write fails
+// (the relay was killed).
+func seq(args []string) {
+	fs := flag.NewFlagSet("seq", flag.ExitOnError)
+	addr := fs.String("addr", "127.0.0.1:5514", "relay TCP address")
+	rate := fs.Int("rate", 20000, "events per second")
+	dur := fs.Duration("duration", 10*time.Second, "how long to send")
+	_ = fs.Parse(args)
+	c, err := net.Dial("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	runid := time.Now().UnixNano() % 1e9
+	start := time.Now()
+	var n int64
+	var buf []byte
+	tk := time.NewTicker(10 * time.Millisecond)
+	defer tk.Stop()
+	for now := range tk.C {
+		el := now.Sub(start)
+		if el > *dur {
+			break
+		}
+		buf = buf[:0]
+		prev := n
+		for due := int64(el.Seconds() * float64(*rate)); n < due; n++ {
+			buf = fmt.Appendf(buf, "<14>1 2026-01-01T00:00:00Z h app - - - seq: %010d, thread: 0000, runid: %d, PADDPADDPADDPADDPADDPADDPADD\n", n, runid)
+		}
+		if _, err := c.Write(buf); err != nil {
+			n = prev // lines of a failed write may or may not have been read
+			break
+		}
+	}
+	fmt.Printf("count=%d\n", n)
 }
