@@ -76,8 +76,9 @@ type Config struct {
 
 // Stats is a snapshot of a listener's counters.
 type Stats struct {
-	Open     int64 // connections open now
-	Accepted int64 // connections admitted (before any TLS handshake)
+	Open      int64 // connections open now
+	Accepted  int64 // connections admitted (before any TLS handshake)
+	BytesRead int64 // bytes read by handlers through [Conn.Read] (after TLS decryption), in bytes
 	// RefusedPerSource counts connections closed at accept because their
 	// source had MaxConnsPerSource open.
 	RefusedPerSource int64
@@ -123,8 +124,8 @@ type Listener struct {
 	fullWarn bool // an episode of evictions or refusals at MaxConns is under way
 	wg       sync.WaitGroup
 
-	open, accepted, refusedSource, refusedFull, evicted atomic.Int64
-	cutIdle, cutFrame, cutHandshake, handshakeErrors    atomic.Int64
+	open, accepted, bytesRead, refusedSource, refusedFull, evicted atomic.Int64
+	cutIdle, cutFrame, cutHandshake, handshakeErrors               atomic.Int64
 }
 
 type source struct {
@@ -194,7 +195,7 @@ func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
 // Stats returns a snapshot of the counters.
 func (l *Listener) Stats() Stats {
 	return Stats{
-		Open: l.open.Load(), Accepted: l.accepted.Load(),
+		Open: l.open.Load(), Accepted: l.accepted.Load(), BytesRead: l.bytesRead.Load(),
 		RefusedPerSource: l.refusedSource.Load(), RefusedFull: l.refusedFull.Load(),
 		Evicted: l.evicted.Load(), CutIdle: l.cutIdle.Load(), CutFrameTimeout: l.cutFrame.Load(),
 		CutHandshakeTimeout: l.cutHandshake.Load(), HandshakeErrors: l.handshakeErrors.Load(),
@@ -457,6 +458,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
 		c.gotData = true
+		c.l.bytesRead.Add(int64(n))
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		if why := c.ended(); why != nil {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -256,3 +258,174 @@ func TestSlowSendersCut(t *testing.T) {
 	assert.Len(t, archivedMessages(t, cfg), 10)
 }
 
+// TestStreamLossesCounted: on one LF-framed connection, a message with a
+// NUL inside (kept whole), empty frames, an oversized frame (cut, rest
+// discarded) and a frame broken off by a reset: each shows up in the metric
+// the README names, every byte read is accounted for, and the ledger
+// balances.
+func TestStreamLossesCounted(t *testing.T) {
+	cfg := testConfig(t)
+	tr := startRelay(t, cfg)
+	ln := tr.streams[0].ln
+	const maxMsg = 64 << 10
+	oversized := "<13>" + strings.Repeat("z", 70000)
+	partial := "<13>1 - h app - - - broken off by a reset"
+	var sent int64
+	c := dialFrom(t, "127.0.0.8", tr.addr("tcp"))
+	write := func(s string) {
+		t.Helper()
+		_, err := io.WriteString(c, s)
+		require.NoError(t, err)
+		sent += int64(len(s))
+	}
+	write("<13>1 - h app - - - ok one\n")
+	write("<13>1 - h app - - - with\x00nul inside\n")
+	write("\n\r\n")
+	write(oversized + "\n")
+	write(partial)
+	// Reset only once the relay has read everything: a reset discards what
+	// the kernel still holds unread, which no process could count.
+	waitFor(t, 10*time.Second, func() bool { return ln.Stats().BytesRead == sent }, "relay read every byte sent")
+	require.NoError(t, c.SetLinger(0))
+	require.NoError(t, c.Close())
+	waitFor(t, 10*time.Second, func() bool { return ln.Stats().Open == 0 }, "connection closed")
+
+	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 3 }, "3 events archived")
+	m := func(name string) float64 { return metricValue(t, tr, name, "input", "tcp") }
+	assert.Equal(t, 1.0, m("relay_input_nul_frames_total"))
+	assert.Equal(t, 2.0, m("relay_input_empty_frames_total"))
+	assert.Equal(t, 1.0, m("relay_input_truncated_total"))
+	assert.Equal(t, float64(len(oversized)-maxMsg), m("relay_input_discarded_bytes_total"))
+	assert.Equal(t, 1.0, m("relay_input_incomplete_frames_total"))
+	assert.Equal(t, float64(len(partial)), m("relay_input_incomplete_bytes_total"))
+	// Bytes: read = message bytes + overhead (here the LF of the 3 frames
+	// and the 3 bytes of the empty frames) + discarded + incomplete.
+	read := m("relay_input_read_bytes_total")
+	assert.Equal(t, float64(sent), read)
+	assert.Equal(t, read, m("relay_input_received_bytes_total")+3+3+m("relay_input_discarded_bytes_total")+m("relay_input_incomplete_bytes_total"))
+
+	s := tr.stop(t)
+	checkBalanced(t, s)
+	assert.Equal(t, int64(3), s.Received)
+	assert.Equal(t, int64(1), s.Truncated)
+	msgs := archivedMessages(t, cfg)
+	require.Len(t, msgs, 3)
+	assert.Equal(t, "ok one", msgs[0])
+	// The RFC 5424 parser refuses a NUL: the event is forwarded raw
+	// (counted as a parse error), whole.
+	assert.Equal(t, "<13>1 - h app - - - with\x00nul inside", msgs[1], "NUL kept inside the message")
+	assert.Len(t, msgs[2], maxMsg-4, "cut at max_message_size, PRI parsed off")
+}
+
+// TestFramingFault: one odd frame never merges or hides the frames after
+// it. On one connection, valid and invalid messages are mixed, for each
+// framing: octet-counted frames whose MSG does not start with '<' (the
+// fault that used to switch the connection to LF framing and glue every
+// later frame into one event), an LF inside a message, a message that
+// starts with digits, a bad octet-count header; and on an LF-framed
+// connection lines that look like octet-count headers. Every frame becomes
+// exactly one event, in order.
+func TestFramingFault(t *testing.T) {
+	octet := func(msgs ...string) string {
+		var b strings.Builder
+		for _, m := range msgs {
+			fmt.Fprintf(&b, "%d %s", len(m), m)
+		}
+		return b.String()
+	}
+	var msgs, want []string
+	for i := range 5 {
+		batch := []string{
+			fmt.Sprintf("<13>1 - h app - - - valid %d", i),
+			fmt.Sprintf("no PRI %d", i),
+			fmt.Sprintf("<13>1 - h app - - - LF\ninside %d", i),
+			fmt.Sprintf("123 starts with digits %d", i),
+			fmt.Sprintf("<13>Nov 22 10:00:00 h app: bsd %d", i),
+		}
+		msgs = append(msgs, batch...)
+		want = append(want, fmt.Sprintf("valid %d", i), fmt.Sprintf("no PRI %d", i), fmt.Sprintf("LF\ninside %d", i),
+			fmt.Sprintf("123 starts with digits %d", i), fmt.Sprintf("bsd %d", i))
+	}
+	// A bad header in the middle: the frame is read up to the next LF
+	// (flagged, counted), octet counting resumes after it.
+	octetStream := octet(msgs[:10]...) + "oops not a header\n" + octet(msgs[10:]...)
+	octetWant := append(append(append([]string{}, want[:10]...), "oops not a header"), want[10:]...)
+
+	lfLines := []string{
+		"<13>1 - h app - - - first",
+		"5 <13>looks like a header",
+		"no PRI",
+		"12345 digits",
+		"<13>1 - h app - - - crlf\r",
+		"<13>1 - h app - - - last",
+	}
+	lfWant := []string{"first", "5 <13>looks like a header", "no PRI", "12345 digits", "crlf", "last"}
+
+	for _, tt := range []struct {
+		name     string
+		data     string
+		want     []string
+		framingE float64
+	}{
+		{"octet counting", octetStream, octetWant, 1},
+		{"LF", strings.Join(lfLines, "\n") + "\n", lfWant, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig(t)
+			tr := startRelay(t, cfg)
+			send(t, "tcp", tr.addr("tcp"), []byte(tt.data))
+			waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == int64(len(tt.want)) }, "every frame archived")
+			assert.Equal(t, tt.framingE, metricValue(t, tr, "relay_input_framing_errors_total", "input", "tcp"))
+			s := tr.stop(t)
+			checkBalanced(t, s)
+			assert.Equal(t, int64(len(tt.want)), s.Received)
+			got := archivedMessages(t, cfg)
+			require.Len(t, got, len(tt.want))
+			for i, w := range tt.want {
+				assert.Contains(t, got[i], w, "event %d", i)
+			}
+		})
+	}
+}
+
+// TestFramingFaultLogger: the real util-linux logger sends a file of odd
+// lines (lines that look like octet-count headers, lines without text
+// beyond digits, leading spaces) on one connection, with octet counting and
+// with LF framing: one event per line, none merged.
+func TestFramingFaultLogger(t *testing.T) {
+	needTool(t, "logger")
+	lines := []string{
+		"plain message",
+		"12 <13>looks like a frame",
+		"5 abcde",
+		"99999999999 huge count",
+		"<not a pri> angle brackets",
+		"   leading spaces",
+		"trailing spaces   ",
+		"x",
+	}
+	var all []string
+	for i := range 29 {
+		all = append(all, fmt.Sprintf("%s %d", lines[i%len(lines)], i))
+	}
+	file := filepath.Join(t.TempDir(), "lines.txt")
+	require.NoError(t, os.WriteFile(file, []byte(strings.Join(all, "\n")+"\n"), 0o600))
+	for _, framing := range [][]string{{"--octet-count"}, nil} {
+		t.Run(fmt.Sprintf("%v", framing), func(t *testing.T) {
+			cfg := testConfig(t)
+			tr := startRelay(t, cfg)
+			args := append([]string{"-n", "127.0.0.1", "-P", tr.port("tcp"), "-T", "--rfc5424", "-t", "app", "-f", file}, framing...)
+			runTool(t, "logger", args...)
+			waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == int64(len(all)) }, "29 events archived")
+			s := tr.stop(t)
+			checkBalanced(t, s)
+			assert.Equal(t, int64(len(all)), s.Received, "one event per line")
+			assert.Zero(t, s.ParseErrors)
+			got := archivedMessages(t, cfg)
+			require.Len(t, got, len(all))
+			for i, w := range all {
+				assert.Equal(t, strings.TrimRight(w, " "), strings.TrimRight(got[i], " "), "event %d", i)
+			}
+		})
+	}
+}

@@ -208,6 +208,7 @@ var (
 	descInvalid       = prometheus.NewDesc("relay_input_invalid_total", "JSON lines that failed validation (dead-lettered).", []string{"input"}, nil)
 	descConns         = prometheus.NewDesc("relay_input_connections", "Open connections per input.", []string{"input"}, nil)
 	descRefused       = prometheus.NewDesc("relay_input_connections_refused_total", "Connections closed at accept, by reason (per_source: max_connections_per_source; max_connections: refuse_when_full).", []string{"input", "reason"}, nil)
+	descReadBytes     = prometheus.NewDesc("relay_input_read_bytes_total", "Bytes read from stream connections (after TLS): message bytes + framing overhead + discarded + incomplete bytes.", []string{"input"}, nil)
 	descEvicted       = prometheus.NewDesc("relay_input_connections_evicted_total", "Longest-idle connections closed to make room at max_connections.", []string{"input"}, nil)
 	descCut           = prometheus.NewDesc("relay_input_connections_cut_total", "Connections closed by a deadline, by reason (idle, frame_timeout, handshake_timeout).", []string{"input", "reason"}, nil)
 	descHandshakeErr  = prometheus.NewDesc("relay_input_tls_handshake_errors_total", "TLS handshakes that failed other than by timeout.", []string{"input"}, nil)
@@ -231,7 +232,7 @@ var (
 
 func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descInputReceived, descInputBytes, descParseErrors, descTruncated, descInvalid,
-		descConns, descRefused, descEvicted, descCut, descHandshakeErr, descDiscarded, descIncomplete, descIncompleteB,
+		descConns, descRefused, descReadBytes, descEvicted, descCut, descHandshakeErr, descDiscarded, descIncomplete, descIncompleteB,
 		descEmpty, descNUL, descFramingErr, descRouted, descQueued, descDropped, descDestIn, descDestDelivered, descDestSpooled,
 		descDestReplayed, descDestDropped, descDestErrors, descDestHealthy} {
 		ch <- d
@@ -260,6 +261,7 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 			g(descConns, ls.Open, in.name)
 			c(descRefused, ls.RefusedPerSource, in.name, "per_source")
 			c(descRefused, ls.RefusedFull, in.name, "max_connections")
+			c(descReadBytes, ls.BytesRead, in.name)
 			c(descEvicted, ls.Evicted, in.name)
 			c(descCut, ls.CutIdle, in.name, "idle")
 			c(descCut, ls.CutFrameTimeout, in.name, "frame_timeout")
