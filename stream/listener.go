@@ -38,9 +38,14 @@ type Config struct {
 	// Name identifies the listener in log records.
 	Name string
 	// MaxConns is the most connections open at once. When it is reached, a
-	// new connection evicts the longest-idle open one (the one whose last
-	// byte arrived longest ago), unless RefuseWhenFull is set. Zero means
-	// 1024.
+	// new connection evicts the longest-idle open one, unless
+	// RefuseWhenFull is set. Idle means waiting in [Conn.Read] for data:
+	// the connection whose handler has been waiting longest is evicted. A
+	// connection whose handler is busy elsewhere (parsing, or blocked by
+	// backpressure) is not idle, and is never evicted, since closing it
+	// would throw away what its sender has in flight; when every
+	// connection is busy, the newcomer is refused (Stats.RefusedFull).
+	// Zero means 1024.
 	MaxConns int
 	// MaxConnsPerSource is the most connections open at once from one
 	// source IP address; more are refused. It keeps one host from holding
@@ -76,14 +81,14 @@ type Config struct {
 
 // Stats is a snapshot of a listener's counters.
 type Stats struct {
-	Open      int64 // connections open now
+	Open      int64 // connections admitted and not yet ended (closing, evicted or cut ones leave at once)
 	Accepted  int64 // connections admitted (before any TLS handshake)
 	BytesRead int64 // bytes read by handlers through [Conn.Read] (after TLS decryption), in bytes
 	// RefusedPerSource counts connections closed at accept because their
 	// source had MaxConnsPerSource open.
 	RefusedPerSource int64
-	// RefusedFull counts connections closed at accept at MaxConns (only
-	// with RefuseWhenFull).
+	// RefusedFull counts connections closed at accept at MaxConns: with
+	// RefuseWhenFull, or when no open connection was idle.
 	RefusedFull int64
 	// Evicted counts open connections closed to make room at MaxConns.
 	Evicted int64
@@ -250,7 +255,7 @@ func (l *Listener) Serve(ctx context.Context, h Handler) error {
 func (l *Listener) admit(raw net.Conn) *Conn {
 	src := sourceOf(raw.RemoteAddr())
 	c := &Conn{Conn: raw, raw: raw, l: l, src: src}
-	c.last.Store(time.Now().UnixNano())
+	c.waiting.Store(time.Now().UnixNano()) // idle until its handler reads
 	var victim *Conn
 	var warnSource, warnFull bool
 	l.mu.Lock()
@@ -274,7 +279,15 @@ func (l *Listener) admit(raw net.Conn) *Conn {
 	if len(l.conns) >= l.maxConns {
 		warnFull = !l.fullWarn
 		l.fullWarn = true
-		if l.refuseFull {
+		if !l.refuseFull {
+			var oldest int64
+			for o := range l.conns {
+				if t := o.waiting.Load(); t != 0 && (victim == nil || t < oldest) {
+					victim, oldest = o, t
+				}
+			}
+		}
+		if victim == nil {
 			l.mu.Unlock()
 			l.refusedFull.Add(1)
 			raw.Close()
@@ -283,13 +296,8 @@ func (l *Listener) admit(raw net.Conn) *Conn {
 			}
 			return nil
 		}
-		var oldest int64
-		for o := range l.conns {
-			if t := o.last.Load(); victim == nil || t < oldest {
-				victim, oldest = o, t
-			}
-		}
 		l.removeLocked(victim)
+		l.evicted.Add(1)
 	}
 	if s == nil {
 		s = &source{}
@@ -299,11 +307,10 @@ func (l *Listener) admit(raw net.Conn) *Conn {
 	c.registered = true
 	l.conns[c] = struct{}{}
 	l.wg.Add(1)
-	l.mu.Unlock()
 	l.accepted.Add(1)
 	l.open.Add(1)
+	l.mu.Unlock()
 	if victim != nil {
-		l.evicted.Add(1)
 		victim.end(ErrEvicted)
 		victim.raw.Close()
 		if warnFull {
@@ -321,6 +328,7 @@ func (l *Listener) removeLocked(c *Conn) {
 	}
 	c.registered = false
 	delete(l.conns, c)
+	l.open.Add(-1)
 	if s := l.sources[c.src]; s != nil {
 		s.n--
 		if s.n == 0 {
@@ -341,7 +349,6 @@ func (l *Listener) serveConn(ctx context.Context, c *Conn, h Handler) {
 		l.removeLocked(c)
 		l.mu.Unlock()
 		c.raw.Close()
-		l.open.Add(-1)
 	}()
 	if l.tls != nil {
 		tc := tls.Server(c.raw, l.tls)
@@ -361,6 +368,7 @@ func (l *Listener) serveConn(ctx context.Context, c *Conn, h Handler) {
 		_ = c.raw.SetDeadline(time.Time{})
 		c.Conn = tc
 	}
+	c.waiting.Store(0) // busy until the handler reads
 	h(c)
 }
 
@@ -398,8 +406,7 @@ type Conn struct {
 	fr         *Framer
 	registered bool // in l.conns; guarded by l.mu
 
-	last       atomic.Int64 // when the last data arrived (approximately: see Read), ns since epoch
-	gotData    bool
+	waiting    atomic.Int64 // since when the handler waits in Read (ns since epoch); 0 while it is busy
 	frameStart int64
 	why        atomic.Pointer[error]
 }
@@ -428,12 +435,8 @@ func (c *Conn) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	now := time.Now()
-	if c.gotData {
-		// The previous read returned data: it arrived about now, as the
-		// reader has just finished with it.
-		c.last.Store(now.UnixNano())
-		c.gotData = false
-	}
+	c.waiting.Store(now.UnixNano())
+	defer c.waiting.Store(0)
 	var dl time.Time
 	frameDL := false
 	if c.l.idle > 0 {
@@ -457,7 +460,6 @@ func (c *Conn) Read(p []byte) (int, error) {
 	}
 	n, err := c.Conn.Read(p)
 	if n > 0 {
-		c.gotData = true
 		c.l.bytesRead.Add(int64(n))
 	}
 	if err != nil && !errors.Is(err, io.EOF) {

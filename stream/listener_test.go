@@ -233,3 +233,34 @@ func selfSigned(t *testing.T) tls.Certificate {
 	require.NoError(t, err)
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
+
+// A connection whose handler is busy (here blocked, as under backpressure)
+// is not idle: it is never evicted, the newcomer is refused instead.
+func TestListenerBusyNotEvicted(t *testing.T) {
+	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{MaxConns: 1})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	busy, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- ln.Serve(ctx, func(c *stream.Conn) {
+			f := stream.NewFramer(c, stream.FramerConfig{})
+			if _, _, err := f.Next(); err == nil {
+				close(busy)
+				<-release
+			}
+		})
+	}()
+	a := dial(t, "127.0.0.2", ln.Addr())
+	_, err = io.WriteString(a, "<13>x\n")
+	require.NoError(t, err)
+	<-busy
+	b := dial(t, "127.0.0.3", ln.Addr())
+	closedByPeer(t, b)
+	st := ln.Stats()
+	assert.Equal(t, int64(1), st.RefusedFull)
+	assert.Zero(t, st.Evicted)
+	close(release)
+	cancel()
+	require.NoError(t, <-done)
+}
