@@ -16,8 +16,11 @@
 // source IP address holds; more are refused at accept
 // ([Stats].RefusedPerSource). [Config].MaxConns (1024) caps them all: when
 // it is reached, a new connection evicts the longest-idle open connection,
-// the one whose last byte arrived longest ago ([Stats].Evicted), instead of
-// being refused. The reasoning: a slot held by a connection that sends
+// the one whose handler has waited longest in [Conn.Read] for data
+// ([Stats].Evicted), instead of being refused. A connection whose handler
+// is busy (parsing, or blocked by backpressure) is not idle and is never
+// evicted, since closing it would lose what its sender has in flight; if
+// none is idle, the newcomer is refused ([Stats].RefusedFull). The reasoning: a slot held by a connection that sends
 // nothing is worth less than a new connection, which is probably a sender
 // that has something to send; refusing newcomers at the limit lets a port
 // scanner or a sender that leaks connections lock every other sender out
