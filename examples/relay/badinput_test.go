@@ -46,13 +46,13 @@ func TestBadInput(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Write([]byte("\n<13>1 - h app - - - still alive\n"))
 	require.NoError(t, err)
-	// An oversized octet-counted frame.
-	_, err = fmt.Fprintf(c, "5000 <13>%s", strings.Repeat("y", 4996))
-	require.NoError(t, err)
 	// Garbage and invalid UTF-8.
 	_, err = c.Write([]byte("\x01\x02\x03\xff binary garbage\n<13>bad \xc3\x28 utf8\n"))
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
+	// An oversized octet-counted frame (a connection keeps the framing its
+	// first frame chose, so this one starts octet-counted).
+	send(t, "tcp", tcp, fmt.Appendf(nil, "5000 <13>%s", strings.Repeat("y", 4996)))
 	send(t, "udp", udp, []byte("<999>bad pri"))
 
 	// JSON lines: two valid, one invalid, one too long.
@@ -105,30 +105,46 @@ func TestBadInput(t *testing.T) {
 	assert.Contains(t, rec.Reason, "longer than 4096")
 }
 
-// TestMaxConnectionsAndIdleTimeout: connections beyond the limit are
-// refused and counted; an idle connection is closed by the relay.
+// TestMaxConnectionsAndIdleTimeout: at max_connections a new connection
+// evicts the longest-idle one (or is refused, with refuse_when_full); an
+// idle connection is closed by the relay. Each is counted.
 func TestMaxConnectionsAndIdleTimeout(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.Inputs.SyslogTCP[0].MaxConnections = 1
-	cfg.Inputs.SyslogTCP[0].IdleTimeout = 200 * time.Millisecond
-	tr := startRelay(t, cfg)
-	c1, err := net.Dial("tcp", tr.addr("tcp"))
-	require.NoError(t, err)
-	defer c1.Close()
-	waitFor(t, 5*time.Second, func() bool { return tr.ledger.inputs[1].conns.Load() == 1 }, "first connection accepted")
-	c2, err := net.Dial("tcp", tr.addr("tcp"))
-	require.NoError(t, err)
-	defer c2.Close()
-	// The relay closes the second connection at once: the read sees EOF.
-	require.NoError(t, c2.SetReadDeadline(time.Now().Add(5*time.Second)))
-	_, err = c2.Read(make([]byte, 1))
-	assert.ErrorIs(t, err, io.EOF)
-	assert.Equal(t, int64(1), tr.ledger.inputs[1].refused.Load())
-	// The idle first connection is closed after the idle timeout.
-	require.NoError(t, c1.SetReadDeadline(time.Now().Add(5*time.Second)))
-	_, err = c1.Read(make([]byte, 1))
-	assert.ErrorIs(t, err, io.EOF)
-	waitFor(t, 5*time.Second, func() bool { return tr.ledger.inputs[1].conns.Load() == 0 }, "idle connection closed")
+	for _, refuse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("refuse_when_full=%v", refuse), func(t *testing.T) {
+			cfg := testConfig(t)
+			cfg.Inputs.SyslogTCP[0].MaxConnections = 1
+			cfg.Inputs.SyslogTCP[0].RefuseWhenFull = refuse
+			cfg.Inputs.SyslogTCP[0].IdleTimeout = 200 * time.Millisecond
+			tr := startRelay(t, cfg)
+			ln := tr.streams[0].ln
+			c1 := dialFrom(t, "127.0.0.4", tr.addr("tcp"))
+			waitFor(t, 5*time.Second, func() bool { return ln.Stats().Open == 1 }, "first connection accepted")
+			c2 := dialFrom(t, "127.0.0.5", tr.addr("tcp"))
+			// The relay closes one of them at once: its read sees EOF.
+			closed, kept := c1, c2
+			if refuse {
+				closed, kept = c2, c1
+			}
+			require.NoError(t, closed.SetReadDeadline(time.Now().Add(5*time.Second)))
+			_, err := closed.Read(make([]byte, 1))
+			assert.ErrorIs(t, err, io.EOF)
+			s := ln.Stats()
+			if refuse {
+				assert.Equal(t, int64(1), s.RefusedFull)
+				assert.Zero(t, s.Evicted)
+			} else {
+				assert.Equal(t, int64(1), s.Evicted)
+				assert.Zero(t, s.RefusedFull)
+			}
+			// The idle connection left is closed after the idle timeout.
+			require.NoError(t, kept.SetReadDeadline(time.Now().Add(5*time.Second)))
+			_, err = kept.Read(make([]byte, 1))
+			assert.ErrorIs(t, err, io.EOF)
+			waitFor(t, 5*time.Second, func() bool { return ln.Stats().Open == 0 }, "idle connection closed")
+			assert.Equal(t, int64(1), ln.Stats().CutIdle)
+			assert.Equal(t, 1.0, metricValue(t, tr, "relay_input_connections_cut_total", "input", "tcp", "reason", "idle"))
+		})
+	}
 }
 
 // TestGracefulShutdownUnderLoad: the relay is stopped while loggen sends;

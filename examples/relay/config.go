@@ -60,6 +60,22 @@ type TCPInputConfig struct {
 	MaxConnections int           `yaml:"max_connections"`
 	IdleTimeout    time.Duration `yaml:"idle_timeout"`
 	TLS            *TLSConfig    `yaml:"tls"`
+	StreamLimits   `yaml:",inline"`
+}
+
+// StreamLimits are what a TCP/TLS input allows one sender (stream.Config).
+type StreamLimits struct {
+	// MaxConnectionsPerSource is the most connections open at once from
+	// one source IP address; 0 means 64.
+	MaxConnectionsPerSource int `yaml:"max_connections_per_source"`
+	// FrameTimeout is how long a frame that has started may take to
+	// complete; 0 means 30s.
+	FrameTimeout time.Duration `yaml:"frame_timeout"`
+	// HandshakeTimeout bounds the TLS handshake; 0 means 10s.
+	HandshakeTimeout time.Duration `yaml:"handshake_timeout"`
+	// RefuseWhenFull refuses new connections at max_connections instead
+	// of closing the longest-idle one.
+	RefuseWhenFull bool `yaml:"refuse_when_full"`
 }
 
 // TLSConfig enables TLS on a listener (RFC 5425 for syslog).
@@ -76,6 +92,7 @@ type JSONInputConfig struct {
 	MaxLineSize    ByteSize      `yaml:"max_line_size"`
 	MaxConnections int           `yaml:"max_connections"`
 	IdleTimeout    time.Duration `yaml:"idle_timeout"`
+	StreamLimits   `yaml:",inline"`
 }
 
 // GeneratorConfig configures the synthetic input.
@@ -483,6 +500,7 @@ func (c *Config) Validate() error {
 		if in.IdleTimeout == 0 {
 			in.IdleTimeout = 10 * time.Minute
 		}
+		in.StreamLimits.validate(f, in.MaxConnections, bad)
 		if in.TLS != nil && (in.TLS.CertFile == "" || in.TLS.KeyFile == "") {
 			bad(f+".tls", "cert_file and key_file are required")
 		}
@@ -501,6 +519,7 @@ func (c *Config) Validate() error {
 		if in.IdleTimeout == 0 {
 			in.IdleTimeout = 10 * time.Minute
 		}
+		in.StreamLimits.validate(f, in.MaxConnections, bad)
 	}
 	g := &c.Inputs.Generator
 	if g.Rate < 0 {
@@ -739,7 +758,7 @@ func (c *Config) Summary() string {
 		if in.TLS != nil {
 			kind = "tls"
 		}
-		fmt.Fprintf(&b, "input %s: syslog %s %s (max %d B, %d conns, idle %s)\n", in.Name, kind, in.Listen, in.MaxMessageSize, in.MaxConnections, in.IdleTimeout)
+		fmt.Fprintf(&b, "input %s: syslog %s %s (max %d B, %d conns, %d per source, idle %s, frame %s)\n", in.Name, kind, in.Listen, in.MaxMessageSize, in.MaxConnections, in.MaxConnectionsPerSource, in.IdleTimeout, in.FrameTimeout)
 	}
 	for _, in := range c.Inputs.JSONTCP {
 		fmt.Fprintf(&b, "input %s: json lines tcp %s (max %d B)\n", in.Name, in.Listen, in.MaxLineSize)

@@ -50,7 +50,7 @@ func TestRelayChild(t *testing.T) {
 
 // metricValue reads one sample from a Prometheus text endpoint; -1 when it
 // is not there (yet).
-func metricValue(url, sample string) float64 {
+func scrapeSample(url, sample string) float64 {
 	resp, err := http.Get(url) //nolint:noctx // test helper with the client's default deadline below
 	if err != nil {
 		return -1
@@ -124,7 +124,7 @@ metrics:
 		return err == nil && json.Unmarshal(b, &addrs) == nil
 	}, "child relay listening")
 	metrics := "http://" + addrs["metrics"] + "/metrics"
-	backlog := func() float64 { return metricValue(metrics, `relay_spool_events{destination="hec"}`) }
+	backlog := func() float64 { return scrapeSample(metrics, `relay_spool_events{destination="hec"}`) }
 
 	// Phase 1: 20,000 events, all in closed batches: wait until the spool
 	// holds every one.

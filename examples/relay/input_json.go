@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/stream"
 	"github.com/valyala/fastjson"
 )
 
@@ -15,15 +16,16 @@ import (
 // (at most MaxLineSize bytes) must be a valid JSON value. Valid lines become
 // events (Raw = the line, SourceType "json"); invalid or oversized lines are
 // counted and written to the dead-letter file, never forwarded.
-func jsonStream(in JSONInputConfig, stats *inputStats, d *dispatcher, dl *deadLetter) func(context.Context, *trackedConn) {
-	return func(ctx context.Context, c *trackedConn) {
-		fr := newFramer(c, int(in.MaxLineSize), false)
+func jsonStream(in JSONInputConfig, stats *inputStats, d *dispatcher, dl *deadLetter) func(context.Context, *stream.Conn, string, uint64) {
+	return func(ctx context.Context, c *stream.Conn, peer string, shard uint64) {
+		fr := stream.NewFramer(c, stream.FramerConfig{MaxFrame: int(in.MaxLineSize), Framing: stream.Delimited, Counters: &stats.framing})
 		var ev relaykit.Event
 		for {
-			line, cut, err := fr.Next()
+			line, fl, err := fr.Next()
 			if err != nil {
 				return
 			}
+			cut := fl&stream.Truncated != 0
 			stats.bytes.Add(int64(len(line)))
 			if cut || fastjson.ValidateBytes(line) != nil {
 				reason := "invalid json"
@@ -33,14 +35,14 @@ func jsonStream(in JSONInputConfig, stats *inputStats, d *dispatcher, dl *deadLe
 				stats.received.Add(1)
 				stats.invalid.Add(1)
 				d.ledger.drop(dropInvalidJSON, 1)
-				dl.Write(in.Name, c.peer, reason, line)
+				dl.Write(in.Name, peer, reason, line)
 				continue
 			}
 			ev.Reset()
 			ev.Raw = append(ev.Raw, line...)
-			ev.Host = append(ev.Host, c.peer...)
+			ev.Host = append(ev.Host, peer...)
 			ev.SourceType = append(ev.SourceType, "json"...)
-			if err := d.Push(ctx, c.shard, &ev, stats); err != nil {
+			if err := d.Push(ctx, shard, &ev, stats); err != nil {
 				return
 			}
 		}

@@ -4,82 +4,70 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"hash/maphash"
-	"io"
 	"log/slog"
 	"net"
 	"os"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/stream"
 )
 
-// streamListener accepts connections for a stream input (syslog TCP/TLS or
-// JSON lines), enforcing max connections and the idle timeout, and runs
-// handle for each connection in its own goroutine. On shutdown it stops
-// accepting, interrupts reads (frames already read are still handled), and
-// waits for every connection goroutine.
-type streamListener struct {
-	name     string
-	ln       net.Listener
-	maxConns int
-	idle     time.Duration
-	stats    *inputStats
-	log      *slog.Logger
-	handle   func(ctx context.Context, c *trackedConn)
-
-	mu      sync.Mutex
-	conns   map[*trackedConn]struct{}
-	closing bool
-	full    bool // refusing at maxConns (logged once per episode)
-	wg      sync.WaitGroup
+// validate fills the defaults of the stream limits and checks them.
+func (s *StreamLimits) validate(field string, maxConns int, bad func(field, format string, args ...any)) {
+	if s.MaxConnectionsPerSource == 0 {
+		s.MaxConnectionsPerSource = min(64, max(maxConns, 1))
+	}
+	if s.MaxConnectionsPerSource < 0 {
+		bad(field+".max_connections_per_source", "must be positive")
+	}
+	if s.FrameTimeout == 0 {
+		s.FrameTimeout = 30 * time.Second
+	}
+	if s.FrameTimeout < 0 {
+		bad(field+".frame_timeout", "must be positive")
+	}
+	if s.HandshakeTimeout == 0 {
+		s.HandshakeTimeout = 10 * time.Second
+	}
+	if s.HandshakeTimeout < 0 {
+		bad(field+".handshake_timeout", "must be positive")
+	}
 }
 
-// trackedConn is a connection whose reads extend the idle deadline, until
-// shutdown stops them.
-type trackedConn struct {
-	net.Conn
-	idle    time.Duration
-	closing atomic.Bool
-	shard   uint64
-	peer    string
-}
-
-func (c *trackedConn) Read(p []byte) (int, error) {
-	if c.closing.Load() {
-		return 0, io.ErrUnexpectedEOF
-	}
-	if c.idle > 0 {
-		_ = c.SetReadDeadline(time.Now().Add(c.idle))
-		if c.closing.Load() {
-			// Shutdown set its deadline between our check and ours: restore it.
-			_ = c.SetReadDeadline(time.Now())
-		}
-	}
-	return c.Conn.Read(p)
+// streamInput is a syslog TCP/TLS or JSON-lines listener: stream.Listener
+// enforces the connection limits and deadlines, handle reads one
+// connection.
+type streamInput struct {
+	name   string
+	ln     *stream.Listener
+	stats  *inputStats
+	handle func(ctx context.Context, c *stream.Conn, peer string, shard uint64)
 }
 
 var shardSeed = maphash.MakeSeed()
 
-func listenStream(name, addr string, tlsCfg *TLSConfig, maxConns int, idle time.Duration, stats *inputStats, log *slog.Logger) (*streamListener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("input %s: %w", name, err)
+func listenStream(name, addr string, tlsCfg *TLSConfig, maxConns int, idle time.Duration, lim StreamLimits, stats *inputStats, log *slog.Logger) (*streamInput, error) {
+	cfg := stream.Config{
+		Name: name, MaxConns: maxConns, MaxConnsPerSource: lim.MaxConnectionsPerSource,
+		RefuseWhenFull: lim.RefuseWhenFull, IdleTimeout: idle, FrameTimeout: lim.FrameTimeout,
+		HandshakeTimeout: lim.HandshakeTimeout, Logger: log,
 	}
 	if tlsCfg != nil {
 		tc, err := serverTLS(tlsCfg)
 		if err != nil {
-			ln.Close()
 			return nil, fmt.Errorf("input %s: tls: %w", name, err)
 		}
-		ln = tls.NewListener(ln, tc)
+		cfg.TLS = tc
 	}
-	return &streamListener{name: name, ln: ln, maxConns: maxConns, idle: idle, stats: stats, log: log,
-		conns: map[*trackedConn]struct{}{}}, nil
+	ln, err := stream.Listen("tcp", addr, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("input %s: %w", name, err)
+	}
+	stats.listener = ln
+	return &streamInput{name: name, ln: ln, stats: stats}, nil
 }
 
 func serverTLS(c *TLSConfig) (*tls.Config, error) {
@@ -104,105 +92,39 @@ func serverTLS(c *TLSConfig) (*tls.Config, error) {
 }
 
 // Addr is the bound address.
-func (l *streamListener) Addr() net.Addr { return l.ln.Addr() }
+func (l *streamInput) Addr() net.Addr { return l.ln.Addr() }
 
-// Run accepts until ctx ends, then shuts down as described on the type.
-func (l *streamListener) Run(ctx context.Context, work context.Context) error {
-	stop := context.AfterFunc(ctx, l.shutdown)
-	defer stop()
-	var err error
-	for {
-		c, aerr := l.ln.Accept()
-		if aerr != nil {
-			if ctx.Err() == nil {
-				var ne net.Error
-				if errors.As(aerr, &ne) && ne.Timeout() {
-					continue
-				}
-				err = fmt.Errorf("input %s: accept: %w", l.name, aerr)
-				l.shutdown()
-			}
-			break
+// Run accepts until ctx ends, then stops accepting, ends every
+// connection's reads (frames already read are still handled, pushing under
+// work) and waits for the connection goroutines.
+func (l *streamInput) Run(ctx context.Context, work context.Context) error {
+	return l.ln.Serve(ctx, func(c *stream.Conn) {
+		peer := c.Source().String()
+		if !c.Source().IsValid() {
+			peer = c.RemoteAddr().String()
 		}
-		tc := &trackedConn{Conn: c, idle: l.idle, peer: hostOf(c.RemoteAddr())}
-		tc.shard = maphash.String(shardSeed, c.RemoteAddr().String())
-		l.mu.Lock()
-		if l.closing || len(l.conns) >= l.maxConns {
-			closing := l.closing
-			warn := !closing && !l.full
-			if !closing {
-				l.full = true
-			}
-			l.mu.Unlock()
-			if !closing {
-				l.stats.refused.Add(1)
-			}
-			c.Close()
-			if warn {
-				l.log.Warn("max connections reached, refusing new ones", "input", l.name, "max", l.maxConns)
-			}
-			continue
-		}
-		l.conns[tc] = struct{}{}
-		l.wg.Add(1)
-		l.mu.Unlock()
-		l.stats.conns.Add(1)
-		l.stats.connsTotal.Add(1)
-		go func() {
-			defer l.wg.Done()
-			defer func() {
-				l.mu.Lock()
-				delete(l.conns, tc)
-				l.full = false
-				l.mu.Unlock()
-				tc.Conn.Close()
-				l.stats.conns.Add(-1)
-			}()
-			l.handle(work, tc)
-		}()
-	}
-	l.wg.Wait()
-	return err
+		l.handle(work, c, peer, maphash.String(shardSeed, c.RemoteAddr().String()))
+	})
 }
 
-func (l *streamListener) shutdown() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closing {
-		return
-	}
-	l.closing = true
-	l.ln.Close()
-	for c := range l.conns {
-		c.closing.Store(true)
-		_ = c.SetReadDeadline(time.Now())
-	}
-}
-
-func hostOf(a net.Addr) string {
-	switch a := a.(type) {
-	case *net.TCPAddr:
-		return a.IP.String()
-	case *net.UDPAddr:
-		return a.IP.String()
-	}
-	return a.String()
-}
+// Close releases the listening socket of an input that never ran.
+func (l *streamInput) Close() error { return l.ln.Close() }
 
 // syslogStream handles one syslog TCP/TLS connection: frames (octet
-// counting or LF/NUL, detected per frame), parses and dispatches each.
-func syslogStream(in TCPInputConfig, stats *inputStats, d *dispatcher, loc *time.Location) func(context.Context, *trackedConn) {
-	return func(ctx context.Context, c *trackedConn) {
-		fr := newFramer(c, int(in.MaxMessageSize), true)
+// counting or LF/NUL, decided by the connection's first frame), parses and
+// dispatches each.
+func syslogStream(in TCPInputConfig, stats *inputStats, d *dispatcher, loc *time.Location) func(context.Context, *stream.Conn, string, uint64) {
+	return func(ctx context.Context, c *stream.Conn, peer string, shard uint64) {
+		fr := stream.NewFramer(c, stream.FramerConfig{MaxFrame: int(in.MaxMessageSize), Counters: &stats.framing})
 		sp := newSyslogParser(loc)
 		for {
-			frame, cut, err := fr.Next()
+			frame, fl, err := fr.Next()
 			if err != nil {
 				return
 			}
 			ev := newEvent()
-			sp.Parse(ev, frame, c.peer)
-			if cut {
+			sp.Parse(ev, frame, peer)
+			if fl&stream.Truncated != 0 {
 				ev.Flags |= relaykit.FlagTruncated
 				stats.truncated.Add(1)
 			}
@@ -210,7 +132,7 @@ func syslogStream(in TCPInputConfig, stats *inputStats, d *dispatcher, loc *time
 				stats.parseErrors.Add(1)
 			}
 			stats.bytes.Add(int64(len(frame)))
-			if err := d.PushOwned(ctx, c.shard, ev, stats); err != nil {
+			if err := d.PushOwned(ctx, shard, ev, stats); err != nil {
 				return
 			}
 		}

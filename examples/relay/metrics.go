@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/relaykit/relaykit/stream"
 )
 
 // Drop reasons, used as metric labels.
@@ -40,9 +41,11 @@ type inputStats struct {
 	parseErrors atomic.Int64 // forwarded raw with FlagParseError
 	truncated   atomic.Int64 // frames cut at the max message size
 	invalid     atomic.Int64 // JSON lines that failed validation
-	conns       atomic.Int64 // open connections
-	connsTotal  atomic.Int64
-	refused     atomic.Int64 // connections refused at max_connections
+
+	// Stream inputs (syslog TCP/TLS, JSON lines): the listener's
+	// connection counters and the framers' byte accounting.
+	listener *stream.Listener
+	framing  stream.Counters
 }
 
 // destStats counts one destination.
@@ -219,7 +222,17 @@ var (
 	descTruncated     = prometheus.NewDesc("relay_input_truncated_total", "Frames cut at the maximum message size.", []string{"input"}, nil)
 	descInvalid       = prometheus.NewDesc("relay_input_invalid_total", "JSON lines that failed validation (dead-lettered).", []string{"input"}, nil)
 	descConns         = prometheus.NewDesc("relay_input_connections", "Open connections per input.", []string{"input"}, nil)
-	descRefused       = prometheus.NewDesc("relay_input_connections_refused_total", "Connections refused at max_connections.", []string{"input"}, nil)
+	descRefused       = prometheus.NewDesc("relay_input_connections_refused_total", "Connections closed at accept, by reason (per_source: max_connections_per_source; max_connections: refuse_when_full, or no idle connection to evict).", []string{"input", "reason"}, nil)
+	descReadBytes     = prometheus.NewDesc("relay_input_read_bytes_total", "Bytes read from stream connections (after TLS): message bytes + framing overhead + discarded + incomplete bytes.", []string{"input"}, nil)
+	descEvicted       = prometheus.NewDesc("relay_input_connections_evicted_total", "Longest-idle connections closed to make room at max_connections.", []string{"input"}, nil)
+	descCut           = prometheus.NewDesc("relay_input_connections_cut_total", "Connections closed by a deadline, by reason (idle, frame_timeout, handshake_timeout).", []string{"input", "reason"}, nil)
+	descHandshakeErr  = prometheus.NewDesc("relay_input_tls_handshake_errors_total", "TLS handshakes that failed other than by timeout.", []string{"input"}, nil)
+	descDiscarded     = prometheus.NewDesc("relay_input_discarded_bytes_total", "Bytes of oversized frames thrown away after the cut at max_message_size.", []string{"input"}, nil)
+	descIncomplete    = prometheus.NewDesc("relay_input_incomplete_frames_total", "Frames a connection broke off (reset, timeout, eviction, shutdown) before they were complete; dropped.", []string{"input"}, nil)
+	descIncompleteB   = prometheus.NewDesc("relay_input_incomplete_bytes_total", "Bytes of the incomplete frames dropped.", []string{"input"}, nil)
+	descEmpty         = prometheus.NewDesc("relay_input_empty_frames_total", "Empty frames (a trailer with nothing before it) skipped.", []string{"input"}, nil)
+	descNUL           = prometheus.NewDesc("relay_input_nul_frames_total", "Frames kept whole with a NUL inside (LF-terminated connections).", []string{"input"}, nil)
+	descFramingErr    = prometheus.NewDesc("relay_input_framing_errors_total", "Octet-counted frames with a bad header, read up to the next LF instead.", []string{"input"}, nil)
 	descRouted        = prometheus.NewDesc("relay_routed_events_total", "Events handed to the route table.", nil, nil)
 	descQueued        = prometheus.NewDesc("relay_queued_events", "Events in worker rings and batch collectors.", nil, nil)
 	descDropped       = prometheus.NewDesc("relay_dropped_events_total", "Events dropped, by reason.", []string{"reason"}, nil)
@@ -239,7 +252,8 @@ var (
 
 func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descInputReceived, descInputBytes, descParseErrors, descTruncated, descInvalid,
-		descConns, descRefused, descRouted, descQueued, descDropped, descDestIn, descDestDelivered, descDestSpooled,
+		descConns, descRefused, descReadBytes, descEvicted, descCut, descHandshakeErr, descDiscarded, descIncomplete, descIncompleteB,
+		descEmpty, descNUL, descFramingErr, descRouted, descQueued, descDropped, descDestIn, descDestDelivered, descDestSpooled,
 		descDestReplayed, descDestDropped, descDestErrors, descDestHealthy, descDestMemory, descDestDup,
 		descSpoolEvents, descSpoolBytes, descSpoolAge} {
 		ch <- d
@@ -263,8 +277,25 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 		c(descParseErrors, in.parseErrors.Load(), in.name)
 		c(descTruncated, in.truncated.Load(), in.name)
 		c(descInvalid, in.invalid.Load(), in.name)
-		g(descConns, in.conns.Load(), in.name)
-		c(descRefused, in.refused.Load(), in.name)
+		if in.listener != nil {
+			ls := in.listener.Stats()
+			g(descConns, ls.Open, in.name)
+			c(descRefused, ls.RefusedPerSource, in.name, "per_source")
+			c(descRefused, ls.RefusedFull, in.name, "max_connections")
+			c(descReadBytes, ls.BytesRead, in.name)
+			c(descEvicted, ls.Evicted, in.name)
+			c(descCut, ls.CutIdle, in.name, "idle")
+			c(descCut, ls.CutFrameTimeout, in.name, "frame_timeout")
+			c(descCut, ls.CutHandshakeTimeout, in.name, "handshake_timeout")
+			c(descHandshakeErr, ls.HandshakeErrors, in.name)
+			f := &in.framing
+			c(descDiscarded, f.DiscardedBytes.Load(), in.name)
+			c(descIncomplete, f.IncompleteFrames.Load(), in.name)
+			c(descIncompleteB, f.IncompleteBytes.Load(), in.name)
+			c(descEmpty, f.EmptyFrames.Load(), in.name)
+			c(descNUL, f.NULFrames.Load(), in.name)
+			c(descFramingErr, f.FramingErrors.Load(), in.name)
+		}
 	}
 	c(descRouted, l.routed.Load())
 	g(descQueued, l.queued.Load())

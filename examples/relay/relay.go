@@ -33,7 +33,7 @@ type Relay struct {
 	disp    *dispatcher
 	workers []*worker
 	udp     []*udpInput
-	streams []*streamListener
+	streams []*streamInput
 	gen     *generator
 	metrics *metricsServer
 	dl      *deadLetter
@@ -107,7 +107,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 			kind = "syslog_tls"
 		}
 		st := r.ledger.input(in.Name, kind)
-		l, err := listenStream(in.Name, in.Listen, in.TLS, in.MaxConnections, in.IdleTimeout, st, log)
+		l, err := listenStream(in.Name, in.Listen, in.TLS, in.MaxConnections, in.IdleTimeout, in.StreamLimits, st, log)
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +116,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 	}
 	for _, in := range cfg.Inputs.JSONTCP {
 		st := r.ledger.input(in.Name, "json_tcp")
-		l, err := listenStream(in.Name, in.Listen, nil, in.MaxConnections, in.IdleTimeout, st, log)
+		l, err := listenStream(in.Name, in.Listen, nil, in.MaxConnections, in.IdleTimeout, in.StreamLimits, st, log)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,104 @@
+// Package stream accepts byte-stream connections for log inputs (syslog
+// over TCP or TLS, JSON lines) and splits them into frames, so that one
+// misbehaving or hostile sender costs nobody else anything and every byte
+// that arrives is either returned in a frame or counted.
+//
+// It has two parts that work alone or together: a [Listener] that admits
+// connections under per-source and global limits and enforces deadlines on
+// what a sender owes, and a [Framer] that finds frame boundaries (RFC 6587)
+// with bounded memory. The package imports nothing of relaykit's other
+// packages; the relay example (examples/relay) builds its syslog and JSON
+// inputs from it.
+//
+// # Connection limits
+//
+// [Config].MaxConnsPerSource (64 by default) caps the connections one
+// source IP address holds; more are refused at accept
+// ([Stats].RefusedPerSource). [Config].MaxConns (1024) caps them all: when
+// it is reached, a new connection evicts the longest-idle open connection,
+// the one whose handler has waited longest in [Conn.Read] for data
+// ([Stats].Evicted), instead of being refused. A connection whose handler
+// is busy (parsing, or blocked by backpressure) is not idle and is never
+// evicted, since closing it would lose what its sender has in flight; if
+// none is idle, the newcomer is refused ([Stats].RefusedFull). The reasoning: a slot held by a connection that sends
+// nothing is worth less than a new connection, which is probably a sender
+// that has something to send; refusing newcomers at the limit lets a port
+// scanner or a sender that leaks connections lock every other sender out
+// for the whole idle timeout. A busy sender is never the longest idle, and
+// the per-source cap keeps one host from evicting everyone else: with the
+// defaults, 16 hosts' worth of idle connections are needed to fill the
+// listener. [Config].RefuseWhenFull restores refusal
+// ([Stats].RefusedFull).
+//
+// # Deadlines
+//
+// Three deadlines bound what a sender can hold without sending:
+//
+//   - IdleTimeout (10 min): nothing arrived between frames;
+//   - FrameTimeout (30 s): a frame that has started is not complete. Moving
+//     the read deadline on every read, as an idle timeout does, lets a
+//     sender that trickles a byte every few seconds hold its connection
+//     forever; the frame deadline is fixed when the frame starts;
+//   - HandshakeTimeout (10 s): the TLS handshake is not done. It runs in
+//     the connection's goroutine, never in the accept loop.
+//
+// Each cut is counted by reason ([Stats].CutIdle, CutFrameTimeout,
+// CutHandshakeTimeout). The deadlines are set by [Conn.Read], which knows
+// from the [Framer] reading it whether a frame is in progress.
+//
+// # Framing
+//
+// [Auto] framing decides once per connection, from the first frame: "LEN
+// SP <" starts octet counting (RFC 6587 section 3.4.1), anything else
+// delimited framing. The decision is kept for the connection, as
+// syslog-ng's syslog() source does (lib/logproto/logproto-auto-server.c
+// looks at the first bytes of the connection). Deciding per frame instead
+// made one octet-counted frame whose message did not start with '<' switch
+// to LF framing and glue every later frame of the connection into one
+// event. rsyslog's imtcp decides per frame (runtime/tcps_sess.c: a frame
+// that starts with a digit is octet-counted), so a delimited line that
+// starts with "123 " would be misread there; here it stays a line.
+//
+// On an octet-counted connection, a header that is not "LEN SP" with
+// 1 <= LEN <= [FramerConfig].MaxOctetCount is a framing error: like
+// rsyslog (which falls back to octet stuffing for the frame, and checks LEN
+// against its MaxFrameSize, 200000 by default), the framer reads that frame
+// up to the next LF, flags it [FramingError], counts it, and resumes octet
+// counting with the next frame. syslog-ng closes the connection instead
+// ("Invalid frame header"); keeping it open loses nothing that can be
+// recovered.
+//
+// # NUL bytes
+//
+// RFC 6587 section 3.4.2 names LF as the trailer of non-transparent
+// framing and notes that some senders use NUL. The two mainstream daemons
+// differ: rsyslog's imtcp ends frames at LF only and keeps a NUL inside a
+// message as data (a NUL delimiter is opt-in, AddtlFrameDelimiter=0),
+// syslog-ng's text transport ends a message at LF or NUL
+// (transport(text-with-nuls) keeps them). A delimited connection here
+// takes its trailer from its first frame: when the first frame ends with
+// LF, only LF ends frames and a NUL inside a message stays there, whole
+// (counted in [FramerStats].NULFrames); when a NUL comes first, the
+// connection is a NUL-trailer sender and NUL or LF end frames (an LF right
+// after the NUL is part of the trailer). A CR before the LF is removed.
+//
+// # Accounting
+//
+// Every byte read is in exactly one of [FramerStats].FrameBytes,
+// OverheadBytes (headers, trailers, empty frames), DiscardedBytes (the rest
+// of a frame cut at MaxFrame) and IncompleteBytes (a frame the connection
+// broke off: reset, deadline, eviction, shutdown). [Counters] gather the
+// exceptional ones across the framers of many connections, live; the fuzz
+// test checks the sum for any input and any read boundaries.
+//
+// # Concurrency and ownership
+//
+// A [Listener]'s methods are safe for concurrent use. [Listener.Serve] owns
+// every goroutine it starts (one per connection, running the [Handler]) and
+// returns only after all of them have. A [Conn] and the [Framer] reading it
+// belong to the handler's goroutine; the listener ends a connection from
+// other goroutines only by closing it or moving its read deadline. A frame
+// returned by [Framer.Next] is valid until the next call; copy what you
+// keep. Once warm, Next does not allocate; [Conn.Read] reads the clock and
+// sets the deadline once per read (not per frame).
+package stream

@@ -1,0 +1,603 @@
+package stream
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"sync/atomic"
+)
+
+// Framing selects how a [Framer] finds frame boundaries (RFC 6587).
+type Framing uint8
+
+const (
+	// Auto decides once per connection, from its first frame: octet
+	// counting when the stream starts with "LEN SP <" (a non-zero digit, at
+	// most 10 digits, a space, then the '<' of a syslog PRI), delimited
+	// framing otherwise. The decision is kept for the life of the framer.
+	Auto Framing = iota
+	// OctetCounting reads every frame as "LEN SP MSG" (RFC 6587 section
+	// 3.4.1); MSG may hold any bytes.
+	OctetCounting
+	// Delimited reads frames terminated by a trailer (RFC 6587 section
+	// 3.4.2): LF, or NUL for senders that end their frames with NUL, as
+	// decided by the first frame (see the package documentation). A CR
+	// before the LF is removed.
+	Delimited
+)
+
+// String returns "auto", "octet-counting" or "delimited".
+func (f Framing) String() string {
+	switch f {
+	case OctetCounting:
+		return "octet-counting"
+	case Delimited:
+		return "delimited"
+	}
+	return "auto"
+}
+
+// Flags describe a frame returned by [Framer.Next].
+type Flags uint8
+
+const (
+	// Truncated means the frame was longer than [FramerConfig].MaxFrame and
+	// was cut there; the rest of it was discarded (counted in
+	// [FramerStats].DiscardedBytes), or the stream ended inside an
+	// octet-counted frame.
+	Truncated Flags = 1 << iota
+	// FramingError means an octet-counted connection sent a frame whose
+	// header is not "LEN SP" with 1 <= LEN <= [FramerConfig].MaxOctetCount;
+	// the frame was read up to the next LF instead (what rsyslog's imtcp
+	// does), and octet counting resumes with the next frame.
+	FramingError
+)
+
+// FramerConfig configures a [Framer].
+type FramerConfig struct {
+	// MaxFrame is the largest frame returned, in bytes; longer frames are
+	// cut there and flagged [Truncated]. The framer's buffer never grows
+	// past MaxFrame plus a few bytes of header. Zero means 64 KiB.
+	MaxFrame int
+	// Framing selects octet counting, delimited framing, or detection per
+	// connection. Zero means [Auto]. Use [Delimited] for JSON lines.
+	Framing Framing
+	// MaxOctetCount is the largest length an octet-counted header may
+	// announce, in bytes: a larger one is taken as a framing error rather
+	// than a frame to discard (rsyslog's MaxFrameSize, 200000 by default,
+	// plays the same role). A frame announced between MaxFrame and
+	// MaxOctetCount is cut at MaxFrame and the rest discarded. Zero means
+	// the larger of 16 × MaxFrame and 1 MiB.
+	MaxOctetCount int64
+	// Counters, when not nil, receives the framer's exceptional events as
+	// they happen (atomically), so the framers of many connections can feed
+	// one set of live totals. The framer keeps its own counts in [Framer.Stats]
+	// either way.
+	Counters *Counters
+}
+
+// FramerStats are one framer's counts. Every byte read from the stream is
+// in exactly one of FrameBytes, OverheadBytes, DiscardedBytes and
+// IncompleteBytes.
+type FramerStats struct {
+	Frames         int64 // frames returned by Next
+	FrameBytes     int64 // bytes of the frames returned, in bytes
+	OverheadBytes  int64 // octet-count headers, trailers (LF, CR, NUL) and empty frames, in bytes
+	Truncated      int64 // frames cut at MaxFrame (flag Truncated)
+	DiscardedBytes int64 // bytes of cut frames thrown away after the cut, in bytes
+	// IncompleteFrames counts frames the stream broke off (read error:
+	// reset, deadline, eviction, shutdown) before they were complete; their
+	// IncompleteBytes were dropped, never returned.
+	IncompleteFrames int64
+	IncompleteBytes  int64
+	EmptyFrames      int64 // delimiters with nothing before them (LF, CRLF, NUL)
+	NULFrames        int64 // frames returned with a NUL inside (LF-terminated connections keep NUL as data)
+	FramingErrors    int64 // octet-counted frames with a bad header (flag FramingError)
+}
+
+// Counters are live totals fed by many framers: the exceptional events of
+// [FramerStats] (everything but Frames, FrameBytes and OverheadBytes, which
+// the caller counts on its hot path if it wants them). Safe for concurrent
+// use; read the fields with Load.
+type Counters struct {
+	Truncated        atomic.Int64
+	DiscardedBytes   atomic.Int64
+	IncompleteFrames atomic.Int64
+	IncompleteBytes  atomic.Int64
+	EmptyFrames      atomic.Int64
+	NULFrames        atomic.Int64
+	FramingErrors    atomic.Int64
+}
+
+// Framer splits a byte stream into frames: syslog over TCP or TLS with
+// octet counting or LF/NUL trailers (RFC 6587), or JSON lines. It enforces
+// the maximum frame size with bounded memory, decides the framing once per
+// stream, and counts every byte it does not return (see [FramerStats]).
+//
+// A Framer must not be used from concurrent goroutines; use one per
+// connection. Once warm, Next does not allocate.
+type Framer struct {
+	r            io.Reader
+	conn         *Conn
+	buf          []byte
+	start, end   int
+	max          int
+	maxAnnounced int64
+	mode         Framing
+	cfgMode      Framing
+	trailer      byte // 0 undecided, '\n' LF only, 0xff LF or NUL
+	afterNUL     bool // the last frame ended with NUL: an LF right after it is part of its trailer
+	inBody       bool // an octet-counted header was read, its message is awaited
+
+	skip        int64 // bytes still to discard of an oversized octet-counted frame
+	skipToDelim bool  // discard until the next delimiter (oversized delimited frame)
+	err         error // sticky read error, reported once the buffer is used up
+
+	st FramerStats
+	c  *Counters
+}
+
+const (
+	framerInitial = 4 << 10
+	framerHeader  = 16 // room for "LEN SP" in front of a max-sized frame
+	trailerAny    = 0xff
+)
+
+// NewFramer returns a framer reading from r. When r is a [*Conn], the
+// framer tells it whether a frame is in progress, which is what
+// [Config].FrameTimeout measures.
+func NewFramer(r io.Reader, cfg FramerConfig) *Framer {
+	if cfg.MaxFrame <= 0 {
+		cfg.MaxFrame = 64 << 10
+	}
+	if cfg.MaxOctetCount <= 0 {
+		cfg.MaxOctetCount = max(16*int64(cfg.MaxFrame), 1<<20)
+	}
+	f := &Framer{r: r, max: cfg.MaxFrame, maxAnnounced: cfg.MaxOctetCount, mode: cfg.Framing, cfgMode: cfg.Framing, c: cfg.Counters}
+	if c, ok := r.(*Conn); ok {
+		f.conn = c
+		c.fr = f
+	}
+	f.buf = make([]byte, min(framerInitial, cfg.MaxFrame+framerHeader))
+	return f
+}
+
+// Reset discards the framer's state and counts and makes it read from r,
+// keeping its buffer and configuration: a framer can serve connection after
+// connection without allocating.
+func (f *Framer) Reset(r io.Reader) {
+	if f.conn != nil {
+		f.conn.fr = nil
+	}
+	*f = Framer{r: r, buf: f.buf, max: f.max, maxAnnounced: f.maxAnnounced, mode: f.cfgMode, cfgMode: f.cfgMode, c: f.c}
+	if c, ok := r.(*Conn); ok {
+		f.conn = c
+		c.fr = f
+	}
+}
+
+// Framing reports the framing in use: [Auto] until the first frame
+// decided it.
+func (f *Framer) Framing() Framing { return f.mode }
+
+// Stats returns the framer's counts so far.
+func (f *Framer) Stats() FramerStats { return f.st }
+
+// inFrame reports whether part of a frame has been read: what the frame
+// deadline measures.
+func (f *Framer) inFrame() bool {
+	return f.start < f.end || f.inBody || f.skip > 0 || f.skipToDelim
+}
+
+// fill reads more data into the buffer, compacting and growing it (up to
+// max+header) as needed. It returns false when no more data can come.
+func (f *Framer) fill() bool {
+	if f.err != nil {
+		return false
+	}
+	if f.start > 0 && f.start == f.end {
+		f.start, f.end = 0, 0
+	}
+	if f.end == len(f.buf) {
+		if f.start > 0 {
+			n := copy(f.buf, f.buf[f.start:f.end])
+			f.start, f.end = 0, n
+		} else if limit := f.max + framerHeader; len(f.buf) < limit {
+			nb := make([]byte, min(2*len(f.buf), limit))
+			copy(nb, f.buf[:f.end])
+			f.buf = nb
+		}
+	}
+	if f.end == len(f.buf) {
+		// Buffer full of an unfinished frame at its limit: the caller cuts.
+		return true
+	}
+	for range 100 {
+		n, err := f.r.Read(f.buf[f.end:])
+		f.end += n
+		if err != nil {
+			f.err = err
+			return n > 0
+		}
+		if n > 0 {
+			return true
+		}
+	}
+	f.err = io.ErrNoProgress
+	return false
+}
+
+// Next returns the next frame and its flags. The frame is valid only until
+// the next call to Next. At the end of the stream Next returns io.EOF; after
+// a read error it returns that error, once the complete frames read before
+// it have been returned (an incomplete frame is dropped and counted).
+func (f *Framer) Next() ([]byte, Flags, error) {
+	for {
+		if !f.discard() {
+			return nil, 0, f.finalErr()
+		}
+		f.skipEmpty()
+		if f.start == f.end {
+			if !f.fill() {
+				return nil, 0, f.finalErr()
+			}
+			continue
+		}
+		if f.mode == Auto {
+			switch f.detect() {
+			case OctetCounting:
+				f.mode = OctetCounting
+			case Delimited:
+				f.mode = Delimited
+			default:
+				if f.fill() {
+					continue
+				}
+				// The stream ended before the first header was complete:
+				// what arrived is a delimited frame.
+				f.mode = Delimited
+			}
+		}
+		if f.mode == OctetCounting {
+			n, hdr, ok := f.octetHeader()
+			if ok {
+				frame, fl, err := f.octetFrame(n, hdr)
+				if frame == nil && err == nil {
+					continue // an empty frame, counted
+				}
+				return frame, fl, err
+			}
+			if hdr < 0 {
+				if f.fill() {
+					continue
+				}
+				return f.lastFrame(0)
+			}
+			// A bad header: read this frame up to the next LF.
+			frame, fl, ok := f.delimFrame()
+			if !ok {
+				if f.fill() {
+					continue
+				}
+				frame, fl, err := f.lastFrame(FramingError)
+				if err == nil {
+					f.framingError()
+				}
+				return frame, fl, err
+			}
+			if frame == nil {
+				continue // an empty frame, counted
+			}
+			f.framingError()
+			return frame, fl | FramingError, nil
+		}
+		if frame, fl, ok := f.delimFrame(); ok {
+			if frame == nil {
+				continue // an empty frame, counted
+			}
+			return frame, fl, nil
+		}
+		if !f.fill() {
+			return f.lastFrame(0)
+		}
+	}
+}
+
+func (f *Framer) framingError() {
+	f.st.FramingErrors++
+	if f.c != nil {
+		f.c.FramingErrors.Add(1)
+	}
+}
+
+// lastFrame handles the end of the stream with bytes buffered: after EOF
+// they are a last frame without trailer; after a read error they are an
+// incomplete frame, dropped and counted.
+func (f *Framer) lastFrame(fl Flags) ([]byte, Flags, error) {
+	if f.start < f.end && errors.Is(f.err, io.EOF) {
+		frame := f.buf[f.start:f.end]
+		f.start = f.end
+		if len(frame) > f.max {
+			// An unfinished octet-counting header longer than a frame.
+			f.discarded(int64(len(frame) - f.max))
+			frame = frame[:f.max]
+			fl |= Truncated
+		}
+		if n := len(frame); n > 0 && frame[n-1] == '\r' {
+			frame = frame[:n-1]
+			f.st.OverheadBytes++
+		}
+		if len(frame) == 0 {
+			f.empty(0)
+			return nil, 0, io.EOF
+		}
+		return f.frame(frame, fl), fl, nil
+	}
+	f.incomplete(0)
+	return nil, 0, f.finalErr()
+}
+
+// incomplete drops what is buffered after a read error, plus extra bytes
+// of it consumed already (an octet-counted header).
+func (f *Framer) incomplete(extra int) {
+	n := int64(f.end-f.start) + int64(extra)
+	if n == 0 {
+		return
+	}
+	f.start = f.end
+	f.st.IncompleteFrames++
+	f.st.IncompleteBytes += n
+	if f.c != nil {
+		f.c.IncompleteFrames.Add(1)
+		f.c.IncompleteBytes.Add(n)
+	}
+}
+
+func (f *Framer) finalErr() error {
+	if f.err == nil || errors.Is(f.err, io.EOF) {
+		return io.EOF
+	}
+	f.incomplete(0)
+	return f.err
+}
+
+// frame counts a returned frame.
+func (f *Framer) frame(b []byte, fl Flags) []byte {
+	f.st.Frames++
+	f.st.FrameBytes += int64(len(b))
+	if fl&Truncated != 0 {
+		f.st.Truncated++
+		if f.c != nil {
+			f.c.Truncated.Add(1)
+		}
+	}
+	if f.mode != OctetCounting && f.trailer == '\n' && bytes.IndexByte(b, 0) >= 0 {
+		f.st.NULFrames++
+		if f.c != nil {
+			f.c.NULFrames.Add(1)
+		}
+	}
+	return b
+}
+
+func (f *Framer) discarded(n int64) {
+	f.st.DiscardedBytes += n
+	if f.c != nil {
+		f.c.DiscardedBytes.Add(n)
+	}
+}
+
+// skipEmpty consumes delimiters between frames: empty frames (counted), an
+// LF that completes a NUL-LF trailer, and the LF some senders put after
+// octet-counted frames.
+func (f *Framer) skipEmpty() {
+	for f.start < f.end {
+		c := f.buf[f.start]
+		switch {
+		case c == '\n' && (f.afterNUL || f.mode == OctetCounting):
+			f.afterNUL = false
+			f.st.OverheadBytes++
+			f.start++
+		case c == '\n' || (c == 0 && f.trailer != '\n'):
+			f.afterNUL = false
+			f.empty(1)
+			f.start++
+		case c == '\r' && f.start+1 < f.end && f.buf[f.start+1] == '\n':
+			f.afterNUL = false
+			f.empty(2)
+			f.start += 2
+		default:
+			return
+		}
+	}
+}
+
+func (f *Framer) empty(n int) {
+	f.st.OverheadBytes += int64(n)
+	f.st.EmptyFrames++
+	if f.c != nil {
+		f.c.EmptyFrames.Add(1)
+	}
+}
+
+// discard drops the rest of an oversized frame. It reports false when the
+// stream ended while discarding.
+func (f *Framer) discard() bool {
+	for f.skip > 0 {
+		if f.start == f.end && !f.fill() {
+			return false
+		}
+		n := min(int64(f.end-f.start), f.skip)
+		f.start += int(n)
+		f.skip -= n
+		f.discarded(n)
+	}
+	for f.skipToDelim {
+		if f.start == f.end && !f.fill() {
+			return false
+		}
+		data := f.buf[f.start:f.end]
+		i := f.indexDelim(data)
+		if i >= 0 {
+			f.discarded(int64(i))
+			f.st.OverheadBytes++
+			f.afterNUL = data[i] == 0
+			f.start += i + 1
+			f.skipToDelim = false
+			break
+		}
+		f.discarded(int64(len(data)))
+		f.start = f.end
+	}
+	return true
+}
+
+// detect decides the framing of the stream from its first frame: Auto when
+// more bytes are needed.
+func (f *Framer) detect() Framing {
+	data := f.buf[f.start:f.end]
+	if data[0] < '1' || data[0] > '9' {
+		return Delimited
+	}
+	for i := 1; i < len(data); i++ {
+		switch c := data[i]; {
+		case c >= '0' && c <= '9' && i < 10:
+		case c == ' ':
+			if i+1 == len(data) {
+				return Auto
+			}
+			if data[i+1] == '<' {
+				return OctetCounting
+			}
+			return Delimited
+		default:
+			return Delimited
+		}
+	}
+	return Auto
+}
+
+// octetHeader parses "LEN SP" at the start of the buffer. hdr is the
+// header length; ok false with hdr -1 means more bytes are needed, with hdr
+// 0 a bad header.
+func (f *Framer) octetHeader() (n int64, hdr int, ok bool) {
+	data := f.buf[f.start:f.end]
+	if data[0] < '1' || data[0] > '9' {
+		return 0, 0, false
+	}
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case c >= '0' && c <= '9' && i < 10:
+			n = n*10 + int64(c-'0')
+		case c == ' ' && n <= f.maxAnnounced:
+			return n, i + 1, true
+		default:
+			return 0, 0, false
+		}
+	}
+	return 0, -1, false
+}
+
+func (f *Framer) octetFrame(n int64, hdr int) ([]byte, Flags, error) {
+	f.start += hdr
+	f.st.OverheadBytes += int64(hdr)
+	want := n
+	var fl Flags
+	if want > int64(f.max) {
+		want = int64(f.max)
+		fl = Truncated
+	}
+	f.inBody = true
+	for int64(f.end-f.start) < want {
+		if !f.fill() {
+			// The stream ended inside the frame: at EOF deliver what
+			// arrived, marked cut; after an error it is incomplete.
+			f.inBody = false
+			if f.start == f.end || !errors.Is(f.err, io.EOF) {
+				f.st.OverheadBytes -= int64(hdr)
+				f.incomplete(hdr)
+				return nil, 0, f.finalErr()
+			}
+			frame := f.buf[f.start:f.end]
+			f.start = f.end
+			return f.frame(frame, Truncated), Truncated, nil
+		}
+	}
+	f.inBody = false
+	frame := f.buf[f.start : f.start+int(want)]
+	f.start += int(want)
+	if fl != 0 {
+		f.skip = n - want
+	}
+	// Some senders end octet-counted frames with LF too; it is part of
+	// the count and not of the message.
+	for len(frame) > 0 && (frame[len(frame)-1] == '\n' || frame[len(frame)-1] == '\r') {
+		frame = frame[:len(frame)-1]
+		f.st.OverheadBytes++
+	}
+	if len(frame) == 0 {
+		f.empty(0)
+		return nil, 0, nil
+	}
+	return f.frame(frame, fl), fl, nil
+}
+
+// indexDelim returns the index of the first trailer in b, or -1. Until the
+// trailer is decided, or on NUL-terminated connections, that is LF or NUL;
+// on LF-terminated connections LF alone.
+func (f *Framer) indexDelim(b []byte) int {
+	i := bytes.IndexByte(b, '\n')
+	if f.trailer == '\n' || f.mode == OctetCounting {
+		return i
+	}
+	var z int
+	if i < 0 {
+		z = bytes.IndexByte(b, 0)
+	} else {
+		z = bytes.IndexByte(b[:i], 0)
+	}
+	if f.trailer == 0 {
+		switch {
+		case z >= 0:
+			f.trailer = trailerAny
+		case i >= 0:
+			f.trailer = '\n'
+		}
+	}
+	if z >= 0 {
+		return z
+	}
+	return i
+}
+
+// delimFrame returns the next terminated frame if the buffer holds one, or
+// the first max bytes of an oversized frame.
+func (f *Framer) delimFrame() ([]byte, Flags, bool) {
+	data := f.buf[f.start:f.end]
+	limit := min(len(data), f.max+1)
+	if i := f.indexDelim(data[:limit]); i >= 0 && i <= f.max {
+		f.start += i + 1
+		f.afterNUL = data[i] == 0
+		f.st.OverheadBytes++
+		frame := data[:i]
+		if n := len(frame); n > 0 && frame[n-1] == '\r' {
+			frame = frame[:n-1]
+			f.st.OverheadBytes++
+		}
+		if len(frame) == 0 {
+			f.empty(0)
+			return nil, 0, true
+		}
+		return f.frame(frame, 0), 0, true
+	}
+	// Cut only with max+1 bytes in hand: a frame of exactly max bytes may
+	// still be followed by its delimiter.
+	if len(data) > f.max {
+		frame := data[:f.max]
+		f.start += f.max
+		f.skipToDelim = true
+		return f.frame(frame, Truncated), Truncated, true
+	}
+	return nil, 0, false
+}

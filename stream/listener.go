@@ -1,0 +1,482 @@
+package stream
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+var (
+	// ErrInvalidConfig is wrapped by the errors [New] and [Listen] return
+	// for a bad [Config].
+	ErrInvalidConfig = errors.New("stream: invalid config")
+	// ErrClosed is returned by [Conn.Read] once the listener shuts down:
+	// the frames already read are still handed over, no more are read.
+	ErrClosed = errors.New("stream: listener closed")
+	// ErrEvicted is returned by [Conn.Read] when the connection was closed
+	// to make room for a new one (see [Config].MaxConns).
+	ErrEvicted = errors.New("stream: connection evicted")
+	// ErrIdleTimeout is returned by [Conn.Read] when nothing arrived for
+	// [Config].IdleTimeout between frames.
+	ErrIdleTimeout = errors.New("stream: idle timeout")
+	// ErrFrameTimeout is returned by [Conn.Read] when a frame that had
+	// started was not complete within [Config].FrameTimeout.
+	ErrFrameTimeout = errors.New("stream: frame timeout")
+)
+
+// Config configures a [Listener]. The zero value is usable: every field's
+// zero value means the documented default.
+type Config struct {
+	// Name identifies the listener in log records.
+	Name string
+	// MaxConns is the most connections open at once. When it is reached, a
+	// new connection evicts the longest-idle open one, unless
+	// RefuseWhenFull is set. Idle means waiting in [Conn.Read] for data:
+	// the connection whose handler has been waiting longest is evicted. A
+	// connection whose handler is busy elsewhere (parsing, or blocked by
+	// backpressure) is not idle, and is never evicted, since closing it
+	// would throw away what its sender has in flight; when every
+	// connection is busy, the newcomer is refused (Stats.RefusedFull).
+	// Zero means 1024.
+	MaxConns int
+	// MaxConnsPerSource is the most connections open at once from one
+	// source IP address; more are refused. It keeps one host from holding
+	// every slot (and so from evicting everyone else). Zero means 64;
+	// it is capped at MaxConns.
+	MaxConnsPerSource int
+	// RefuseWhenFull refuses new connections at MaxConns instead of
+	// evicting the longest-idle one.
+	RefuseWhenFull bool
+	// IdleTimeout closes a connection when nothing arrived for this long
+	// between frames (measured from the last read). Zero means 10 minutes;
+	// negative means never.
+	IdleTimeout time.Duration
+	// FrameTimeout closes a connection when a frame that has started (its
+	// first byte arrived) is not complete this long after; a sender that
+	// trickles a frame byte by byte cannot hold a connection. It is
+	// measured when the reader asks for the rest of the frame, so time the
+	// reader spends elsewhere (backpressure) is not held against the
+	// sender. It applies to readers that use a [Framer]. Zero means
+	// 30 seconds; negative means never.
+	FrameTimeout time.Duration
+	// HandshakeTimeout bounds the TLS handshake, from accept. Zero means
+	// 10 seconds.
+	HandshakeTimeout time.Duration
+	// TLS, when not nil, makes the listener speak TLS (RFC 5425 for
+	// syslog); the handshake runs in the connection's goroutine under
+	// HandshakeTimeout.
+	TLS *tls.Config
+	// Logger receives one record when an episode of refusals or evictions
+	// starts (not one per connection). Nil means no logging.
+	Logger *slog.Logger
+}
+
+// Stats is a snapshot of a listener's counters.
+type Stats struct {
+	Open      int64 // connections admitted and not yet ended (closing, evicted or cut ones leave at once)
+	Accepted  int64 // connections admitted (before any TLS handshake)
+	BytesRead int64 // bytes read by handlers through [Conn.Read] (after TLS decryption), in bytes
+	// RefusedPerSource counts connections closed at accept because their
+	// source had MaxConnsPerSource open.
+	RefusedPerSource int64
+	// RefusedFull counts connections closed at accept at MaxConns: with
+	// RefuseWhenFull, or when no open connection was idle.
+	RefusedFull int64
+	// Evicted counts open connections closed to make room at MaxConns.
+	Evicted int64
+	// CutIdle, CutFrameTimeout and CutHandshakeTimeout count connections
+	// closed by IdleTimeout, FrameTimeout and HandshakeTimeout.
+	CutIdle             int64
+	CutFrameTimeout     int64
+	CutHandshakeTimeout int64
+	// HandshakeErrors counts TLS handshakes that failed for another reason
+	// than the timeout (bad client certificate, not TLS, reset).
+	HandshakeErrors int64
+}
+
+// Handler serves one connection. It runs in the connection's own goroutine
+// and owns c until it returns; the listener closes c afterwards. A handler
+// reads until [Conn.Read] (or the [Framer] on top of it) returns an error:
+// the listener ends every read on shutdown, eviction and timeouts.
+type Handler func(c *Conn)
+
+// Listener accepts stream connections and enforces the limits and
+// deadlines of its [Config]. Its methods are safe for concurrent use.
+type Listener struct {
+	ln         net.Listener
+	name       string
+	maxConns   int
+	perSource  int
+	refuseFull bool
+	idle       time.Duration
+	frame      time.Duration
+	handshake  time.Duration
+	tls        *tls.Config
+	log        *slog.Logger
+
+	mu       sync.Mutex
+	conns    map[*Conn]struct{}
+	sources  map[netip.Addr]*source
+	closing  bool
+	fullWarn bool // an episode of evictions or refusals at MaxConns is under way
+	wg       sync.WaitGroup
+
+	open, accepted, bytesRead, refusedSource, refusedFull, evicted atomic.Int64
+	cutIdle, cutFrame, cutHandshake, handshakeErrors               atomic.Int64
+}
+
+type source struct {
+	n      int
+	warned bool
+}
+
+// Listen announces on the local network address (network "tcp", "tcp4" or
+// "tcp6") and returns a listener for it; see [New].
+func Listen(network, address string, cfg Config) (*Listener, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen(network, address)
+	if err != nil {
+		return nil, fmt.Errorf("stream: %w", err)
+	}
+	return New(ln, cfg)
+}
+
+func (cfg *Config) fill() error {
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = 1024
+	}
+	if cfg.MaxConnsPerSource == 0 {
+		cfg.MaxConnsPerSource = 64
+	}
+	if cfg.MaxConns < 0 || cfg.MaxConnsPerSource < 0 {
+		return fmt.Errorf("%w: MaxConns %d and MaxConnsPerSource %d must not be negative", ErrInvalidConfig, cfg.MaxConns, cfg.MaxConnsPerSource)
+	}
+	cfg.MaxConnsPerSource = min(cfg.MaxConnsPerSource, cfg.MaxConns)
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = 10 * time.Minute
+	}
+	if cfg.FrameTimeout == 0 {
+		cfg.FrameTimeout = 30 * time.Second
+	}
+	if cfg.HandshakeTimeout == 0 {
+		cfg.HandshakeTimeout = 10 * time.Second
+	}
+	if cfg.HandshakeTimeout < 0 {
+		return fmt.Errorf("%w: HandshakeTimeout %s must not be negative", ErrInvalidConfig, cfg.HandshakeTimeout)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// New returns a listener accepting from ln, which it owns from now on
+// (Close or the end of Serve closes it). On error ln is not closed.
+func New(ln net.Listener, cfg Config) (*Listener, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	return &Listener{
+		ln: ln, name: cfg.Name, maxConns: cfg.MaxConns, perSource: cfg.MaxConnsPerSource,
+		refuseFull: cfg.RefuseWhenFull, idle: cfg.IdleTimeout, frame: cfg.FrameTimeout,
+		handshake: cfg.HandshakeTimeout, tls: cfg.TLS, log: cfg.Logger,
+		conns: map[*Conn]struct{}{}, sources: map[netip.Addr]*source{},
+	}, nil
+}
+
+// Addr is the listener's network address.
+func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
+
+// Stats returns a snapshot of the counters.
+func (l *Listener) Stats() Stats {
+	return Stats{
+		Open: l.open.Load(), Accepted: l.accepted.Load(), BytesRead: l.bytesRead.Load(),
+		RefusedPerSource: l.refusedSource.Load(), RefusedFull: l.refusedFull.Load(),
+		Evicted: l.evicted.Load(), CutIdle: l.cutIdle.Load(), CutFrameTimeout: l.cutFrame.Load(),
+		CutHandshakeTimeout: l.cutHandshake.Load(), HandshakeErrors: l.handshakeErrors.Load(),
+	}
+}
+
+// Close stops accepting and ends every connection's reads, as the end of
+// Serve's context does; Serve then returns once every handler has. Close
+// is idempotent and returns nil.
+func (l *Listener) Close() error {
+	l.shutdown()
+	return nil
+}
+
+// Serve accepts connections until ctx ends or Close is called, running h
+// for each in its own goroutine. Then it stops accepting, ends every
+// connection's reads (their next Read returns [ErrClosed]; frames already
+// read are still handed over) and waits for every handler before it
+// returns nil. An accept error other than a timeout ends Serve the same
+// way and is returned.
+func (l *Listener) Serve(ctx context.Context, h Handler) error {
+	stop := context.AfterFunc(ctx, l.shutdown)
+	defer stop()
+	var err error
+	for {
+		raw, aerr := l.ln.Accept()
+		if aerr != nil {
+			l.mu.Lock()
+			closing := l.closing
+			l.mu.Unlock()
+			if !closing {
+				var ne net.Error
+				if errors.As(aerr, &ne) && ne.Timeout() {
+					continue
+				}
+				err = fmt.Errorf("stream: %s: accept: %w", l.name, aerr)
+				l.shutdown()
+			}
+			break
+		}
+		if c := l.admit(raw); c != nil {
+			go l.serveConn(ctx, c, h)
+		}
+	}
+	l.wg.Wait()
+	return err
+}
+
+// admit registers a new connection, or refuses it; at MaxConns it evicts
+// the longest-idle connection. Finding it is a scan of the open
+// connections, done only when the listener is full.
+func (l *Listener) admit(raw net.Conn) *Conn {
+	src := sourceOf(raw.RemoteAddr())
+	c := &Conn{Conn: raw, raw: raw, l: l, src: src}
+	c.waiting.Store(time.Now().UnixNano()) // idle until its handler reads
+	var victim *Conn
+	var warnSource, warnFull bool
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		raw.Close()
+		return nil
+	}
+	s := l.sources[src]
+	if s != nil && s.n >= l.perSource {
+		warnSource = !s.warned
+		s.warned = true
+		l.mu.Unlock()
+		l.refusedSource.Add(1)
+		raw.Close()
+		if warnSource {
+			l.log.Warn("connections per source at the limit, refusing new ones from it", "input", l.name, "source", src, "max_per_source", l.perSource)
+		}
+		return nil
+	}
+	if len(l.conns) >= l.maxConns {
+		warnFull = !l.fullWarn
+		l.fullWarn = true
+		if !l.refuseFull {
+			var oldest int64
+			for o := range l.conns {
+				if t := o.waiting.Load(); t != 0 && (victim == nil || t < oldest) {
+					victim, oldest = o, t
+				}
+			}
+		}
+		if victim == nil {
+			l.mu.Unlock()
+			l.refusedFull.Add(1)
+			raw.Close()
+			if warnFull {
+				l.log.Warn("max connections reached, refusing new ones", "input", l.name, "max", l.maxConns)
+			}
+			return nil
+		}
+		l.removeLocked(victim)
+		l.evicted.Add(1)
+	}
+	if s == nil {
+		s = &source{}
+		l.sources[src] = s
+	}
+	s.n++
+	c.registered = true
+	l.conns[c] = struct{}{}
+	l.wg.Add(1)
+	l.accepted.Add(1)
+	l.open.Add(1)
+	l.mu.Unlock()
+	if victim != nil {
+		victim.end(ErrEvicted)
+		victim.raw.Close()
+		if warnFull {
+			l.log.Warn("max connections reached, evicting the longest-idle connection for each new one", "input", l.name, "max", l.maxConns)
+		}
+	}
+	return c
+}
+
+// removeLocked unregisters c (once) and ends the episodes that its
+// departure ends. l.mu is held.
+func (l *Listener) removeLocked(c *Conn) {
+	if !c.registered {
+		return
+	}
+	c.registered = false
+	delete(l.conns, c)
+	l.open.Add(-1)
+	if s := l.sources[c.src]; s != nil {
+		s.n--
+		if s.n == 0 {
+			delete(l.sources, c.src)
+		} else if s.n <= l.perSource*7/8 {
+			s.warned = false
+		}
+	}
+	if len(l.conns) <= l.maxConns*7/8 {
+		l.fullWarn = false
+	}
+}
+
+func (l *Listener) serveConn(ctx context.Context, c *Conn, h Handler) {
+	defer l.wg.Done()
+	defer func() {
+		l.mu.Lock()
+		l.removeLocked(c)
+		l.mu.Unlock()
+		c.raw.Close()
+	}()
+	if l.tls != nil {
+		tc := tls.Server(c.raw, l.tls)
+		_ = c.raw.SetDeadline(time.Now().Add(l.handshake))
+		err := tc.HandshakeContext(ctx)
+		if err != nil {
+			var ne net.Error
+			switch {
+			case c.ended() != nil:
+			case errors.As(err, &ne) && ne.Timeout():
+				l.cutHandshake.Add(1)
+			default:
+				l.handshakeErrors.Add(1)
+			}
+			return
+		}
+		_ = c.raw.SetDeadline(time.Time{})
+		c.Conn = tc
+	}
+	c.waiting.Store(0) // busy until the handler reads
+	h(c)
+}
+
+func (l *Listener) shutdown() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closing {
+		return
+	}
+	l.closing = true
+	l.ln.Close()
+	for c := range l.conns {
+		c.end(ErrClosed)
+		_ = c.raw.SetReadDeadline(time.Now())
+	}
+}
+
+func sourceOf(a net.Addr) netip.Addr {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.AddrPort().Addr().Unmap()
+	}
+	return netip.Addr{}
+}
+
+// Conn is one accepted connection (after the TLS handshake, for a TLS
+// listener). Its Read enforces the idle and frame deadlines and reports why
+// the listener ended the connection. A Conn is used by its handler's
+// goroutine; the listener ends it from others.
+type Conn struct {
+	net.Conn // the TLS connection for a TLS listener
+
+	raw        net.Conn // the accepted connection: deadlines and closing
+	l          *Listener
+	src        netip.Addr
+	fr         *Framer
+	registered bool // in l.conns; guarded by l.mu
+
+	waiting    atomic.Int64 // since when the handler waits in Read (ns since epoch); 0 while it is busy
+	frameStart int64
+	why        atomic.Pointer[error]
+}
+
+// Source is the connection's source IP address: what
+// [Config].MaxConnsPerSource counts. IPv4-mapped IPv6 addresses are
+// unmapped.
+func (c *Conn) Source() netip.Addr { return c.src }
+
+func (c *Conn) end(err error) { c.why.CompareAndSwap(nil, &err) }
+
+func (c *Conn) ended() error {
+	if p := c.why.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Read reads data into p, first setting the read deadline: the idle
+// deadline, or the deadline of the frame in progress when that comes
+// first. Its errors wrap [ErrClosed], [ErrEvicted], [ErrIdleTimeout] or
+// [ErrFrameTimeout] when the listener ended the connection, or are the
+// connection's own (io.EOF, a reset).
+func (c *Conn) Read(p []byte) (int, error) {
+	if err := c.ended(); err != nil {
+		return 0, err
+	}
+	now := time.Now()
+	c.waiting.Store(now.UnixNano())
+	defer c.waiting.Store(0)
+	var dl time.Time
+	frameDL := false
+	if c.l.idle > 0 {
+		dl = now.Add(c.l.idle)
+	}
+	if c.fr != nil && c.l.frame > 0 && c.fr.inFrame() {
+		if c.frameStart == 0 {
+			c.frameStart = now.UnixNano()
+		}
+		if fd := time.Unix(0, c.frameStart).Add(c.l.frame); dl.IsZero() || fd.Before(dl) {
+			dl, frameDL = fd, true
+		}
+	} else {
+		c.frameStart = 0
+	}
+	_ = c.raw.SetReadDeadline(dl)
+	if err := c.ended(); err != nil {
+		// Shutdown set its deadline between our check and ours.
+		_ = c.raw.SetReadDeadline(now)
+		return 0, err
+	}
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.l.bytesRead.Add(int64(n))
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		if why := c.ended(); why != nil {
+			return n, why
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			if frameDL {
+				c.end(ErrFrameTimeout)
+				c.l.cutFrame.Add(1)
+				return n, ErrFrameTimeout
+			}
+			c.end(ErrIdleTimeout)
+			c.l.cutIdle.Add(1)
+			return n, ErrIdleTimeout
+		}
+	}
+	return n, err
+}

@@ -1,0 +1,266 @@
+package stream_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"io"
+	"math/big"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/relaykit/relaykit/stream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// served runs a listener whose handler frames each connection and reports
+// its frames and final error; it stops at the end of the test.
+type served struct {
+	ln     *stream.Listener
+	frames chan string
+	ends   chan error
+}
+
+func serve(t *testing.T, cfg stream.Config) *served {
+	t.Helper()
+	ln, err := stream.Listen("tcp", "127.0.0.1:0", cfg)
+	require.NoError(t, err)
+	s := &served{ln: ln, frames: make(chan string, 100), ends: make(chan error, 100)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- ln.Serve(ctx, func(c *stream.Conn) {
+			f := stream.NewFramer(c, stream.FramerConfig{})
+			for {
+				b, _, err := f.Next()
+				if err != nil {
+					s.ends <- err
+					return
+				}
+				s.frames <- string(b)
+			}
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	return s
+}
+
+func dial(t *testing.T, src string, addr net.Addr) *net.TCPConn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
+	c, err := d.Dial("tcp", addr.String())
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c.(*net.TCPConn)
+}
+
+// closedByPeer waits until the listener closes c.
+func closedByPeer(t *testing.T, c net.Conn) {
+	t.Helper()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err := c.Read(make([]byte, 1))
+	require.ErrorIs(t, err, io.EOF)
+}
+
+func TestListenerLimits(t *testing.T) {
+	s := serve(t, stream.Config{MaxConns: 3, MaxConnsPerSource: 2})
+	a1 := dial(t, "127.0.0.2", s.ln.Addr())
+	a2 := dial(t, "127.0.0.2", s.ln.Addr())
+	a3 := dial(t, "127.0.0.2", s.ln.Addr()) // a third from one source: refused
+	closedByPeer(t, a3)
+	assert.Equal(t, int64(1), s.ln.Stats().RefusedPerSource)
+
+	b1 := dial(t, "127.0.0.3", s.ln.Addr())
+	// a1 and b1 send, so a2 is the longest idle when the listener is full.
+	for _, c := range []net.Conn{a1, b1} {
+		_, err := io.WriteString(c, "<13>x\n")
+		require.NoError(t, err)
+		<-s.frames
+	}
+	c1 := dial(t, "127.0.0.4", s.ln.Addr())
+	closedByPeer(t, a2)
+	assert.ErrorIs(t, <-s.ends, stream.ErrEvicted)
+	st := s.ln.Stats()
+	assert.Equal(t, int64(1), st.Evicted)
+	assert.Equal(t, int64(3), st.Open)
+	// The newcomer is served.
+	_, err := io.WriteString(c1, "<13>newcomer\n")
+	require.NoError(t, err)
+	assert.Equal(t, "<13>newcomer", <-s.frames)
+}
+
+func TestListenerRefuseWhenFull(t *testing.T) {
+	s := serve(t, stream.Config{MaxConns: 1, RefuseWhenFull: true})
+	a := dial(t, "127.0.0.2", s.ln.Addr())
+	require.Eventually(t, func() bool { return s.ln.Stats().Open == 1 }, 5*time.Second, time.Millisecond)
+	b := dial(t, "127.0.0.3", s.ln.Addr())
+	closedByPeer(t, b)
+	assert.Equal(t, int64(1), s.ln.Stats().RefusedFull)
+	_, err := io.WriteString(a, "<13>still served\n")
+	require.NoError(t, err)
+	assert.Equal(t, "<13>still served", <-s.frames)
+}
+
+// A sender trickling a frame is cut at the frame deadline, although its
+// reads are far more frequent than the idle timeout; a connection idle
+// between frames is cut at the idle timeout. A sender on another
+// connection is served meanwhile.
+func TestListenerDeadlines(t *testing.T) {
+	const frame, idle = 300 * time.Millisecond, 600 * time.Millisecond
+	s := serve(t, stream.Config{FrameTimeout: frame, IdleTimeout: idle})
+
+	trickle := dial(t, "127.0.0.2", s.ln.Addr())
+	start := time.Now()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			if _, err := io.WriteString(trickle, "x"); err != nil {
+				return
+			}
+			select {
+			case <-time.After(20 * time.Millisecond): // the sender's pace
+			case <-t.Context().Done():
+				return
+			}
+			if time.Since(start) > 5*time.Second {
+				return
+			}
+		}
+	}()
+	good := dial(t, "127.0.0.3", s.ln.Addr())
+	_, err := io.WriteString(good, "<13>good\n")
+	require.NoError(t, err)
+	assert.Equal(t, "<13>good", <-s.frames)
+
+	assert.ErrorIs(t, <-s.ends, stream.ErrFrameTimeout)
+	took := time.Since(start)
+	assert.GreaterOrEqual(t, took, frame)
+	assert.Less(t, took, idle, "cut by the frame deadline, not the idle one")
+	wg.Wait()
+
+	assert.ErrorIs(t, <-s.ends, stream.ErrIdleTimeout, "the good connection, idle after its frame")
+	st := s.ln.Stats()
+	assert.Equal(t, int64(1), st.CutFrameTimeout)
+	assert.Equal(t, int64(1), st.CutIdle)
+}
+
+func TestListenerHandshakeTimeout(t *testing.T) {
+	cert := selfSigned(t)
+	s := serve(t, stream.Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, HandshakeTimeout: 200 * time.Millisecond})
+	silent := dial(t, "127.0.0.2", s.ln.Addr())
+	start := time.Now()
+
+	tc, err := tls.Dial("tcp", s.ln.Addr().String(), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // self-signed test certificate
+	require.NoError(t, err)
+	defer tc.Close()
+	_, err = io.WriteString(tc, "<13>over tls\n")
+	require.NoError(t, err)
+	assert.Equal(t, "<13>over tls", <-s.frames)
+
+	closedByPeer(t, silent)
+	assert.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond)
+	require.Eventually(t, func() bool { return s.ln.Stats().CutHandshakeTimeout == 1 }, 5*time.Second, time.Millisecond)
+}
+
+// Shutdown hands over the frames already read, ends every read with
+// ErrClosed and waits for the handlers.
+func TestListenerShutdown(t *testing.T) {
+	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	var got []string
+	var end error
+	done := make(chan error, 1)
+	read := make(chan struct{})
+	go func() {
+		done <- ln.Serve(ctx, func(c *stream.Conn) {
+			f := stream.NewFramer(c, stream.FramerConfig{})
+			for {
+				b, _, err := f.Next()
+				if err != nil {
+					end = err
+					return
+				}
+				got = append(got, string(b))
+				if len(got) == 1 {
+					close(read)
+				}
+			}
+		})
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	const sent = "<13>a\n<13>b\n<13>partial"
+	_, err = io.WriteString(c, sent)
+	require.NoError(t, err)
+	<-read
+	require.Eventually(t, func() bool { return ln.Stats().BytesRead == int64(len(sent)) }, 5*time.Second, time.Millisecond)
+	cancel()
+	require.NoError(t, <-done)
+	assert.Equal(t, []string{"<13>a", "<13>b"}, got)
+	assert.ErrorIs(t, end, stream.ErrClosed)
+	assert.Zero(t, ln.Stats().Open)
+}
+
+func TestListenerInvalidConfig(t *testing.T) {
+	_, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{MaxConns: -1})
+	assert.ErrorIs(t, err, stream.ErrInvalidConfig)
+}
+
+func selfSigned(t *testing.T) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "stream test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// A connection whose handler is busy (here blocked, as under backpressure)
+// is not idle: it is never evicted, the newcomer is refused instead.
+func TestListenerBusyNotEvicted(t *testing.T) {
+	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{MaxConns: 1})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	busy, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- ln.Serve(ctx, func(c *stream.Conn) {
+			f := stream.NewFramer(c, stream.FramerConfig{})
+			if _, _, err := f.Next(); err == nil {
+				close(busy)
+				<-release
+			}
+		})
+	}()
+	a := dial(t, "127.0.0.2", ln.Addr())
+	_, err = io.WriteString(a, "<13>x\n")
+	require.NoError(t, err)
+	<-busy
+	b := dial(t, "127.0.0.3", ln.Addr())
+	closedByPeer(t, b)
+	st := ln.Stats()
+	assert.Equal(t, int64(1), st.RefusedFull)
+	assert.Zero(t, st.Evicted)
+	close(release)
+	cancel()
+	require.NoError(t, <-done)
+}
