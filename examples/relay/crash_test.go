@@ -48,7 +48,7 @@ func TestRelayChild(t *testing.T) {
 	require.NoError(t, r.Run(ctx))
 }
 
-// metricValue reads one sample from a Prometheus text endpoint; -1 when it
+// scrapeSample reads one sample from a Prometheus text endpoint; -1 when it
 // is not there (yet).
 func scrapeSample(url, sample string) float64 {
 	resp, err := http.Get(url) //nolint:noctx // test helper with the client's default deadline below
