@@ -294,3 +294,42 @@ func FuzzSyslogParser(f *testing.F) {
 		}
 	})
 }
+
+// Sample messages for allocation tests and benchmarks.
+var (
+	// sample5424 is a 200-byte RFC 5424 message with STRUCTURED-DATA.
+	sample5424 = []byte(`<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog 1234 ID47 [exampleSDID@32473 iut="3" eventSource="Application" eventID="1011"] ` + "\xEF\xBB\xBF" + `An application event log entry with some texts, padded.`)
+	sample3164 = []byte(`<38>Nov 22 02:11:09 host-12 sshd[2211]: Accepted publickey for deploy from 198.51.100.4 port 40022 ssh2: RSA SHA256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08`)
+	sampleISO  = []byte(`<38>2026-11-22T01:39:01 localhost prog[123]: seq: 0000000042, thread: 0000, runid: 1763775541, stamp: 2026-11-22T01:39:01 PADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADD`)
+	sampleCEF  = []byte(`<134>Jan  5 10:00:00 fw01 CEF:0|Palo Alto Networks|PAN-OS|10.1.0|end|TRAFFIC|1|rt=Jan 05 2024 10:00:00 GMT src=10.0.0.1 dst=8.8.8.8 spt=5000 dpt=53 proto=udp act=allow cs1Label=Rule cs1=allow-out suser=alice`)
+)
+
+// Once the event is warm, parsing allocates nothing on any path.
+func TestSyslogParserAllocs(t *testing.T) {
+	skipIfRace(t)
+	require.Len(t, sample5424, 200)
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	require.NoError(t, err)
+	for _, loc := range []*time.Location{time.UTC, berlin} {
+		p := pipeline.NewSyslogParser(pipeline.SyslogConfig{Location: loc, RequireText: true, CEF: true})
+		for _, in := range [][]byte{sample5424, sample3164, sampleISO, sampleCEF, []byte("<999>bad"), []byte("<189>52: *Mar  1 18:46:11.123: %LINK-3-UPDOWN: x")} {
+			ev := relaykit.Event{ReceiveTime: ref.UnixNano()}
+			p.Parse(&ev, in)
+			allocs := testing.AllocsPerRun(100, func() {
+				ev.Reset()
+				ev.ReceiveTime = ref.UnixNano()
+				p.Parse(&ev, in)
+			})
+			assert.Zero(t, allocs, "%s in %s", in, loc)
+		}
+	}
+	var ev relaykit.Event
+	fn := pipeline.ParseCEF()
+	ev.Raw = append(ev.Raw, sampleCEF[26:]...)
+	_, err = fn.Apply(&ev)
+	require.NoError(t, err)
+	assert.Zero(t, testing.AllocsPerRun(100, func() {
+		ev.Fields = ev.Fields[:0]
+		_, _ = fn.Apply(&ev)
+	}), "parse_cef")
+}
