@@ -142,7 +142,7 @@ func TestSyslogParserFormats(t *testing.T) {
 		// Vendor samples.
 		{"cisco asa", "<166>Jan 05 2024 10:00:00: %ASA-6-302013: Built outbound TCP connection 123 for outside:10.0.0.1/443 (10.0.0.1/443) to inside:192.168.1.2/5000 (192.168.1.2/5000)",
 			syslogWant{format: pipeline.SyslogRFC3164, pri: 166, time: time.Date(2024, 1, 5, 10, 0, 0, 0, utc), source: "ASA",
-				raw: "Built outbound TCP connection 123 for outside:10.0.0.1/443 (10.0.0.1/443) to inside:192.168.1.2/5000 (192.168.1.2/5000)",
+				raw:    "Built outbound TCP connection 123 for outside:10.0.0.1/443 (10.0.0.1/443) to inside:192.168.1.2/5000 (192.168.1.2/5000)",
 				fields: map[string]string{"msgid": "ASA-6-302013"}}},
 		{"cisco asa device-id", "<166>Jan 05 2024 10:00:00 asa-fw01 : %ASA-4-106023: Deny tcp src outside:10.0.0.1/5000 dst inside:10.0.0.2/22",
 			syslogWant{format: pipeline.SyslogRFC3164, pri: 166, time: time.Date(2024, 1, 5, 10, 0, 0, 0, utc), host: "asa-fw01", source: "ASA",
