@@ -15,3 +15,6 @@ var CompileFilterUncached = compileFilter
 
 // LowerASCII exposes lowerASCII.
 var LowerASCII = lowerASCII
+
+// HasControl exposes hasControl.
+var HasControl = hasControl

@@ -333,3 +333,18 @@ func TestSyslogParserAllocs(t *testing.T) {
 		_, _ = fn.Apply(&ev)
 	}), "parse_cef")
 }
+
+// The word-at-a-time control byte test agrees with a byte loop for every
+// byte value at every position.
+func TestHasControl(t *testing.T) {
+	for c := range 256 {
+		for pos := range 20 {
+			b := bytes.Repeat([]byte{'a'}, 20)
+			b[pos] = byte(c)
+			want := c < 0x20 && c != '\t' || c == 0x7f
+			if got := pipeline.HasControl(b); got != want {
+				t.Fatalf("byte %#x at %d: got %t", c, pos, got)
+			}
+		}
+	}
+}
