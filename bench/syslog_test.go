@@ -21,28 +21,41 @@ func BenchmarkSyslogParse(b *testing.B) {
 	if len(syslog5424) != 200 {
 		b.Fatalf("sample is %d bytes", len(syslog5424))
 	}
-	b.Run("msg=rfc5424-sd-200B/impl=relaykit", func(b *testing.B) {
-		p := pipeline.NewSyslogParser(pipeline.SyslogConfig{Location: time.UTC})
-		var ev relaykit.Event
-		b.SetBytes(int64(len(syslog5424)))
-		b.ReportAllocs()
-		for b.Loop() {
-			ev.Reset()
-			if p.Parse(&ev, syslog5424) != pipeline.SyslogRFC5424 || len(ev.Fields) != 5 {
-				b.Fatal("not parsed")
+	for _, c := range []struct {
+		name string
+		cfg  pipeline.SyslogConfig
+	}{
+		{"impl=relaykit", pipeline.SyslogConfig{Location: time.UTC}},
+		// As the relay runs it: UTF-8 and control byte check, CEF detection.
+		{"impl=relaykit-text-cef", pipeline.SyslogConfig{Location: time.UTC, RequireText: true, CEF: true}},
+	} {
+		b.Run("msg=rfc5424-sd-200B/"+c.name, func(b *testing.B) {
+			p := pipeline.NewSyslogParser(c.cfg)
+			var ev relaykit.Event
+			b.SetBytes(int64(len(syslog5424)))
+			b.ReportAllocs()
+			cpu := startCPU()
+			for b.Loop() {
+				ev.Reset()
+				if p.Parse(&ev, syslog5424) != pipeline.SyslogRFC5424 || len(ev.Fields) != 5 {
+					b.Fatal("not parsed")
+				}
 			}
-		}
-	})
+			cpu.report(b)
+		})
+	}
 	b.Run("msg=rfc5424-sd-200B/impl=go-syslog", func(b *testing.B) {
 		m := rfc5424.NewParser()
 		b.SetBytes(int64(len(syslog5424)))
 		b.ReportAllocs()
+		cpu := startCPU()
 		for b.Loop() {
 			msg, err := m.Parse(syslog5424)
 			if err != nil || len(*msg.(*rfc5424.SyslogMessage).StructuredData) != 1 {
 				b.Fatal(err)
 			}
 		}
+		cpu.report(b)
 	})
 }
 
