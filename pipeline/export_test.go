@@ -18,3 +18,6 @@ var LowerASCII = lowerASCII
 
 // HasControl exposes hasControl.
 var HasControl = hasControl
+
+// IsText exposes isText.
+var IsText = isText

@@ -185,7 +185,7 @@ func (p *SyslogParser) Parse(e *relaykit.Event, b []byte) SyslogFormat {
 }
 
 func (p *SyslogParser) parse(e *relaykit.Event, b []byte) SyslogFormat {
-	if len(b) == 0 || p.text && (!utf8.Valid(b) || hasControl(b)) {
+	if len(b) == 0 || p.text && !isText(b) {
 		return unparsed(e, b)
 	}
 	pri, rest, hasPRI, ok := parsePRI(b)
@@ -245,6 +245,35 @@ func versionLen(b []byte) int {
 	return 0
 }
 
+// isText reports whether b is valid UTF-8 without control bytes other than
+// tab. It tests eight bytes at a time for a byte outside 0x20-0x7e and
+// validates UTF-8 only from the first non-ASCII byte on (the bytes before
+// it are ASCII, so a rune starts there).
+func isText(b []byte) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		y := x ^ (0x7f * ones)
+		if (x|(x-0x20*ones)&^x|(y-ones)&^y)&highs != 0 {
+			break
+		}
+	}
+	for j := i; j < len(b); j++ {
+		c := b[j]
+		if c < 0x20 && c != '\t' || c == 0x7f {
+			return false
+		}
+		if c >= 0x80 {
+			return !hasControl(b[j:]) && utf8.Valid(b[j:])
+		}
+	}
+	return true
+}
+
 // hasControl reports control bytes other than tab (NUL, ESC, DEL, ...),
 // which no text log line carries. It tests eight bytes at a time and looks
 // at single bytes only in a word that may hold one.
@@ -276,20 +305,37 @@ func hasControlSlow(b []byte) bool {
 	return false
 }
 
-// header5424 token: 1 to max printable US-ASCII bytes (33-126) up to a
-// space. It returns the token's length, 0 if invalid.
+// Byte classes of the RFC 5424 grammar.
+const (
+	classGraph  = 1 << iota // PRINTUSASCII, 33-126
+	classSDName             // SD-NAME: PRINTUSASCII except '=', ']', '"'
+)
+
+var class5424 = func() (t [256]uint8) {
+	for c := 33; c <= 126; c++ {
+		t[c] = classGraph
+		if c != '=' && c != ']' && c != '"' {
+			t[c] |= classSDName
+		}
+	}
+	return t
+}()
+
+// token5424 returns the length of a header field at the start of b: 1 to
+// max PRINTUSASCII bytes followed by a space; 0 if there is none.
 func token5424(b []byte, max int) int {
-	i := 0
-	for i < len(b) && b[i] != ' ' {
-		if b[i] < 33 || b[i] > 126 || i == max {
+	if len(b) > max+1 {
+		b = b[:max+1]
+	}
+	for i, c := range b {
+		if class5424[c]&classGraph == 0 {
+			if c == ' ' && i > 0 {
+				return i
+			}
 			return 0
 		}
-		i++
 	}
-	if i == len(b) {
-		return 0 // a space must follow
-	}
-	return i
+	return 0 // no space within max+1 bytes
 }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
@@ -376,18 +422,18 @@ func (p *SyslogParser) parse5424(e *relaykit.Event, b []byte) (SyslogFormat, boo
 // sdNameLen returns the length of an SD-NAME (1-32 printable US-ASCII
 // bytes except '=', SP, ']', '"') at the start of b, or 0.
 func sdNameLen(b []byte) int {
-	i := 0
-	for i < len(b) {
-		c := b[i]
-		if c <= 32 || c > 126 || c == '=' || c == ']' || c == '"' {
-			break
-		}
-		i++
+	if len(b) > 33 {
+		b = b[:33]
 	}
-	if i > 32 {
+	for i, c := range b {
+		if class5424[c]&classSDName == 0 {
+			return i
+		}
+	}
+	if len(b) > 32 {
 		return 0
 	}
-	return i
+	return len(b)
 }
 
 // parseSD reads one or more SD-ELEMENTs at the start of b into fields and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/pipeline"
@@ -344,6 +345,14 @@ func TestHasControl(t *testing.T) {
 			want := c < 0x20 && c != '\t' || c == 0x7f
 			if got := pipeline.HasControl(b); got != want {
 				t.Fatalf("byte %#x at %d: got %t", c, pos, got)
+			}
+			if got, want := pipeline.IsText(b), !want && utf8.Valid(b); got != want {
+				t.Fatalf("IsText: byte %#x at %d: got %t", c, pos, got)
+			}
+			// A multi-byte rune before the byte moves the check to the slow path.
+			m := append([]byte("é"), b...)
+			if got, want := pipeline.IsText(m), utf8.Valid(m) && !pipeline.HasControl(m); got != want {
+				t.Fatalf("IsText after a rune: byte %#x at %d: got %t", c, pos, got)
 			}
 		}
 	}
