@@ -246,19 +246,22 @@ func versionLen(b []byte) int {
 }
 
 // isText reports whether b is valid UTF-8 without control bytes other than
-// tab. It tests eight bytes at a time for a byte outside 0x20-0x7e and
-// validates UTF-8 only from the first non-ASCII byte on (the bytes before
-// it are ASCII, so a rune starts there).
+// tab. Sixteen bytes at a time, it tests for any byte outside 0x20-0x7e
+// (SWAR: x-0x20 borrows into the high bit for bytes below 0x20, x+1 carries
+// into it for 0x7f, and bytes from 0x80 have it set); from the first word
+// holding one it checks bytes one by one, and validates UTF-8 only from the
+// first non-ASCII byte on (the bytes before it are ASCII, so a rune starts
+// there).
 func isText(b []byte) bool {
 	const (
 		ones  = 0x0101010101010101
 		highs = 0x8080808080808080
 	)
 	i := 0
-	for ; i+8 <= len(b); i += 8 {
+	for ; i+16 <= len(b); i += 16 {
 		x := binary.LittleEndian.Uint64(b[i:])
-		y := x ^ (0x7f * ones)
-		if (x|(x-0x20*ones)&^x|(y-ones)&^y)&highs != 0 {
+		y := binary.LittleEndian.Uint64(b[i+8:])
+		if ((x-0x20*ones)&^x|(x+ones)|x|(y-0x20*ones)&^y|(y+ones)|y)&highs != 0 {
 			break
 		}
 	}

@@ -357,3 +357,15 @@ func TestHasControl(t *testing.T) {
 		}
 	}
 }
+
+// FuzzIsText: the word-at-a-time text check agrees with utf8.Valid and a
+// byte loop.
+func FuzzIsText(f *testing.F) {
+	f.Add([]byte("plain ascii text that is longer than sixteen bytes\t"))
+	f.Add([]byte("é\x7f"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := pipeline.IsText(b), utf8.Valid(b) && !pipeline.HasControl(b); got != want {
+			t.Fatalf("%q: got %t", b, got)
+		}
+	})
+}
