@@ -375,9 +375,7 @@ func (p *SyslogParser) parse5424(e *relaykit.Event, b []byte) (SyslogFormat, boo
 		return 0, false
 	}
 	if hasTime {
-		if !p.setTime(e, &c, b[:tsLen]) {
-			return 0, false
-		}
+		p.setTime(e, &c, b[:tsLen])
 	}
 	e.Host = append(e.Host, parts[0]...)
 	e.Source = append(e.Source, parts[1]...)
@@ -524,8 +522,8 @@ func (p *SyslogParser) parseSD(e *relaykit.Event, b []byte, n0 int) ([]byte, boo
 // setTime stores c into e.Time. Zone-less times are read in the parser's
 // Location and a missing year is inferred (see Parse). A time outside the
 // range of int64 nanoseconds leaves Time zero and keeps the text (raw) in
-// the field FieldTimestamp. It reports false if c is not a valid time.
-func (p *SyslogParser) setTime(e *relaykit.Event, c *civil, raw []byte) bool {
+// the field FieldTimestamp.
+func (p *SyslogParser) setTime(e *relaykit.Event, c *civil, raw []byte) {
 	if !c.hasYear {
 		c.year = p.inferYear(e, c)
 	}
@@ -546,10 +544,9 @@ func (p *SyslogParser) setTime(e *relaykit.Event, c *civil, raw []byte) bool {
 	if sec < minUnixSec || sec > maxUnixSec {
 		f := fieldSlotString(e, FieldTimestamp)
 		f.Value = append(f.Value, bytes.TrimRight(raw, " ")...)
-		return true
+		return
 	}
 	e.Time = sec*1e9 + int64(c.nsec)
-	return true
 }
 
 // inferYear returns the year of a BSD timestamp without one (see Parse).
@@ -609,7 +606,8 @@ func (p *SyslogParser) lenient(e *relaykit.Event, rest []byte) SyslogFormat {
 	if n == 0 {
 		n = parseISO(t, false, &c)
 	}
-	if n > 0 && p.setTime(e, &c, t[:n]) {
+	if n > 0 {
+		p.setTime(e, &c, t[:n])
 		if c.bsd {
 			format = SyslogRFC3164
 		}

@@ -8,14 +8,13 @@ package pipeline
 // civil is a timestamp as written: a calendar date, a time of day, a
 // fraction and, when zoned, the offset from UTC.
 type civil struct {
-	year, month, day   int
-	hour, minute, sec  int
-	nsec               int
-	zoned              bool
-	offset             int // seconds east of UTC, when zoned
-	hasYear            bool
-	bsd                bool // "Mmm dd hh:mm:ss" family
-	utcName, frac, iso bool
+	year, month, day  int
+	hour, minute, sec int
+	nsec              int
+	zoned             bool
+	offset            int // seconds east of UTC, when zoned
+	hasYear           bool
+	bsd               bool // "Mmm dd hh:mm:ss" family
 }
 
 // Limits of int64 nanoseconds since the epoch (years 1677-2262), in seconds.
@@ -125,14 +124,14 @@ func parseISO(b []byte, strict bool, c *civil) int {
 		c.hour > 23 || c.minute > 59 || c.sec > 59 {
 		return 0
 	}
-	c.hasYear, c.iso = true, true
+	c.hasYear = true
 	i := 19
 	if i < len(b) && b[i] == '.' {
 		ns, digits, end := fraction(b, i)
 		if digits == 0 || strict && digits > 6 {
 			return 0
 		}
-		c.nsec, c.frac, i = ns, true, end
+		c.nsec, i = ns, end
 	}
 	if i < len(b) && b[i] == 'Z' {
 		c.zoned = true
@@ -258,7 +257,7 @@ func parseBSD(b []byte, c *civil) int {
 		if digits == 0 {
 			return 0
 		}
-		c.nsec, c.frac, i = ns, true, end
+		c.nsec, i = ns, end
 	}
 	if !c.hasYear && i+5 <= len(b) && b[i] == ' ' {
 		if y, ok := num4(b, i+1); ok && (i+5 == len(b) || b[i+5] == ' ' || b[i+5] == ':') {
@@ -268,7 +267,7 @@ func parseBSD(b []byte, c *civil) int {
 	}
 	if i+4 <= len(b) && b[i] == ' ' && (string(b[i+1:i+4]) == "UTC" || string(b[i+1:i+4]) == "GMT") &&
 		(i+4 == len(b) || b[i+4] == ' ' || b[i+4] == ':') {
-		c.zoned, c.utcName = true, true
+		c.zoned = true
 		i += 4
 	}
 	if i < len(b) && b[i] == ':' {
