@@ -132,6 +132,7 @@ type RouteConfig struct {
 //	drop:       field (empty: message), pattern
 //	sample:     n (keep one in n)
 //	parse_json: field (empty: message), prefix
+//	parse_cef:  (no settings; syslog inputs already decode CEF messages)
 //	geoip:      city_db and/or asn_db, field or json_path (where the IP is), prefix
 //	lookup:     memcached (servers) or csv (file of key,value), field or json_path (the key),
 //	            target, default, timeout, cache_ttl
@@ -731,7 +732,7 @@ func (s StepConfig) validate() error {
 		if s.N < 1 {
 			return errors.New("sample: n must be at least 1")
 		}
-	case "parse_json":
+	case "parse_json", "parse_cef":
 	case "geoip":
 		if s.CityDB == "" && s.ASNDB == "" {
 			return errors.New("geoip: city_db or asn_db is required")

@@ -154,3 +154,67 @@ func TestLoggen(t *testing.T) {
 	}
 	assert.Equal(t, total, got, "every archived message is a loggen message")
 }
+
+// TestLoggerStructuredData: logger's RFC 5424 structured data, MSGID and
+// PROCID arrive in the JSON archive as fields (sd.<SD-ID>.<PARAM-NAME>,
+// msgid, procid), with the tag as source and the message alone.
+func TestLoggerStructuredData(t *testing.T) {
+	needTool(t, "logger")
+	cfg := testConfig(t)
+	tr := startRelay(t, cfg)
+	udp, tcp := tr.port("udp"), tr.port("tcp")
+	base := []string{"-n", "127.0.0.1", "--rfc5424", "--sd-id", "origin@32473", "--sd-param", `ip="10.1.2.3"`, "--msgid", "LOGIN", "-t", "myapp"}
+	runTool(t, "logger", append(append([]string{"-d", "-P", udp}, base...), "sd test")...)
+	runTool(t, "logger", append(append([]string{"-T", "-P", tcp, "--id=4242"}, base...), "sd test with pid")...)
+	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 2 }, "logger events archived")
+	s := tr.stop(t)
+	checkBalanced(t, s)
+	assert.Zero(t, s.ParseErrors)
+
+	recs := archivedRecords(t, cfg.Destinations["archive"].Dir)
+	require.Len(t, recs, 2)
+	byMsg := map[string]archiveRecord{}
+	for _, r := range recs {
+		byMsg[r.Message] = r
+	}
+	for _, msg := range []string{"sd test", "sd test with pid"} {
+		r, ok := byMsg[msg]
+		if !assert.True(t, ok, "%q not archived: %+v", msg, recs) {
+			continue
+		}
+		assert.Equal(t, "myapp", r.Source)
+		assert.Equal(t, "syslog", r.SourceType)
+		assert.Equal(t, "10.1.2.3", r.Fields["sd.origin@32473.ip"], "%+v", r.Fields)
+		assert.Equal(t, "LOGIN", r.Fields["msgid"])
+		assert.Contains(t, r.Fields, "sd.timeQuality.tzKnown", "logger's own SD element")
+	}
+	assert.Equal(t, "4242", byMsg["sd test with pid"].Fields["procid"])
+	assert.NotContains(t, byMsg["sd test"].Fields, "procid", "logger sends PROCID '-' without --id")
+}
+
+// TestCEF: CEF messages after a BSD or RFC 5424 syslog header are decoded
+// at the input (sourcetype cef, header and extension fields), the message
+// is archived whole, and the parse_cef step accepts them again unchanged.
+func TestCEF(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Routes = []RouteConfig{{Name: "all", Final: true, Destinations: []string{"archive"},
+		Pipeline: []StepConfig{{Type: "parse_cef"}}}}
+	tr := startRelay(t, cfg)
+	cef := `CEF:0|security|threatmanager|1.0|100|detected a \| in message|10|src=10.0.0.1 act=blocked a \= dst=1.1.1.1`
+	send(t, "tcp", tr.addr("tcp"), []byte("<134>Jan  5 10:00:00 fw01 "+cef+"\n<134>1 2024-01-05T10:00:00Z fw02 - - - - "+cef+"\n"))
+	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 2 }, "CEF events archived")
+	s := tr.stop(t)
+	checkBalanced(t, s)
+	recs := archivedRecords(t, cfg.Destinations["archive"].Dir)
+	require.Len(t, recs, 2)
+	for _, r := range recs {
+		assert.Equal(t, cef, r.Message)
+		assert.Equal(t, "cef", r.SourceType)
+		assert.Equal(t, "security", r.Fields["cef.device_vendor"])
+		assert.Equal(t, "detected a | in message", r.Fields["cef.name"])
+		assert.Equal(t, "10", r.Fields["cef.severity"])
+		assert.Equal(t, "blocked a =", r.Fields["act"])
+		assert.Equal(t, "1.1.1.1", r.Fields["dst"])
+	}
+	assert.ElementsMatch(t, []string{"fw01", "fw02"}, []string{recs[0].Host, recs[1].Host})
+}

@@ -75,6 +75,8 @@ func builtinStep(sc StepConfig) (pipeline.Function, error) {
 		return pipeline.Sample(sc.N), nil
 	case "parse_json":
 		return pipeline.ParseJSON(pipeline.JSONConfig{Field: sc.Field, Prefix: sc.Prefix})
+	case "parse_cef":
+		return pipeline.ParseCEF(), nil
 	}
 	return nil, fmt.Errorf("unknown step type %q", sc.Type)
 }

@@ -6,8 +6,18 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/leodido/go-syslog/v4/rfc5424"
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/pipeline"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	parsed5424    = pipeline.SyslogRFC5424
+	parsed3164    = pipeline.SyslogRFC3164
+	parsedLenient = pipeline.SyslogLenient
+	parsedRaw     = pipeline.SyslogUnparsed
 )
 
 func TestSyslogParse(t *testing.T) {
@@ -15,7 +25,7 @@ func TestSyslogParse(t *testing.T) {
 	tests := []struct {
 		name     string
 		in       string
-		format   parseResult
+		format   pipeline.SyslogFormat
 		pri      int // -1: no PRI
 		time     time.Time
 		host     string
@@ -38,7 +48,7 @@ func TestSyslogParse(t *testing.T) {
 		{name: "cisco asa", in: "<166>%ASA-6-302013: Built outbound TCP connection",
 			format: parsedLenient, pri: 166, host: "peer", source: "ASA", msgid: "ASA-6-302013", raw: "Built outbound TCP connection"},
 		{name: "cisco with year", in: "<166>Nov 22 2026 01:39:01: %ASA-6-302013: Built",
-			format: parsedLenient, pri: 166, time: time.Date(2026, 11, 22, 1, 39, 1, 0, utc), host: "peer", source: "ASA", msgid: "ASA-6-302013", raw: "Built"},
+			format: parsed3164, pri: 166, time: time.Date(2026, 11, 22, 1, 39, 1, 0, utc), host: "peer", source: "ASA", msgid: "ASA-6-302013", raw: "Built"},
 		{name: "no PRI", in: "plain text line", format: parsedLenient, pri: -1, host: "peer", raw: "plain text line"},
 		{name: "no PRI with tag", in: "sshd[99]: Accepted key", format: parsedLenient, pri: -1, host: "peer", source: "sshd", procid: "99", raw: "Accepted key"},
 		{name: "CRLF", in: "<13>1 - h a - - - hello\r\n", format: parsed5424, pri: 13, host: "h", source: "a", raw: "hello"},
@@ -106,16 +116,36 @@ func FuzzSyslogParse(f *testing.F) {
 	})
 }
 
-// The word-at-a-time hasControl agrees with the byte loop for every byte
-// value at every position.
-func TestHasControl(t *testing.T) {
-	for c := range 256 {
-		for pos := range 20 {
-			b := bytes.Repeat([]byte{'a'}, 20)
-			b[pos] = byte(c)
-			want := c < 0x20 && c != '\t' || c == 0x7f
-			if got := hasControl(b); got != want {
-				t.Fatalf("byte %#x at %d: got %t", c, pos, got)
+// go-syslog, the parser the relay used before, stays the oracle: on the
+// RFC 5424 cases it extracts what the relay's parser does (the BOM and
+// trailing CR/LF aside).
+func TestSyslogParseAgreesWithGoSyslog(t *testing.T) {
+	sp := newSyslogParser(time.UTC)
+	oracle := rfc5424.NewParser()
+	for _, in := range []string{
+		`<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog 77 ID47 [exampleSDID@32473 iut="3"] An application event`,
+		"<13>1 2026-11-23T09:00:00.123456+01:00 vm myapp 4242 LOGIN [timeQuality tzKnown=\"1\"][origin@32473 ip=\"10.1.2.3\"] \xEF\xBB\xBFsd test",
+		"<13>1 - h a - - - hello",
+	} {
+		m, err := oracle.Parse([]byte(in))
+		require.NoError(t, err, in)
+		want := m.(*rfc5424.SyslogMessage)
+		var ev relaykit.Event
+		require.Equal(t, parsed5424, sp.Parse(&ev, []byte(in), "peer"), in)
+		assert.Equal(t, *want.Priority, ev.Priority)
+		if want.Timestamp != nil {
+			assert.Equal(t, want.Timestamp.UnixNano(), ev.Time)
+		}
+		assert.Equal(t, *want.Hostname, string(ev.Host))
+		assert.Equal(t, *want.Appname, string(ev.Source))
+		assert.Equal(t, string(bytes.TrimPrefix([]byte(*want.Message), []byte("\xEF\xBB\xBF"))), string(ev.Raw))
+		if want.StructuredData != nil {
+			for id, params := range *want.StructuredData {
+				for k, v := range params {
+					got, ok := ev.Field("sd." + id + "." + k)
+					assert.True(t, ok, id+"."+k)
+					assert.Equal(t, v, string(got))
+				}
 			}
 		}
 	}
