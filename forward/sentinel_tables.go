@@ -377,8 +377,11 @@ func (st *Sentinel) appendCEFRow(dst []byte, e *relaykit.Event) []byte {
 	}
 	// written[c] is 1 + the index of the field written to column c, so
 	// that a second field for the same column goes to
-	// AdditionalExtensions. The arrays stay on the stack.
+	// AdditionalExtensions; toExtra remembers, for the first fields, which
+	// ones go there, so the second pass needs no map lookups. The arrays
+	// stay on the stack.
 	var written [maxCEFColumns]int32
+	var toExtra [64]bool
 	extra, isCEF := false, false
 	for i := range e.Fields {
 		f := &e.Fields[i]
@@ -386,18 +389,21 @@ func (st *Sentinel) appendCEFRow(dst []byte, e *relaykit.Event) []byte {
 			isCEF = true
 		}
 		c, ok := cefIndex[string(f.Key)]
-		if !ok || written[c] != 0 {
-			extra = extra || st.isExtension(f.Key)
-			continue
-		}
-		start := len(dst)
-		dst = append(dst, cefKeys[c]...)
-		if dst, ok = appendTyped(dst, cefColumns[c].typ, f.Value); !ok {
+		if ok && written[c] == 0 {
+			start := len(dst)
+			dst = append(dst, cefKeys[c]...)
+			if dst, ok = appendTyped(dst, cefColumns[c].typ, f.Value); ok {
+				written[c] = int32(i + 1)
+				continue
+			}
 			dst = dst[:start]
-			extra = extra || st.isExtension(f.Key)
-			continue
 		}
-		written[c] = int32(i + 1)
+		if st.isExtension(f.Key) {
+			extra = true
+			if i < len(toExtra) {
+				toExtra[i] = true
+			}
+		}
 	}
 	if written[cefProcessName] == 0 && len(e.Source) > 0 {
 		dst = append(dst, cefKeys[cefProcessName]...)
@@ -414,7 +420,11 @@ func (st *Sentinel) appendCEFRow(dst []byte, e *relaykit.Event) []byte {
 	n := 0
 	for i := range e.Fields {
 		f := &e.Fields[i]
-		if c, ok := cefIndex[string(f.Key)]; ok && written[c] == int32(i+1) || !st.isExtension(f.Key) {
+		if i < len(toExtra) {
+			if !toExtra[i] {
+				continue
+			}
+		} else if c, ok := cefIndex[string(f.Key)]; ok && written[c] == int32(i+1) || !st.isExtension(f.Key) {
 			continue
 		}
 		if n > 0 {

@@ -21,7 +21,7 @@ import (
 // Time, Raw = MSG, fields procid, msgid, sd.<ID>.<PARAM>; for CEF the
 // header as cef.* and the extension keys as they are.
 
-func mustTime(t *testing.T, s string) int64 {
+func mustTime(t testing.TB, s string) int64 {
 	t.Helper()
 	ts, err := time.Parse(time.RFC3339Nano, s)
 	require.NoError(t, err)
@@ -29,7 +29,7 @@ func mustTime(t *testing.T, s string) int64 {
 }
 
 // syslogEv builds a syslog event; pri < 0 means no PRI.
-func syslogEv(t *testing.T, pri int, ts, host, app, procid, msgid, msg string, sd ...string) relaykit.Event {
+func syslogEv(t testing.TB, pri int, ts, host, app, procid, msgid, msg string, sd ...string) relaykit.Event {
 	t.Helper()
 	var e relaykit.Event
 	if pri >= 0 {
@@ -54,7 +54,7 @@ func syslogEv(t *testing.T, pri int, ts, host, app, procid, msgid, msg string, s
 
 // cefEv builds a CEF event from the seven header fields (version first)
 // and extension key/value pairs.
-func cefEv(t *testing.T, pri int, ts, host, raw string, header [7]string, ext ...string) relaykit.Event {
+func cefEv(t testing.TB, pri int, ts, host, raw string, header [7]string, ext ...string) relaykit.Event {
 	t.Helper()
 	e := syslogEv(t, pri, ts, host, "", "", "", raw)
 	e.SourceType = []byte("cef")
@@ -552,4 +552,58 @@ func FuzzSentinelTables(f *testing.F) {
 			assert.True(t, col == "" || inCol || inExtra)
 		}
 	})
+}
+
+// BenchmarkSentinelTables encodes one row per op: a syslog event for the
+// custom layout and the Syslog table, the FortiGate traffic sample (25 CEF
+// extension keys, 20 of them vendor keys for AdditionalExtensions) for
+// CommonSecurityLog.
+func BenchmarkSentinelTables(b *testing.B) {
+	syslogE := syslogEv(b, 86, "2026-11-23T08:59:59.5+01:00", "web-1", "sshd", "4242", "", "Failed password for root from 203.0.113.9 port 2222 ssh2")
+	cefE := cefEv(b, 189, "2018-12-27T11:07:55Z", "FGT-A-LOG", "CEF:0|...",
+		[7]string{"0", "Fortinet", "Fortigate", "v6.0.3", "00013", "traffic:forward close", "3"},
+		"deviceExternalId", "FGT5HD3915800610", "FTNTFGTlogid", "0000000013", "cat", "traffic:forward",
+		"FTNTFGTsubtype", "forward", "FTNTFGTlevel", "notice", "FTNTFGTvd", "vdom1", "FTNTFGTeventtime", "1545937675",
+		"src", "10.1.100.11", "spt", "54190", "deviceInboundInterface", "port12", "FTNTFGTsrcintfrole", "undefined",
+		"dst", "52.53.140.235", "dpt", "443", "deviceOutboundInterface", "port11", "FTNTFGTdstintfrole", "undefined",
+		"FTNTFGTpoluuid", "c2d460aa-fe6f-51e8-9505-41b5117dfdd4", "externalId", "402", "proto", "6", "act", "close",
+		"FTNTFGTpolicyid", "1", "FTNTFGTpolicytype", "policy", "app", "HTTPS", "FTNTFGTdstcountry", "United States",
+		"FTNTFGTsrccountry", "Reserved", "FTNTFGTtrandisp", "snat", "sourceTranslatedAddress", "172.16.200.1",
+		"sourceTranslatedPort", "54190", "FTNTFGTappid", "40568", "FTNTFGTapp", "HTTPS.BROWSER",
+		"out", "3652", "in", "146668")
+	for _, c := range []struct {
+		name  string
+		table forward.SentinelTable
+		ev    *relaykit.Event
+		col   string // a column the row must have
+	}{
+		{"table=custom", forward.SentinelCustom, &syslogE, "RawData"},
+		{"table=Syslog", forward.SentinelSyslog, &syslogE, "SyslogMessage"},
+		{"table=CommonSecurityLog", forward.SentinelCommonSecurityLog, &cefE, "AdditionalExtensions"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			cfg := forward.SentinelConfig{
+				Endpoint: "https://dce.example.com", DCRImmutableID: "dcr-00000000000000000000000000000001",
+				Table: c.table, TokenSource: forward.StaticToken("t"),
+			}
+			if c.table == forward.SentinelCustom {
+				cfg.Stream = "Custom-Relay_CL"
+				cfg.Columns = forward.SentinelColumns{Source: "ProcessName", Facility: "Facility", Severity: "SeverityLevel", Fields: "Fields"}
+			}
+			s, err := forward.NewSentinel(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf := make([]byte, 0, 4096)
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = s.AppendEvent(buf[:0], c.ev)
+			}
+			b.SetBytes(int64(len(buf)))
+			var row map[string]any
+			if err := json.Unmarshal(buf, &row); err != nil || row[c.col] == nil {
+				b.Fatalf("bad row %s: %v", buf, err)
+			}
+		})
+	}
 }
