@@ -57,16 +57,10 @@ type HECConfig struct {
 	// Endpoint selects /services/collector/event (zero) or /raw.
 	Endpoint HECEndpoint
 
-	// Host, Source and Index are the values sent when the event's own
-	// field is empty. Empty means the field is omitted and HEC applies the
-	// token's defaults.
-	Host, Source, Index string
-	// SourceType, when set, is the sourcetype of every event, replacing
-	// the event's own (the format the parser found, e.g. "syslog" or
-	// "cef"): a destination configured for one sourcetype gets it. Empty
-	// means the event's SourceType, or none (the token's default) when
-	// that is empty too.
-	SourceType string
+	// Host, Source, SourceType and Index are the values sent when the
+	// event's own field is empty. Empty means the field is omitted and HEC
+	// applies the token's defaults.
+	Host, Source, SourceType, Index string
 
 	// EventObject sends "event" as a JSON object, {MessageKey: Raw, field:
 	// value, ...}, with the event's fields inside it, instead of a string
@@ -343,12 +337,7 @@ func (h *HEC) encodeEvent(dst []byte, e *relaykit.Event) ([]byte, error) {
 	}
 	dst = appendMeta(dst, `,"host":`, e.Host, h.host)
 	dst = appendMeta(dst, `,"source":`, e.Source, h.source)
-	if h.sourceType != nil {
-		dst = append(dst, `,"sourcetype":`...)
-		dst = append(dst, h.sourceType...)
-	} else {
-		dst = appendMeta(dst, `,"sourcetype":`, e.SourceType, nil)
-	}
+	dst = appendMeta(dst, `,"sourcetype":`, e.SourceType, h.sourceType)
 	dst = appendMeta(dst, `,"index":`, e.Index, h.index)
 	dst = append(dst, `,"event":`...)
 	if h.cfg.EventObject {

@@ -180,15 +180,16 @@ func TestHECEventFormat(t *testing.T) {
 				Fields: map[string]string{"cef.device_vendor": "Fortinet", "cef.name": "traffic:forward close", "src": "10.1.100.11"}},
 		},
 		{
-			name: "the destination's sourcetype wins over the event's",
-			cfg:  forward.HECConfig{SourceType: "linux:syslog", Fields: []string{"severity", "sd.*"}},
+			name: "listed fields: a prefix and severity",
+			cfg:  forward.HECConfig{Fields: []string{"severity", "sd.*"}},
 			ev: func(e *relaykit.Event) {
 				e.SourceType = []byte("syslog")
 				e.SetPriority(10, 5)
 				e.SetFieldString("msgid", "X")
 				e.SetFieldString("sd.a.b", "c")
+				e.SetFieldString("sdx", "no")
 			},
-			want: forwardtest.HECEvent{Event: "msg", SourceType: "linux:syslog",
+			want: forwardtest.HECEvent{Event: "msg", SourceType: "syslog",
 				Fields: map[string]string{"severity": "notice", "sd.a.b": "c"}},
 		},
 		{

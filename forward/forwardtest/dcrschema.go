@@ -133,6 +133,20 @@ func streamSchema(stream string, extra map[string]string) map[string]string {
 	return cols
 }
 
+// rowSchema returns the columns rows must match (nil: not checked), or the
+// error in DCRServerConfig.Columns, which fails every ingestion request
+// with 500 and the error as message.
+func (s *DCRServer) rowSchema() (map[string]string, error) {
+	s.schemaOnce.Do(func() {
+		if err := checkColumns(s.cfg.Stream, s.cfg.Columns); err != nil {
+			s.schemaErr = fmt.Errorf("forwardtest: DCRServerConfig.Columns: %w", err)
+			return
+		}
+		s.schema = streamSchema(s.cfg.Stream, s.cfg.Columns)
+	})
+	return s.schema, s.schemaErr
+}
+
 // checkColumns validates the Columns of a DCRServerConfig for stream.
 func checkColumns(stream string, cols map[string]string) error {
 	_, builtin := strings.CutPrefix(stream, "Microsoft-")
