@@ -35,17 +35,17 @@ const (
 	// SentinelSyslog writes rows of the Syslog table (stream
 	// "Microsoft-Syslog"):
 	//
-	//	TimeGenerated  datetime  event time (Event.Time, else ReceiveTime)
-	//	EventTime      datetime  Event.Time, when known
-	//	Computer       string    Event.Host
-	//	HostName       string    Event.Host
-	//	HostIP         string    Event.Host, when it is an IP address
-	//	Facility       string    facility name: kern, user, ..., authpriv, ..., local7
-	//	SeverityLevel  string    severity name: emerg, alert, crit, err, warning, notice, info, debug
-	//	SyslogMessage  string    Event.Raw (the MSG part)
-	//	ProcessName    string    Event.Source (APP-NAME or tag)
-	//	ProcessID      int       field "procid", when it is a number
-	//	CollectorHostName string SentinelConfig.CollectorHostName, when set
+	//	TimeGenerated      datetime  event time (Event.Time, else ReceiveTime)
+	//	EventTime          datetime  Event.Time, when known
+	//	Computer           string    Event.Host
+	//	HostName           string    Event.Host
+	//	HostIP             string    Event.Host, when it is an IP address
+	//	Facility           string    facility name: kern, user, ..., authpriv, ..., local7
+	//	SeverityLevel      string    severity name: emerg, alert, crit, err, warning, notice, info, debug
+	//	SyslogMessage      string    Event.Raw (the MSG part)
+	//	ProcessName        string    Event.Source (APP-NAME or tag)
+	//	ProcessID          int       field "procid", when it is a number
+	//	CollectorHostName  string    SentinelConfig.CollectorHostName, when set
 	//
 	// Facility and SeverityLevel are written for events with a priority
 	// ([relaykit.FlagPriority]), with the names the Azure Monitor Agent
@@ -74,7 +74,10 @@ const (
 	// Every other field (unknown keys, values a typed column cannot hold,
 	// syslog fields such as msgid or sd.*, enrichments) goes to
 	// AdditionalExtensions as "key=value" pairs separated by ';', in the
-	// event's order, with '\', ';' and '=' escaped by a '\'. The CEF
+	// event's order, with '\', ';' and '=' escaped by a '\': the shape
+	// Sentinel's own analytics rules read (the Palo Alto port-scan rule
+	// matches AdditionalExtensions has "reason=aged-out" and splits it on
+	// ';'). The CEF
 	// version (cef.version) is not kept. An event without CEF header
 	// fields (not parsed as CEF) has its Raw message in Message, so that
 	// nothing is lost.
