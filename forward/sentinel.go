@@ -92,9 +92,10 @@ type SentinelConfig struct {
 	// event's parts by Columns and Fields; [SentinelSyslog] and
 	// [SentinelCommonSecurityLog] write rows of Sentinel's built-in Syslog
 	// and CommonSecurityLog tables. With a built-in table, Columns must be
-	// zero, Stream defaults to the table's stream ([SentinelTable.Stream]),
-	// and every Fields column must end in "_CF", as custom columns added to
-	// an Azure table do.
+	// zero, Stream defaults to the table's stream ([SentinelTable.Stream])
+	// (set it to a rule's own input stream declared with the table's
+	// columns and an outputStream of the table), and every Fields column
+	// must end in "_CF", as custom columns added to an Azure table do.
 	Table SentinelTable
 	// CollectorHostName, when set, fills the CollectorHostName column of
 	// the built-in tables: the name of the host that collected the events
