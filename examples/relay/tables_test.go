@@ -281,3 +281,24 @@ func TestCommonSecurityLogFromJSON(t *testing.T) {
 	}
 	assert.NotContains(t, rows[0], "CollectorHostName", `collector_host_name: "-" leaves it out`)
 }
+
+// TestTableWithOwnInputStream: a rule's own input stream, declared with
+// the table's columns, goes with a built-in table.
+func TestTableWithOwnInputStream(t *testing.T) {
+	cfg, err := LoadConfig(writeConfig(t, `
+routes:
+  - {name: r, final: true, destinations: [s]}
+destinations:
+  s:
+    type: sentinel
+    table: syslog
+    stream: Custom-SyslogIn
+    endpoint: https://dce.example.com
+    dcr_immutable_id: dcr-00000000000000000000000000000001
+    tenant_id: t
+    client_id: c
+    client_secret: x
+`))
+	require.NoError(t, err)
+	assert.Equal(t, "Custom-SyslogIn", cfg.Destinations["s"].Stream)
+}
