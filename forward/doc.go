@@ -71,6 +71,15 @@
 // 5xx are retried, honouring Retry-After and retry-after-ms. Column names
 // are validated at construction.
 //
+// Rows fit a custom table (Custom-<Table>_CL, mapped by [SentinelColumns])
+// or one of Sentinel's built-in tables the Logs Ingestion API accepts
+// ([SentinelTable]): Syslog (stream Microsoft-Syslog, facility and
+// severity by name) and CommonSecurityLog (stream
+// Microsoft-CommonSecurityLog, CEF keys in the columns of Microsoft's
+// "CEF and CommonSecurityLog field mapping", the rest in
+// AdditionalExtensions), which Sentinel's analytics rules, workbooks and
+// ASIM parsers read.
+//
 // # Syslog
 //
 // [Syslog] sends RFC 5424 (or RFC 3164) messages over TCP with octet

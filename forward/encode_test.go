@@ -16,6 +16,7 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/forward"
+	"github.com/relaykit/relaykit/internal/syslogname"
 )
 
 // validUTF8 replaces every byte of invalid UTF-8 with U+FFFD, as the
@@ -104,13 +105,22 @@ func newTestHEC(t testing.TB, cfg forward.HECConfig) *forward.HEC {
 }
 
 func TestHECAppendEventZeroAllocs(t *testing.T) {
-	h := newTestHEC(t, forward.HECConfig{Index: "main"})
+	for _, fields := range [][]string{nil, {"sd.*", "facility", "user"}} {
+		h := newTestHEC(t, forward.HECConfig{Index: "main", Fields: fields})
+		hecZeroAllocs(t, h)
+	}
+}
+
+func hecZeroAllocs(t *testing.T, h *forward.HEC) {
+	t.Helper()
 	var e relaykit.Event
 	e.Time = 1_700_000_000_123_000_000
 	e.Host, e.Source, e.SourceType = []byte("web-1"), []byte("sshd"), []byte("syslog")
 	e.Raw = []byte(`Failed password for "root" from 10.0.0.1 port 22 ssh2`)
 	e.SetFieldString("user", "root")
 	e.SetFieldString("src_ip", "10.0.0.1")
+	e.SetFieldString("sd.origin@32473.enterpriseIdentifierLongerThan32", "x")
+	e.SetPriority(4, 3)
 	buf := make([]byte, 0, 4096)
 	allocs := testing.AllocsPerRun(100, func() {
 		var err error
@@ -126,14 +136,15 @@ func TestHECAppendEventZeroAllocs(t *testing.T) {
 // FuzzHECEncode checks that any bytes in any field encode to stacked JSON
 // that parses as HEC events carrying the same (UTF-8-repaired) values.
 func FuzzHECEncode(f *testing.F) {
-	f.Add([]byte("hello"), []byte("host"), []byte("k"), []byte("v"), false)
-	f.Add([]byte("\xff\xfe\"\\\n\x00"), []byte("\xc3"), []byte("\u2028"), []byte("}{"), true)
-	f.Add([]byte(`{"event":"x"}[1,2]`), []byte(""), []byte(""), []byte(""), false)
-	f.Fuzz(func(t *testing.T, msg, host, key, val []byte, object bool) {
+	f.Add([]byte("hello"), []byte("host"), []byte("k"), []byte("v"), false, uint8(0))
+	f.Add([]byte("\xff\xfe\"\\\n\x00"), []byte("\xc3"), []byte("\u2028"), []byte("}{"), true, uint8(35))
+	f.Add([]byte(`{"event":"x"}[1,2]`), []byte(""), []byte(""), []byte(""), false, uint8(191))
+	f.Fuzz(func(t *testing.T, msg, host, key, val []byte, object bool, pri uint8) {
 		h := newTestHEC(t, forward.HECConfig{EventObject: object})
 		var e relaykit.Event
 		e.Raw, e.Host, e.ReceiveTime = msg, host, 1_700_000_000_000_000_000
 		e.Fields = []relaykit.Field{{Key: key, Value: val}}
+		e.SetPriority(pri>>3, pri&7)
 		out, err := h.AppendEvent(nil, &e)
 		if len(msg) == 0 && !object {
 			require.Error(t, err)
@@ -156,6 +167,9 @@ func FuzzHECEncode(f *testing.F) {
 				fields, ok := ev["fields"].(map[string]any)
 				require.True(t, ok)
 				assert.Equal(t, validUTF8(val), fields[validUTF8(key)])
+				if string(key) != "severity" {
+					assert.Equal(t, syslogname.Severity(pri&7), fields["severity"])
+				}
 			}
 			if len(host) > 0 {
 				assert.Equal(t, validUTF8(host), ev["host"])

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/relaykit/relaykit/internal/jsonenc"
+	"github.com/relaykit/relaykit/internal/syslogname"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -70,6 +71,17 @@ type HECConfig struct {
 	MessageKey string
 	// OmitFields sends no fields at all.
 	OmitFields bool
+	// Fields selects the event fields sent (as indexed "fields", or
+	// inside the event object with EventObject), by key; a key ending in
+	// '*' selects every field with that prefix ("sd.*", "cef.*"). The
+	// syslog facility and severity of an event with a priority are sent
+	// as the fields "facility" and "severity", by name (kern ... local7;
+	// emerg, alert, crit, err, warning, notice, info, debug: RFC 5424
+	// tables 1 and 2 as syslog.conf spells them), unless the event has
+	// fields of those names; list them to select them. Nil means every
+	// field, facility and severity included; an empty non-nil list means
+	// none, as OmitFields does.
+	Fields []string
 
 	// Ack enables indexer acknowledgement (the token must have useACK
 	// enabled): every request is confirmed through
@@ -129,6 +141,8 @@ type HEC struct {
 	host, source, sourceType, index []byte // JSON-encoded defaults, or nil
 	messageKey                      []byte // JSON-encoded
 	defIndex                        []byte // cfg.Index
+	fieldSel                        []fieldPattern
+	allFields, priority             bool // every field; facility and severity
 
 	badMu      sync.RWMutex
 	badIndexes map[string]struct{}
@@ -194,6 +208,20 @@ func NewHEC(cfg HECConfig) (*HEC, error) {
 		messageKey: jsonenc.AppendString(nil, []byte(cfg.MessageKey)),
 		defIndex:   []byte(cfg.Index),
 		badIndexes: make(map[string]struct{}),
+		allFields:  cfg.Fields == nil && !cfg.OmitFields,
+		priority:   cfg.Fields == nil && !cfg.OmitFields,
+	}
+	if !cfg.OmitFields {
+		for _, f := range cfg.Fields {
+			p, wild := strings.CutSuffix(f, "*")
+			switch {
+			case f == "":
+				return nil, fmt.Errorf("%w: %s: Fields has an empty key", ErrInvalidConfig, name)
+			case f == "facility", f == "severity":
+				h.priority = true
+			}
+			h.fieldSel = append(h.fieldSel, fieldPattern{key: p, prefix: wild})
+		}
 	}
 	p := protocol{
 		contentType: "application/json",
@@ -317,37 +345,80 @@ func (h *HEC) encodeEvent(dst []byte, e *relaykit.Event) ([]byte, error) {
 		dst = append(dst, h.messageKey...)
 		dst = append(dst, ':')
 		dst = jsonenc.AppendString(dst, e.Raw)
-		if !h.cfg.OmitFields {
-			for i := range e.Fields {
-				f := &e.Fields[i]
-				if string(f.Key) == h.cfg.MessageKey {
-					continue
-				}
-				dst = append(dst, ',')
-				dst = jsonenc.AppendString(dst, f.Key)
-				dst = append(dst, ':')
-				dst = jsonenc.AppendString(dst, f.Value)
-			}
-		}
+		dst, _ = h.appendFieldMembers(dst, e, h.cfg.MessageKey)
 		dst = append(dst, '}')
 	} else {
 		dst = jsonenc.AppendString(dst, e.Raw)
-		if !h.cfg.OmitFields && len(e.Fields) > 0 {
-			dst = append(dst, `,"fields":{`...)
-			for i := range e.Fields {
-				f := &e.Fields[i]
-				if i > 0 {
-					dst = append(dst, ',')
-				}
-				dst = jsonenc.AppendString(dst, f.Key)
-				dst = append(dst, ':')
-				dst = jsonenc.AppendString(dst, f.Value)
-			}
-			dst = append(dst, '}')
+		start := len(dst)
+		dst = append(dst, `,"fields":{`...)
+		mark := len(dst)
+		var n int
+		if dst, n = h.appendFieldMembers(dst, e, ""); n == 0 {
+			dst = dst[:start]
+		} else {
+			// Drop the first member's leading comma.
+			copy(dst[mark:], dst[mark+1:])
+			dst = append(dst[:len(dst)-1], '}')
 		}
 	}
 	dst[open] = '{'
 	return append(dst, '}'), nil
+}
+
+// fieldPattern is one entry of HECConfig.Fields.
+type fieldPattern struct {
+	key    string
+	prefix bool // key is a prefix ("sd.*")
+}
+
+// selected reports whether the field named key is sent.
+func selected[K ~string | ~[]byte](h *HEC, key K) bool {
+	if h.allFields {
+		return true
+	}
+	for i := range h.fieldSel {
+		p := &h.fieldSel[i]
+		if p.prefix && len(key) >= len(p.key) && string(key[:len(p.key)]) == p.key || string(key) == p.key {
+			return true
+		}
+	}
+	return false
+}
+
+// appendFieldMembers appends the selected fields of e, and its facility and
+// severity, as `,"key":"value"` members, leaving out a field named skip,
+// and returns how many it wrote.
+func (h *HEC) appendFieldMembers(dst []byte, e *relaykit.Event, skip string) ([]byte, int) {
+	n := 0
+	for i := range e.Fields {
+		f := &e.Fields[i]
+		if skip != "" && string(f.Key) == skip || !selected(h, f.Key) {
+			continue
+		}
+		dst = append(dst, ',')
+		dst = jsonenc.AppendString(dst, f.Key)
+		dst = append(dst, ':')
+		dst = jsonenc.AppendString(dst, f.Value)
+		n++
+	}
+	if !h.priority || e.Flags&relaykit.FlagPriority == 0 {
+		return dst, n
+	}
+	for _, p := range [2]struct{ key, name string }{
+		{"facility", syslogname.Facility(e.Priority >> 3)},
+		{"severity", syslogname.Severity(e.Priority & 7)},
+	} {
+		if _, exists := e.Field(p.key); exists || p.key == skip || !selected(h, p.key) {
+			continue
+		}
+		dst = append(dst, `,"`...)
+		dst = append(dst, p.key...)
+		dst = append(dst, `":"`...)
+		dst = append(dst, p.name...)
+		dst = append(dst, '"')
+		n++
+	}
+	return dst, n
 }
 
 // appendMeta appends a metadata member: the event's value, else the

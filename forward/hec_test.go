@@ -147,8 +147,67 @@ func TestHECEventFormat(t *testing.T) {
 		{
 			name: "omit fields",
 			cfg:  forward.HECConfig{OmitFields: true},
-			ev:   func(e *relaykit.Event) { e.SetFieldString("user", "root") },
+			ev:   func(e *relaykit.Event) { e.SetFieldString("user", "root"); e.SetPriority(4, 3) },
 			want: forwardtest.HECEvent{Event: "msg"},
+		},
+		{
+			// logger --rfc5424 --sd-id origin@32473 --sd-param 'ip="10.1.2.3"' --msgid LOGIN -t myapp -p auth.err
+			name: "syslog parts and priority as indexed fields",
+			ev: func(e *relaykit.Event) {
+				e.Time = 1_700_000_000_123_456_789
+				e.Host, e.Source, e.SourceType = []byte("vm"), []byte("myapp"), []byte("syslog")
+				e.SetPriority(4, 3)
+				e.SetFieldString("procid", "4711")
+				e.SetFieldString("msgid", "LOGIN")
+				e.SetFieldString("sd.origin@32473.ip", "10.1.2.3")
+			},
+			want: forwardtest.HECEvent{Event: "msg", Time: "1700000000.123", Host: "vm", Source: "myapp", SourceType: "syslog",
+				Fields: map[string]string{"procid": "4711", "msgid": "LOGIN", "sd.origin@32473.ip": "10.1.2.3",
+					"facility": "auth", "severity": "err"}},
+		},
+		{
+			name: "CEF event keeps its sourcetype",
+			cfg:  forward.HECConfig{Fields: []string{"cef.*", "src"}},
+			ev: func(e *relaykit.Event) {
+				e.SourceType = []byte("cef")
+				e.SetPriority(16, 6)
+				e.SetFieldString("cef.device_vendor", "Fortinet")
+				e.SetFieldString("cef.name", "traffic:forward close")
+				e.SetFieldString("src", "10.1.100.11")
+				e.SetFieldString("dst", "52.53.140.235")
+			},
+			want: forwardtest.HECEvent{Event: "msg", SourceType: "cef",
+				Fields: map[string]string{"cef.device_vendor": "Fortinet", "cef.name": "traffic:forward close", "src": "10.1.100.11"}},
+		},
+		{
+			name: "listed fields: a prefix and severity",
+			cfg:  forward.HECConfig{Fields: []string{"severity", "sd.*"}},
+			ev: func(e *relaykit.Event) {
+				e.SourceType = []byte("syslog")
+				e.SetPriority(10, 5)
+				e.SetFieldString("msgid", "X")
+				e.SetFieldString("sd.a.b", "c")
+				e.SetFieldString("sdx", "no")
+			},
+			want: forwardtest.HECEvent{Event: "msg", SourceType: "syslog",
+				Fields: map[string]string{"severity": "notice", "sd.a.b": "c"}},
+		},
+		{
+			name: "an empty list sends no fields",
+			cfg:  forward.HECConfig{Fields: []string{}},
+			ev:   func(e *relaykit.Event) { e.SetFieldString("user", "root"); e.SetPriority(4, 3) },
+			want: forwardtest.HECEvent{Event: "msg"},
+		},
+		{
+			name: "an event field named severity wins",
+			ev:   func(e *relaykit.Event) { e.SetFieldString("severity", "high"); e.SetPriority(23, 7) },
+			want: forwardtest.HECEvent{Event: "msg", Fields: map[string]string{"severity": "high", "facility": "local7"}},
+		},
+		{
+			name: "event object with priority inside",
+			cfg:  forward.HECConfig{EventObject: true},
+			ev:   func(e *relaykit.Event) { e.SetFieldString("msgid", "ID47"); e.SetPriority(4, 2) },
+			want: forwardtest.HECEvent{Event: `{"message":"msg","msgid":"ID47","facility":"auth","severity":"crit"}`, IsObject: true},
 		},
 	}
 	for i, tt := range tests {

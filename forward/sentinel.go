@@ -88,6 +88,21 @@ type SentinelConfig struct {
 	// Zero means [DefaultTokenRefreshBefore].
 	TokenRefreshBefore time.Duration
 
+	// Table selects the row layout: zero ([SentinelCustom]) maps the
+	// event's parts by Columns and Fields; [SentinelSyslog] and
+	// [SentinelCommonSecurityLog] write rows of Sentinel's built-in Syslog
+	// and CommonSecurityLog tables. With a built-in table, Columns must be
+	// zero, Stream defaults to the table's stream ([SentinelTable.Stream])
+	// (set it to a rule's own input stream declared with the table's
+	// columns and an outputStream of the table), and every Fields column
+	// must end in "_CF", as custom columns added to an Azure table do.
+	Table SentinelTable
+	// CollectorHostName, when set, fills the CollectorHostName column of
+	// the built-in tables: the name of the host that collected the events
+	// (the relay's). Zero means the column is left out. Ignored for
+	// SentinelCustom.
+	CollectorHostName string
+
 	// Columns maps the event's parts to columns.
 	Columns SentinelColumns
 	// Fields are event fields sent as columns of their own, in this order.
@@ -131,6 +146,9 @@ type Sentinel struct {
 	s      *sender
 	tokens *TokenCache
 	dest   string
+	table  SentinelTable
+
+	collectorHost []byte // `,"CollectorHostName":"..."`, or nil
 
 	// Pre-encoded `"Column":` keys (with a leading comma except the first),
 	// nil when the column is left out.
@@ -172,6 +190,9 @@ func NewSentinel(cfg SentinelConfig) (*Sentinel, error) {
 	invalid := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrInvalidConfig, name, fmt.Sprintf(format, args...))
 	}
+	if cfg.Stream == "" {
+		cfg.Stream = cfg.Table.Stream()
+	}
 	u, err := url.Parse(cfg.Endpoint)
 	switch {
 	case cfg.Endpoint == "":
@@ -180,6 +201,10 @@ func NewSentinel(cfg SentinelConfig) (*Sentinel, error) {
 		return nil, invalid("Endpoint must be https://host[:port]")
 	case u.User != nil, u.RawQuery != "", u.Fragment != "":
 		return nil, invalid("Endpoint must not hold credentials, a query or a fragment")
+	case cfg.Table > SentinelCommonSecurityLog:
+		return nil, invalid("unknown Table %v", cfg.Table)
+	case cfg.Table != SentinelCustom && cfg.Columns != (SentinelColumns{}):
+		return nil, invalid("Columns do not apply to the %v table, whose columns are fixed", cfg.Table)
 	case cfg.DCRImmutableID == "":
 		return nil, invalid("DCRImmutableID is required")
 	case !validPathSegment(cfg.DCRImmutableID):
@@ -196,7 +221,7 @@ func NewSentinel(cfg SentinelConfig) (*Sentinel, error) {
 		return nil, invalid("MaxRequestBytes %d exceeds the service's limit of %d", cfg.Delivery.MaxRequestBytes, SentinelMaxRequestBytes)
 	}
 
-	st := &Sentinel{dest: name}
+	st := &Sentinel{dest: name, table: cfg.Table}
 	cols := cfg.Columns
 	seen := map[string]bool{}
 	first := true
@@ -243,6 +268,13 @@ func NewSentinel(cfg SentinelConfig) (*Sentinel, error) {
 	if st.timeKey == nil {
 		return nil, invalid("the Time column cannot be left out (TimeGenerated is required)")
 	}
+	if cfg.Table != SentinelCustom {
+		// The row starts with TimeGenerated; custom columns follow.
+		first = false
+		if cfg.CollectorHostName != "" {
+			st.collectorHost = append([]byte(`,"CollectorHostName":`), jsonenc.AppendString(nil, []byte(cfg.CollectorHostName))...)
+		}
+	}
 	for _, f := range cfg.Fields {
 		if f.Field == "" {
 			return nil, invalid("a Fields entry has no Field")
@@ -257,6 +289,9 @@ func NewSentinel(cfg SentinelConfig) (*Sentinel, error) {
 		}
 		if k == nil {
 			return nil, invalid("field %q has no column", f.Field)
+		}
+		if cfg.Table != SentinelCustom && !strings.HasSuffix(col, "_CF") {
+			return nil, invalid("field %q: column %q added to the %v table must end in _CF", f.Field, col, cfg.Table)
 		}
 		st.fields = append(st.fields, sentinelField{field: f.Field, key: k})
 	}
@@ -331,6 +366,31 @@ func (st *Sentinel) Close() error {
 // growing dst, and its output is valid JSON for any bytes in e (invalid
 // UTF-8 becomes U+FFFD).
 func (st *Sentinel) AppendEvent(dst []byte, e *relaykit.Event) []byte {
+	switch st.table {
+	case SentinelSyslog:
+		dst = st.appendSyslogRow(dst, e)
+	case SentinelCommonSecurityLog:
+		dst = st.appendCEFRow(dst, e)
+	default:
+		return st.appendCustomRow(dst, e)
+	}
+	dst = append(dst, st.collectorHost...)
+	return append(st.appendFields(dst, e), '}')
+}
+
+// appendFields appends the columns of SentinelConfig.Fields.
+func (st *Sentinel) appendFields(dst []byte, e *relaykit.Event) []byte {
+	for i := range st.fields {
+		f := &st.fields[i]
+		if v, ok := e.Field(f.field); ok {
+			dst = append(dst, f.key...)
+			dst = jsonenc.AppendString(dst, v)
+		}
+	}
+	return dst
+}
+
+func (st *Sentinel) appendCustomRow(dst []byte, e *relaykit.Event) []byte {
 	dst = append(dst, '{')
 	ns := e.Time
 	if ns == 0 {
@@ -373,14 +433,7 @@ func (st *Sentinel) AppendEvent(dst []byte, e *relaykit.Event) []byte {
 		}
 		dst = append(dst, '}')
 	}
-	for i := range st.fields {
-		f := &st.fields[i]
-		if v, ok := e.Field(f.field); ok {
-			dst = append(dst, f.key...)
-			dst = jsonenc.AppendString(dst, v)
-		}
-	}
-	return append(dst, '}')
+	return append(st.appendFields(dst, e), '}')
 }
 
 func appendStringColumn(dst, key, v []byte) []byte {

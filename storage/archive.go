@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"github.com/relaykit/relaykit/internal/jsonenc"
+	"github.com/relaykit/relaykit/internal/syslogname"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -197,12 +199,16 @@ func (a *Archive) Close() error { return a.w.Close() }
 // returns the extended buffer:
 //
 //	{"time":"2026-11-22T10:00:00.123456789Z","host":"h","source":"s",
-//	 "sourcetype":"st","index":"i","message":"...","fields":{"k":"v"}}
+//	 "sourcetype":"st","index":"i","facility":"auth","facility_code":4,
+//	 "severity":"err","severity_code":3,"message":"...","fields":{"k":"v"}}
 //
 // time is [relaykit.Event.EventTime] in RFC 3339 with nanoseconds, UTC,
 // omitted when unknown; host, source, sourcetype and index are omitted when
 // empty, fields when there are none (duplicate keys are written as they
-// are). Strings are escaped as encoding/json does: '"', '\\' and control
+// are). facility and severity are written for events with a syslog
+// priority ([relaykit.FlagPriority]): the names of RFC 5424 tables 1 and 2
+// as syslog.conf(5) spells them (kern ... local7; emerg, alert, crit, err,
+// warning, notice, info, debug) and the numerical codes (0-23, 0-7). Strings are escaped as encoding/json does: '"', '\\' and control
 // characters are escaped, and each byte that is not part of valid UTF-8
 // becomes U+FFFD. It does not allocate when dst has room.
 func AppendJSON(dst []byte, e *relaykit.Event) []byte {
@@ -229,6 +235,21 @@ func AppendJSON(dst []byte, e *relaykit.Event) []byte {
 	str(`"source":`, e.Source)
 	str(`"sourcetype":`, e.SourceType)
 	str(`"index":`, e.Index)
+	if e.Flags&relaykit.FlagPriority != 0 {
+		fac, sev := e.Priority>>3, e.Priority&7
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, `"facility":"`...)
+		dst = append(dst, syslogname.Facility(fac)...)
+		dst = append(dst, `","facility_code":`...)
+		dst = strconv.AppendUint(dst, uint64(fac), 10)
+		dst = append(dst, `,"severity":"`...)
+		dst = append(dst, syslogname.Severity(sev)...)
+		dst = append(dst, `","severity_code":`...)
+		dst = strconv.AppendUint(dst, uint64(sev), 10)
+	}
 	if !first {
 		dst = append(dst, ',')
 	}

@@ -23,6 +23,10 @@ type jsonLine struct {
 	Source     string            `json:"source"`
 	SourceType string            `json:"sourcetype"`
 	Index      string            `json:"index"`
+	Facility   string            `json:"facility"`
+	FacCode    *int              `json:"facility_code"`
+	Severity   string            `json:"severity"`
+	SevCode    *int              `json:"severity_code"`
 	Message    string            `json:"message"`
 	Fields     map[string]string `json:"fields"`
 }
@@ -60,12 +64,68 @@ func TestAppendJSON(t *testing.T) {
 	assert.Equal(t, `{"message":""}`, string(storage.AppendJSON(nil, &relaykit.Event{})))
 }
 
+// TestAppendJSONPriority: facility and severity, by name (RFC 5424 tables
+// 1 and 2 as syslog.conf spells them) and code, for events with a PRI
+// only; every field is kept, syslog ones included.
+func TestAppendJSONPriority(t *testing.T) {
+	tests := []struct {
+		name     string
+		pri      int // -1: no PRI
+		facility string
+		severity string
+	}{
+		{"kern.emerg <0>", 0, "kern", "emerg"},
+		{"auth.err <35>", 35, "auth", "err"},
+		{"authpriv.notice <85>", 85, "authpriv", "notice"},
+		{"cron.info <78>", 78, "cron", "info"},
+		{"local4.warning <164>", 164, "local4", "warning"},
+		{"local7.debug <191>", 191, "local7", "debug"},
+		{"no PRI", -1, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var e relaykit.Event
+			e.Raw = []byte("sd test")
+			e.Host, e.Source = []byte("vm"), []byte("myapp")
+			if tt.pri >= 0 {
+				e.SetPriority(uint8(tt.pri>>3), uint8(tt.pri&7))
+			}
+			e.SetFieldString("msgid", "LOGIN")
+			e.SetFieldString("procid", "4711")
+			e.SetFieldString("sd.origin@32473.ip", "10.1.2.3")
+			line := storage.AppendJSON(nil, &e)
+			require.True(t, json.Valid(line), "%s", line)
+			var got jsonLine
+			require.NoError(t, json.Unmarshal(line, &got))
+			assert.Equal(t, tt.facility, got.Facility)
+			assert.Equal(t, tt.severity, got.Severity)
+			if tt.pri < 0 {
+				assert.Nil(t, got.FacCode)
+				assert.Nil(t, got.SevCode)
+				assert.NotContains(t, string(line), "facility")
+			} else {
+				require.NotNil(t, got.FacCode)
+				require.NotNil(t, got.SevCode)
+				assert.Equal(t, tt.pri>>3, *got.FacCode)
+				assert.Equal(t, tt.pri&7, *got.SevCode)
+			}
+			assert.Equal(t, map[string]string{"msgid": "LOGIN", "procid": "4711", "sd.origin@32473.ip": "10.1.2.3"}, got.Fields)
+		})
+	}
+	e := relaykit.Event{}
+	e.SetPriority(4, 3)
+	assert.Equal(t, `{"facility":"auth","facility_code":4,"severity":"err","severity_code":3,"message":""}`, string(storage.AppendJSON(nil, &e)))
+}
+
 func FuzzAppendJSON(f *testing.F) {
-	f.Add([]byte("hello"), []byte("host"), []byte("key"), []byte("value"))
-	f.Add([]byte("\xff\xfe\xfd"), []byte(""), []byte("\x00"), []byte("\"\\"))
-	f.Add([]byte("\u2028\u2029\ud7ff"), []byte("\xed\xa0\x80"), []byte("k"), []byte("\x7f"))
-	f.Fuzz(func(t *testing.T, msg, host, key, value []byte) {
-		e := relaykit.Event{ReceiveTime: 1, Raw: msg, Host: host}
+	f.Add([]byte("hello"), []byte("host"), []byte("key"), []byte("value"), uint8(0), true)
+	f.Add([]byte("\xff\xfe\xfd"), []byte(""), []byte("\x00"), []byte("\"\\"), uint8(255), true)
+	f.Add([]byte("\u2028\u2029\ud7ff"), []byte("\xed\xa0\x80"), []byte("k"), []byte("\x7f"), uint8(35), false)
+	f.Fuzz(func(t *testing.T, msg, host, key, value []byte, pri uint8, hasPri bool) {
+		e := relaykit.Event{ReceiveTime: 1, Raw: msg, Host: host, Priority: pri}
+		if hasPri {
+			e.Flags |= relaykit.FlagPriority
+		}
 		e.Fields = []relaykit.Field{{Key: key, Value: value}}
 		line := storage.AppendJSON([]byte("prefix"), &e)[len("prefix"):]
 		require.True(t, json.Valid(line), "%q", line)
@@ -75,6 +135,14 @@ func FuzzAppendJSON(f *testing.F) {
 		assert.Equal(t, viaEncodingJSON(t, msg), got.Message)
 		assert.Equal(t, viaEncodingJSON(t, host), got.Host)
 		assert.Equal(t, viaEncodingJSON(t, value), got.Fields[viaEncodingJSON(t, key)])
+		if hasPri {
+			require.NotNil(t, got.FacCode)
+			require.NotNil(t, got.SevCode)
+			assert.Equal(t, int(pri>>3), *got.FacCode)
+			assert.Equal(t, int(pri&7), *got.SevCode)
+		} else {
+			assert.Nil(t, got.FacCode)
+		}
 	})
 }
 
@@ -166,6 +234,7 @@ func TestArchiveZeroAllocs(t *testing.T) {
 				batch[i].Host = []byte("host")
 				batch[i].Raw = []byte("<134>an ordinary log line with a few words \xff")
 				batch[i].SetFieldString("k", "v")
+				batch[i].SetPriority(uint8(i), uint8(i))
 			}
 			ctx := context.Background()
 			require.NoError(t, a.Send(ctx, batch))

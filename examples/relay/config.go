@@ -182,6 +182,23 @@ type DestinationConfig struct {
 	AuthorityHost  string        `yaml:"authority_host"` // Entra ID base URL; empty: login.microsoftonline.com
 	Scope          string        `yaml:"scope"`          // empty: https://monitor.azure.com//.default
 	Columns        ColumnsConfig `yaml:"columns"`
+	// Table is the Sentinel table layout: custom (the default, by
+	// columns), syslog (the built-in Syslog table, stream
+	// Microsoft-Syslog) or common_security_log (CommonSecurityLog, stream
+	// Microsoft-CommonSecurityLog); see forward.SentinelTable.
+	Table string `yaml:"table"`
+	// CollectorHostName fills the CollectorHostName column of the built-in
+	// tables; empty means this host's name, "-" leaves it out.
+	CollectorHostName string `yaml:"collector_host_name"`
+	// CustomColumns sends event fields to columns of their own: field →
+	// column. Columns added to a built-in table end in _CF.
+	CustomColumns map[string]string `yaml:"custom_columns"`
+
+	// hec: IndexedFields lists the event fields sent as indexed fields
+	// ("sd.*" selects a prefix; facility and severity are the syslog
+	// priority); empty means every field. OmitFields sends none.
+	IndexedFields []string `yaml:"indexed_fields"`
+	OmitFields    bool     `yaml:"omit_fields"`
 
 	// syslog
 	Network string `yaml:"network"` // tcp, tls, udp
@@ -628,7 +645,9 @@ func (c *Config) Validate() error {
 			if d.Token == "" {
 				bad(f+".token", "required (use ${HEC_TOKEN})")
 			}
+			validateHECFields(f, &d, bad)
 		case "sentinel":
+			validateSentinelTable(f, &d, bad)
 			for _, r := range []struct{ field, v string }{
 				{"endpoint", d.Endpoint}, {"dcr_immutable_id", d.DCRImmutableID}, {"stream", d.Stream},
 				{"tenant_id", d.TenantID}, {"client_id", d.ClientID}, {"client_secret", string(d.ClientSecret)},

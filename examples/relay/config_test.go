@@ -242,8 +242,10 @@ func TestReadmeConfig(t *testing.T) {
 	t.Setenv("HEC_TOKEN", "y")
 	cfg, err := LoadConfig(writeConfig(t, yaml))
 	require.NoError(t, err)
-	assert.Len(t, cfg.Destinations, 3)
-	assert.Len(t, cfg.Routes, 3)
+	assert.Len(t, cfg.Destinations, 4)
+	assert.Len(t, cfg.Routes, 4)
+	assert.Equal(t, "Microsoft-Syslog", cfg.Destinations["sentinel-syslog"].Stream)
+	assert.Equal(t, "Microsoft-CommonSecurityLog", cfg.Destinations["sentinel-cef"].Stream)
 	assert.NotNil(t, cfg.Inputs.SyslogTCP[1].TLS)
 }
 

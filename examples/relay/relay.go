@@ -173,6 +173,7 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 	case "hec":
 		h, err := forward.NewHEC(forward.HECConfig{
 			URL: dc.URL, Token: string(dc.Token), Index: dc.Index, SourceType: dc.SourceType,
+			Fields: dc.IndexedFields, OmitFields: dc.OmitFields,
 			Delivery: delivery("hec"),
 		})
 		if err != nil {
@@ -194,14 +195,19 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 			return v
 		}
 		c := dc.Columns
+		table, collector, fields := sentinelTableSettings(dc)
+		columns := forward.SentinelColumns{
+			Time: col(c.Time, "TimeGenerated"), Message: col(c.Message, "RawData"), Host: col(c.Host, "Computer"),
+			Source: col(c.Source, "ProcessName"), SourceType: col(c.SourceType, "-"),
+			Facility: col(c.Facility, "Facility"), Severity: col(c.Severity, "SeverityLevel"), Fields: col(c.Fields, "Fields"),
+		}
+		if table != forward.SentinelCustom {
+			columns = forward.SentinelColumns{} // the built-in table's columns are fixed
+		}
 		s, err := forward.NewSentinel(forward.SentinelConfig{
 			Endpoint: dc.Endpoint, DCRImmutableID: dc.DCRImmutableID, Stream: dc.Stream,
-			TokenSource: ts,
-			Columns: forward.SentinelColumns{
-				Time: col(c.Time, "TimeGenerated"), Message: col(c.Message, "RawData"), Host: col(c.Host, "Computer"),
-				Source: col(c.Source, "ProcessName"), SourceType: col(c.SourceType, "-"),
-				Facility: col(c.Facility, "Facility"), Severity: col(c.Severity, "SeverityLevel"), Fields: col(c.Fields, "Fields"),
-			},
+			TokenSource: ts, Table: table, CollectorHostName: collector,
+			Columns: columns, Fields: fields,
 			Delivery: delivery("sentinel"),
 		})
 		if err != nil {

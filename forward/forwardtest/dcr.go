@@ -39,7 +39,19 @@ type DCRServerConfig struct {
 	// means "dcr-00000000000000000000000000000001".
 	DCRImmutableID string
 	// Stream is the accepted stream name. Zero means "Custom-RelayKit".
+	// Rows for "Microsoft-Syslog" and "Microsoft-CommonSecurityLog" are
+	// checked against the schema of the Syslog and CommonSecurityLog
+	// tables ([TableColumns]).
 	Stream string
+	// Columns are, for a built-in stream, custom columns added to its
+	// table (names ending in "_CF"), and for a custom stream its declared
+	// columns; name → type ([TypeString], [TypeInt], ...). Rows of a
+	// stream with a schema must hold only its columns, with values of
+	// their types (null allowed), and TimeGenerated. Zero means no custom
+	// columns, and no checks for a custom stream. Invalid Columns (a type
+	// other than those, a column added to a built-in table without the
+	// _CF suffix) fail every ingestion request with 500 and say why.
+	Columns map[string]string
 	// TokenLifetime is the lifetime of issued tokens (expires_in). Zero
 	// means 1 hour. Expired tokens get 401.
 	TokenLifetime time.Duration
@@ -81,6 +93,14 @@ type DCRRequest struct {
 //   - Content-Type application/json, Content-Encoding gzip or none;
 //   - an uncompressed body of at most 1 MiB (413 ContentLengthLimitExceeded
 //     above it) that is a JSON array of objects (400 otherwise);
+//   - for the built-in streams Microsoft-Syslog and
+//     Microsoft-CommonSecurityLog (and custom streams given Columns), rows
+//     that match the table's schema: an unknown column, a value of the
+//     wrong type or a missing TimeGenerated fails the whole request with
+//     400 InvalidPayload naming the row and column. This is stricter than
+//     the service, which answers 204 and drops or nulls what does not
+//     match (the loss shows up only in the workspace); the fake fails
+//     loudly so that tests catch it;
 //   - 204 No Content on success; errors as {"error":{"code","message"}} with
 //     the x-ms-error-code header.
 //
@@ -107,6 +127,10 @@ type DCRServer struct {
 	faults        []DCRFault
 	tokenFaults   []DCRFault
 	rejectTokens  bool
+
+	schemaOnce sync.Once
+	schema     map[string]string // nil: rows are not checked
+	schemaErr  error             // Columns is invalid
 }
 
 // NewDCRServer starts a DCRServer on 127.0.0.1 and registers its Close with
@@ -412,6 +436,20 @@ func (s *DCRServer) ingest(w http.ResponseWriter, r *http.Request, rec *DCRReque
 		if row == nil {
 			dcrError(w, http.StatusBadRequest, "InvalidPayload", "The request body must be a JSON array of objects.")
 			return http.StatusBadRequest, nil
+		}
+	}
+	schema, err := s.rowSchema()
+	if err != nil {
+		dcrError(w, http.StatusInternalServerError, "InternalServerError", err.Error())
+		return http.StatusInternalServerError, nil
+	}
+	if schema != nil {
+		for i, row := range rows {
+			if msg := checkRow(schema, row); msg != "" {
+				dcrError(w, http.StatusBadRequest, "InvalidPayload",
+					fmt.Sprintf("The data does not match the schema of stream '%s': record %d: %s.", s.cfg.Stream, i, msg))
+				return http.StatusBadRequest, nil
+			}
 		}
 	}
 	rec.Rows = len(rows)

@@ -23,6 +23,12 @@
 // Retry-After or retry-after-ms, 5xx, 401, 400 with a message, revoked or
 // rejected tokens, and token-endpoint errors.
 //
+// Rows of the built-in streams Microsoft-Syslog and
+// Microsoft-CommonSecurityLog are checked against the published schemas of
+// the Syslog and CommonSecurityLog tables ([TableColumns]): an unknown
+// column or a value of the wrong type fails the request with 400, where
+// the real service would accept it and drop or null the value.
+//
 // # Concurrency
 //
 // Servers are safe for concurrent use; their accessors return copies. Every
