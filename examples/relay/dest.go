@@ -80,6 +80,7 @@ func (d *destination) send(ctx context.Context, batch []relaykit.Event) bool {
 	}
 	d.stats.delivered.Add(int64(len(batch)) - failed)
 	if failed == 0 {
+		d.stats.observeDelivered(batch) // latency histogram (metrics.go)
 		if d.failedAt.Swap(0) != 0 {
 			d.stats.healthy.Store(true)
 			d.log.Info("destination recovered", "destination", d.name)
