@@ -343,10 +343,9 @@ func (t *recordTable) put(off uintptr, rec *GeoRecord) {
 // and 4-way set-associative: an address hashes to a bucket of 4 slots,
 // whose hash tags and pointers share one cache line, so a probe reads
 // that line and dereferences only an entry whose tag matches. A missed
-// address
-// takes a free slot of its bucket at once; into a full bucket it is
-// admitted on its second miss (seen in a separate direct-mapped table of
-// recent misses, indexed by other hash bits than the bucket, so the
+// address takes a free slot of its bucket at once; into a full bucket it
+// is admitted on its second miss (seen in a separate direct-mapped table
+// of recent misses, indexed by other hash bits than the bucket, so the
 // addresses of one bucket do not erase each other's marks) and replaces a
 // slot chosen at random: one-off addresses (scans) cause no churn, and
 // more hot addresses than a bucket holds do not evict each other in lock

@@ -5,7 +5,8 @@
 #
 #   a        syslog TCP -> archive                         (relay and rsyslog)
 #   b        syslog TCP -> 3 routes + GeoIP -> HEC gzip + archive
-#            (load from "tools send", or loggen -R with B_LOADGEN=loggen)
+#            (load from "tools send", as fast as it goes or at B_RATE
+#            events/s; or loggen -R with B_LOADGEN=loggen)
 #   c        syslog UDP -> archive at 200 k datagrams/s
 #   idle     the default config with no traffic: share of a core used over
 #            IDLE_SECONDS (default 60), from /proc
@@ -96,8 +97,9 @@ latency() {
 				lo = ub[i]; c0 = cum[i]
 			}
 		}
-		END { if (n == 0 || cum[n] == 0) { print "  latency " substr(d, 14) ": none"; exit }
-			printf "  latency %s: p50=%.1fms p99=%.1fms (%d events)\n", substr(d, 14), q(0.5) * 1000, q(0.99) * 1000, cum[n] }'
+		END { dn = substr(d, 14, length(d) - 14)
+			if (n == 0 || cum[n] == 0) { print "  latency to " dn ": none"; exit }
+			printf "  latency to %s: p50=%.1fms p99=%.1fms (%d events)\n", dn, q(0.5) * 1000, q(0.99) * 1000, cum[n] }'
 }
 
 stop_relay() {
@@ -221,7 +223,7 @@ EOF
 		loggen --inet --stream --active-connections 2 --rate 1000000 --interval "$DUR" -Q -R "$d/lines.txt" -l -d \
 			127.0.0.1 "$port" >"$d/loggen.txt" 2>&1
 	else # loggen's file reader tops out near 110 k lines/s here: replay with a cheaper sender
-		"$work/tools" send -addr "127.0.0.1:$port" -file "$d/lines.txt" -duration "${DUR}s" -conns 2 >"$d/loggen.txt" 2>&1
+		"$work/tools" send -addr "127.0.0.1:$port" -file "$d/lines.txt" -duration "${DUR}s" -conns 2 -rate "${B_RATE:-0}" >"$d/loggen.txt" 2>&1
 	fi
 	local sent
 	sent=$(loggen_count "$d/loggen.txt")
