@@ -182,8 +182,8 @@ type sinkState struct {
 // allocate. Counters are summed locally and added to the shared atomics
 // once per call.
 type scratch struct {
-	sub       []lane // per lane (sinks listed by the same routes share one)
-	clones    []relaykit.Event   // copies for non-final routes
+	sub       []lane           // per lane (sinks listed by the same routes share one)
+	clones    []relaykit.Event // copies for non-final routes
 	nClones   int
 	matched   []uint64 // per route
 	out       []uint64
