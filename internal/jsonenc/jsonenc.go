@@ -35,28 +35,40 @@ const (
 // top bit and may carry into the bytes above it, so flags above the first
 // unsafe byte can be wrong, but never one below it.
 func special(w uint64) uint64 {
-	ok := (w + lsb*0x60) & ((w ^ lsb*'"') + lsb*0x7f) & ((w ^ lsb*'\\') + lsb*0x7f)
-	return (^ok | w) & msb
+	return (^ok(w) | w) & msb
+}
+
+// ok has the top bit of each byte of w below 0x80 set when the byte is
+// safe (see special).
+func ok(w uint64) uint64 {
+	return (w + lsb*0x60) & ((w ^ lsb*'"') + lsb*0x7f) & ((w ^ lsb*'\\') + lsb*0x7f)
 }
 
 // scan returns the index of the first byte of s at or after i that is not
-// safe, or len(s). It tests sixteen, then eight bytes at a time.
+// safe, or len(s). It tests the next eight bytes first (escapes often come
+// in clusters), then thirty-two, then eight at a time.
 func scan(s []byte, i int) int {
-	for ; i+16 <= len(s); i += 16 {
-		m0 := special(binary.LittleEndian.Uint64(s[i:]))
-		m1 := special(binary.LittleEndian.Uint64(s[i+8:]))
-		if m0|m1 != 0 {
-			if m0 != 0 {
-				return i + bits.TrailingZeros64(m0)>>3
-			}
-			return i + 8 + bits.TrailingZeros64(m1)>>3
-		}
-	}
 	if i+8 <= len(s) {
 		if m := special(binary.LittleEndian.Uint64(s[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 		i += 8
+	}
+	for ; i+32 <= len(s); i += 32 {
+		b := s[i : i+32 : i+32]
+		w0 := binary.LittleEndian.Uint64(b[0:])
+		w1 := binary.LittleEndian.Uint64(b[8:])
+		w2 := binary.LittleEndian.Uint64(b[16:])
+		w3 := binary.LittleEndian.Uint64(b[24:])
+		// special(w0)|...|special(w3), with the negation and masks shared.
+		if (^(ok(w0)&ok(w1)&ok(w2)&ok(w3))|w0|w1|w2|w3)&msb != 0 {
+			break // the eight-byte loop below finds it
+		}
+	}
+	for ; i+8 <= len(s); i += 8 {
+		if m := special(binary.LittleEndian.Uint64(s[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
 	}
 	for ; i < len(s) && safe[s[i]]; i++ {
 	}
@@ -74,7 +86,9 @@ func AppendString(dst []byte, s []byte) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; ; {
-		i = scan(s, i)
+		if i < len(s) && safe[s[i]] { // skip the scan right after an escape
+			i = scan(s, i+1)
+		}
 		if i == len(s) {
 			break
 		}
