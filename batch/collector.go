@@ -89,6 +89,9 @@ func NewCollector[T any](cfg Config[T], flush func(context.Context, []T) error) 
 		arm:      make(chan struct{}, 1),
 		stopping: make(chan struct{}),
 	}
+	if cfg.Now != nil {
+		c.now, c.slack = cfg.Now, 0
+	}
 	for range n {
 		b := new(buffer[T])
 		c.bufs = append(c.bufs, b)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -906,4 +907,38 @@ func TestMaxWaitRealClock(t *testing.T) {
 	require.NoError(t, c.Close(t.Context()))
 	require.NoError(t, stop())
 	assert.Equal(t, uint64(5), c.Stats().Batches.Time)
+}
+
+// TestConfigNow checks that a Collector with Config.Now reads that clock,
+// once per batch rather than per item, and still cuts a batch MaxWait
+// after its first item.
+func TestConfigNow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const wait = 100 * time.Millisecond
+		var calls atomic.Int64
+		now := func() int64 {
+			calls.Add(1)
+			return time.Now().UnixNano()
+		}
+		rec := &recorder{}
+		c, err := batch.NewCollector(batch.Config[int]{MaxEvents: 3, MaxWait: wait, Now: now}, rec.flush)
+		require.NoError(t, err)
+		stop := run(t.Context(), c)
+		addAll(t, c, 1, 2, 3, 4, 5, 6) // two full batches
+		synctest.Wait()
+		require.Len(t, rec.get(), 2)
+		before := calls.Load()
+		assert.LessOrEqual(t, before, int64(4), "at most two clock reads per batch (stamp, timer), not one per item")
+
+		start := time.Now()
+		addAll(t, c, 7)
+		time.Sleep(wait)
+		synctest.Wait()
+		got := rec.get()
+		require.Len(t, got, 3)
+		assert.Equal(t, start.Add(wait), got[2].at)
+		assert.Equal(t, before+2, calls.Load(), "first item and timer arming")
+		require.NoError(t, c.Close(t.Context()))
+		require.NoError(t, stop())
+	})
 }

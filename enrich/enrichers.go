@@ -3,7 +3,6 @@ package enrich
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"sync"
 
 	"github.com/relaykit/relaykit"
@@ -87,6 +86,7 @@ type GeoEnricher struct {
 	geo    *GeoIP
 	src    source
 	fields GeoFields
+	keys   geoKeys
 	n      enricherCounters
 }
 
@@ -103,7 +103,7 @@ func NewGeoEnricher(g *GeoIP, cfg GeoEnricherConfig) (*GeoEnricher, error) {
 	if cfg.Fields == (GeoFields{}) {
 		cfg.Fields = GeoFieldNames("src_")
 	}
-	return &GeoEnricher{geo: g, src: src, fields: cfg.Fields}, nil
+	return &GeoEnricher{geo: g, src: src, fields: cfg.Fields, keys: newGeoKeys(cfg.Fields)}, nil
 }
 
 // Enrich implements [Enricher]. It returns [ErrClosed] after the GeoIP was
@@ -125,39 +125,12 @@ func (ge *GeoEnricher) Apply(e *relaykit.Event) bool {
 		ge.n.noInput.add()
 		return false
 	}
-	var rec GeoRecord
-	if !ge.geo.LookupTo(ip, &rec) {
+	if !ge.geo.setGeoFields(e, ip, &ge.keys) {
 		ge.n.noData.add()
 		return false
 	}
-	f := &ge.fields
-	setString(e, f.CountryISO, rec.CountryISO)
-	setString(e, f.CountryName, rec.CountryName)
-	setString(e, f.Subdivision, rec.Subdivision)
-	setString(e, f.SubdivisionISO, rec.SubdivisionISO)
-	setString(e, f.City, rec.City)
-	var buf [32]byte
-	if rec.HasLocation {
-		if f.Latitude != "" {
-			e.SetField(f.Latitude, strconv.AppendFloat(buf[:0], rec.Latitude, 'f', 4, 64))
-		}
-		if f.Longitude != "" {
-			e.SetField(f.Longitude, strconv.AppendFloat(buf[:0], rec.Longitude, 'f', 4, 64))
-		}
-	}
-	if rec.ASN != 0 && f.ASN != "" {
-		e.SetField(f.ASN, strconv.AppendUint(buf[:0], uint64(rec.ASN), 10))
-	}
-	setString(e, f.ASOrg, rec.ASOrg)
 	ge.n.enriched.add()
 	return true
-}
-
-// setString sets field key to v when both are non-empty.
-func setString(e *relaykit.Event, key, v string) {
-	if key != "" && v != "" {
-		e.SetFieldString(key, v)
-	}
 }
 
 // Stats returns a snapshot of the counters.

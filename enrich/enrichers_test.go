@@ -3,6 +3,7 @@ package enrich_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -84,20 +85,22 @@ func TestGeoEnricherAllocs(t *testing.T) {
 		t.Skip("allocation counts are not meaningful under -race")
 	}
 	city, asn := testDBs(t)
-	g := openTestGeo(t, enrich.GeoConfig{CityPath: city, ASNPath: asn})
-	ge, err := enrich.NewGeoEnricher(g, enrich.GeoEnricherConfig{})
-	require.NoError(t, err)
-	var e relaykit.Event
-	raw := []byte("May  1 12:00:00 fw1 sshd[42]: Failed password for root from 192.0.2.5 port 22 ssh2")
-	fill := func() {
-		e.Reset()
-		e.Raw = append(e.Raw, raw...)
-		ge.Apply(&e)
+	for _, slots := range []int{0, -1} { // address table hit, and miss
+		g := openTestGeo(t, enrich.GeoConfig{CityPath: city, ASNPath: asn, AddressCacheSlots: slots})
+		ge, err := enrich.NewGeoEnricher(g, enrich.GeoEnricherConfig{})
+		require.NoError(t, err)
+		var e relaykit.Event
+		raw := []byte("May  1 12:00:00 fw1 sshd[42]: Failed password for root from 192.0.2.5 port 22 ssh2")
+		fill := func() {
+			e.Reset()
+			e.Raw = append(e.Raw, raw...)
+			ge.Apply(&e)
+		}
+		fill()
+		fill()
+		assert.Zero(t, testing.AllocsPerRun(200, fill), "address slots %d", slots)
+		assert.Len(t, e.Fields, 9)
 	}
-	fill()
-	fill()
-	assert.Zero(t, testing.AllocsPerRun(200, fill))
-	assert.Len(t, e.Fields, 9)
 }
 
 func TestGeoEnricherClosed(t *testing.T) {
@@ -210,4 +213,76 @@ func TestChain(t *testing.T) {
 	assert.Equal(t, []string{"a", "b"}, order)
 	assert.Equal(t, map[string]string{"a": "1", "b": "1"}, fields(&e))
 	assert.NoError(t, enrich.Chain().Enrich(t.Context(), &e))
+}
+
+// TestGeoEnricherSetsLikeSetField checks that Apply leaves the event's
+// fields exactly as the equivalent sequence of SetFieldString calls would
+// (order, replacement in place, duplicate names), on an address-table hit
+// and miss alike.
+func TestGeoEnricherSetsLikeSetField(t *testing.T) {
+	city, asn := testDBs(t)
+	dup := enrich.GeoFieldNames("src_")
+	dup.City = dup.CountryISO // two values under one name: the later wins
+	tests := []struct {
+		name   string
+		fields enrich.GeoFields
+		pre    [][2]string
+	}{
+		{name: "fresh event", fields: enrich.GeoFieldNames("src_")},
+		{name: "existing fields", fields: enrich.GeoFieldNames("src_"),
+			pre: [][2]string{{"app", "sshd"}, {"src_geo_city", "stale"}, {"src_asn", "1"}, {"user", "root"}}},
+		{name: "duplicate names", fields: dup, pre: [][2]string{{"src_geo_country", "XX"}}},
+		{name: "some names", fields: enrich.GeoFields{City: "c", ASN: "a", Latitude: "lat"}},
+	}
+	for _, slots := range []int{0, -1} {
+		g := openTestGeo(t, enrich.GeoConfig{CityPath: city, ASNPath: asn, AddressCacheSlots: slots})
+		for _, tt := range tests {
+			ge, err := enrich.NewGeoEnricher(g, enrich.GeoEnricherConfig{Fields: tt.fields})
+			require.NoError(t, err)
+			for _, raw := range []string{"from 192.0.2.5 port 22", "from 2001:db8::7", "from 198.51.100.9"} {
+				var got relaykit.Event
+				for range 3 { // miss, admission, hit
+					got.Reset()
+					got.Raw = []byte(raw)
+					for _, kv := range tt.pre {
+						got.SetFieldString(kv[0], kv[1])
+					}
+					require.True(t, ge.Apply(&got), raw)
+
+					ip, ok := enrich.FirstIP(got.Raw)
+					require.True(t, ok)
+					rec, ok := g.Lookup(ip)
+					require.True(t, ok)
+					var want relaykit.Event
+					for _, kv := range tt.pre {
+						want.SetFieldString(kv[0], kv[1])
+					}
+					set := func(k, v string) {
+						if k != "" && v != "" {
+							want.SetFieldString(k, v)
+						}
+					}
+					f := tt.fields
+					set(f.CountryISO, rec.CountryISO)
+					set(f.CountryName, rec.CountryName)
+					set(f.Subdivision, rec.Subdivision)
+					set(f.SubdivisionISO, rec.SubdivisionISO)
+					set(f.City, rec.City)
+					if rec.HasLocation {
+						set(f.Latitude, strconv.FormatFloat(rec.Latitude, 'f', 4, 64))
+						set(f.Longitude, strconv.FormatFloat(rec.Longitude, 'f', 4, 64))
+					}
+					if rec.ASN != 0 {
+						set(f.ASN, strconv.FormatUint(uint64(rec.ASN), 10))
+					}
+					set(f.ASOrg, rec.ASOrg)
+					require.Equal(t, len(want.Fields), len(got.Fields), "%s %s slots %d", tt.name, raw, slots)
+					for i := range want.Fields {
+						assert.Equal(t, string(want.Fields[i].Key)+"="+string(want.Fields[i].Value),
+							string(got.Fields[i].Key)+"="+string(got.Fields[i].Value), "%s %s slots %d", tt.name, raw, slots)
+					}
+				}
+			}
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"net/netip"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -338,29 +339,54 @@ func (t *recordTable) put(off uintptr, rec *GeoRecord) {
 	t.slots[i].Store(&recEntry{off: off, rec: *rec})
 }
 
-// addrTable maps IP addresses to merged lookup results. It is
-// direct-mapped and lock-free; an address is admitted on its second miss
-// in a slot.
+// addrTable maps IP addresses to merged lookup results. It is lock-free
+// and 4-way set-associative: an address hashes to a bucket of 4 slots,
+// whose hash tags and pointers share one cache line, so a probe reads
+// that line and dereferences only an entry whose tag matches. A missed
+// address takes a free slot of its bucket at once; into a full bucket it
+// is admitted on its second miss (seen in a separate direct-mapped table
+// of recent misses, indexed by other hash bits than the bucket, so the
+// addresses of one bucket do not erase each other's marks) and replaces a
+// slot chosen at random: one-off addresses (scans) cause no churn, and
+// more hot addresses than a bucket holds do not evict each other in lock
+// step.
 type addrTable struct {
-	shift  uint
-	slots  []atomic.Pointer[addrEntry]
-	recent []atomic.Uint64
+	shift  uint // bucket = hash >> shift
+	mask   uint64
+	slots  []addrSlot      // 4 per bucket: 64 bytes, one cache line
+	recent []atomic.Uint64 // indexed by hash & mask
+	seq    atomic.Uint64   // victim choice
 }
 
+const addrWays = 4
+
+// addrSlot is one way of a bucket: the entry's hash (0 when empty) beside
+// the pointer, so a probe touches one cache line.
+type addrSlot struct {
+	tag atomic.Uint64
+	e   atomic.Pointer[addrEntry]
+}
+
+// addrEntry is one address's merged result, with the values a
+// [GeoEnricher] writes already formatted.
 type addrEntry struct {
-	ip    netip.Addr
-	found bool
-	rec   GeoRecord
+	ip       netip.Addr
+	found    bool
+	rec      GeoRecord
+	lat, lon string // strconv 'f', 4 decimals; empty without a location
+	asn      string // decimal; empty when ASN is 0
 }
 
 func newAddrTable(n int) *addrTable {
 	if n < 0 {
 		return nil
 	}
-	shift, size := tableShift(n)
+	shift, size := tableShift(max(n, 2*addrWays))
+	shift += 2 // size/4 buckets of 4 slots
 	return &addrTable{
 		shift:  shift,
-		slots:  make([]atomic.Pointer[addrEntry], size),
+		mask:   uint64(size - 1),
+		slots:  make([]addrSlot, size),
 		recent: make([]atomic.Uint64, size),
 	}
 }
@@ -371,22 +397,52 @@ func addrHash(ip netip.Addr) uint64 {
 	hi := binary.BigEndian.Uint64(b[:8])
 	lo := binary.BigEndian.Uint64(b[8:])
 	h := (hi ^ bits.RotateLeft64(lo, 29)) * 0x9E3779B97F4A7C15
-	return h ^ h>>32 | 1 // never 0, the "no recent miss" mark
+	return h ^ h>>32 | 1 // never 0, the "empty" tag
 }
 
 func (t *addrTable) get(ip netip.Addr) *addrEntry {
 	h := addrHash(ip)
-	if e := t.slots[h>>t.shift].Load(); e != nil && e.ip == ip {
-		return e
+	b := (h >> t.shift) * addrWays
+	set := t.slots[b : b+addrWays : b+addrWays]
+	for w := range set {
+		if set[w].tag.Load() == h {
+			if e := set[w].e.Load(); e != nil && e.ip == ip {
+				return e
+			}
+		}
 	}
 	return nil
 }
 
-func (t *addrTable) put(ip netip.Addr, rec *GeoRecord, found bool) {
+// put stores the result for ip (see addrTable for the admission rule) and
+// returns the entry, or nil when it was not admitted.
+func (t *addrTable) put(ip netip.Addr, rec *GeoRecord, found bool) *addrEntry {
 	h := addrHash(ip)
-	i := h >> t.shift
-	if t.recent[i].Swap(h) != h {
-		return
+	b := (h >> t.shift) * addrWays
+	w := -1
+	for i := range addrWays {
+		if t.slots[b+uint64(i)].tag.Load() == 0 {
+			w = i
+			break
+		}
 	}
-	t.slots[i].Store(&addrEntry{ip: ip, found: found, rec: *rec})
+	if w < 0 {
+		if t.recent[h&t.mask].Swap(h) != h {
+			return nil
+		}
+		w = int((t.seq.Add(1) * 0x9E3779B97F4A7C15) >> 62)
+	}
+	e := &addrEntry{ip: ip, found: found, rec: *rec}
+	if rec.HasLocation {
+		e.lat = strconv.FormatFloat(rec.Latitude, 'f', 4, 64)
+		e.lon = strconv.FormatFloat(rec.Longitude, 'f', 4, 64)
+	}
+	if rec.ASN != 0 {
+		e.asn = strconv.FormatUint(uint64(rec.ASN), 10)
+	}
+	// Entry first, tag second: a reader that sees the new tag with the
+	// old entry (or the reverse) compares the entry's address and misses.
+	t.slots[b+uint64(w)].e.Store(e)
+	t.slots[b+uint64(w)].tag.Store(h)
+	return e
 }

@@ -140,6 +140,8 @@ type Router struct {
 	routes []route
 	sinks  []*sinkState
 	def    int // index into sinks, or -1
+	defSub int // lane of the default sink, or -1
+	nLanes int
 	nDrops int // total pipeline steps across routes
 	hooks  Hooks
 	pool   sync.Pool // *scratch
@@ -155,6 +157,7 @@ type route struct {
 	sel      selector
 	fns      []Function
 	sinks    []int
+	lanes    []int // sub-batches the route appends to, once per listing
 	final    bool
 	dropBase int // index of this route's first step in the drop counters
 
@@ -168,6 +171,7 @@ type route struct {
 type sinkState struct {
 	name    string
 	sink    relaykit.Sink
+	lane    int // index of the sub-batch the sink is sent
 	batches atomic.Uint64
 	sent    atomic.Uint64
 	failed  atomic.Uint64
@@ -178,8 +182,8 @@ type sinkState struct {
 // allocate. Counters are summed locally and added to the shared atomics
 // once per call.
 type scratch struct {
-	sub       [][]relaykit.Event // per sink
-	clones    []relaykit.Event   // copies for non-final routes
+	sub       []lane           // per lane (sinks listed by the same routes share one)
+	clones    []relaykit.Event // copies for non-final routes
 	nClones   int
 	matched   []uint64 // per route
 	out       []uint64
@@ -235,9 +239,10 @@ func NewRouter(routes []Route, cfg Config) (*Router, error) {
 		}
 		r.def = r.sinkIndex(cfg.Default, name)
 	}
+	r.assignLanes()
 	r.pool.New = func() any {
 		return &scratch{
-			sub:     make([][]relaykit.Event, len(r.sinks)),
+			sub:     make([]lane, r.nLanes),
 			matched: make([]uint64, len(r.routes)),
 			out:     make([]uint64, len(r.routes)),
 			noSink:  make([]uint64, len(r.routes)),
@@ -246,6 +251,60 @@ func NewRouter(routes []Route, cfg Config) (*Router, error) {
 		}
 	}
 	return r, nil
+}
+
+// assignLanes gives sinks that are listed by exactly the same routes (the
+// same number of times each, and the default or not) one shared
+// sub-batch: they receive the same events in the same order, so each
+// event is appended once per lane instead of once per sink. Sinks only
+// read what they are sent, so one slice serves them all in turn.
+func (r *Router) assignLanes() {
+	key := func(k int) string {
+		b := make([]byte, 0, len(r.routes)+1)
+		for ri := range r.routes {
+			n := 0
+			for _, sk := range r.routes[ri].sinks {
+				if sk == k {
+					n++
+				}
+			}
+			b = append(b, byte(min(n, 255)))
+		}
+		if k == r.def {
+			b = append(b, 1)
+		}
+		return string(b)
+	}
+	lanes := map[string]int{}
+	for k, st := range r.sinks {
+		l, ok := lanes[key(k)]
+		if !ok {
+			l = len(lanes)
+			lanes[key(k)] = l
+		}
+		st.lane = l
+	}
+	r.nLanes = len(lanes)
+	r.defSub = -1
+	if r.def >= 0 {
+		r.defSub = r.sinks[r.def].lane
+	}
+	for ri := range r.routes {
+		rt := &r.routes[ri]
+		seen := map[int]bool{}
+		for _, k := range rt.sinks {
+			l := r.sinks[k].lane
+			if seen[l] {
+				continue
+			}
+			seen[l] = true
+			for _, k2 := range rt.sinks {
+				if k2 == k {
+					rt.lanes = append(rt.lanes, l) // once per listing of the sink
+				}
+			}
+		}
+	}
 }
 
 // sinkIndex returns the index of s in r.sinks, adding it if it is new.
@@ -307,31 +366,31 @@ func (r *Router) Route(ctx context.Context, batch []relaykit.Event) error {
 			}
 			s.matched[ri]++
 			if rt.final {
-				r.deliver(s, ri, e)
+				r.deliver(s, ri, batch, i, e)
 				consumed = true
 				break
 			}
 			c := s.clone(e)
-			if r.deliver(s, ri, c) {
+			if r.deliver(s, ri, batch, -1, c) {
 				s.nClones++ // keep the copy until the sinks have it
 			}
 		}
 		if consumed {
 			continue
 		}
-		if r.def >= 0 {
-			s.sub[r.def] = append(s.sub[r.def], *e)
+		if r.defSub >= 0 {
+			s.sub[r.defSub].add(batch, i, e)
 			s.defaulted++
 		} else {
 			s.unrouted++
 		}
 	}
 	var errs []error
-	for k, sub := range s.sub {
+	for _, st := range r.sinks {
+		sub := s.sub[st.lane].events(batch)
 		if len(sub) == 0 {
 			continue
 		}
-		st := r.sinks[k]
 		st.batches.Add(1)
 		if err := st.sink.Send(ctx, sub); err != nil {
 			st.errs.Add(1)
@@ -343,8 +402,9 @@ func (r *Router) Route(ctx context.Context, batch []relaykit.Event) error {
 		} else {
 			st.sent.Add(uint64(len(sub)))
 		}
-		clear(sub) // drop references to the caller's memory
-		s.sub[k] = sub[:0]
+	}
+	for l := range s.sub {
+		s.sub[l].reset()
 	}
 	r.flush(s, len(batch))
 	r.pool.Put(s)
@@ -352,6 +412,50 @@ func (r *Router) Route(ctx context.Context, batch []relaykit.Event) error {
 		return errs[0]
 	}
 	return errors.Join(errs...)
+}
+
+// lane is the sub-batch of the sinks that share it. As long as its events
+// are a contiguous run of the caller's batch, batch[lo:hi], it refers to
+// them there and copies nothing; only when a gap or a copy from a
+// non-final route breaks the run are they copied into buf.
+type lane struct {
+	lo, hi int              // the run in the caller's batch, while !copied
+	copied bool             // buf holds the events
+	buf    []relaykit.Event // reused across calls
+}
+
+// add appends batch[i] (the original event, i >= 0) or *e (a copy, i < 0).
+func (l *lane) add(batch []relaykit.Event, i int, e *relaykit.Event) {
+	if !l.copied {
+		switch {
+		case i >= 0 && l.lo == l.hi:
+			l.lo, l.hi = i, i+1
+			return
+		case i >= 0 && i == l.hi:
+			l.hi++
+			return
+		}
+		l.buf = append(l.buf[:0], batch[l.lo:l.hi]...)
+		l.copied = true
+	}
+	l.buf = append(l.buf, *e)
+}
+
+// events returns the lane's events for Send.
+func (l *lane) events(batch []relaykit.Event) []relaykit.Event {
+	if l.copied {
+		return l.buf
+	}
+	return batch[l.lo:l.hi]
+}
+
+// reset empties the lane, dropping references to the caller's memory.
+func (l *lane) reset() {
+	if l.copied {
+		clear(l.buf)
+		l.buf = l.buf[:0]
+	}
+	l.lo, l.hi, l.copied = 0, 0, false
 }
 
 // clone copies e into the next free pooled event.
@@ -365,8 +469,9 @@ func (s *scratch) clone(e *relaykit.Event) *relaykit.Event {
 }
 
 // deliver runs route ri's pipeline over e and, if it is kept, queues it for
-// the route's sinks. It reports whether e was queued.
-func (r *Router) deliver(s *scratch, ri int, e *relaykit.Event) bool {
+// the route's sinks. e is batch[i], or a copy when i < 0. It reports
+// whether e was queued.
+func (r *Router) deliver(s *scratch, ri int, batch []relaykit.Event, i int, e *relaykit.Event) bool {
 	rt := &r.routes[ri]
 	for j, f := range rt.fns {
 		keep, err := f.Apply(e)
@@ -381,12 +486,12 @@ func (r *Router) deliver(s *scratch, ri int, e *relaykit.Event) bool {
 			return false
 		}
 	}
-	if len(rt.sinks) == 0 {
+	if len(rt.lanes) == 0 {
 		s.noSink[ri]++
 		return false
 	}
-	for _, k := range rt.sinks {
-		s.sub[k] = append(s.sub[k], *e)
+	for _, l := range rt.lanes {
+		s.sub[l].add(batch, i, e)
 	}
 	s.out[ri]++
 	return true

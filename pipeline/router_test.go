@@ -487,3 +487,42 @@ func TestSinkIdentity(t *testing.T) {
 	assert.Equal(t, int64(4), n.Load())
 	assert.Equal(t, 1, shared.sends())
 }
+
+// TestSharedSubBatches covers sinks that receive the same events (listed
+// by the same routes) and so share one sub-batch, next to sinks that do
+// not, a sink listed twice by a route, a failing sink among sharers, and
+// the default sink.
+func TestSharedSubBatches(t *testing.T) {
+	hec, archive, extra, twice, def := &recorder{}, &recorder{}, &recorder{}, &recorder{}, &recorder{}
+	failing := &recorder{err: errors.New("down")}
+	var failed []string
+	r, err := pipeline.NewRouter([]pipeline.Route{
+		{Name: "copy", Filter: "warn", Sinks: []relaykit.Sink{extra, twice, twice}},
+		{Name: "auth", Filter: "sshd", Sinks: []relaykit.Sink{hec, failing, archive}, Final: true},
+		{Name: "fw", Filter: "DROP", Sinks: []relaykit.Sink{archive, hec, failing, extra}, Final: true},
+	}, pipeline.Config{Default: def, Hooks: pipeline.Hooks{OnSendError: func(_ context.Context, f pipeline.SendFailure) {
+		for i := range f.Events {
+			failed = append(failed, f.Sink+":"+string(f.Events[i].Raw))
+		}
+	}}})
+	require.NoError(t, err)
+	err = r.Route(t.Context(), batchOf("sshd 1", "DROP 2", "info 3", "warn sshd 4", "warn 5", "DROP warn 6"))
+	require.Error(t, err)
+	assert.Equal(t, []string{"sshd 1", "DROP 2", "warn sshd 4", "DROP warn 6"}, hec.raws())
+	assert.Equal(t, hec.raws(), archive.raws())
+	assert.Equal(t, []string{"DROP 2", "warn sshd 4", "warn 5", "DROP warn 6", "DROP warn 6"}, extra.raws())
+	assert.Equal(t, []string{"warn sshd 4", "warn sshd 4", "warn 5", "warn 5", "DROP warn 6", "DROP warn 6"}, twice.raws())
+	assert.Equal(t, []string{"info 3", "warn 5"}, def.raws())
+	assert.Len(t, failed, 4)
+	for _, s := range []*recorder{hec, archive, extra, twice, def, failing} {
+		assert.Equal(t, 1, s.sends())
+	}
+	st := r.Stats()
+	checkLedger(t, st)
+	sent := map[string]uint64{}
+	for _, s := range st.Sinks {
+		sent[s.Name] = s.Sent + s.Failed
+	}
+	assert.Equal(t, uint64(4), sent["auth[1]"])
+	assert.Equal(t, uint64(5), sent["copy[0]"])
+}

@@ -5,7 +5,8 @@
 #
 #   a        syslog TCP -> archive                         (relay and rsyslog)
 #   b        syslog TCP -> 3 routes + GeoIP -> HEC gzip + archive
-#            (load from "tools send", or loggen -R with B_LOADGEN=loggen)
+#            (load from "tools send", as fast as it goes or at B_RATE
+#            events/s; or loggen -R with B_LOADGEN=loggen)
 #   c        syslog UDP -> archive at 200 k datagrams/s
 #   d        syslog UDP at 50 k ev/s -> HEC that answers 503 for D_OUTAGE (60) s,
 #            then recovers: drops, spool bytes, replay rate, time to drain;
@@ -16,7 +17,12 @@
 #   m        syslog TCP -> HEC (gzip), as fast as possible, spool mode always
 #            vs on_failure: the cost of write-ahead spooling in events per
 #            CPU-second (scenario a has no network destination to spool for)
+#   idle     the default config with no traffic: share of a core used over
+#            IDLE_SECONDS (default 60), from /proc
 #
+# Each scenario also prints the receive -> delivered latency (p50, p99) per
+# destination from relay_destination_latency_seconds. RELAY_CPUPROFILE=path
+# writes a CPU profile per scenario to path.<scenario>.
 # Usage: bench/relay/run.sh [seconds] [scenario...]     (default: 10 a b c)
 # rsyslog is taken from its Debian package, unpacked beside the run (it
 # conflicts with syslog-ng-core in apt): set RSYSLOG_ROOT to a directory
@@ -75,12 +81,34 @@ report() { # name sent delivered cpu rss drops
 }
 
 start_relay() { # dir config -> sets rpid
-	"$work/relay" -config "$2" >"$1/relay.log" 2>&1 &
+	"$work/relay" ${RELAY_CPUPROFILE:+-cpuprofile "$RELAY_CPUPROFILE.$(basename "$1")"} -config "$2" >"$1/relay.log" 2>&1 &
 	rpid=$!
 	pids+=("$rpid")
 	for _ in $(seq 100); do grep -q "relay started" "$1/relay.log" && return 0; sleep 0.05; done
 	cat "$1/relay.log"
 	return 1
+}
+
+# latency MPORT DEST: p50 and p99 of relay_destination_latency_seconds for
+# DEST, interpolated within buckets as Prometheus' histogram_quantile does.
+latency() {
+	curl -s "http://127.0.0.1:$1/metrics" | awk -v d="destination=\"$2\"" '
+		index($0, "relay_destination_latency_seconds_bucket{") == 1 && index($0, d) {
+			match($0, /le="[^"]*"/); le = substr($0, RSTART + 4, RLENGTH - 5)
+			n++; ub[n] = (le == "+Inf" ? 1e99 : le + 0); cum[n] = $NF + 0 }
+		function q(p,   t, i, lo, c0) {
+			t = p * cum[n]; lo = 0; c0 = 0
+			for (i = 1; i <= n; i++) {
+				if (cum[i] >= t) {
+					if (ub[i] == 1e99) return lo
+					return lo + (ub[i] - lo) * (cum[i] > c0 ? (t - c0) / (cum[i] - c0) : 0)
+				}
+				lo = ub[i]; c0 = cum[i]
+			}
+		}
+		END { dn = substr(d, 14, length(d) - 14)
+			if (n == 0 || cum[n] == 0) { print "  latency to " dn ": none"; exit }
+			printf "  latency to %s: p50=%.1fms p99=%.1fms (%d events)\n", dn, q(0.5) * 1000, q(0.99) * 1000, cum[n] }'
 }
 
 stop_relay() {
@@ -114,8 +142,11 @@ EOF
 	local cpu rss
 	cpu=$(cpu_s "$rpid")
 	rss=$(rss_mb "$rpid")
+	local lat
+	lat=$(latency "$mport" archive)
 	stop_relay
 	report "a relay tcp->archive" "$sent" "$(cat "$d"/archive/* | wc -l)" "$cpu" "$rss"
+	echo "$lat"
 }
 
 rsyslog_root() {
@@ -201,7 +232,7 @@ EOF
 		loggen --inet --stream --active-connections 2 --rate 1000000 --interval "$DUR" -Q -R "$d/lines.txt" -l -d \
 			127.0.0.1 "$port" >"$d/loggen.txt" 2>&1
 	else # loggen's file reader tops out near 110 k lines/s here: replay with a cheaper sender
-		"$work/tools" send -addr "127.0.0.1:$port" -file "$d/lines.txt" -duration "${DUR}s" -conns 2 >"$d/loggen.txt" 2>&1
+		"$work/tools" send -addr "127.0.0.1:$port" -file "$d/lines.txt" -duration "${DUR}s" -conns 2 -rate "${B_RATE:-0}" >"$d/loggen.txt" 2>&1
 	fi
 	local sent
 	sent=$(loggen_count "$d/loggen.txt")
@@ -209,13 +240,15 @@ EOF
 	local cpu rss
 	cpu=$(cpu_s "$rpid")
 	rss=$(rss_mb "$rpid")
-	local geo
+	local geo lat
 	geo=$(metric "$mport" 'relay_destination_delivered_events_total{destination="hec"')
+	lat=$(latency "$mport" hec; latency "$mport" archive)
 	stop_relay
 	local hec
 	hec=$(curl -s "http://127.0.0.1:$hport/count" | cut -d' ' -f1)
 	report "b relay tcp->3 routes+geoip->hec+archive (${B_LOADGEN:-tools})" "$sent" "$hec" "$cpu" "$rss"
 	echo "  archive lines: $(cat "$d"/archive/* | wc -l), hec delivered (ledger): $geo"
+	echo "$lat"
 }
 
 scenario_c() {
@@ -253,10 +286,36 @@ EOF
 	cpu=$(cpu_s "$rpid")
 	rss=$(rss_mb "$rpid")
 	qf=$(metric "$mport" 'relay_dropped_events_total{reason="queue_full"}')
+	local lat
+	lat=$(latency "$mport" archive)
 	stop_relay
 	report "c relay udp->archive (${UDP_READERS:-2} readers)" "$sent" "$(cat "$d"/archive/* | wc -l)" "$cpu" "$rss" "$qf"
 	echo "  kernel UDP receive-buffer errors during the run: $((after - before)); relay queue_full drops: $qf;" \
 		"SO_RCVBUF granted: $(cat /proc/sys/net/core/rmem_max) max"
+	echo "$lat"
+}
+
+# scenario_idle: the default config (no file: listens on 127.0.0.1:5514
+# UDP and TCP, archives to ./data), no traffic; CPU over IDLE_SECONDS after
+# a 2 s settle. Target: at most 0.3 % of a core.
+scenario_idle() {
+	local d=$work/idle secs=${IDLE_SECONDS:-60}
+	mkdir -p "$d"
+	(cd "$d" && "$work/relay" >"$d/relay.log" 2>&1) &
+	local p=$!
+	pids+=("$p")
+	for _ in $(seq 100); do grep -q "relay started" "$d/relay.log" && break; sleep 0.05; done
+	local rp
+	rp=$(pgrep -P "$p" -x relay || echo "$p")
+	sleep 2
+	local t0 t1
+	t0=$(awk '{print $14+$15}' "/proc/$rp/stat")
+	sleep "$secs"
+	t1=$(awk '{print $14+$15}' "/proc/$rp/stat")
+	kill -TERM "$rp" 2>/dev/null || true
+	wait "$p" || true
+	awk -v a="$t0" -v b="$t1" -v t="$tck" -v s="$secs" 'BEGIN {
+		printf "idle relay (default config)   cpu=%.2fs over %ds = %.3f%% of a core\n", (b-a)/t, s, 100*(b-a)/t/s }'
 }
 
 start_hec() { # dir -> sets hport, hpid
@@ -409,6 +468,7 @@ for s in $SCEN; do
 	d) scenario_d ;;
 	e) scenario_e always; scenario_e on_failure ;;
 	m) scenario_m always; scenario_m on_failure ;;
+	idle) scenario_idle ;;
 	*) echo "unknown scenario $s" >&2; exit 2 ;;
 	esac
 done

@@ -239,6 +239,7 @@ func (d *destination) sendArchive(ctx context.Context, batch []relaykit.Event) {
 		return
 	}
 	d.stats.delivered.Add(int64(len(batch)))
+	d.stats.observeDelivered(batch) // latency histogram (metrics.go)
 	d.setHealthy(true, nil)
 }
 
@@ -261,6 +262,9 @@ func (d *destination) deliver(ctx context.Context, batch []relaykit.Event, keep 
 	if acct.failed > 0 {
 		d.setHealthy(false, err)
 	} else {
+		if acct.rejected == 0 {
+			d.stats.observeDelivered(batch) // latency histogram (metrics.go)
+		}
 		d.setHealthy(true, nil)
 	}
 }

@@ -33,6 +33,7 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		// go-timecache starts its process-wide clock in init.
 		goleak.IgnoreTopFunction("github.com/agilira/go-timecache.(*TimeCache).updateLoop"),
+		goleak.IgnoreAnyFunction("main.(*coarseClock).tick"), // stops itself 100 ms after the last read
 		goleak.IgnoreAnyFunction("github.com/agilira/go-timecache.(*TimeCache).updateLoop"),
 	)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/stream"
 )
 
@@ -64,6 +65,79 @@ type destStats struct {
 	healthy    atomic.Bool
 	// backlog reports the destination's spools (nil: no spool).
 	backlog func() (events, bytes int64, oldest time.Time)
+	latency latencyHist // receive -> delivered
+}
+
+// latencyBounds are the upper bounds, in seconds, of the buckets of
+// relay_destination_latency_seconds.
+var latencyBounds = [...]float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
+
+// latencyBoundsNs are latencyBounds in nanoseconds.
+var latencyBoundsNs = func() (b [len(latencyBounds)]int64) {
+	for i, s := range latencyBounds {
+		b[i] = int64(s * 1e9)
+	}
+	return b
+}()
+
+// latencyHist is a histogram of receive -> delivered times. A batch is
+// bucketed locally and then added with one atomic add per non-empty
+// bucket, so a batch costs one clock read and a few atomics, not a
+// histogram update per event.
+type latencyHist struct {
+	buckets [len(latencyBounds) + 1]atomic.Uint64 // last: +Inf
+	count   atomic.Uint64
+	sumNs   atomic.Int64
+}
+
+// observeDelivered records the receive -> delivered time of every event of
+// batch (events without a receive time are skipped), with one clock read
+// for the batch. Call it where a batch counts as delivered.
+func (s *destStats) observeDelivered(batch []relaykit.Event) {
+	if len(batch) == 0 {
+		return
+	}
+	now := time.Now().UnixNano()
+	var local [len(latencyBounds) + 1]uint64
+	var n uint64
+	var sum int64
+	for i := range batch {
+		rt := batch[i].ReceiveTime
+		if rt == 0 {
+			continue
+		}
+		d := max(now-rt, 0)
+		b := 0
+		for b < len(latencyBoundsNs) && d > latencyBoundsNs[b] {
+			b++
+		}
+		local[b]++
+		n++
+		sum += d
+	}
+	if n == 0 {
+		return
+	}
+	h := &s.latency
+	for b, v := range local {
+		if v != 0 {
+			h.buckets[b].Add(v)
+		}
+	}
+	h.sumNs.Add(sum)
+	h.count.Add(n)
+}
+
+// metric returns the histogram as a Prometheus constant histogram.
+func (h *latencyHist) metric(d *prometheus.Desc, labels ...string) prometheus.Metric {
+	buckets := make(map[float64]uint64, len(latencyBounds))
+	var cum uint64
+	for i, ub := range latencyBounds {
+		cum += h.buckets[i].Load()
+		buckets[ub] = cum
+	}
+	count := cum + h.buckets[len(latencyBounds)].Load()
+	return prometheus.MustNewConstHistogram(d, count, float64(h.sumNs.Load())/1e9, buckets, labels...)
 }
 
 // ledger is the relay's accounting. Stage by stage it balances:
@@ -248,6 +322,7 @@ var (
 	descSpoolEvents   = prometheus.NewDesc("relay_spool_events", "Events waiting in a destination's spool (the backlog).", []string{"destination"}, nil)
 	descSpoolBytes    = prometheus.NewDesc("relay_spool_bytes", "Bytes of a destination's spool files.", []string{"destination"}, nil)
 	descSpoolAge      = prometheus.NewDesc("relay_spool_oldest_age_seconds", "Age of the oldest batch in a destination's spool; 0 when empty.", []string{"destination"}, nil)
+	descDestLatency   = prometheus.NewDesc("relay_destination_latency_seconds", "Time from receiving an event to its delivery (archives: written), spool time included.", []string{"destination"}, nil)
 )
 
 func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
@@ -255,7 +330,7 @@ func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
 		descConns, descRefused, descReadBytes, descEvicted, descCut, descHandshakeErr, descDiscarded, descIncomplete, descIncompleteB,
 		descEmpty, descNUL, descFramingErr, descRouted, descQueued, descDropped, descDestIn, descDestDelivered, descDestSpooled,
 		descDestReplayed, descDestDropped, descDestErrors, descDestHealthy, descDestMemory, descDestDup,
-		descSpoolEvents, descSpoolBytes, descSpoolAge} {
+		descSpoolEvents, descSpoolBytes, descSpoolAge, descDestLatency} {
 		ch <- d
 	}
 }
@@ -326,6 +401,7 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 			}
 			ch <- prometheus.MustNewConstMetric(descSpoolAge, prometheus.GaugeValue, age, d.name)
 		}
+		ch <- d.latency.metric(descDestLatency, d.name)
 	}
 }
 

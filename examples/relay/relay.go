@@ -63,7 +63,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		}
 	}()
 
-	dlw, err := storage.NewWriter(storage.Config{Dir: cfg.DeadLetter.Dir, Layout: "deadletter-2006-01-02.jsonl", Location: loc})
+	dlw, err := storage.NewWriter(storage.Config{Dir: cfg.DeadLetter.Dir, Layout: "deadletter-2006-01-02.jsonl", Location: loc, Now: clock.Time})
 	if err != nil {
 		return nil, fmt.Errorf("dead_letter.dir: %w", err)
 	}
@@ -162,7 +162,7 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 			format = storage.FormatJSON
 		}
 		a, err := storage.NewArchive(storage.ArchiveConfig{
-			Writer: storage.Config{Dir: dc.Dir, Location: r.loc, MaxBytes: int64(dc.MaxSize)},
+			Writer: storage.Config{Dir: dc.Dir, Location: r.loc, MaxBytes: int64(dc.MaxSize), Now: clock.Time},
 			Format: format,
 		})
 		if err != nil {

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agilira/go-timecache"
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/batch"
 	"github.com/relaykit/relaykit/pipeline"
@@ -64,14 +63,14 @@ func recycle(b []relaykit.Event) {
 	}
 }
 
-// Push stamps ev with the receive time (go-timecache's cached clock, not a
+// Push stamps ev with the receive time (the relay's coarse clock, not a
 // time.Now() per event) and copies it (the caller reuses ev) into the ring
 // for shard, waiting for space: stream inputs get backpressure (TCP flow
 // control) instead of loss. The event counts as received only once the ring
 // accepted it.
 func (d *dispatcher) Push(ctx context.Context, shard uint64, ev *relaykit.Event, st *inputStats) error {
 	r := d.rings[shard%uint64(len(d.rings))]
-	ev.ReceiveTime = timecache.CachedTimeNano()
+	ev.ReceiveTime = clock.Nano()
 	d.ledger.queued.Add(1)
 	if err := r.Push(ctx, own(ev)); err != nil {
 		d.ledger.queued.Add(-1)
@@ -85,7 +84,7 @@ func (d *dispatcher) Push(ctx context.Context, shard uint64, ev *relaykit.Event,
 // ring without a copy, and h must not be used afterwards.
 func (d *dispatcher) PushOwned(ctx context.Context, shard uint64, h *relaykit.Event, st *inputStats) error {
 	r := d.rings[shard%uint64(len(d.rings))]
-	h.ReceiveTime = timecache.CachedTimeNano()
+	h.ReceiveTime = clock.Nano()
 	v := *h
 	*h = relaykit.Event{}
 	emptyHolders.Put(h)
@@ -101,7 +100,7 @@ func (d *dispatcher) PushOwned(ctx context.Context, shard uint64, h *relaykit.Ev
 // TryPushOwned is TryPush for an event from newEvent (see PushOwned).
 func (d *dispatcher) TryPushOwned(shard uint64, h *relaykit.Event, st *inputStats) {
 	r := d.rings[shard%uint64(len(d.rings))]
-	h.ReceiveTime = timecache.CachedTimeNano()
+	h.ReceiveTime = clock.Nano()
 	st.received.Add(1)
 	d.ledger.queued.Add(1)
 	if !r.TryPush(*h) {
@@ -119,7 +118,7 @@ func (d *dispatcher) TryPushOwned(shard uint64, h *relaykit.Event, st *inputStat
 // and counts it as received and dropped(queue_full).
 func (d *dispatcher) TryPush(shard uint64, ev *relaykit.Event, st *inputStats) {
 	r := d.rings[shard%uint64(len(d.rings))]
-	ev.ReceiveTime = timecache.CachedTimeNano()
+	ev.ReceiveTime = clock.Nano()
 	st.received.Add(1)
 	d.ledger.queued.Add(1)
 	if !r.TryPush(own(ev)) {
@@ -165,6 +164,7 @@ func newWorker(id int, cfg WorkersConfig, l *ledger, routes *pipeline.Swapper, d
 		MaxWait:      cfg.BatchMaxWait,
 		MaxInFlight:  1,
 		DrainTimeout: drain,
+		Now:          clock.Nano,
 		Hooks: batch.Hooks[relaykit.Event]{
 			// A flush never fails (the route table accounts for every event
 			// itself). Batches the drain deadline caught before a flusher

@@ -237,16 +237,22 @@ func send(args []string) {
 	file := fs.String("file", "lines.txt", "LF-terminated lines")
 	dur := fs.Duration("duration", 10*time.Second, "how long to send")
 	conns := fs.Int("conns", 2, "connections")
+	rate := fs.Int("rate", 0, "events per second over all connections, paced per chunk; 0 means as fast as possible")
 	_ = fs.Parse(args)
 	data, err := os.ReadFile(*file)
 	if err != nil {
 		log.Fatal(err)
 	}
-	// Chunks of whole lines, about 256 KiB each.
+	// Chunks of whole lines, about 256 KiB each (16 KiB when paced, so
+	// events arrive evenly rather than in bursts).
+	chunkSize := 256 << 10
+	if *rate > 0 {
+		chunkSize = 16 << 10
+	}
 	var chunks [][]byte
 	var counts []int64
 	for len(data) > 0 {
-		end := min(len(data), 256<<10)
+		end := min(len(data), chunkSize)
 		if i := bytes.LastIndexByte(data[:end], '\n'); i >= 0 {
 			end = i + 1
 		}
@@ -265,10 +271,18 @@ func send(args []string) {
 				log.Fatal(err)
 			}
 			defer c.Close()
+			var sent int64
 			for i := 0; time.Now().Before(deadline); i = (i + 1) % len(chunks) {
+				if *rate > 0 { // wait until this connection's share of the rate allows the chunk
+					due := start.Add(time.Duration(float64(sent) / (float64(*rate) / float64(*conns)) * float64(time.Second)))
+					if d := time.Until(due); d > 0 {
+						time.Sleep(d)
+					}
+				}
 				if _, err := c.Write(chunks[i]); err != nil {
 					log.Fatal(err)
 				}
+				sent += counts[i]
 				total.Add(counts[i])
 			}
 		})
