@@ -3,7 +3,6 @@ package main
 import (
 	"time"
 
-	"github.com/agilira/go-timecache"
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/pipeline"
@@ -34,7 +33,7 @@ func newSyslogParser(loc *time.Location) *syslogParser {
 	}
 	return &syslogParser{p: pipeline.NewSyslogParser(pipeline.SyslogConfig{
 		Location:    loc,
-		Now:         timecache.CachedTime,
+		Now:         clock.Time,
 		RequireText: true,
 		CEF:         true,
 	})}
@@ -46,7 +45,7 @@ func (sp *syslogParser) Parse(ev *relaykit.Event, frame []byte, peer string) pip
 	ev.Reset()
 	// The receive time is the reference for timestamps without a year; the
 	// dispatcher stamps it again when the event enters a ring.
-	ev.ReceiveTime = timecache.CachedTimeNano()
+	ev.ReceiveTime = clock.Nano()
 	res := sp.p.Parse(ev, frame)
 	if len(ev.Host) == 0 {
 		ev.Host = append(ev.Host, peer...)
