@@ -3,7 +3,6 @@ package main
 import (
 	"time"
 
-
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/pipeline"
 )
