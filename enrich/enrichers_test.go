@@ -61,7 +61,7 @@ func TestGeoEnricher(t *testing.T) {
 			for k, v := range tt.set {
 				e.SetFieldString(k, v)
 			}
-			assert.Equal(t, tt.ok, ge.Apply(&e))
+			assert.Equal(t, tt.ok, ge.ApplyForTest(&e))
 			assert.Equal(t, tt.want, fields(&e))
 			st := ge.Stats()
 			assert.Equal(t, uint64(1), st.Events)
@@ -92,7 +92,9 @@ func TestGeoEnricherAllocs(t *testing.T) {
 	fill := func() {
 		e.Reset()
 		e.Raw = append(e.Raw, raw...)
-		ge.Apply(&e)
+		if keep, err := ge.Apply(&e); !keep || err != nil {
+			panic("geoip step dropped or failed")
+		}
 	}
 	fill()
 	fill()
@@ -146,7 +148,7 @@ func TestLookupEnricher(t *testing.T) {
 			for k, v := range tt.set {
 				e.SetFieldString(k, v)
 			}
-			assert.Equal(t, tt.ok, le.Apply(&e))
+			assert.Equal(t, tt.ok, le.ApplyForTest(&e))
 			assert.Equal(t, tt.want, fields(&e))
 		})
 	}
