@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"net"
 	"testing"
@@ -102,4 +103,43 @@ func TestHECDestinationSettingsWin(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSentinelColumnsHonoured: each Sentinel column setting names the
+// column the event's part lands in, "-" leaves the part out, and the
+// stream setting is the stream the rows are posted to.
+func TestSentinelColumnsHonoured(t *testing.T) {
+	dcr := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{Stream: "Custom-Syslog_CL"})
+	dc := dcr.Config()
+	cfg := testConfig(t)
+	cfg.Destinations["sentinel"] = DestinationConfig{
+		Type: "sentinel", Endpoint: dcr.URL, AuthorityHost: dcr.AuthorityHost,
+		DCRImmutableID: dc.DCRImmutableID, Stream: "Custom-Syslog_CL", TenantID: dc.TenantID, ClientID: dc.ClientID,
+		ClientSecret: Secret(dc.ClientSecret), Timeout: 5 * time.Second,
+		Columns: ColumnsConfig{Time: "EventTime", Message: "SyslogMessage", Host: "HostName", Source: "-",
+			SourceType: "Type", Facility: "Fac", Severity: "Sev", Fields: "-"},
+	}
+	cfg.Routes = append([]RouteConfig{{Name: "to-sentinel", Destinations: []string{"sentinel"}}}, cfg.Routes...)
+	tr := startRelay(t, cfg)
+
+	c, err := net.Dial("tcp", tr.addr("tcp"))
+	require.NoError(t, err)
+	_, err = fmt.Fprintf(c, "<38>1 2026-01-02T03:04:05Z web-1 sshd 42 - - login failed\n")
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	waitFor(t, 10*time.Second, func() bool { return len(dcr.Rows()) == 1 }, "one row at the DCR")
+	checkBalanced(t, tr.stop(t))
+
+	row := dcr.Rows()[0]
+	keys := make([]string, 0, len(row))
+	for k := range row {
+		keys = append(keys, k)
+	}
+	assert.ElementsMatch(t, []string{"EventTime", "SyslogMessage", "HostName", "Type", "Fac", "Sev"}, keys)
+	assert.Equal(t, "login failed", row["SyslogMessage"])
+	assert.Equal(t, "web-1", row["HostName"])
+	assert.Equal(t, "syslog", row["Type"])
+	assert.Equal(t, "2026-01-02T03:04:05.0000000Z", row["EventTime"])
+	assert.Equal(t, json.Number("4"), row["Fac"])
+	assert.Equal(t, json.Number("6"), row["Sev"])
 }
