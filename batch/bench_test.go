@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/batch"
 	"github.com/relaykit/relaykit/ringbuffer"
 )
@@ -79,31 +80,45 @@ func BenchmarkAdd(b *testing.B) {
 }
 
 // BenchmarkPump measures moving one item (one op) from a ringbuffer.MPSC
-// through a collector to a flush function that counts: with Pump, and with
-// the loop a caller would write by hand (PopBatch, AddBatch, Run). A
+// through a collector to a flush function that checks it: with Pump, and
+// with the loop a caller would write by hand (PopBatch, AddBatch, Run). A
 // producer pushes b.N items and the benchmark waits for the last flush.
+// item=int is the bare cost; item=event moves relaykit.Event values (with
+// byte slices, so the ring clears popped slots) as an agent does.
 func BenchmarkPump(b *testing.B) {
+	b.Run("item=int", func(b *testing.B) {
+		benchPump(b, func(int) int { return 1 }, func(v int) int64 { return int64(v) })
+	})
+	msg := []byte("<34>1 2026-01-02T03:04:05Z web-1 sshd 42 - - Failed password for root")
+	b.Run("item=event", func(b *testing.B) {
+		benchPump(b, func(int) relaykit.Event { return relaykit.Event{Raw: msg} },
+			func(e relaykit.Event) int64 { return int64(len(e.Raw) / len(msg)) })
+	})
+}
+
+func benchPump[T any](b *testing.B, mk func(i int) T, check func(T) int64) {
 	impls := []struct {
 		name  string
-		start func(ctx context.Context, c *batch.Collector[int], q *ringbuffer.MPSC[int]) func() error
+		start func(ctx context.Context, c *batch.Collector[T], q *ringbuffer.MPSC[T]) func() error
 	}{
-		{"pump", func(ctx context.Context, c *batch.Collector[int], q *ringbuffer.MPSC[int]) func() error {
+		{"pump", func(ctx context.Context, c *batch.Collector[T], q *ringbuffer.MPSC[T]) func() error {
 			done := make(chan error, 1)
 			go func() { done <- c.Pump(ctx, q) }()
 			return func() error { return <-done }
 		}},
-		{"handloop", func(ctx context.Context, c *batch.Collector[int], q *ringbuffer.MPSC[int]) func() error {
+		{"handloop", func(ctx context.Context, c *batch.Collector[T], q *ringbuffer.MPSC[T]) func() error {
 			done := make(chan error, 2)
 			runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 			go func() { done <- c.Run(runCtx) }()
 			go func() {
-				buf := make([]int, 256)
+				buf := make([]T, 256)
 				for {
 					n, err := q.PopBatch(context.Background(), buf)
 					if _, aerr := c.AddBatch(ctx, buf[:n]); aerr != nil {
 						done <- aerr
 						return
 					}
+					clear(buf[:n])
 					if err != nil {
 						break
 					}
@@ -116,16 +131,16 @@ func BenchmarkPump(b *testing.B) {
 	}
 	for _, impl := range impls {
 		b.Run("impl="+impl.name, func(b *testing.B) {
-			q, err := ringbuffer.NewMPSC[int](4096)
+			q, err := ringbuffer.NewMPSC[T](4096)
 			if err != nil {
 				b.Fatal(err)
 			}
 			var flushed, sum atomic.Int64
-			c, err := batch.NewCollector(batch.Config[int]{MaxEvents: 256, MaxWait: time.Millisecond},
-				func(_ context.Context, items []int) error {
+			c, err := batch.NewCollector(batch.Config[T]{MaxEvents: 256, MaxWait: time.Millisecond},
+				func(_ context.Context, items []T) error {
 					s := int64(0)
 					for _, v := range items {
-						s += int64(v)
+						s += check(v)
 					}
 					sum.Add(s)
 					flushed.Add(int64(len(items)))
@@ -140,7 +155,7 @@ func BenchmarkPump(b *testing.B) {
 			b.ReportAllocs()
 			n := int64(0)
 			for b.Loop() {
-				if err := q.Push(ctx, 1); err != nil {
+				if err := q.Push(ctx, mk(int(n))); err != nil {
 					b.Fatal(err)
 				}
 				n++

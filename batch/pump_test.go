@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/batch"
 	"github.com/relaykit/relaykit/ringbuffer"
 )
@@ -185,18 +186,27 @@ func TestPumpCollectorClosed(t *testing.T) {
 }
 
 // TestPumpAllocs: moving items from a ring through a collector to the flush
-// function allocates nothing once warm.
+// function allocates nothing once warm, for plain values and for
+// relaykit.Event values (whose popped slots the ring clears).
 func TestPumpAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are meaningless under the race detector")
 	}
+	t.Run("item=struct", func(t *testing.T) { pumpAllocs(t, func(i int) item { return item{0, i} }) })
+	raw := []byte("<34>1 2026-01-02T03:04:05Z web-1 sshd 42 - - Failed password for root")
+	t.Run("item=event", func(t *testing.T) {
+		pumpAllocs(t, func(i int) relaykit.Event { return relaykit.Event{Raw: raw, Time: int64(i)} })
+	})
+}
+
+func pumpAllocs[T any](t *testing.T, mk func(i int) T) {
 	const perRun = 1024
-	ring, err := ringbuffer.NewMPSC[item](4096)
+	ring, err := ringbuffer.NewMPSC[T](4096)
 	require.NoError(t, err)
 	var flushed atomic.Int64
 	reached := make(chan struct{}, 1)
 	var target atomic.Int64
-	c, err := batch.NewCollector(batch.Config[item]{MaxEvents: 256, MaxWait: time.Millisecond}, func(_ context.Context, b []item) error {
+	c, err := batch.NewCollector(batch.Config[T]{MaxEvents: 256, MaxWait: time.Millisecond}, func(_ context.Context, b []T) error {
 		if flushed.Add(int64(len(b))) >= target.Load() {
 			select {
 			case reached <- struct{}{}:
@@ -213,7 +223,7 @@ func TestPumpAllocs(t *testing.T) {
 	run := func() {
 		target.Add(perRun)
 		for range perRun {
-			if err := ring.Push(ctx, item{0, seq}); err != nil {
+			if err := ring.Push(ctx, mk(seq)); err != nil {
 				panic(err)
 			}
 			seq++

@@ -151,3 +151,43 @@ func TestStepAllocs(t *testing.T) {
 func TestNewStepNil(t *testing.T) {
 	assert.Panics(t, func() { enrich.NewStep("x", nil) })
 }
+
+// BenchmarkEnricherAsStep measures one GeoIP enrichment (one op = one
+// event) called directly through Enrich, as the enricher's own pipeline
+// form (Apply), and through a Step wrapping it: the pipeline forms add no
+// allocation.
+func BenchmarkEnricherAsStep(b *testing.B) {
+	city, asn := testDBs(b)
+	g, err := enrich.OpenGeoIP(enrich.GeoConfig{CityPath: city, ASNPath: asn})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	ge, err := enrich.NewGeoEnricher(g, enrich.GeoEnricherConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	step := enrich.NewStep("geo", ge)
+	impls := []struct {
+		name  string
+		apply func(e *relaykit.Event) error
+	}{
+		{"enrich", func(e *relaykit.Event) error { return ge.Enrich(context.Background(), e) }},
+		{"apply", func(e *relaykit.Event) error { _, err := ge.Apply(e); return err }},
+		{"step", func(e *relaykit.Event) error { _, err := step.Apply(e); return err }},
+	}
+	raw := []byte("Failed password for root from 192.0.2.5 port 22 ssh2")
+	for _, impl := range impls {
+		b.Run("impl="+impl.name, func(b *testing.B) {
+			var e relaykit.Event
+			b.ReportAllocs()
+			for b.Loop() {
+				e.Reset()
+				e.Raw = append(e.Raw, raw...)
+				if err := impl.apply(&e); err != nil || len(e.Fields) != 9 {
+					b.Fatalf("not enriched: %v", err)
+				}
+			}
+		})
+	}
+}
