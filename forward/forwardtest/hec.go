@@ -91,7 +91,8 @@ type HECServerConfig struct {
 	// MaxContentLength is the largest request body accepted, in bytes
 	// after decompression; larger gets 413. Zero means no limit.
 	MaxContentLength int
-	// TLS serves HTTPS with httptest's certificate (see HECServer.Client).
+	// TLS serves HTTPS with httptest's certificate (valid for 127.0.0.1);
+	// see [HECServer.Client] and [HECServer.ClientTLSConfig].
 	TLS bool
 }
 
