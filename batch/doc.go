@@ -48,6 +48,17 @@
 // default), batches are flushed one at a time in the order their items were
 // added.
 //
+// # Feeding from a queue
+//
+// A relay's producers usually push into a bounded queue (a
+// ringbuffer.MPSC) and one goroutine moves what it holds into the
+// collector. [Collector.Pump] is that goroutine together with Run: it takes
+// any [Queue] (PopBatch and Close; *ringbuffer.MPSC[T] has both) and, when
+// its context ends, shuts down in the order that loses nothing: close the
+// queue, drain it into the collector, then close the collector, all within
+// Config.DrainTimeout. It moves items in slices through one buffer and
+// allocates nothing per item.
+//
 // # Errors and shutdown
 //
 // Nothing is lost silently. A flush error is passed to Hooks.OnFlushError

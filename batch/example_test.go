@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/relaykit/relaykit/batch"
+	"github.com/relaykit/relaykit/ringbuffer"
 )
 
 // A collector feeding a Sink-like function: batches of at most three lines
@@ -109,4 +111,52 @@ func ExampleCollector_Run() {
 	// added 10 run: <nil>
 	// spilled [4 5 6 7]
 	// in=10 flushed=6 failed=4
+}
+
+// A ring fed by several producers, pumped into a collector: the shutdown
+// (here the end of ctx) closes the ring, moves what it holds into the
+// collector and flushes the last batch, so nothing the ring accepted is
+// lost.
+func ExampleCollector_Pump() {
+	ring, err := ringbuffer.NewMPSC[string](1024)
+	if err != nil {
+		panic(err)
+	}
+	var mu sync.Mutex
+	var got []string
+	c, err := batch.NewCollector(batch.Config[string]{MaxEvents: 100, MaxWait: time.Minute},
+		func(_ context.Context, lines []string) error {
+			mu.Lock()
+			got = append(got, lines...) // the batch is reused: copy it
+			mu.Unlock()
+			return nil
+		})
+	if err != nil {
+		panic(err)
+	}
+
+	ctx, shutdown := context.WithCancel(context.Background())
+	pumped := make(chan error, 1)
+	go func() { pumped <- c.Pump(ctx, ring) }()
+
+	var producers sync.WaitGroup
+	for p := range 3 {
+		producers.Go(func() {
+			for i := range 50 {
+				if err := ring.Push(ctx, fmt.Sprintf("p%d-%d", p, i)); err != nil {
+					panic(err)
+				}
+			}
+		})
+	}
+	producers.Wait()
+	shutdown() // e.g. on SIGTERM, after the inputs stopped
+	if err := <-pumped; err != nil {
+		panic(err)
+	}
+	fmt.Println(len(got), "lines flushed; ring closed:", ring.Closed())
+	fmt.Println(errors.Is(ring.Push(context.Background(), "late"), ringbuffer.ErrClosed))
+	// Output:
+	// 150 lines flushed; ring closed: true
+	// true
 }

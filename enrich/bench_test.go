@@ -69,7 +69,7 @@ func BenchmarkGeoEnricher(b *testing.B) {
 	for b.Loop() {
 		e.Reset()
 		e.SetField("src_ip", ip)
-		if !ge.Apply(&e) {
+		if keep, err := ge.Apply(&e); !keep || err != nil || len(e.Fields) == 1 {
 			b.Fatal("not enriched")
 		}
 	}

@@ -85,7 +85,12 @@
 // from a [Source] and writes fields named by [GeoFields] (by default
 // src_geo_country, src_geo_city, src_asn, src_as_org, ...);
 // [LookupEnricher] reads a key and writes the looked-up value to a target
-// field. Both also have an Apply(*relaykit.Event) bool form and Stats.
+// field. Both have Stats, and Name and Apply(*relaykit.Event) (keep bool,
+// err error) methods that make them pipeline.Function values (package
+// pipeline matches them by method set; this package does not import it);
+// [NewStep] gives any Enricher that form. In a pipeline an enricher never
+// drops an event: finding nothing leaves it unchanged, and an error (a
+// closed database) is returned with keep=true, counted and passed on.
 //
 // # Concurrency and ownership
 //

@@ -47,3 +47,38 @@ func Chain(enrichers ...Enricher) EnricherFunc {
 		return nil
 	}
 }
+
+// Step runs an [Enricher] as a pipeline step: its Name and Apply methods
+// make a *Step a pipeline.Function (package pipeline matches it by method
+// set; this package does not import pipeline). Any Enricher fits, such as
+// an [EnricherFunc] or a [Chain]; [GeoEnricher] and [LookupEnricher] are
+// pipeline functions themselves, and need a Step only to be given another
+// name.
+//
+// A Step never drops an event: enrichment that finds nothing leaves the
+// event unchanged, and an error from the Enricher is returned with
+// keep=true, so a pipeline counts it and passes the event on. A Step is
+// safe for concurrent use if its Enricher is, and adds no allocation.
+type Step struct {
+	name string
+	en   Enricher
+}
+
+// NewStep returns a Step named name (the label in pipeline counters, such
+// as "geoip_dst") that runs en. It panics if en is nil.
+func NewStep(name string, en Enricher) *Step {
+	if en == nil {
+		panic("enrich: NewStep with a nil Enricher")
+	}
+	return &Step{name: name, en: en}
+}
+
+// Name returns the step's name.
+func (s *Step) Name() string { return s.name }
+
+// Apply runs the Enricher on e with a background context and returns
+// keep=true and its error. Enrichers that call a remote store bound the
+// call by their own timeout (see [Cache] and [Memcached]).
+func (s *Step) Apply(e *relaykit.Event) (keep bool, err error) {
+	return true, s.en.Enrich(context.Background(), e)
+}

@@ -112,13 +112,26 @@ func (ge *GeoEnricher) Enrich(_ context.Context, e *relaykit.Event) error {
 	if ge.geo.cur.Load() == nil {
 		return ErrClosed
 	}
-	ge.Apply(e)
+	ge.apply(e)
 	return nil
 }
 
-// Apply enriches e and reports whether it wrote fields: the pipeline form
-// of [GeoEnricher.Enrich].
-func (ge *GeoEnricher) Apply(e *relaykit.Event) bool {
+// Name returns "geoip", the step's label in pipeline counters.
+func (ge *GeoEnricher) Name() string { return "geoip" }
+
+// Apply is the pipeline form of [GeoEnricher.Enrich]: with Name, it makes a
+// *GeoEnricher a pipeline.Function (package pipeline, matched by method set;
+// this package does not import it). It always returns keep=true: an event
+// without an address, or whose address has no data, passes unchanged, and
+// only [ErrClosed] (the GeoIP was closed) is returned, which a pipeline
+// counts without dropping the event. Whether fields were written shows in
+// [GeoEnricher.Stats].
+func (ge *GeoEnricher) Apply(e *relaykit.Event) (keep bool, err error) {
+	return true, ge.Enrich(context.Background(), e)
+}
+
+// apply enriches e and reports whether it wrote fields.
+func (ge *GeoEnricher) apply(e *relaykit.Event) bool {
 	ge.n.events.add()
 	ip, ok := ge.src.ip(e)
 	if !ok {
@@ -225,11 +238,19 @@ func (le *LookupEnricher) apply(ctx context.Context, e *relaykit.Event) (bool, e
 	return true, nil
 }
 
-// Apply is [LookupEnricher.Enrich] with a background context, reporting
-// whether the event got a value: the pipeline form.
-func (le *LookupEnricher) Apply(e *relaykit.Event) bool {
-	ok, _ := le.apply(context.Background(), e)
-	return ok
+// Name returns "lookup", the step's label in pipeline counters.
+func (le *LookupEnricher) Name() string { return "lookup" }
+
+// Apply is the pipeline form of [LookupEnricher.Enrich], with a background
+// context (a [Cache] and [Memcached] bound each backend call by their own
+// timeouts): with Name, it makes a *LookupEnricher a pipeline.Function
+// (package pipeline, matched by method set). It always returns keep=true
+// and a nil error: a missing key, a key without data and a failed backend
+// leave the event as Enrich does and are counted in
+// [LookupEnricher.Stats].
+func (le *LookupEnricher) Apply(e *relaykit.Event) (keep bool, err error) {
+	_, err = le.apply(context.Background(), e)
+	return true, err
 }
 
 // Stats returns a snapshot of the counters. Lookup errors are included in

@@ -62,7 +62,7 @@ func TestGeoEnricher(t *testing.T) {
 			for k, v := range tt.set {
 				e.SetFieldString(k, v)
 			}
-			assert.Equal(t, tt.ok, ge.Apply(&e))
+			assert.Equal(t, tt.ok, ge.ApplyForTest(&e))
 			assert.Equal(t, tt.want, fields(&e))
 			st := ge.Stats()
 			assert.Equal(t, uint64(1), st.Events)
@@ -94,7 +94,9 @@ func TestGeoEnricherAllocs(t *testing.T) {
 		fill := func() {
 			e.Reset()
 			e.Raw = append(e.Raw, raw...)
-			ge.Apply(&e)
+			if keep, err := ge.Apply(&e); !keep || err != nil {
+				panic("geoip step dropped or failed")
+			}
 		}
 		fill()
 		fill()
@@ -149,7 +151,7 @@ func TestLookupEnricher(t *testing.T) {
 			for k, v := range tt.set {
 				e.SetFieldString(k, v)
 			}
-			assert.Equal(t, tt.ok, le.Apply(&e))
+			assert.Equal(t, tt.ok, le.ApplyForTest(&e))
 			assert.Equal(t, tt.want, fields(&e))
 		})
 	}
@@ -247,7 +249,7 @@ func TestGeoEnricherSetsLikeSetField(t *testing.T) {
 					for _, kv := range tt.pre {
 						got.SetFieldString(kv[0], kv[1])
 					}
-					require.True(t, ge.Apply(&got), raw)
+					require.True(t, ge.ApplyForTest(&got), raw)
 
 					ip, ok := enrich.FirstIP(got.Raw)
 					require.True(t, ok)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/enrich"
+	"github.com/relaykit/relaykit/pipeline"
 )
 
 // exampleDB writes a tiny database of the given type (e.g. "GeoLite2-City")
@@ -162,4 +163,74 @@ func ExampleCache() {
 	// {"user":"bob"} -> unknown
 	// {"user":"alice"} -> admin
 	// hits=1 misses=2
+}
+
+// Enrichers as pipeline steps: a *GeoEnricher and a *LookupEnricher are
+// pipeline.Function values, and NewStep runs any other Enricher (here a
+// Chain of functions) as one. An event the enrichers find nothing for is
+// not dropped: it goes on unchanged.
+func ExampleStep() {
+	dir, _ := os.MkdirTemp("", "geoip")
+	defer os.RemoveAll(dir)
+	city, asn := exampleDBs(dir)
+	g, err := enrich.OpenGeoIP(enrich.GeoConfig{CityPath: city, ASNPath: asn})
+	if err != nil {
+		panic(err)
+	}
+	defer g.Close()
+	geo, err := enrich.NewGeoEnricher(g, enrich.GeoEnricherConfig{
+		Fields: enrich.GeoFields{CountryISO: "country", ASN: "asn"},
+	})
+	if err != nil {
+		panic(err)
+	}
+	role, err := enrich.NewLookupEnricher(enrich.NewTable(map[string]string{"root": "admin"}),
+		enrich.LookupEnricherConfig{Source: enrich.Source{Field: "user"}, Target: "role"})
+	if err != nil {
+		panic(err)
+	}
+	mark := enrich.NewStep("mark", enrich.Chain(
+		enrich.EnricherFunc(func(_ context.Context, e *relaykit.Event) error {
+			if _, ok := e.Field("country"); ok {
+				e.SetFieldString("external", "true")
+			}
+			return nil
+		}),
+	))
+
+	show := relaykit.SinkFunc(func(_ context.Context, batch []relaykit.Event) error {
+		for i := range batch {
+			fmt.Printf("%q", batch[i].Raw)
+			for _, f := range batch[i].Fields {
+				fmt.Printf(" %s=%s", f.Key, f.Value)
+			}
+			fmt.Println()
+		}
+		return nil
+	})
+	r, err := pipeline.NewRouter([]pipeline.Route{{
+		Name:     "all",
+		Pipeline: pipeline.NewPipeline(geo, role, mark),
+		Sinks:    []relaykit.Sink{show},
+		Final:    true,
+	}}, pipeline.Config{})
+	if err != nil {
+		panic(err)
+	}
+
+	batch := []relaykit.Event{
+		{Raw: []byte("Failed password from 192.0.2.44")},
+		{Raw: []byte("Accepted password from 10.1.2.3")}, // no GeoIP data
+		{Raw: []byte("no address")},
+	}
+	batch[0].SetFieldString("user", "root")
+	if err := r.Route(context.Background(), batch); err != nil {
+		panic(err)
+	}
+	fmt.Printf("geo: %+v\n", geo.Stats())
+	// Output:
+	// "Failed password from 192.0.2.44" user=root country=DE asn=64496 role=admin external=true
+	// "Accepted password from 10.1.2.3"
+	// "no address"
+	// geo: {Events:3 NoInput:1 Enriched:1 NoData:1}
 }

@@ -58,9 +58,17 @@ type HECConfig struct {
 	Endpoint HECEndpoint
 
 	// Host, Source, SourceType and Index are the values sent when the
-	// event's own field is empty. Empty means the field is omitted and HEC
-	// applies the token's defaults.
+	// event's own field is empty (or always, with OverrideEventMeta).
+	// Empty means the event's value is sent, or, if that is empty too, the
+	// field is omitted and HEC applies the token's defaults.
 	Host, Source, SourceType, Index string
+	// OverrideEventMeta makes each of Host, Source, SourceType and Index
+	// that is set replace the event's own value instead of filling it only
+	// when empty: the destination's setting wins over what inputs and
+	// pipelines stamped on the event (such as sourcetype "syslog"). Those
+	// left empty still send the event's value. The raw endpoint always
+	// sends these settings (as query parameters) and never the event's.
+	OverrideEventMeta bool
 
 	// EventObject sends "event" as a JSON object, {MessageKey: Raw, field:
 	// value, ...}, with the event's fields inside it, instead of a string
@@ -335,10 +343,10 @@ func (h *HEC) encodeEvent(dst []byte, e *relaykit.Event) ([]byte, error) {
 		dst = append(dst, `,"time":`...)
 		dst = appendEpochSeconds(dst, ns)
 	}
-	dst = appendMeta(dst, `,"host":`, e.Host, h.host)
-	dst = appendMeta(dst, `,"source":`, e.Source, h.source)
-	dst = appendMeta(dst, `,"sourcetype":`, e.SourceType, h.sourceType)
-	dst = appendMeta(dst, `,"index":`, e.Index, h.index)
+	dst = h.appendMeta(dst, `,"host":`, e.Host, h.host)
+	dst = h.appendMeta(dst, `,"source":`, e.Source, h.source)
+	dst = h.appendMeta(dst, `,"sourcetype":`, e.SourceType, h.sourceType)
+	dst = h.appendMeta(dst, `,"index":`, e.Index, h.index)
 	dst = append(dst, `,"event":`...)
 	if h.cfg.EventObject {
 		dst = append(dst, '{')
@@ -422,10 +430,11 @@ func (h *HEC) appendFieldMembers(dst []byte, e *relaykit.Event, skip string) ([]
 }
 
 // appendMeta appends a metadata member: the event's value, else the
-// JSON-encoded default, else nothing.
-func appendMeta(dst []byte, key string, v, def []byte) []byte {
+// JSON-encoded default, else nothing; with OverrideEventMeta the default
+// comes first.
+func (h *HEC) appendMeta(dst []byte, key string, v, def []byte) []byte {
 	switch {
-	case len(v) > 0:
+	case len(v) > 0 && (def == nil || !h.cfg.OverrideEventMeta):
 		dst = append(dst, key...)
 		return jsonenc.AppendString(dst, v)
 	case def != nil:
@@ -452,7 +461,7 @@ func eventNanos(e *relaykit.Event) int64 {
 
 // eventIndex is the index an event is sent to (empty: the token's default).
 func (h *HEC) eventIndex(e *relaykit.Event) []byte {
-	if h.cfg.Endpoint != HECRaw && len(e.Index) > 0 {
+	if h.cfg.Endpoint != HECRaw && len(e.Index) > 0 && (len(h.defIndex) == 0 || !h.cfg.OverrideEventMeta) {
 		return e.Index
 	}
 	return h.defIndex

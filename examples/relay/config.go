@@ -672,6 +672,7 @@ func (c *Config) Validate() error {
 		default:
 			bad(f+".type", "unknown type %q (want archive, hec, sentinel or syslog)", d.Type)
 		}
+		checkApplies(f, d, bad)
 		c.Destinations[name] = d
 	}
 	if len(c.Routes) == 0 {

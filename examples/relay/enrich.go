@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/enrich"
 	"github.com/relaykit/relaykit/pipeline"
 )
@@ -53,7 +52,7 @@ func (en *enrichments) step(sc StepConfig) (pipeline.Function, error) {
 		if err != nil {
 			return nil, err
 		}
-		return namedFunc{"geoip", func(e *relaykit.Event) (bool, error) { ge.Apply(e); return true, nil }}, nil
+		return ge, nil // a pipeline.Function that never drops
 	case "lookup":
 		c, err := en.lookup(sc)
 		if err != nil {
@@ -66,7 +65,7 @@ func (en *enrichments) step(sc StepConfig) (pipeline.Function, error) {
 		if err != nil {
 			return nil, err
 		}
-		return namedFunc{"lookup", func(e *relaykit.Event) (bool, error) { le.Apply(e); return true, nil }}, nil
+		return le, nil
 	}
 	return builtinStep(sc)
 }
@@ -165,12 +164,3 @@ func (en *enrichments) Close() error {
 	en.closers = nil
 	return errors.Join(errs...)
 }
-
-// namedFunc is a pipeline.Function with a chosen name (for drop counters).
-type namedFunc struct {
-	name string
-	fn   func(*relaykit.Event) (bool, error)
-}
-
-func (f namedFunc) Name() string                          { return f.name }
-func (f namedFunc) Apply(e *relaykit.Event) (bool, error) { return f.fn(e) }

@@ -174,7 +174,8 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 		h, err := forward.NewHEC(forward.HECConfig{
 			URL: dc.URL, Token: string(dc.Token), Index: dc.Index, SourceType: dc.SourceType,
 			Fields: dc.IndexedFields, OmitFields: dc.OmitFields,
-			Delivery: delivery("hec"),
+			OverrideEventMeta: true, // index and sourcetype, when set, win over the event's (e.g. "syslog")
+			Delivery:          delivery("hec"),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)

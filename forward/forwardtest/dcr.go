@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -25,7 +26,9 @@ const (
 	// DCRMaxBodyBytes is the service's limit on the uncompressed request
 	// body: 1 MiB. A larger body gets 413 ContentLengthLimitExceeded.
 	DCRMaxBodyBytes = 1 << 20
-	// DCRScope is the scope the token endpoint requires.
+	// DCRScope is the scope the token endpoint requires: the .default
+	// scope of Azure Monitor. OpenID Connect scopes (openid, profile,
+	// offline_access, email) may stand beside it, as MSAL sends them.
 	DCRScope = "https://monitor.azure.com//.default"
 )
 
@@ -55,6 +58,10 @@ type DCRServerConfig struct {
 	// TokenLifetime is the lifetime of issued tokens (expires_in). Zero
 	// means 1 hour. Expired tokens get 401.
 	TokenLifetime time.Duration
+	// TLS serves HTTPS with httptest's certificate (valid for 127.0.0.1),
+	// as the Azure SDK requires of an authority host; see
+	// [DCRServer.Client] and [DCRServer.ClientTLSConfig].
+	TLS bool
 }
 
 // DCRFault is an error response injected into the next request of an
@@ -105,10 +112,19 @@ type DCRRequest struct {
 //     the x-ms-error-code header.
 //
 // The token endpoint is POST {AuthorityHost}/{TenantID}/oauth2/v2.0/token
-// with the client credentials grant and scope [DCRScope].
+// with the client credentials grant and scope [DCRScope] (with or without
+// OpenID Connect scopes beside it, as Entra ID allows). The server also
+// serves the tenant's OpenID configuration at
+// GET {AuthorityHost}/{TenantID}/v2.0/.well-known/openid-configuration and
+// instance discovery at GET {AuthorityHost}/common/discovery/instance, so
+// MSAL-based clients such as azidentity.ClientSecretCredential work against
+// it: serve TLS (DCRServerConfig.TLS), set the credential's authority host
+// to AuthorityHost, trust the certificate, and disable instance discovery
+// (MSAL sends that request to login.microsoftonline.com for any host it
+// does not know).
 //
-// A DCRServer is safe for concurrent use. It is closed by the test's
-// cleanup.
+// A DCRServer is safe for concurrent use. Close it when done
+// ([NewDCRServer] registers Close with the test's cleanup).
 type DCRServer struct {
 	// URL is the data collection endpoint, e.g. "http://127.0.0.1:41234".
 	URL string
@@ -134,9 +150,23 @@ type DCRServer struct {
 }
 
 // NewDCRServer starts a DCRServer on 127.0.0.1 and registers its Close with
-// tb.Cleanup.
+// tb.Cleanup; it fails the test if the server cannot start. It is
+// [StartDCRServer] for tests.
 func NewDCRServer(tb testing.TB, cfg DCRServerConfig) *DCRServer {
 	tb.Helper()
+	s, err := StartDCRServer(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// StartDCRServer starts a DCRServer on a free port of 127.0.0.1, for use
+// outside tests too (a demo program, a stand-in beside a service under
+// test). The caller must call [DCRServer.Close]. The error reports a
+// failure to listen.
+func StartDCRServer(cfg DCRServerConfig) (*DCRServer, error) {
 	if cfg.TenantID == "" {
 		cfg.TenantID = "00000000-0000-0000-0000-000000000001"
 	}
@@ -156,11 +186,31 @@ func NewDCRServer(tb testing.TB, cfg DCRServerConfig) *DCRServer {
 		cfg.TokenLifetime = time.Hour
 	}
 	s := &DCRServer{cfg: cfg, tokens: make(map[string]time.Time)}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	srv, err := startServer(http.HandlerFunc(s.serveHTTP), cfg.TLS)
+	if err != nil {
+		return nil, err
+	}
+	s.srv = srv
 	s.URL = s.srv.URL
 	s.AuthorityHost = s.srv.URL
-	tb.Cleanup(s.Close)
-	return s
+	return s, nil
+}
+
+// Client returns an HTTP client that trusts the server's certificate (with
+// TLS) and sends to it. It implements azcore's policy.Transporter.
+func (s *DCRServer) Client() *http.Client { return s.srv.Client() }
+
+// ClientTLSConfig returns a TLS client configuration whose RootCAs hold the
+// server's certificate, or nil without TLS. Each call returns a new value.
+func (s *DCRServer) ClientTLSConfig() *tls.Config { return clientTLSConfig(s.srv) }
+
+// Certificate returns the PEM of the server's certificate, or nil without
+// TLS.
+func (s *DCRServer) Certificate() []byte {
+	if s.srv.Certificate() == nil {
+		return nil
+	}
+	return pemCert(s.srv.Certificate().Raw)
 }
 
 // Config returns the server's configuration with defaults filled in: the
@@ -230,6 +280,14 @@ func (s *DCRServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveToken(w, r)
 		return
 	}
+	if strings.HasSuffix(r.URL.Path, "/v2.0/.well-known/openid-configuration") {
+		s.serveOpenIDConfiguration(w, r)
+		return
+	}
+	if r.URL.Path == "/common/discovery/instance" {
+		s.serveInstanceDiscovery(w, r)
+		return
+	}
 	if strings.HasPrefix(r.URL.Path, "/dataCollectionRules/") {
 		s.serveIngest(w, r)
 		return
@@ -291,8 +349,9 @@ func (s *DCRServer) serveToken(w http.ResponseWriter, r *http.Request) {
 		tokenError(w, http.StatusBadRequest, "unauthorized_client", fmt.Sprintf("AADSTS700016: Application with identifier '%s' was not found in the directory.", r.PostForm.Get("client_id")))
 	case r.PostForm.Get("client_secret") != s.cfg.ClientSecret:
 		tokenError(w, http.StatusUnauthorized, "invalid_client", "AADSTS7000215: Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID.")
-	case r.PostForm.Get("scope") != DCRScope:
-		tokenError(w, http.StatusBadRequest, "invalid_scope", fmt.Sprintf("AADSTS70011: The provided value for the input parameter 'scope' is not valid. The scope %s is not valid.", r.PostForm.Get("scope")))
+	case checkScopeCode(r.PostForm.Get("scope")) != "":
+		code, desc := checkScope(r.PostForm.Get("scope"))
+		tokenError(w, http.StatusBadRequest, code, desc)
 	default:
 		tok := newID() + newID()
 		s.mu.Lock()

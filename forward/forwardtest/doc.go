@@ -29,8 +29,23 @@
 // column or a value of the wrong type fails the request with 400, where
 // the real service would accept it and drop or null the value.
 //
+// # Outside tests
+//
+// [NewHECServer] and [NewDCRServer] take a testing.TB and close the server
+// when the test ends. [StartHECServer] and [StartDCRServer] take none and
+// return an error instead of failing a test: a demo program, a
+// docker-compose stand-in or a harness without TestMain can run them, and
+// must Close them. Both serve TLS on request (the Config's TLS field) with
+// httptest's certificate for 127.0.0.1; Client, ClientTLSConfig and
+// Certificate give what a client needs to trust it.
+//
+// The DCR server's token endpoint behaves enough like Microsoft Entra ID
+// for the Azure SDK for Go: it serves the tenant's OpenID configuration and
+// instance discovery, and matches scopes as Entra ID does, so
+// azidentity.NewClientSecretCredential with the server as its authority
+// host (DisableInstanceDiscovery set) and azlogs send rows to it.
+//
 // # Concurrency
 //
-// Servers are safe for concurrent use; their accessors return copies. Every
-// server is closed by t.Cleanup when the test that created it ends.
+// Servers are safe for concurrent use; their accessors return copies.
 package forwardtest

@@ -3,6 +3,7 @@ package forwardtest
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -90,7 +91,8 @@ type HECServerConfig struct {
 	// MaxContentLength is the largest request body accepted, in bytes
 	// after decompression; larger gets 413. Zero means no limit.
 	MaxContentLength int
-	// TLS serves HTTPS with httptest's certificate (see HECServer.Client).
+	// TLS serves HTTPS with httptest's certificate (valid for 127.0.0.1);
+	// see [HECServer.Client] and [HECServer.ClientTLSConfig].
 	TLS bool
 }
 
@@ -179,9 +181,23 @@ type fault struct {
 }
 
 // NewHECServer starts an HEC server on 127.0.0.1 and closes it when the
-// test ends.
+// test ends; it fails the test if the server cannot start. It is
+// [StartHECServer] for tests.
 func NewHECServer(t testing.TB, cfg HECServerConfig) *HECServer {
 	t.Helper()
+	s, err := StartHECServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// StartHECServer starts an HEC server on a free port of 127.0.0.1, for use
+// outside tests too (a demo program, a stand-in beside a service under
+// test). The caller must call [HECServer.Close]. The error reports a
+// failure to listen.
+func StartHECServer(cfg HECServerConfig) (*HECServer, error) {
 	if cfg.Token == "" {
 		cfg.Token = "test-token"
 	}
@@ -195,14 +211,13 @@ func NewHECServer(t testing.TB, cfg HECServerConfig) *HECServer {
 	mux.HandleFunc("/services/collector/ack", s.serveAck)
 	mux.HandleFunc("/services/collector/health", s.serveHealth)
 	mux.HandleFunc("/services/collector/health/1.0", s.serveHealth)
-	if cfg.TLS {
-		s.srv = httptest.NewTLSServer(mux)
-	} else {
-		s.srv = httptest.NewServer(mux)
+	srv, err := startServer(mux, cfg.TLS)
+	if err != nil {
+		return nil, err
 	}
+	s.srv = srv
 	s.URL = s.srv.URL
-	t.Cleanup(s.Close)
-	return s
+	return s, nil
 }
 
 // Handler returns the server's handler, for driving it without a network
@@ -215,6 +230,10 @@ func (s *HECServer) Close() { s.srv.Close() }
 
 // Client returns an HTTP client that trusts the server (for TLS).
 func (s *HECServer) Client() *http.Client { return s.srv.Client() }
+
+// ClientTLSConfig returns a TLS client configuration whose RootCAs hold the
+// server's certificate, or nil without TLS. Each call returns a new value.
+func (s *HECServer) ClientTLSConfig() *tls.Config { return clientTLSConfig(s.srv) }
 
 // Certificate returns the PEM of the server's certificate (TLS only).
 func (s *HECServer) Certificate() []byte {
