@@ -8,10 +8,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"math/big"
-	"net"
 	"encoding/json"
 	"fmt"
+	"math/big"
+	"net"
 	"testing"
 	"time"
 

@@ -162,7 +162,7 @@ func TestSinkTooLarge(t *testing.T) {
 		evs[i].SetFieldString("topic", "logs")
 	}
 	evs[3].Raw = []byte(strings.Repeat("x", 5000))
-	evs[7].DeleteField("topic")      // no topic at all
+	evs[7].DeleteField("topic") // no topic at all
 	evs[8].SetFieldString("topic", "bad/topic")
 	require.NoError(t, s.Send(t.Context(), evs))
 

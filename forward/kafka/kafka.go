@@ -714,4 +714,3 @@ func (l *clientLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
 		l.s.log.Warn("kafka: "+msg, append(keyvals, "destination", l.s.name)...)
 	}
 }
-
