@@ -273,7 +273,6 @@ func tagged(counts map[string]int, tag string) (distinct, dups int) {
 	return distinct, dups
 }
 
-
 // TestTwoTier: syslog → edge relay → Kafka (3 brokers) → two SIEM relays in
 // one consumer group → HEC. Midway one SIEM relay is killed with SIGKILL:
 // the other takes its partitions after the session timeout; no event is

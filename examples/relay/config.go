@@ -36,10 +36,10 @@ type Config struct {
 
 // InputsConfig lists the listeners.
 type InputsConfig struct {
-	SyslogUDP []UDPInputConfig  `yaml:"syslog_udp"`
-	SyslogTCP []TCPInputConfig  `yaml:"syslog_tcp"`
-	JSONTCP   []JSONInputConfig `yaml:"json_tcp"`
-	Generator GeneratorConfig   `yaml:"generator"`
+	SyslogUDP []UDPInputConfig   `yaml:"syslog_udp"`
+	SyslogTCP []TCPInputConfig   `yaml:"syslog_tcp"`
+	JSONTCP   []JSONInputConfig  `yaml:"json_tcp"`
+	Generator GeneratorConfig    `yaml:"generator"`
 	Kafka     []KafkaInputConfig `yaml:"kafka"` // see kafka_config.go
 }
 
