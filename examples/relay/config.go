@@ -36,11 +36,13 @@ type Config struct {
 
 // InputsConfig lists the listeners.
 type InputsConfig struct {
-	SyslogUDP []UDPInputConfig   `yaml:"syslog_udp"`
-	SyslogTCP []TCPInputConfig   `yaml:"syslog_tcp"`
-	JSONTCP   []JSONInputConfig  `yaml:"json_tcp"`
-	Generator GeneratorConfig    `yaml:"generator"`
-	Kafka     []KafkaInputConfig `yaml:"kafka"` // see kafka_config.go
+	SyslogUDP []UDPInputConfig  `yaml:"syslog_udp"`
+	SyslogTCP []TCPInputConfig  `yaml:"syslog_tcp"`
+	JSONTCP   []JSONInputConfig `yaml:"json_tcp"`
+	Generator GeneratorConfig   `yaml:"generator"`
+
+	// Kafka consumer-group inputs; see kafka_config.go.
+	Kafka []KafkaInputConfig `yaml:"kafka"`
 }
 
 // UDPInputConfig is a syslog UDP listener.
