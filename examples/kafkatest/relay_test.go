@@ -2,6 +2,7 @@ package kafkatest
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -21,6 +22,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/relaykit/relaykit/forward/forwardtest"
+	"github.com/relaykit/relaykit/forward/kafka"
+	"github.com/relaykit/relaykit/internal/testtool"
 )
 
 var (
@@ -279,6 +282,9 @@ func tagged(counts map[string]int, tag string) (distinct, dups int) {
 // lost, and the duplicates (records the dead relay delivered after its last
 // commit) are counted and stay within its uncommitted window.
 func TestTwoTier(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two-tier runs of about 10-20 s: skipped in -short mode (the -race run has them)")
+	}
 	c := newCluster(t, 3, 6, "syslog")
 	broker := strings.Join(c.ListenAddrs(), ", ")
 	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
@@ -323,4 +329,88 @@ func TestTwoTier(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return siem[1].metric(t, "relay_kafka_consumer_lag") == 0
 	}, 10*time.Second, 50*time.Millisecond, "the survivor commits everything: lag 0")
+}
+
+// TestRebalanceGraceful: a second SIEM relay joins midway, then the first
+// leaves with SIGTERM. Each revoke waits for the records already taken to
+// be delivered and commits them before the partitions move, so the new
+// owner starts exactly where the old one stopped: no event lost, none
+// duplicated.
+func TestRebalanceGraceful(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two-tier runs of about 10-20 s: skipped in -short mode (the -race run has them)")
+	}
+	c := newCluster(t, 1, 6, "syslog")
+	broker := c.ListenAddrs()[0]
+	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+	edgeTCP, edgeM := freePort(t), freePort(t)
+	startRelay(t, "edge", edgeYAML(edgeTCP, edgeM, broker, t.TempDir()), edgeM)
+	am := freePort(t)
+	a := startRelay(t, "siem-a", siemYAML("kafka", am, broker, hec.URL, hec.Token(), t.TempDir(), "json"), am)
+	require.Eventually(t, func() bool { return a.metric(t, "relay_kafka_assigned_partitions") == 6 }, 30*time.Second, 50*time.Millisecond)
+
+	const n, rate = 12000, 4000
+	var b *relayProc
+	sendSyslog(t, edgeTCP, "graceful", n, rate, func(i int) {
+		switch i {
+		case n / 4:
+			bm := freePort(t)
+			b = startRelay(t, "siem-b", siemYAML("kafka", bm, broker, hec.URL, hec.Token(), t.TempDir(), "json"), bm)
+		case 3 * n / 4:
+			a.stop(t)
+		}
+	})
+	require.Eventually(t, func() bool {
+		d, _ := tagged(hec.Counts(), "graceful")
+		return d == n
+	}, 30*time.Second, 100*time.Millisecond, "every event reaches HEC")
+	_, dups := tagged(hec.Counts(), "graceful")
+	assert.Zero(t, dups, "graceful rebalances duplicate nothing")
+	assert.Equal(t, 6.0, b.metric(t, "relay_kafka_assigned_partitions"))
+	assert.GreaterOrEqual(t, b.metric(t, "relay_kafka_revocations_total"), 0.0)
+	assert.Contains(t, a.log.String(), "relay stopped")
+}
+
+// TestKafkaInputKcat: records produced by librdkafka's kcat, in the
+// archive JSON format, reach HEC through a SIEM relay; a record that is
+// not JSON goes to the dead-letter file and is counted.
+func TestKafkaInputKcat(t *testing.T) {
+	kcat := testtool.Need(t, "kcat", "apt-get install kcat")
+	c := newCluster(t, 1, 2, "syslog")
+	broker := c.ListenAddrs()[0]
+	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+	dir := t.TempDir()
+	m := freePort(t)
+	r := startRelay(t, "siem", siemYAML("kafka", m, broker, hec.URL, hec.Token(), dir, "json"), m)
+
+	var in strings.Builder
+	const n = 50
+	for _, e := range testEvents("kcat-in", n) {
+		fmt.Fprintf(&in, "%s|%s\n", e.Host, kafka.AppendJSON(nil, &e))
+	}
+	in.WriteString("host-9|this is not json\n")
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, kcat, "-P", "-b", broker, "-t", "syslog", "-K", "|", "-z", "lz4")
+	cmd.Stdin = strings.NewReader(in.String())
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "kcat: %s", out)
+
+	require.Eventually(t, func() bool {
+		d, _ := tagged(hec.Counts(), "kcat-in")
+		return d == n && r.metric(t, "relay_kafka_decode_errors_total") == 1
+	}, 20*time.Second, 50*time.Millisecond)
+	evs := hec.Events()
+	require.NotEmpty(t, evs)
+	assert.Equal(t, 1.0, r.metric(t, "relay_dropped_events_total", `reason="invalid_json"`))
+	require.Eventually(t, func() bool {
+		files, _ := filepath.Glob(filepath.Join(dir, "deadletter", "*"))
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			if strings.Contains(string(b), "this is not json") {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 50*time.Millisecond, "the bad record is dead-lettered")
 }
