@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/relaykit/relaykit/forward"
 	"github.com/relaykit/relaykit/forward/kafka"
 )
@@ -222,4 +224,32 @@ func (r *Relay) newKafkaSink(name string, dc DestinationConfig, d *destination) 
 		DeliveryTimeout: dc.Timeout, TLS: tc, SASL: k.SASL.lib(),
 		OnFailure: d.onFailure, Logger: r.log.With("destination", name),
 	})
+}
+
+// kafkaSinkStats names the sink of one kafka destination.
+type kafkaSinkStats struct {
+	name string
+	sink *kafka.Sink
+}
+
+// kafkaSinkCollector exports the kafka destinations' own counters (the
+// ledger has the delivered/spooled/dropped ones).
+type kafkaSinkCollector []kafkaSinkStats
+
+var (
+	descKafkaProduceErrors = prometheus.NewDesc("relay_kafka_produce_errors_total", "Produce requests or partitions that failed and were retried by the Kafka client (leader changes, broker restarts).", []string{"destination"}, nil)
+	descKafkaTooLarge      = prometheus.NewDesc("relay_kafka_too_large_total", "Events over max_record_bytes (dead-lettered).", []string{"destination"}, nil)
+)
+
+func (c kafkaSinkCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descKafkaProduceErrors
+	ch <- descKafkaTooLarge
+}
+
+func (c kafkaSinkCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c {
+		st := s.sink.Stats()
+		ch <- prometheus.MustNewConstMetric(descKafkaProduceErrors, prometheus.CounterValue, float64(st.ProduceErrors), s.name)
+		ch <- prometheus.MustNewConstMetric(descKafkaTooLarge, prometheus.CounterValue, float64(st.TooLarge), s.name)
+	}
 }

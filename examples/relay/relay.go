@@ -37,11 +37,14 @@ type Relay struct {
 	udp     []*udpInput
 	streams []*streamListener
 	gen     *generator
-	kafka   []*kafkaInput
 	metrics *metricsServer
 	dl      *deadLetter
 	dlw     io.Closer
 	ready   atomic.Bool
+
+	// Kafka inputs, and the kafka destinations' sinks (for their metrics).
+	kafka      []*kafkaInput
+	kafkaSinks kafkaSinkCollector
 
 	// StatsOut receives the -stats line every Config.StatsInterval. Nil
 	// means os.Stderr. Set it before Run.
@@ -137,7 +140,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 	if cfg.Inputs.Generator.Rate > 0 {
 		r.gen = &generator{cfg: cfg.Inputs.Generator, stats: r.ledger.input("generator", "generator"), d: r.disp, loc: loc}
 	}
-	var extra []prometheus.Collector
+	extra := []prometheus.Collector{r.kafkaSinks}
 	for _, k := range r.kafka {
 		extra = append(extra, k)
 	}
@@ -253,6 +256,7 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}
 		d.sink, d.closer = k, k
+		r.kafkaSinks = append(r.kafkaSinks, kafkaSinkStats{name, k})
 	default:
 		return nil, fmt.Errorf("%s.type: %q is not available in this build", field, dc.Type)
 	}
