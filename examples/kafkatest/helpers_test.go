@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 // newCluster starts an in-process Kafka cluster on 127.0.0.1 with brokers
 // brokers and the topics given, each with partitions partitions, and
 // closes it when the test ends.
-func newCluster(t *testing.T, brokers int, partitions int32, topics ...string) *kfake.Cluster {
+func newCluster(t testing.TB, brokers int, partitions int32, topics ...string) *kfake.Cluster {
 	t.Helper()
 	opts := []kfake.Opt{kfake.NumBrokers(brokers), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(int(partitions))}
 	if len(topics) > 0 {

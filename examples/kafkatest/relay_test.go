@@ -33,7 +33,7 @@ var (
 )
 
 // buildRelay builds examples/relay once per test binary.
-func buildRelay(t *testing.T) string {
+func buildRelay(t testing.TB) string {
 	t.Helper()
 	relayOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "kafkatest-relay")
@@ -53,7 +53,7 @@ func buildRelay(t *testing.T) string {
 }
 
 // freePort returns a loopback address whose port was free a moment ago.
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -91,7 +91,7 @@ func (s *syncBuf) String() string {
 // startRelay runs the relay with the YAML config yaml (metrics on
 // metricsAddr) and waits until it reports healthy. It is stopped (SIGTERM)
 // when the test ends, if it still runs.
-func startRelay(t *testing.T, name, yaml, metricsAddr string) *relayProc {
+func startRelay(t testing.TB, name, yaml, metricsAddr string) *relayProc {
 	t.Helper()
 	bin := buildRelay(t)
 	cfgPath := filepath.Join(t.TempDir(), name+".yaml")
@@ -130,7 +130,7 @@ func startRelay(t *testing.T, name, yaml, metricsAddr string) *relayProc {
 }
 
 // stop ends the relay with SIGTERM (a graceful drain) and waits for it.
-func (p *relayProc) stop(t *testing.T) {
+func (p *relayProc) stop(t testing.TB) {
 	if p.cmd.ProcessState != nil {
 		return
 	}
@@ -145,7 +145,7 @@ func (p *relayProc) stop(t *testing.T) {
 }
 
 // kill ends the relay with SIGKILL: no drain, no commit, no goodbye.
-func (p *relayProc) kill(t *testing.T) {
+func (p *relayProc) kill(t testing.TB) {
 	t.Helper()
 	require.NoError(t, p.cmd.Process.Kill())
 	err := <-p.done
@@ -154,7 +154,7 @@ func (p *relayProc) kill(t *testing.T) {
 
 // metric returns the sum of the samples of the metric name whose labels
 // contain every label given (e.g. `input="kafka"`).
-func (p *relayProc) metric(t *testing.T, name string, labels ...string) float64 {
+func (p *relayProc) metric(t testing.TB, name string, labels ...string) float64 {
 	t.Helper()
 	resp, err := http.Get("http://" + p.metrics + "/metrics")
 	if err != nil {
@@ -241,7 +241,7 @@ timezone: UTC
 // sendSyslog writes n RFC 5424 messages with octet counting to addr at
 // about rate events per second, from hosts host-0..host-7. It calls
 // between(i) before message i.
-func sendSyslog(t *testing.T, addr, tag string, n, rate int, between func(i int)) {
+func sendSyslog(t testing.TB, addr, tag string, n, rate int, between func(i int)) {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
