@@ -10,6 +10,7 @@ require (
 	github.com/maypok86/otter/v2 v2.4.0
 	github.com/oschwald/maxminddb-golang/v2 v2.6.0
 	github.com/stretchr/testify v1.12.1
+	github.com/twmb/franz-go v1.21.7
 	github.com/valyala/fastjson v1.6.10
 	go.uber.org/goleak v1.3.0
 	golang.org/x/net v0.47.0
@@ -18,6 +19,8 @@ require (
 )
 
 require (
+	github.com/pierrec/lz4/v4 v4.1.26 // indirect
+	github.com/twmb/franz-go/pkg/kmsg v1.13.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	go4.org/netipx v0.0.0-20231129151722-fdeea329fbba // indirect
 	golang.org/x/sys v0.47.0 // indirect

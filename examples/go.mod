@@ -10,6 +10,8 @@ require (
 	github.com/prometheus/client_model v0.6.2
 	github.com/relaykit/relaykit v0.0.0
 	github.com/stretchr/testify v1.12.1
+	github.com/twmb/franz-go v1.21.7
+	github.com/twmb/franz-go/pkg/kmsg v1.13.1
 	github.com/valyala/fastjson v1.6.10
 	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v3 v3.0.5
@@ -25,6 +27,7 @@ require (
 	github.com/maypok86/otter/v2 v2.4.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/oschwald/maxminddb-golang/v2 v2.6.0 // indirect
+	github.com/pierrec/lz4/v4 v4.1.26 // indirect
 	github.com/prometheus/common v0.66.1 // indirect
 	github.com/prometheus/procfs v0.16.1 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect

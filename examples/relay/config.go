@@ -40,6 +40,9 @@ type InputsConfig struct {
 	SyslogTCP []TCPInputConfig  `yaml:"syslog_tcp"`
 	JSONTCP   []JSONInputConfig `yaml:"json_tcp"`
 	Generator GeneratorConfig   `yaml:"generator"`
+
+	// Kafka consumer-group inputs; see kafka_config.go.
+	Kafka []KafkaInputConfig `yaml:"kafka"`
 }
 
 // UDPInputConfig is a syslog UDP listener.
@@ -158,7 +161,7 @@ type StepConfig struct {
 
 // DestinationConfig is one destination; Type selects which fields apply.
 type DestinationConfig struct {
-	Type string `yaml:"type"` // archive, hec, sentinel, syslog
+	Type string `yaml:"type"` // archive, hec, sentinel, syslog, kafka
 
 	// archive
 	Dir     string   `yaml:"dir"`
@@ -204,6 +207,9 @@ type DestinationConfig struct {
 	Network string `yaml:"network"` // tcp, tls, udp
 	Address string `yaml:"address"`
 	CAFile  string `yaml:"ca_file"`
+
+	// kafka (see kafka_config.go)
+	Kafka KafkaDestinationConfig `yaml:",inline"`
 
 	// common to the network destinations
 	Spool              DestSpoolConfig `yaml:"spool"`
@@ -667,14 +673,17 @@ func (c *Config) Validate() error {
 				bad(f+".network", "unknown network %q (want tcp, tls or udp)", d.Network)
 			}
 			checkAddr(f+".address", d.Address)
+		case "kafka":
+			validateKafkaDest(bad, f, &d)
 		case "":
 			bad(f+".type", "required (archive, hec, sentinel or syslog)")
 		default:
-			bad(f+".type", "unknown type %q (want archive, hec, sentinel or syslog)", d.Type)
+			bad(f+".type", "unknown type %q (want archive, hec, sentinel, syslog or kafka)", d.Type)
 		}
 		checkApplies(f, d, bad)
 		c.Destinations[name] = d
 	}
+	c.validateKafka(bad, checkName)
 	if len(c.Routes) == 0 {
 		bad("routes", "at least one route is required")
 	}
@@ -784,6 +793,9 @@ func (c *Config) Summary() string {
 	for _, in := range c.Inputs.JSONTCP {
 		fmt.Fprintf(&b, "input %s: json lines tcp %s (max %d B)\n", in.Name, in.Listen, in.MaxLineSize)
 	}
+	for _, in := range c.Inputs.Kafka {
+		fmt.Fprintf(&b, "input %s: kafka %s topics=%s group=%s (%s)\n", in.Name, strings.Join(in.Brokers, ","), strings.Join(in.Topics, ","), in.Group, in.Format)
+	}
 	if c.Inputs.Generator.Rate > 0 {
 		fmt.Fprintf(&b, "input generator: %d events/s, shape %s\n", c.Inputs.Generator.Rate, c.Inputs.Generator.Shape)
 	}
@@ -813,6 +825,8 @@ func (c *Config) Summary() string {
 				n, d.Endpoint, d.DCRImmutableID, d.Stream, d.TenantID, d.ClientID, d.ClientSecret)
 		case "syslog":
 			fmt.Fprintf(&b, "destination %s: syslog %s %s\n", n, d.Network, d.Address)
+		case "kafka":
+			fmt.Fprintf(&b, "destination %s: kafka %s topic=%s%s key=%s format=%s\n", n, strings.Join(d.Kafka.Brokers, ","), d.Kafka.Topic, d.Kafka.TopicField, d.Kafka.Key, d.Format)
 		}
 	}
 	fmt.Fprintf(&b, "spool: %s; dead letters: %s; metrics: %s", c.Spool.Dir, c.DeadLetter.Dir, c.Metrics.Listen)

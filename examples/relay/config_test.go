@@ -235,18 +235,26 @@ func TestReadmeConfig(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	require.NoError(t, err)
 	blocks := strings.Split(string(readme), "```yaml\n")
-	require.Len(t, blocks, 2, "one yaml block in README.md")
-	yaml, _, ok := strings.Cut(blocks[1], "```")
-	require.True(t, ok)
+	require.Len(t, blocks, 4, "three yaml blocks in README.md: the full example, the edge and the SIEM tier")
 	t.Setenv("SENTINEL_CLIENT_SECRET", "x")
 	t.Setenv("HEC_TOKEN", "y")
-	cfg, err := LoadConfig(writeConfig(t, yaml))
-	require.NoError(t, err)
+	t.Setenv("KAFKA_PASSWORD", "z")
+	var cfgs []Config
+	for _, b := range blocks[1:] {
+		yaml, _, ok := strings.Cut(b, "```")
+		require.True(t, ok)
+		cfg, err := LoadConfig(writeConfig(t, yaml))
+		require.NoError(t, err)
+		cfgs = append(cfgs, cfg)
+	}
+	cfg := cfgs[0]
 	assert.Len(t, cfg.Destinations, 4)
 	assert.Len(t, cfg.Routes, 4)
 	assert.Equal(t, "Microsoft-Syslog", cfg.Destinations["sentinel-syslog"].Stream)
 	assert.Equal(t, "Microsoft-CommonSecurityLog", cfg.Destinations["sentinel-cef"].Stream)
 	assert.NotNil(t, cfg.Inputs.SyslogTCP[1].TLS)
+	assert.Equal(t, "kafka", cfgs[1].Destinations["kafka"].Type, "edge tier")
+	assert.Len(t, cfgs[2].Inputs.Kafka, 1, "SIEM tier")
 }
 
 func freePort(t *testing.T) string {

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/relaykit/relaykit/forward"
 	"github.com/relaykit/relaykit/pipeline"
 	"github.com/relaykit/relaykit/storage"
@@ -39,6 +41,10 @@ type Relay struct {
 	dl      *deadLetter
 	dlw     io.Closer
 	ready   atomic.Bool
+
+	// Kafka inputs, and the kafka destinations' sinks (for their metrics).
+	kafka      []*kafkaInput
+	kafkaSinks kafkaSinkCollector
 
 	// StatsOut receives the -stats line every Config.StatsInterval. Nil
 	// means os.Stderr. Set it before Run.
@@ -92,6 +98,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		}
 		r.workers = append(r.workers, w)
 		r.disp.rings = append(r.disp.rings, w.ring)
+		r.disp.done = append(r.disp.done, &w.done)
 	}
 
 	for _, in := range cfg.Inputs.SyslogUDP {
@@ -123,10 +130,21 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		l.handle = jsonStream(in, st, r.disp, r.dl)
 		r.streams = append(r.streams, l)
 	}
+	for _, in := range cfg.Inputs.Kafka {
+		k, err := newKafkaInput(in, r.ledger.input(in.Name, "kafka"), r.disp, r.dl, log)
+		if err != nil {
+			return nil, err
+		}
+		r.kafka = append(r.kafka, k)
+	}
 	if cfg.Inputs.Generator.Rate > 0 {
 		r.gen = &generator{cfg: cfg.Inputs.Generator, stats: r.ledger.input("generator", "generator"), d: r.disp, loc: loc}
 	}
-	r.metrics, err = newMetricsServer(cfg.Metrics.Listen, r.ledger, r.healthy)
+	extra := []prometheus.Collector{r.kafkaSinks}
+	for _, k := range r.kafka {
+		extra = append(extra, k)
+	}
+	r.metrics, err = newMetricsServer(cfg.Metrics.Listen, r.ledger, r.healthy, extra...)
 	if err != nil {
 		return nil, err
 	}
@@ -241,6 +259,13 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}
 		d.sink, d.closer = s, s
+	case "kafka":
+		k, err := r.newKafkaSink(name, dc, d)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
+		d.sink, d.closer = k, k
+		r.kafkaSinks = append(r.kafkaSinks, kafkaSinkStats{name, k})
 	default:
 		return nil, fmt.Errorf("%s.type: %q is not available in this build", field, dc.Type)
 	}
@@ -408,8 +433,16 @@ func (r *Relay) Run(ctx context.Context) error {
 	if r.gen != nil {
 		inputs.Go(func() { keep(r.gen.Run(inCtx)) })
 	}
+	for _, k := range r.kafka {
+		inputs.Go(func() {
+			if err := k.Run(inCtx, hard); err != nil {
+				keep(err)
+				stopInputs()
+			}
+		})
+	}
 	r.ready.Store(true)
-	r.log.Info("relay started", "inputs", len(r.udp)+len(r.streams), "workers", len(r.workers), "destinations", len(r.dests))
+	r.log.Info("relay started", "inputs", len(r.udp)+len(r.streams)+len(r.kafka), "workers", len(r.workers), "destinations", len(r.dests))
 
 	<-inCtx.Done()
 	r.ready.Store(false)
@@ -447,6 +480,9 @@ func (r *Relay) closeAll() error {
 	}
 	for _, u := range r.udp {
 		u.conn.Close()
+	}
+	for _, k := range r.kafka {
+		k.close()
 	}
 	for _, l := range r.streams {
 		l.ln.Close()

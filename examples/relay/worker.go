@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/relaykit/relaykit"
@@ -19,6 +20,9 @@ import (
 type dispatcher struct {
 	rings  []*ringbuffer.MPSC[relaykit.Event]
 	ledger *ledger
+	// done[i] is the worker of rings[i]'s completion count (worker.done),
+	// read by inputs that acknowledge upstream (Kafka; see mark).
+	done []*atomic.Uint64
 }
 
 // Events travel through the rings as values whose byte slices belong to
@@ -136,6 +140,13 @@ type worker struct {
 	ledger *ledger
 	routes *pipeline.Swapper
 	ended  context.Context // already canceled; see lateRoute
+	// done counts the events of this worker's ring whose flush returned,
+	// that is, every destination delivered, spooled or dropped them. The
+	// ring is FIFO and flushes run one at a time in order, so done ≥ n
+	// means the first n events ever pushed are finished (dispatcher.mark).
+	// Late-routed events are not counted: an acknowledging input then
+	// redelivers them rather than risk acknowledging too early.
+	done atomic.Uint64
 }
 
 // lateRoute routes events the shutdown deadline caught before they could be
@@ -182,6 +193,7 @@ func (w *worker) flush(ctx context.Context, b []relaykit.Event) error {
 	w.ledger.queued.Add(-int64(len(b)))
 	w.ledger.routed.Add(int64(len(b)))
 	_ = w.routes.Route(ctx, b) // destinations account for failures themselves
+	w.done.Add(uint64(len(b)))
 	recycle(b)
 	return nil
 }

@@ -1,0 +1,94 @@
+package kafka_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/forward"
+	"github.com/relaykit/relaykit/forward/kafka"
+)
+
+func TestNewInvalidConfig(t *testing.T) {
+	ok := kafka.Config{Brokers: []string{"127.0.0.1:9092"}, Topic: "logs"}
+	tests := []struct {
+		name string
+		mod  func(c *kafka.Config)
+		want string
+	}{
+		{"no brokers", func(c *kafka.Config) { c.Brokers = nil }, "Brokers is required"},
+		{"bad broker", func(c *kafka.Config) { c.Brokers = []string{"localhost"} }, "not host:port"},
+		{"no topic", func(c *kafka.Config) { c.Topic = "" }, "Topic or TopicField is required"},
+		{"bad topic", func(c *kafka.Config) { c.Topic = "a b" }, "invalid topic"},
+		{"key field", func(c *kafka.Config) { c.Key = kafka.KeyField }, "KeyField is required"},
+		{"acks", func(c *kafka.Config) { c.Acks = kafka.AcksLeader }, "needs DisableIdempotence"},
+		{"compression", func(c *kafka.Config) { c.Compression = 99 }, "unknown Compression"},
+		{"encoding", func(c *kafka.Config) { c.Encoding = 9 }, "unknown Encoding"},
+		{"negative", func(c *kafka.Config) { c.MaxRecordBytes = -1 }, "must not be negative"},
+		{"sasl", func(c *kafka.Config) { c.SASL = kafka.SASLConfig{Mechanism: "GSSAPI", User: "u"} }, "unknown SASL mechanism"},
+		{"sasl user", func(c *kafka.Config) { c.SASL = kafka.SASLConfig{Mechanism: kafka.SASLScramSHA256, Password: "p"} }, "needs a user"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := ok
+			tt.mod(&cfg)
+			s, err := kafka.New(cfg)
+			require.Error(t, err)
+			assert.Nil(t, s)
+			assert.ErrorIs(t, err, forward.ErrInvalidConfig)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+	s, err := kafka.New(ok)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close(), "Close is idempotent")
+}
+
+// TestSendWithoutBroker covers what never reaches a broker: empty batches,
+// an ended context, and events over MaxRecordBytes or without a topic.
+// The broker address is a closed port; nothing is produced.
+func TestSendWithoutBroker(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string]int{}
+	s, err := kafka.New(kafka.Config{Brokers: []string{"127.0.0.1:1"}, TopicField: "topic", MaxRecordBytes: 64,
+		OnFailure: func(_ context.Context, f forward.Failure) {
+			mu.Lock()
+			got[f.Reason] += len(f.Events)
+			mu.Unlock()
+		}})
+	require.NoError(t, err)
+	defer s.Close()
+
+	require.NoError(t, s.Send(t.Context(), nil))
+	evs := make([]relaykit.Event, 3)
+	evs[0].Raw = make([]byte, 100)
+	evs[0].SetFieldString("topic", "logs")
+	evs[1].Raw = []byte("no topic")
+	evs[2].Raw = []byte("bad topic")
+	evs[2].SetFieldString("topic", "../etc")
+	require.NoError(t, s.Send(t.Context(), evs))
+	assert.Equal(t, map[string]int{forward.ReasonTooLarge: 1, forward.ReasonRejected: 2}, got)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err = s.Send(ctx, evs[:1])
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, 1, got[forward.ReasonShutdown])
+	assert.Equal(t, kafka.Stats{EventsFailed: 4, TooLarge: 1, Batches: 2}, s.Stats())
+}
+
+func TestAppendJSONNoAlloc(t *testing.T) {
+	e := relaykit.Event{Time: 1_700_000_000_123_456_789, Host: []byte("h"), Raw: []byte("m \"q\"")}
+	e.SetFieldString("k", "v")
+	buf := make([]byte, 0, 512)
+	allocs := testing.AllocsPerRun(100, func() { buf = kafka.AppendJSON(buf[:0], &e) })
+	assert.Equal(t, `{"time":"2023-11-14T22:13:20.123456789Z","host":"h","message":"m \"q\"","fields":{"k":"v"}}`, string(buf))
+	if !raceEnabled {
+		assert.Zero(t, allocs)
+	}
+}
