@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"regexp"
@@ -684,6 +685,16 @@ func (c *Config) Validate() error {
 		c.Destinations[name] = d
 	}
 	c.validateKafka(bad, checkName)
+	if len(c.Inputs.Kafka) > 0 {
+		// A Kafka input commits an offset once every destination has its
+		// record delivered or on disk; with on_failure a batch may still be
+		// in a destination's memory queue when its flush returns.
+		for _, name := range slices.Sorted(maps.Keys(c.Destinations)) {
+			if d := c.Destinations[name]; d.Type != "archive" && d.Spool.Mode == spoolOnFailure {
+				bad("destinations."+name+".spool.mode", "on_failure cannot be used with a kafka input (offsets would be committed for batches still in memory): use always")
+			}
+		}
+	}
 	if len(c.Routes) == 0 {
 		bad("routes", "at least one route is required")
 	}

@@ -55,6 +55,8 @@ destinations:
 		{"bad sasl", "destinations: {out: {type: kafka, brokers: [127.0.0.1:1], topic: t, sasl: {mechanism: GSSAPI}}}", "destinations.out.sasl"},
 		{"input group", "inputs: {kafka: [{name: k, brokers: [127.0.0.1:1], topics: [t]}]}", "inputs.kafka[0].group: required"},
 		{"input topics", "inputs: {kafka: [{name: k, brokers: [127.0.0.1:1], group: g}]}", "inputs.kafka[0].topics"},
+		{"input with on_failure", "inputs: {kafka: [{name: k, brokers: [127.0.0.1:1], topics: [t], group: g}]}\ndestinations: {out: {type: hec, url: 'http://127.0.0.1:1', token: t, spool: {mode: on_failure}}}",
+			"destinations.out.spool.mode: on_failure cannot be used with a kafka input"},
 		{"input format", "inputs: {kafka: [{name: k, brokers: [127.0.0.1:1], topics: [t], group: g, format: xml}]}", "inputs.kafka[0].format"},
 	}
 	for _, tt := range tests {
