@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/relaykit/relaykit/internal/jsonenc"
-	"github.com/relaykit/relaykit/internal/syslogname"
-	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
+
+	"github.com/relaykit/relaykit/internal/eventjson"
 
 	"github.com/relaykit/relaykit"
 )
@@ -211,61 +209,4 @@ func (a *Archive) Close() error { return a.w.Close() }
 // warning, notice, info, debug) and the numerical codes (0-23, 0-7). Strings are escaped as encoding/json does: '"', '\\' and control
 // characters are escaped, and each byte that is not part of valid UTF-8
 // becomes U+FFFD. It does not allocate when dst has room.
-func AppendJSON(dst []byte, e *relaykit.Event) []byte {
-	dst = append(dst, '{')
-	first := true
-	if t := e.EventTime(); !t.IsZero() {
-		dst = append(dst, `"time":"`...)
-		dst = t.AppendFormat(dst, time.RFC3339Nano)
-		dst = append(dst, '"')
-		first = false
-	}
-	str := func(key string, v []byte) {
-		if len(v) == 0 {
-			return
-		}
-		if !first {
-			dst = append(dst, ',')
-		}
-		first = false
-		dst = append(dst, key...)
-		dst = jsonenc.AppendString(dst, v)
-	}
-	str(`"host":`, e.Host)
-	str(`"source":`, e.Source)
-	str(`"sourcetype":`, e.SourceType)
-	str(`"index":`, e.Index)
-	if e.Flags&relaykit.FlagPriority != 0 {
-		fac, sev := e.Priority>>3, e.Priority&7
-		if !first {
-			dst = append(dst, ',')
-		}
-		first = false
-		dst = append(dst, `"facility":"`...)
-		dst = append(dst, syslogname.Facility(fac)...)
-		dst = append(dst, `","facility_code":`...)
-		dst = strconv.AppendUint(dst, uint64(fac), 10)
-		dst = append(dst, `,"severity":"`...)
-		dst = append(dst, syslogname.Severity(sev)...)
-		dst = append(dst, `","severity_code":`...)
-		dst = strconv.AppendUint(dst, uint64(sev), 10)
-	}
-	if !first {
-		dst = append(dst, ',')
-	}
-	dst = append(dst, `"message":`...)
-	dst = jsonenc.AppendString(dst, e.Raw)
-	if len(e.Fields) > 0 {
-		dst = append(dst, `,"fields":{`...)
-		for i := range e.Fields {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = jsonenc.AppendString(dst, e.Fields[i].Key)
-			dst = append(dst, ':')
-			dst = jsonenc.AppendString(dst, e.Fields[i].Value)
-		}
-		dst = append(dst, '}')
-	}
-	return append(dst, '}')
-}
+func AppendJSON(dst []byte, e *relaykit.Event) []byte { return eventjson.Append(dst, e) }
