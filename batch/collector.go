@@ -319,6 +319,25 @@ func (c *Collector[T]) waitLocked(ctx context.Context, target uint64) error {
 	}
 }
 
+// start marks the collector running (for Run or Pump) and returns the
+// context flushes run under: ctx's values without its cancellation, ended
+// by cancel. It returns ErrClosed after Close and errRunTwice when Run or
+// Pump already runs.
+func (c *Collector[T]) start(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, nil, ErrClosed
+	}
+	if c.running {
+		return nil, nil, errRunTwice
+	}
+	c.running = true
+	flushCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.cancelFlush = cancel
+	return flushCtx, cancel, nil
+}
+
 // Run flushes batches until ctx ends or [Collector.Close] is called. It owns
 // the MaxWait timer and the MaxInFlight goroutines that call the flush
 // function; it is meant to run on its own goroutine, for example under an
@@ -337,26 +356,20 @@ func (c *Collector[T]) waitLocked(ctx context.Context, target uint64) error {
 // returns nil at once: Close has flushed what there was. Run returns an
 // error if it is already running.
 func (c *Collector[T]) Run(ctx context.Context) error {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
+	flushCtx, cancel, err := c.start(ctx)
+	if errors.Is(err, ErrClosed) {
 		return nil
 	}
-	if c.running {
-		c.mu.Unlock()
-		return errRunTwice
+	if err != nil {
+		return err
 	}
-	c.running = true
-	flushCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c.cancelFlush = cancel
-	c.mu.Unlock()
 	defer cancel()
 
 	var wg sync.WaitGroup
 	for range c.cfg.MaxInFlight {
 		wg.Go(func() { c.work(flushCtx) })
 	}
-	err := c.loop(ctx)
+	err = c.loop(ctx)
 	wg.Wait()
 	return err
 }

@@ -69,19 +69,10 @@ const pumpBatch = 256
 // collector was closed before, and an error if Run or Pump is already
 // running.
 func (c *Collector[T]) Pump(ctx context.Context, q Queue[T]) error {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return ErrClosed
+	flushCtx, cancel, err := c.start(ctx)
+	if err != nil {
+		return err
 	}
-	if c.running {
-		c.mu.Unlock()
-		return errRunTwice
-	}
-	c.running = true
-	flushCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c.cancelFlush = cancel
-	c.mu.Unlock()
 	defer cancel()
 
 	// popCtx is ctx that also ends when the collector is closed under Pump
@@ -98,7 +89,7 @@ func (c *Collector[T]) Pump(ctx context.Context, q Queue[T]) error {
 		_ = c.loop(context.WithoutCancel(ctx))
 		endPop()
 	})
-	err := c.pump(ctx, popCtx, q)
+	err = c.pump(ctx, popCtx, q)
 	wg.Wait()
 	return err
 }
