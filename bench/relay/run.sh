@@ -6,7 +6,8 @@
 #   a        syslog TCP -> archive                         (relay and rsyslog)
 #   b        syslog TCP -> 3 routes + GeoIP -> HEC gzip + archive
 #            (load from "tools send", as fast as it goes or at B_RATE
-#            events/s; or loggen -R with B_LOADGEN=loggen)
+#            events/s; or loggen -R with B_LOADGEN=loggen); B_SPOOL_MODE
+#            sets the spool mode (always, the default, or on_failure)
 #   c        syslog UDP -> archive at 200 k datagrams/s
 #   d        syslog UDP at 50 k ev/s -> HEC that answers 503 for D_OUTAGE (60) s,
 #            then recovers: drops, spool bytes, replay rate, time to drain;
@@ -223,7 +224,7 @@ routes:
   - name: all
     final: true
     destinations: [hec, archive]
-spool: {dir: $d/spool}
+spool: {dir: $d/spool, mode: ${B_SPOOL_MODE:-always}}
 dead_letter: {dir: $d/dl}
 metrics: {listen: 127.0.0.1:$mport}
 EOF
