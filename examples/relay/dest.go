@@ -335,10 +335,12 @@ func (d *destination) setHealthy(ok bool, err error) {
 var errStopReplay = errors.New("replay stopped")
 
 // Run is the destination's sender; see the type's comment. Sends use ctx
-// (it ends at the shutdown deadline). After closing is closed it sends
-// what is left in memory (to the retry spool once ctx has ended or the
-// destination is unhealthy), leaves the spools for the next run and
-// returns.
+// (it ends at the shutdown deadline). After closing is closed it goes on
+// sending, spools included, while the destination is healthy and ctx
+// lasts, so a graceful stop leaves nothing behind that the destination
+// could take (with spool mode always every batch is in the spool). Once
+// the destination fails or ctx ends, what is left in memory goes to the
+// retry spool, the spools stay for the next run, and Run returns.
 func (d *destination) Run(ctx context.Context) {
 	defer close(d.done)
 	var acct callAcct
@@ -347,7 +349,10 @@ func (d *destination) Run(ctx context.Context) {
 		closing := isClosed(d.closing)
 		progressed := false
 		failed := false
-		if !closing && d.retry != nil && d.retry.Stats().Batches > 0 {
+		// At shutdown an unhealthy destination is not probed again: its
+		// spools wait for the next run.
+		drain := !closing || !d.unhealthy.Load()
+		if drain && d.retry != nil && d.retry.Stats().Batches > 0 {
 			progressed, failed = d.replay(ctx, d.retry, &acct)
 		}
 		if !failed {
@@ -358,7 +363,7 @@ func (d *destination) Run(ctx context.Context) {
 			default:
 			}
 		}
-		if !failed && !closing && d.spool.Stats().Batches > 0 {
+		if !failed && drain && d.spool.Stats().Batches > 0 {
 			var p bool
 			p, failed = d.replay(ctx, d.spool, &acct)
 			progressed = progressed || p
@@ -460,12 +465,12 @@ func (d *destination) toRetry(evs []relaykit.Event) {
 
 // replay sends batches of sp in order until it is empty (progressed),
 // a batch fails (failed: it stays first in sp), the memory queue has a
-// batch while replaying the retry spool, or the relay is closing. A batch
+// batch while replaying the retry spool, or ctx ends. A batch
 // of which a part was delivered before another part failed is sent whole
 // again later: those events are counted as duplicated.
 func (d *destination) replay(ctx context.Context, sp *storage.Spool, acct *callAcct) (progressed, failed bool) {
 	err := sp.Replay(ctx, func(b []relaykit.Event) error {
-		if isClosed(d.closing) || ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return errStopReplay
 		}
 		n := int64(len(b))
