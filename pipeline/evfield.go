@@ -20,6 +20,12 @@ func fieldSlot(e *relaykit.Event, key []byte) *relaykit.Field {
 			return f
 		}
 	}
+	return addField(e, key)
+}
+
+// addField appends a field named key to e, reusing the buffers of spare
+// capacity left by Reset, and returns it with an empty Value.
+func addField[K string | []byte](e *relaykit.Event, key K) *relaykit.Field {
 	n := len(e.Fields)
 	if n < cap(e.Fields) {
 		e.Fields = e.Fields[:n+1]
@@ -41,16 +47,7 @@ func fieldSlotString(e *relaykit.Event, key string) *relaykit.Field {
 			return f
 		}
 	}
-	n := len(e.Fields)
-	if n < cap(e.Fields) {
-		e.Fields = e.Fields[:n+1]
-	} else {
-		e.Fields = append(e.Fields, relaykit.Field{})
-	}
-	f := &e.Fields[n]
-	f.Key = append(f.Key[:0], key...)
-	f.Value = f.Value[:0]
-	return f
+	return addField(e, key)
 }
 
 // truncateFields drops the fields from index n on, keeping their buffers as

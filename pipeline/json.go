@@ -185,14 +185,5 @@ func fieldSlotBytes(e *relaykit.Event, key []byte) (*relaykit.Field, bool) {
 	if i, ok := fieldIndex(e, key); ok {
 		return &e.Fields[i], false
 	}
-	n := len(e.Fields)
-	if n < cap(e.Fields) {
-		e.Fields = e.Fields[:n+1]
-	} else {
-		e.Fields = append(e.Fields, relaykit.Field{})
-	}
-	f := &e.Fields[n]
-	f.Key = append(f.Key[:0], key...)
-	f.Value = f.Value[:0]
-	return f, true
+	return addField(e, key), true
 }
