@@ -282,13 +282,31 @@ func (e *Event) Size() int {
 }
 
 // Sink accepts batches of events: a destination such as a forwarder, an
-// archive, or any user type.
+// archive, a durable queue in front of one, or any user type.
 //
 // Send delivers batch, in order, or returns an error saying why it could
 // not. The batch is owned by the caller: Send may read it (and the events'
 // byte slices) only until it returns and must not modify or retain it; a
 // Sink that works asynchronously copies what it needs. Send honours ctx
 // cancellation and then returns an error wrapping ctx.Err().
+//
+// # Acknowledgement contract
+//
+// A nil error from Send means exactly one thing, for every Sink in this
+// module: each event of the batch was delivered, or durably accepted by the
+// Sink in the way its documentation states (written to disk by a
+// write-ahead queue, held in memory by a queue that spools on failure,
+// written to the file by an archive), or rejected by the destination and
+// handed to a dead-letter handler with a reason. Inputs that can
+// acknowledge to their senders (Kafka offset commits, HTTP responses, RELP
+// acknowledgements) do so on a nil error and on nothing else. A Sink that
+// fans out to several others (a router) returns nil only when every one of
+// them did.
+//
+// A non-nil error means the batch was not accepted as a whole. When some
+// events were delivered and others not, the error is (or wraps) a
+// [*BatchError] that lists the undelivered ones; any other error means no
+// event of the batch may be counted as delivered.
 //
 // Implementations document whether Send is safe for concurrent use; the
 // Sinks in this module are, unless their documentation says otherwise.

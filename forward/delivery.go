@@ -57,7 +57,8 @@ type DeliveryConfig struct {
 
 	// OnFailure receives every event the sink gives up on, with the reason.
 	// Nil means such events are counted in Stats and reported by Send's
-	// error instead.
+	// error instead, as a *relaykit.BatchError listing exactly the
+	// undelivered events (leave it nil behind a delivery.Queue).
 	OnFailure FailureFunc
 	// Hooks observe requests and retries. Nil hooks cost nothing.
 	Hooks Hooks

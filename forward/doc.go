@@ -34,10 +34,15 @@
 // exhausted, rejected as bad data, too large, unauthorized, context ended)
 // is handed exactly once to the [FailureFunc] in DeliveryConfig.OnFailure
 // with a Reason constant, and counted in [Stats].EventsFailed. Send returns
-// nil when every event was delivered or handed to OnFailure; without
-// OnFailure it returns a [*SendError] for the first undelivered event. When
-// ctx ends, the events not yet delivered go to OnFailure with
-// [ReasonShutdown] and Send returns an error wrapping ctx.Err().
+// nil when every event was delivered or handed to OnFailure. Without
+// OnFailure, Send reports them itself: it returns a [*relaykit.BatchError]
+// that lists every undelivered run of the batch with its Reason (runs
+// rejected as bad data or too large are marked Permanent), and whose causes
+// are [*SendError] values (errors.As finds them). That is the form a
+// durable queue (package delivery) reads to retry, spool or dead-letter
+// exactly the undelivered events. When ctx ends, the events not yet
+// delivered go to OnFailure with [ReasonShutdown] and Send returns an error
+// wrapping ctx.Err() (and, without OnFailure, the BatchError).
 //
 // Errors, logs, Stats and hooks never contain secrets (HEC tokens, bearer
 // tokens, client secrets): errors carry the destination name, the HTTP

@@ -455,6 +455,57 @@ func TestHECWithoutFailureFuncReturnsSendError(t *testing.T) {
 	assert.Contains(t, err.Error(), "Invalid data format")
 	assert.Equal(t, map[string]int{"a": 1, "c": 1}, srv.Counts())
 	assert.Equal(t, int64(1), h.Stats().EventsFailed[forward.ReasonRejected])
+	// The error says exactly which event was not delivered, and that
+	// sending it again cannot succeed.
+	var be *relaykit.BatchError
+	require.ErrorAs(t, err, &be)
+	require.Len(t, be.Failed, 1)
+	assert.Equal(t, 1, be.Failed[0].From)
+	assert.Equal(t, 2, be.Failed[0].To)
+	assert.True(t, be.Failed[0].Permanent)
+	assert.Equal(t, forward.ReasonRejected, be.Failed[0].Reason)
+}
+
+// TestHECBatchErrorRuns: without a failure handler, Send reports every
+// undelivered run of a batch split over several requests, in batch order,
+// with retryable and permanent runs told apart.
+func TestHECBatchErrorRuns(t *testing.T) {
+	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+	h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(),
+		Delivery: forward.DeliveryConfig{Concurrency: 1, MaxEventBytes: 64, MaxRequestBytes: 400,
+			Retry: forward.RetryConfig{MaxAttempts: 1}}})
+	require.NoError(t, err)
+	defer h.Close()
+	batch := batchOf("e0", "e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8", "e9")
+	batch[4].Raw = bytes.Repeat([]byte("x"), 200) // too large on its own
+	srv.Busy(1) // the first request fails: retryable (503, code 9)
+	err = h.Send(t.Context(), batch)
+	var be *relaykit.BatchError
+	require.ErrorAs(t, err, &be)
+	require.NotEmpty(t, be.Failed)
+	var retry, perm []int
+	last := -1
+	for _, f := range be.Failed {
+		require.Less(t, last, f.From, "ascending, not overlapping")
+		last = f.To - 1
+		for i := f.From; i < f.To; i++ {
+			if f.Permanent {
+				perm = append(perm, i)
+			} else {
+				retry = append(retry, i)
+			}
+		}
+	}
+	assert.Equal(t, []int{4}, perm)
+	require.NotEmpty(t, retry)
+	assert.Equal(t, 0, retry[0], "the events of the failed first request")
+	// Every event is either delivered or listed, never both.
+	got := srv.Counts()
+	for i := range batch {
+		_, delivered := got[string(batch[i].Raw)]
+		listed := slices.Contains(retry, i) || slices.Contains(perm, i)
+		assert.NotEqual(t, delivered, listed, "event %d", i)
+	}
 }
 
 func TestHECUnauthorizedLoggedOnce(t *testing.T) {

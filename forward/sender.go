@@ -45,7 +45,8 @@ package forward
 // exactly once with a Reason; counts everything in Stats. Send returns nil
 // when every event was delivered or handed to OnFailure, an error wrapping
 // ctx.Err() when ctx ended (the rest went to OnFailure as ReasonShutdown),
-// and without OnFailure a *SendError for the first undelivered event.
+// and without OnFailure a *relaykit.BatchError listing every undelivered
+// run with its reason (rejected and too-large runs marked Permanent).
 
 import (
 	"bytes"
@@ -55,6 +56,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -248,7 +250,8 @@ type batchState struct {
 	batch []relaykit.Event
 	wg    sync.WaitGroup
 	mu    sync.Mutex
-	err   error // first undelivered-event error, when there is no OnFailure
+	// failed lists the undelivered runs when there is no OnFailure.
+	failed []relaykit.FailedRange
 }
 
 // send is Sink.Send for every HTTP sink.
@@ -330,9 +333,12 @@ func (s *sender) send(ctx context.Context, batch []relaykit.Event) error {
 	}
 	st.wg.Wait()
 	if err := ctx.Err(); err != nil {
+		if s.cfg.OnFailure == nil && len(st.failed) > 0 {
+			return fmt.Errorf("forward: send to %s: %w (%w)", s.dest, err, st.batchErr())
+		}
 		return &SendError{Destination: s.dest, Code: -1, Err: err}
 	}
-	return st.err
+	return st.batchErr()
 }
 
 // dispatch starts delivering r on its own goroutine once a concurrency slot
@@ -638,47 +644,72 @@ func (s *sender) accepted(r *request, from, to int, took time.Duration) {
 // failRequest hands events [from:] of r to the failure handler.
 func (s *sender) failRequest(ctx context.Context, st *batchState, r *request, from int, reason string, err error) {
 	idx := r.idx[from:]
-	if len(idx) == 0 {
-		return
+	for len(idx) > 0 {
+		// Runs of consecutive indexes (events rejected in between break them).
+		n := 1
+		for n < len(idx) && idx[n] == idx[0]+int32(n) {
+			n++
+		}
+		first := int(idx[0])
+		s.fail(ctx, st, first, first+n, reason, err)
+		idx = idx[n:]
 	}
-	first := int(idx[0])
-	if int(idx[len(idx)-1])-first == len(idx)-1 {
-		s.fail(ctx, st, st.batch[first:first+len(idx)], reason, err)
-		return
-	}
-	// Not contiguous (events were rejected in between): copy the headers.
-	evs := make([]relaykit.Event, len(idx))
-	for j, i := range idx {
-		evs[j] = st.batch[i]
-	}
-	s.fail(ctx, st, evs, reason, err)
 }
 
 // failRange hands batch[from:to] to the failure handler.
 func (s *sender) failRange(ctx context.Context, st *batchState, from, to int, reason string, err error) {
 	if from < to {
-		s.fail(ctx, st, st.batch[from:to], reason, err)
+		s.fail(ctx, st, from, to, reason, err)
 	}
 }
 
 // failOne hands batch[i] to the failure handler.
 func (s *sender) failOne(ctx context.Context, st *batchState, i int, reason string, err error) {
-	s.fail(ctx, st, st.batch[i:i+1], reason, err)
+	s.fail(ctx, st, i, i+1, reason, err)
 }
 
-func (s *sender) fail(ctx context.Context, st *batchState, evs []relaykit.Event, reason string, err error) {
-	s.c.addFailed(reason, len(evs))
+// permanent reports whether events that failed for reason cannot succeed
+// if sent again unchanged.
+func permanent(reason string) bool { return reason == ReasonRejected || reason == ReasonTooLarge }
+
+// fail hands batch[from:to] to OnFailure, or records the run for the
+// *relaykit.BatchError that Send returns when there is no OnFailure.
+func (s *sender) fail(ctx context.Context, st *batchState, from, to int, reason string, err error) {
+	s.c.addFailed(reason, to-from)
 	var se *SendError
 	if !errors.As(err, &se) {
 		se = &SendError{Destination: s.dest, Code: -1, Err: err}
 	}
 	if s.cfg.OnFailure != nil {
-		s.cfg.OnFailure(context.WithoutCancel(ctx), Failure{Destination: s.dest, Events: evs, Reason: reason, Err: se})
+		s.cfg.OnFailure(context.WithoutCancel(ctx), Failure{Destination: s.dest, Events: st.batch[from:to], Reason: reason, Err: se})
 		return
 	}
 	st.mu.Lock()
-	if st.err == nil {
-		st.err = se
-	}
+	st.failed = append(st.failed, relaykit.FailedRange{From: from, To: to, Permanent: permanent(reason), Reason: reason, Err: se})
 	st.mu.Unlock()
+}
+
+// batchErr returns the *relaykit.BatchError of a Send without OnFailure
+// (runs sorted and merged), or nil when every event was delivered.
+func (st *batchState) batchErr() error {
+	if len(st.failed) == 0 {
+		return nil
+	}
+	return newBatchError(st.failed)
+}
+
+// newBatchError sorts runs by index and merges adjacent runs that failed
+// the same way.
+func newBatchError(runs []relaykit.FailedRange) *relaykit.BatchError {
+	slices.SortFunc(runs, func(a, b relaykit.FailedRange) int { return a.From - b.From })
+	out := runs[:1]
+	for _, r := range runs[1:] {
+		last := &out[len(out)-1]
+		if last.To == r.From && last.Reason == r.Reason && last.Permanent == r.Permanent {
+			last.To = r.To
+			continue
+		}
+		out = append(out, r)
+	}
+	return &relaykit.BatchError{Failed: out}
 }

@@ -344,7 +344,7 @@ func (st *Sentinel) Send(ctx context.Context, batch []relaykit.Event) error {
 			bs := &batchState{batch: batch}
 			st.s.failRange(ctx, bs, 0, len(batch), ReasonUnauthorized,
 				&SendError{Destination: st.dest, Code: -1, Err: err})
-			return bs.err
+			return bs.batchErr()
 		}
 	}
 	return st.s.send(ctx, batch)

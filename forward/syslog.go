@@ -352,7 +352,9 @@ func NewSyslog(cfg SyslogConfig) (*Syslog, error) {
 // Send writes batch to the receiver, in order, retrying on a new connection
 // after errors as described on [Syslog]. As for the HTTP sinks, Send returns
 // nil when every event was written or handed to OnFailure; without
-// OnFailure it returns a [*SendError] saying why events were not delivered.
+// OnFailure it returns a [*SendError] saying why events were not delivered,
+// or a [*relaykit.BatchError] for the rest of a UDP batch of which some
+// datagrams went out.
 // When ctx ends first (or the sink is closed), the undelivered events go to
 // OnFailure with [ReasonShutdown] and Send returns a [*SendError] wrapping
 // ctx.Err() (or [ErrSyslogClosed]). Send does not retain batch.
@@ -363,7 +365,7 @@ func (s *Syslog) Send(ctx context.Context, batch []relaykit.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return s.fail(ctx, batch, ReasonShutdown, ErrSyslogClosed)
+		return s.fail(ctx, batch, 0, ReasonShutdown, ErrSyslogClosed)
 	}
 	s.encode(batch)
 
@@ -372,19 +374,19 @@ func (s *Syslog) Send(ctx context.Context, batch []relaykit.Event) error {
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			if attempt > s.retries {
-				return s.fail(ctx, batch[first:], ReasonRetriesExhausted, lastErr)
+				return s.fail(ctx, batch, first, ReasonRetriesExhausted, lastErr)
 			}
 			s.retried.Add(1)
 			if err := s.wait(ctx, attempt); err != nil {
-				return s.fail(ctx, batch[first:], ReasonShutdown, err)
+				return s.fail(ctx, batch, first, ReasonShutdown, err)
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			return s.fail(ctx, batch[first:], ReasonShutdown, err)
+			return s.fail(ctx, batch, first, ReasonShutdown, err)
 		}
 		if err := s.connect(ctx); err != nil {
 			if ctx.Err() != nil {
-				return s.fail(ctx, batch[first:], ReasonShutdown, ctx.Err())
+				return s.fail(ctx, batch, first, ReasonShutdown, ctx.Err())
 			}
 			lastErr = err
 			continue
@@ -614,9 +616,12 @@ func (s *Syslog) wait(ctx context.Context, attempt int) error {
 	return sleep(ctx, d)
 }
 
-// fail accounts for undelivered events and returns Send's error: nil when
-// OnFailure took them, except at shutdown (ctx ended, sink closed).
-func (s *Syslog) fail(ctx context.Context, events []relaykit.Event, reason string, err error) error {
+// fail accounts for the undelivered events batch[first:] and returns Send's
+// error: nil when OnFailure took them, except at shutdown (ctx ended, sink
+// closed); without OnFailure a *SendError, or a *relaykit.BatchError when
+// datagrams before first were sent.
+func (s *Syslog) fail(ctx context.Context, batch []relaykit.Event, first int, reason string, err error) error {
+	events := batch[first:]
 	s.failed.Add(int64(len(events)))
 	if err == nil {
 		err = errors.New(reason)
@@ -626,6 +631,10 @@ func (s *Syslog) fail(ctx context.Context, events []relaykit.Event, reason strin
 		se = &SendError{Destination: s.dest, Code: -1, Retryable: reason != ReasonShutdown, Err: err}
 	}
 	if s.onFailure == nil {
+		if first > 0 {
+			// The first datagrams went out: only the rest is undelivered.
+			return &relaykit.BatchError{Failed: []relaykit.FailedRange{{From: first, To: len(batch), Reason: reason, Err: se}}}
+		}
 		return se
 	}
 	s.onFailure(context.WithoutCancel(ctx), Failure{Destination: s.dest, Events: events, Reason: reason, Err: se})
