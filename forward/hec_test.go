@@ -478,7 +478,7 @@ func TestHECBatchErrorRuns(t *testing.T) {
 	defer h.Close()
 	batch := batchOf("e0", "e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8", "e9")
 	batch[4].Raw = bytes.Repeat([]byte("x"), 200) // too large on its own
-	srv.Busy(1) // the first request fails: retryable (503, code 9)
+	srv.Busy(1)                                   // the first request fails: retryable (503, code 9)
 	err = h.Send(t.Context(), batch)
 	var be *relaykit.BatchError
 	require.ErrorAs(t, err, &be)
