@@ -86,7 +86,7 @@ func ExampleSpool_Replay() {
 	defer s.Close()
 	for _, msg := range []string{"first", "second"} {
 		batch := []relaykit.Event{{Raw: []byte(msg)}}
-		if err := s.Append(batch); err != nil { // storage.ErrSpoolFull when full
+		if _, err := s.Append(batch); err != nil { // storage.ErrSpoolFull when full
 			fmt.Println(err)
 		}
 	}
@@ -95,11 +95,45 @@ func ExampleSpool_Replay() {
 		fmt.Printf("replay %d event(s): %s\n", len(batch), batch[0].Raw)
 		return nil
 	})
-	fmt.Println(err, s.Stats().Replayed)
+	fmt.Println(err, s.Stats().Acked)
 	// Output:
 	// replay 1 event(s): first
 	// replay 1 event(s): second
 	// <nil> 2
+}
+
+// A write-ahead log: append each batch before sending it from memory, and
+// acknowledge the record once the destination took the batch. Nothing is
+// read back unless the process restarts with records still unacknowledged.
+func ExampleSpool_Ack() {
+	dir, _ := os.MkdirTemp("", "spool")
+	defer os.RemoveAll(dir)
+	cfg := storage.SpoolConfig{Dir: filepath.Join(dir, "hec")}
+	s, _ := storage.OpenSpool(cfg)
+	send := func(batch []relaykit.Event) error { return nil } // the destination
+	for _, msg := range []string{"delivered", "in flight at the crash"} {
+		batch := []relaykit.Event{{Raw: []byte(msg)}}
+		id, err := s.Append(batch)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		if msg == "delivered" && send(batch) == nil {
+			_ = s.Ack(id)
+		}
+	}
+	_ = s.Close() // as a crash would leave it
+
+	s, _ = storage.OpenSpool(cfg)
+	defer s.Close()
+	rec, err := s.Peek()
+	fmt.Printf("%s %v\n", rec.Events[0].Raw, err)
+	_ = s.Ack(rec.ID)
+	_, err = s.Peek()
+	fmt.Println(err)
+	// Output:
+	// in flight at the crash <nil>
+	// EOF
 }
 
 func ExampleSanitizeFileName() {

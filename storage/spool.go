@@ -1,12 +1,8 @@
 package storage
 
 import (
-	"bufio"
-	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -22,8 +18,8 @@ import (
 
 // ErrSpoolFull is returned by [Spool.Append] when the batch would make the
 // spool exceed [SpoolConfig.MaxBytes]. The batch was not written; the
-// caller counts it as dropped (or retries later). Unread data is never
-// overwritten.
+// caller counts it as dropped, waits for room, or calls [Spool.Discard].
+// Unread data is never overwritten.
 var ErrSpoolFull = errors.New("storage: spool full")
 
 // Defaults of [SpoolConfig].
@@ -33,115 +29,209 @@ const (
 )
 
 const (
-	segSuffix   = ".seg"
-	posFile     = "position"
-	posMagic    = "RKPOS001"
-	posFileSize = len(posMagic) + 8 + 8 + 4
+	segSuffix = ".seg"
+	lockName  = "lock"
 )
 
 // SpoolConfig configures a [Spool]. Only Dir is required.
 type SpoolConfig struct {
-	// Dir is the spool's directory, used by this Spool alone. It is
-	// created (mode 0750 before umask) if missing.
+	// Dir is the spool's directory, used by this Spool alone: OpenSpool
+	// locks it (file "lock"), and a second Spool on it, in this process or
+	// another, gets an error wrapping [ErrLocked]. It is created (mode 0750
+	// before umask) if missing.
 	Dir string
 	// MaxBytes is the most bytes the spool's segment files may hold
-	// together (unread data, plus read records of a segment not yet
-	// removed). Zero means 1 GiB.
+	// together (unacknowledged records, plus acknowledged records of
+	// segments not yet removed). Zero means 1 GiB.
 	MaxBytes int64
 	// SegmentBytes is the size at which a new segment file is started.
-	// Segments are removed once every record in them has been replayed.
-	// Zero means 64 MiB.
+	// Segments are removed once every record in them is acknowledged or
+	// discarded. Zero means 64 MiB.
 	SegmentBytes int64
-	// Fsync makes Append fsync the segment before returning, and Replay
-	// fsync the position file after each record: acknowledged batches then
-	// survive a power loss, at the cost of one or two disk flushes per
-	// call. The default (false) relies on the page cache, which survives a
-	// crash or kill -9 of the process but not of the machine.
+	// Fsync makes Append fsync the segment before returning, and Ack
+	// fsync the head file: acknowledged batches then survive a power loss,
+	// at the cost of a disk flush per call. The default (false) relies on
+	// the page cache, which survives a crash or kill -9 of the process but
+	// not of the machine.
 	Fsync bool
 	// FileMode is the permission of created files, before umask. Zero
 	// means 0640.
 	FileMode os.FileMode
+	// FS is the file system. Nil means the operating system's ([OSFS]).
+	FS FS
 }
 
-// SpoolStats is a snapshot of a [Spool]'s counters.
+// SpoolStats is a snapshot of a [Spool]'s counters. Counters only grow;
+// Bytes, Segments, Batches, Events and Oldest describe the spool now.
 type SpoolStats struct {
 	// Appended and AppendedEvents count batches and events Append wrote.
 	Appended, AppendedEvents int64
-	// Replayed and ReplayedEvents count batches and events whose Replay
-	// callback succeeded (and were removed from the queue).
-	Replayed, ReplayedEvents int64
+	// Acked and AckedEvents count batches and events acknowledged (by
+	// [Spool.Ack], or by Replay after its callback succeeded).
+	Acked, AckedEvents int64
 	// Refused counts batches Append refused with ErrSpoolFull.
 	Refused int64
-	// Corrupt counts records Replay skipped because their checksum or
-	// encoding was wrong (disk corruption; never the result of a process
-	// crash, whose torn tail is cut at open).
-	Corrupt int64
-	// TornBytes counts bytes of an incomplete last record cut at open.
-	TornBytes int64
 	// Discarded and DiscardedEvents count batches and events
-	// [Spool.Discard] removed unread.
+	// [Spool.Discard] removed unacknowledged.
 	Discarded, DiscardedEvents int64
+
+	// Corrupt counts damaged records and damaged runs of bytes that
+	// reading skipped: a record whose header or payload checksum failed,
+	// or bytes between two valid records that are none.
+	Corrupt int64
+	// CorruptBytes counts the bytes skipped with them.
+	CorruptBytes int64
+	// LostEvents counts the events of the backlog that damage cost: the
+	// events of skipped records whose header was intact, and of records in
+	// segments that went missing. Events of a record whose header itself
+	// was destroyed are unknown and not counted here (see CorruptBytes).
+	LostEvents int64
+	// TornBytes counts bytes of an incomplete or damaged last record cut
+	// from the newest segment at open (a crash during Append).
+	TornBytes int64
+	// MissingSegments counts segment files that were expected (between
+	// the head and the newest segment) but absent or unreadable.
+	MissingSegments int64
+
+	// WriteErrors, SyncErrors, ReadErrors and HeadErrors count failed
+	// writes (and segment creations), fsyncs, reads of records, and writes
+	// of the head file. None is sticky: the next call tries again.
+	WriteErrors, SyncErrors, ReadErrors, HeadErrors int64
+
 	// Bytes is the current size of the segment files, in bytes.
 	Bytes int64
 	// Segments is the current number of segment files.
 	Segments int
 	// Batches and Events are the backlog: batches and events appended and
-	// not yet replayed or discarded, those left by an earlier process
-	// included (counted from the record headers at open).
+	// not yet acknowledged, discarded or lost, those left by an earlier
+	// process included (counted from the record headers at open).
 	Batches, Events int64
 	// Oldest is when the oldest batch of the backlog was appended; zero
 	// when the backlog is empty.
 	Oldest time.Time
 }
 
-// Spool is a disk queue of batches: [Spool.Append] writes a batch as one
-// checksummed record at the end of the newest segment file and
-// [Spool.Replay] hands records back in order, removing each only after its
-// callback succeeded. The read position is kept in a small file replaced
-// atomically, so a restarted process resumes where it stopped. See the
-// package documentation for the format and the crash guarantees.
+// RecordID identifies a record of a [Spool]: its segment and offset. IDs
+// order as the records do. The zero RecordID identifies no record.
+type RecordID struct {
+	seg uint64
+	off int64
+}
+
+// IsZero reports whether id identifies no record.
+func (id RecordID) IsZero() bool { return id == RecordID{} }
+
+// Less reports whether id comes before o in the spool.
+func (id RecordID) Less(o RecordID) bool {
+	return id.seg < o.seg || (id.seg == o.seg && id.off < o.off)
+}
+
+// String returns "segment:offset".
+func (id RecordID) String() string {
+	return strconv.FormatUint(id.seg, 10) + ":" + strconv.FormatInt(id.off, 10)
+}
+
+// Record is a batch read back by [Spool.Peek].
+type Record struct {
+	// ID identifies the record, for [Spool.Ack].
+	ID RecordID
+	// Events is the batch. The slice and the events' byte slices alias the
+	// spool's read buffer: valid only until the next Peek, Replay or Close.
+	Events []relaykit.Event
+	// Appended is when the batch was appended.
+	Appended time.Time
+}
+
+// Discarded says what [Spool.Discard] removed.
+type Discarded struct {
+	// Batches and Events count the unacknowledged records removed and
+	// their events.
+	Batches, Events int64
+	// First and Last are the first and last record removed (zero when
+	// none), so that a caller holding copies of some records in memory
+	// knows which of them lost their disk copy.
+	First, Last RecordID
+}
+
+// Spool is a disk queue of batches, safe for concurrent use by multiple
+// goroutines. [Spool.Append] writes a batch as one checksummed record at
+// the tail; [Spool.Peek] reads the record at the head (the oldest not yet
+// acknowledged) and [Spool.Ack] acknowledges records up to one, which
+// moves the head past them. A write-ahead user appends each batch, sends
+// its own copy from memory and acknowledges the record after delivery: it
+// never reads back what it still holds. [Spool.Replay] is the loop of
+// Peek, a callback and Ack. The head is saved in a small file, so a
+// restarted process resumes at the oldest unacknowledged record. See the
+// package documentation for the format, the crash guarantees and what
+// each kind of disk damage costs.
 //
-// A Spool is safe for concurrent use by multiple goroutines: Appends are
-// serialised, one Replay runs at a time, and Append may run during Replay.
-// Only one Spool may use a directory at a time.
+// Appends are serialised; one Peek (or Replay) runs at a time; Append,
+// Ack, Discard and Stats may run during a Peek, and none of them waits for
+// the I/O of another beyond its own lock.
 type Spool struct {
 	cfg  SpoolConfig
+	fs   FS
+	lock io.Closer
 	pool sync.Pool
 
-	mu     sync.Mutex
-	segs   []segInfo // ascending id; the last is the write segment
-	w      *os.File  // open write segment (the last of segs), or nil
-	bytes  int64
-	nextID uint64
-	closed bool
-	err    error
-	// backlog: unread records, their events, append time (unix ns) of the
-	// first one (0 when none).
-	pendBatches, pendEvents, oldest int64
+	mu       sync.Mutex
+	segs     []segInfo // ascending id, none before the head's; the last is the write segment
+	w        File      // open write segment (the last of segs), or nil when sealed
+	bytes    int64
+	nextID   uint64
+	head     RecordID // oldest unacknowledged record, or where the next one will be
+	closed   bool
+	gen      uint64 // changes whenever the head moves other than by Ack
+	headF    File
+	headGen  uint64
+	headBuf  [headSlot]byte
+	recent   [recentRecords]recentRec // records appended or read lately, for Ack
+	recentAt int
+	// backlog: unacknowledged records and their events.
+	pendBatches, pendEvents int64
+	readErrAt               RecordID
+	readErrs                int
 
-	rmu    sync.Mutex
-	rID    uint64
-	rOff   int64
-	rf     *os.File
+	rmu    sync.Mutex // the reader: Peek and its buffers
+	rf     File
 	rfID   uint64
 	rbuf   []byte
 	events []relaykit.Event
-	posBuf []byte
 
 	appended, appendedEvents atomic.Int64
-	replayed, replayedEvents atomic.Int64
-	refused, corrupt, torn   atomic.Int64
+	acked, ackedEvents       atomic.Int64
+	refused                  atomic.Int64
 	discarded, discardedEv   atomic.Int64
+	corrupt, corruptBytes    atomic.Int64
+	lost, torn, missing      atomic.Int64
+	writeErrors, syncErrors  atomic.Int64
+	readErrors, headErrors   atomic.Int64
 }
 
 type segInfo struct {
 	id   uint64
-	size int64
+	size int64 // valid bytes: reads stop here
+	v    byte  // format version, 2 or 3
 }
 
-// OpenSpool opens (or creates) the spool in cfg.Dir. It removes segments
-// already replayed, and cuts an incomplete record at the end of the newest
-// segment (left by a crash during Append; that Append had not returned).
+// recentRecords is how many records' sizes Ack can find without reading
+// their header: more than a delivery queue holds in memory.
+const recentRecords = 64
+
+type recentRec struct {
+	id     RecordID
+	size   int64
+	events int64
+}
+
+func spoolErr(op string, err error) error { return fmt.Errorf("storage: spool: %s: %w", op, err) }
+
+// OpenSpool opens (or creates) the spool in cfg.Dir and locks the
+// directory. It removes segments already acknowledged, cuts an incomplete
+// record at the end of the newest segment (left by a crash during Append),
+// and counts the backlog from the record headers. It returns an error
+// wrapping [ErrLocked] if another Spool has the directory open, and
+// [ErrInvalidConfig] for a bad cfg.
 func OpenSpool(cfg SpoolConfig) (*Spool, error) {
 	if cfg.Dir == "" {
 		return nil, fmt.Errorf("%w: Dir is empty", ErrInvalidConfig)
@@ -161,15 +251,22 @@ func OpenSpool(cfg SpoolConfig) (*Spool, error) {
 	if cfg.FileMode&^os.ModePerm != 0 {
 		return nil, fmt.Errorf("%w: FileMode %v has bits other than permissions", ErrInvalidConfig, cfg.FileMode)
 	}
-	if err := os.MkdirAll(cfg.Dir, DefaultDirMode); err != nil {
-		return nil, fmt.Errorf("storage: spool: %w", err)
+	s := &Spool{cfg: cfg, fs: cfg.FS, nextID: 1}
+	if s.fs == nil {
+		s.fs = OSFS{}
 	}
-	s := &Spool{cfg: cfg, nextID: 1}
+	if err := s.fs.MkdirAll(cfg.Dir, DefaultDirMode); err != nil {
+		return nil, spoolErr("create directory", err)
+	}
+	lock, err := s.fs.Lock(filepath.Join(cfg.Dir, lockName))
+	if err != nil {
+		return nil, err
+	}
+	s.lock = lock
 	s.pool.New = func() any { b := make([]byte, 0, 64<<10); return &b }
 	if err := s.load(); err != nil {
-		if s.w != nil {
-			_ = s.w.Close()
-		}
+		s.closeFiles()
+		_ = s.lock.Close()
 		return nil, err
 	}
 	return s, nil
@@ -179,10 +276,11 @@ func (s *Spool) segPath(id uint64) string {
 	return filepath.Join(s.cfg.Dir, fmt.Sprintf("%020d%s", id, segSuffix))
 }
 
+// load reads the directory: segments, head, torn tail, backlog.
 func (s *Spool) load() error {
-	entries, err := os.ReadDir(s.cfg.Dir)
+	entries, err := s.fs.ReadDir(s.cfg.Dir)
 	if err != nil {
-		return fmt.Errorf("storage: spool: %w", err)
+		return spoolErr("read directory", err)
 	}
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), segSuffix)
@@ -195,132 +293,231 @@ func (s *Spool) load() error {
 		}
 		info, err := e.Info()
 		if err != nil {
-			return fmt.Errorf("storage: spool: %w", err)
+			return spoolErr("read directory", err)
 		}
-		s.segs = append(s.segs, segInfo{id: id, size: info.Size()})
+		s.segs = append(s.segs, segInfo{id: id, size: info.Size(), v: 3})
 	}
 	slices.SortFunc(s.segs, func(a, b segInfo) int { return cmpU64(a.id, b.id) })
-	_ = os.Remove(filepath.Join(s.cfg.Dir, posFile+tmpSuffix))
 
-	s.rID, s.rOff = 0, segHeader
-	if id, off, ok := s.readPosition(); ok {
-		s.rID, s.rOff = id, off
+	head, gen, ok := s.readHead()
+	s.headGen = gen
+	write := !ok // a new spool gets its head file at once
+	if !ok {
+		head, ok = s.readPositionV2()
 	}
-	// Remove segments before the read position: fully replayed.
-	for len(s.segs) > 0 && s.segs[0].id < s.rID {
-		if err := os.Remove(s.segPath(s.segs[0].id)); err != nil {
-			return fmt.Errorf("storage: spool: remove replayed segment: %w", err)
+	if !ok && len(s.segs) > 0 {
+		head = RecordID{seg: s.segs[0].id, off: segHeader}
+	}
+	s.head = head
+	// Segments before the head are fully acknowledged.
+	for len(s.segs) > 0 && s.segs[0].id < s.head.seg {
+		if err := s.fs.Remove(s.segPath(s.segs[0].id)); err != nil {
+			return spoolErr("remove acknowledged segment", err)
 		}
 		s.segs = s.segs[1:]
 	}
-	if len(s.segs) == 0 {
-		s.nextID = max(s.rID, 1)
-		s.rID, s.rOff = s.nextID, segHeader
-		return nil
-	}
-	if s.segs[0].id != s.rID {
-		s.rID, s.rOff = s.segs[0].id, segHeader
-	}
-	last := &s.segs[len(s.segs)-1]
-	s.nextID = last.id + 1
-	valid, err := s.validEnd(last.id)
-	if err != nil {
+	if err := s.checkSegments(); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(s.segPath(last.id), os.O_WRONLY, s.cfg.FileMode)
-	if err != nil {
-		return fmt.Errorf("storage: spool: %w", err)
-	}
-	s.w = f
-	if valid < segHeader {
-		// Crash while the segment was created: rewrite its header.
-		if err := f.Truncate(0); err != nil {
-			return fmt.Errorf("storage: spool: %w", err)
+	if len(s.segs) == 0 {
+		s.nextID = max(s.head.seg, 1)
+		s.head = RecordID{seg: s.nextID, off: segHeader}
+	} else {
+		s.nextID = s.segs[len(s.segs)-1].id + 1
+		if s.head.seg < s.segs[0].id {
+			s.missing.Add(int64(s.segs[0].id - s.head.seg))
+			s.head = RecordID{seg: s.segs[0].id, off: segHeader}
 		}
-		if _, err := f.WriteAt([]byte(segMagic), 0); err != nil {
-			return fmt.Errorf("storage: spool: %w", err)
+		if err := s.openWriteSegment(); err != nil {
+			return err
 		}
-		s.torn.Add(last.size)
-		last.size = segHeader
-	} else if valid < last.size {
-		if err := f.Truncate(valid); err != nil {
-			return fmt.Errorf("storage: spool: cut torn record: %w", err)
-		}
-		s.torn.Add(last.size - valid)
-		last.size = valid
-	}
-	if _, err := f.Seek(last.size, io.SeekStart); err != nil {
-		return fmt.Errorf("storage: spool: %w", err)
 	}
 	for _, sg := range s.segs {
 		s.bytes += sg.size
 	}
-	if s.rID == last.id && s.rOff > last.size {
-		s.rOff = last.size
-	}
-	return s.recountLocked()
-}
-
-// recountLocked sets the backlog from the record headers of every unread
-// segment. s.mu is held (or the spool not shared yet).
-func (s *Spool) recountLocked() error {
-	s.pendBatches, s.pendEvents, s.oldest = 0, 0, 0
-	for _, sg := range s.segs {
-		if sg.id < s.rID {
-			continue
-		}
-		off := segHeader
-		if sg.id == s.rID {
-			off = s.rOff
-		}
-		b, e, first, err := s.walk(sg.id, off, sg.size, -1)
-		if err != nil {
+	s.recountLocked()
+	if write {
+		if err := s.writeHeadLocked(); err != nil {
 			return err
 		}
-		if s.pendBatches == 0 && b > 0 {
-			s.oldest = first
-		}
-		s.pendBatches += b
-		s.pendEvents += e
+		_ = s.fs.Remove(filepath.Join(s.cfg.Dir, posFileV2))
 	}
 	return nil
 }
 
-// walk reads the record headers of segment id in [off, end), at most limit
-// records (all when negative), and returns the number of records, their
-// events and the append time of the first. It stops at the first invalid
-// header (the rest is handled by Replay, which counts it corrupt).
-func (s *Spool) walk(id uint64, off, end int64, limit int) (batches, events, first int64, err error) {
-	if off >= end {
-		return 0, 0, 0, nil
+// checkSegments reads each segment's magic, drops unreadable segments and
+// counts gaps in the numbering.
+func (s *Spool) checkSegments() error {
+	kept := s.segs[:0]
+	var prev uint64
+	for i, sg := range s.segs {
+		v, err := s.segVersion(sg.id)
+		last := i == len(s.segs)-1
+		switch {
+		case err == nil:
+		case last && sg.size < segHeader+recHeader:
+			// A crash while the newest segment was created: it holds no
+			// record yet. Start it again.
+			if err := s.rewriteMagic(sg.id); err != nil {
+				return err
+			}
+			s.torn.Add(sg.size)
+			sg.size, v = segHeader, 3
+		default:
+			// A segment whose magic is gone cannot be read: count it.
+			s.missing.Add(1)
+			continue
+		}
+		sg.v = v
+		if prev != 0 && sg.id > prev+1 && sg.id-prev-1 < 1<<32 {
+			s.missing.Add(int64(sg.id - prev - 1))
+		}
+		prev = sg.id
+		kept = append(kept, sg)
 	}
-	f, err := os.Open(s.segPath(id))
+	s.segs = kept
+	return nil
+}
+
+// segVersion reads a segment's magic: 3 or 2.
+func (s *Spool) segVersion(id uint64) (byte, error) {
+	f, err := s.fs.OpenFile(s.segPath(id), os.O_RDONLY, 0)
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("storage: spool: %w", err)
+		return 0, err
 	}
 	defer f.Close()
-	var buf [recHeader + maxMetaLen]byte
-	for off < end && (limit < 0 || batches < int64(limit)) {
-		n, _ := f.ReadAt(buf[:], off)
-		if n < recHeader {
+	var m [len(segMagic)]byte
+	if _, err := f.ReadAt(m[:], 0); err != nil {
+		return 0, err
+	}
+	switch string(m[:]) {
+	case segMagic:
+		return 3, nil
+	case segMagicV2:
+		return 2, nil
+	}
+	return 0, errCorrupt
+}
+
+func (s *Spool) rewriteMagic(id uint64) error {
+	f, err := s.fs.OpenFile(s.segPath(id), os.O_WRONLY, s.cfg.FileMode)
+	if err != nil {
+		return spoolErr("open segment", err)
+	}
+	defer f.Close()
+	if err := f.Truncate(0); err != nil {
+		return spoolErr("open segment", err)
+	}
+	if _, err := f.WriteAt([]byte(segMagic), 0); err != nil {
+		return spoolErr("open segment", err)
+	}
+	return nil
+}
+
+// openWriteSegment cuts the torn tail of the newest segment and opens it
+// for appending. A version 2 segment is left sealed: the next Append
+// starts a version 3 one.
+func (s *Spool) openWriteSegment() error {
+	last := &s.segs[len(s.segs)-1]
+	if last.v != 3 {
+		end := s.scanEnd(*last)
+		if end < last.size {
+			s.torn.Add(last.size - end)
+			last.size = end
+		}
+		return nil
+	}
+	f, err := s.fs.OpenFile(s.segPath(last.id), os.O_RDWR, s.cfg.FileMode)
+	if err != nil {
+		return spoolErr("open segment", err)
+	}
+	end := s.scanEnd(*last)
+	if end < last.size {
+		if err := f.Truncate(end); err != nil {
+			_ = f.Close()
+			return spoolErr("cut torn record", err)
+		}
+		s.torn.Add(last.size - end)
+		last.size = end
+	}
+	s.w = f
+	return nil
+}
+
+// scanEnd returns the offset after the last valid record of a segment,
+// resynchronising over damage in its middle (version 3): what follows the
+// last valid record is a torn tail.
+func (s *Spool) scanEnd(sg segInfo) int64 {
+	f, err := s.fs.OpenFile(s.segPath(sg.id), os.O_RDONLY, 0)
+	if err != nil {
+		return segHeader
+	}
+	defer f.Close()
+	end := segHeader
+	off := segHeader
+	var buf []byte
+	for off < sg.size {
+		h, ok := readHead(f, sg, off)
+		if ok {
+			if cap(buf) < h.length {
+				buf = make([]byte, h.length)
+			}
+			p := buf[:h.length]
+			if payloadOK(f, sg, off, h, p) {
+				off += h.size(sg.v)
+				end = off
+				continue
+			}
+		}
+		if sg.v != 3 {
 			break
 		}
-		plen, _, ok := checkRecordHeader(buf[:recHeader], end-off)
+		off = resync(f, off+1, sg.size)
+	}
+	return end
+}
+
+// recountLocked sets the backlog from the record headers of the segments
+// from the head on. s.mu is held (or the spool not shared yet).
+func (s *Spool) recountLocked() {
+	s.pendBatches, s.pendEvents = 0, 0
+	for _, sg := range s.segs {
+		off := segHeader
+		if sg.id == s.head.seg {
+			off = s.head.off
+		}
+		b, e := s.walk(sg, off, sg.size)
+		s.pendBatches += b
+		s.pendEvents += e
+	}
+}
+
+// walk counts the records of segment sg in [off, end) and their events,
+// reading only headers (resynchronising over damage in version 3
+// segments).
+func (s *Spool) walk(sg segInfo, off, end int64) (batches, events int64) {
+	if off >= end {
+		return 0, 0
+	}
+	f, err := s.fs.OpenFile(s.segPath(sg.id), os.O_RDONLY, 0)
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	for off < end {
+		h, ok := readHead(f, sg, off)
 		if !ok {
-			break
-		}
-		ev, t, ok := recordMeta(buf[recHeader:min(n, recHeader+plen)])
-		if !ok {
-			break
-		}
-		if batches == 0 {
-			first = t
+			if sg.v != 3 {
+				break
+			}
+			off = resync(f, off+1, end)
+			continue
 		}
 		batches++
-		events += ev
-		off += recHeader + int64(plen)
+		events += h.events
+		off += h.size(sg.v)
 	}
-	return batches, events, first, nil
+	return batches, events
 }
 
 func cmpU64(a, b uint64) int {
@@ -333,462 +530,67 @@ func cmpU64(a, b uint64) int {
 	return 0
 }
 
-// validEnd scans a segment and returns the offset after its last complete
-// record with a correct checksum (or 0 when even the magic is missing).
-func (s *Spool) validEnd(id uint64) (int64, error) {
-	f, err := os.Open(s.segPath(id))
-	if err != nil {
-		return 0, fmt.Errorf("storage: spool: %w", err)
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("storage: spool: %w", err)
-	}
-	return scanSegment(bufio.NewReaderSize(f, 256<<10), info.Size()), nil
-}
-
-// scanSegment returns the offset after the last valid record of a segment
-// of the given size read from r.
-func scanSegment(r io.Reader, size int64) int64 {
-	var magic [len(segMagic)]byte
-	if _, err := io.ReadFull(r, magic[:]); err != nil || string(magic[:]) != segMagic {
-		return 0
-	}
-	off := segHeader
-	var h [recHeader]byte
-	var buf []byte
-	for {
-		if _, err := io.ReadFull(r, h[:]); err != nil {
-			return off
-		}
-		n, sum, ok := checkRecordHeader(h[:], size-off)
-		if !ok {
-			return off
-		}
-		if cap(buf) < n {
-			buf = make([]byte, n)
-		}
-		buf = buf[:n]
-		if _, err := io.ReadFull(r, buf); err != nil || crc32.Checksum(buf, castagnoli) != sum {
-			return off
-		}
-		off += recHeader + int64(n)
-	}
-}
-
-func (s *Spool) readPosition() (uint64, int64, bool) {
-	b, err := os.ReadFile(filepath.Join(s.cfg.Dir, posFile))
-	if err != nil || len(b) != posFileSize || string(b[:len(posMagic)]) != posMagic {
-		return 0, 0, false
-	}
-	body := b[:posFileSize-4]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[posFileSize-4:]) {
-		return 0, 0, false
-	}
-	id := binary.LittleEndian.Uint64(b[len(posMagic):])
-	off := int64(binary.LittleEndian.Uint64(b[len(posMagic)+8:]))
-	if off < segHeader {
-		off = segHeader
-	}
-	return id, off, true
-}
-
-// writePosition replaces the position file atomically (write a temporary
-// file, optionally fsync, rename).
-func (s *Spool) writePosition() error {
-	b := append(s.posBuf[:0], posMagic...)
-	b = binary.LittleEndian.AppendUint64(b, s.rID)
-	b = binary.LittleEndian.AppendUint64(b, uint64(s.rOff))
-	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
-	s.posBuf = b
-	tmp := filepath.Join(s.cfg.Dir, posFile+tmpSuffix)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, s.cfg.FileMode)
-	if err != nil {
-		return fmt.Errorf("storage: spool: write position: %w", err)
-	}
-	_, err = f.Write(b)
-	if err == nil && s.cfg.Fsync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(s.cfg.Dir, posFile))
-	}
-	if err == nil && s.cfg.Fsync {
-		err = syncDir(s.cfg.Dir)
-	}
-	if err != nil {
-		return fmt.Errorf("storage: spool: write position: %w", err)
-	}
-	return nil
-}
-
-// Append writes batch as one record and returns once it is in the
-// operating system's page cache (and on disk, with Fsync). It returns
-// ErrSpoolFull, without writing, when the record would make the spool
-// exceed MaxBytes, and ErrClosed after Close. An empty batch is a no-op.
-// Append does not retain batch.
-func (s *Spool) Append(batch []relaykit.Event) error {
-	if len(batch) == 0 {
-		return nil
-	}
-	bp := s.pool.Get().(*[]byte)
-	now := time.Now().UnixNano()
-	rec := appendRecord((*bp)[:0], batch, now)
-	err := s.appendRecord(rec, len(batch), now)
-	if cap(rec) <= 4<<20 {
-		*bp = rec[:0]
-	}
-	s.pool.Put(bp)
-	return err
-}
-
-func (s *Spool) appendRecord(rec []byte, events int, now int64) error {
-	n := int64(len(rec))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
-	}
-	if s.err != nil {
-		return s.err
-	}
-	if n-recHeader > maxRecordLen {
-		s.refused.Add(1)
-		return fmt.Errorf("%w: batch of %d bytes exceeds the record limit", ErrSpoolFull, n)
-	}
-	newSeg := s.w == nil || (s.lastSize() > segHeader && s.lastSize()+n > s.cfg.SegmentBytes)
-	need := n
-	if newSeg {
-		need += segHeader
-	}
-	if s.bytes+need > s.cfg.MaxBytes {
-		s.refused.Add(1)
-		return ErrSpoolFull
-	}
-	if newSeg {
-		if err := s.newSegment(); err != nil {
-			return err
-		}
-	}
-	last := &s.segs[len(s.segs)-1]
-	if _, err := s.w.Write(rec); err != nil {
-		// Cut the partial record so later records stay readable.
-		if terr := s.w.Truncate(last.size); terr != nil {
-			s.err = fmt.Errorf("storage: spool: append: %w (and cutting it: %w)", err, terr)
-			return s.err
-		}
-		if _, serr := s.w.Seek(last.size, io.SeekStart); serr != nil {
-			s.err = fmt.Errorf("storage: spool: append: %w", serr)
-			return s.err
-		}
-		return fmt.Errorf("storage: spool: append: %w", err)
-	}
-	if s.cfg.Fsync {
-		if err := s.w.Sync(); err != nil {
-			s.err = fmt.Errorf("storage: spool: fsync: %w", err)
-			return s.err
-		}
-	}
-	last.size += n
-	s.bytes += n
-	if s.pendBatches == 0 {
-		s.oldest = now
-	}
-	s.pendBatches++
-	s.pendEvents += int64(events)
-	s.appended.Add(1)
-	s.appendedEvents.Add(int64(events))
-	return nil
-}
-
-func (s *Spool) lastSize() int64 {
+// emptyLocked reports whether every record is acknowledged.
+func (s *Spool) emptyLocked() bool {
 	if len(s.segs) == 0 {
-		return 0
+		return true
 	}
-	return s.segs[len(s.segs)-1].size
+	last := s.segs[len(s.segs)-1]
+	return s.head.seg > last.id || (s.head.seg == last.id && s.head.off >= last.size)
 }
 
-// newSegment closes the write segment and creates the next one.
-func (s *Spool) newSegment() error {
-	if s.w != nil {
-		if s.cfg.Fsync {
-			if err := s.w.Sync(); err != nil {
-				return fmt.Errorf("storage: spool: fsync: %w", err)
-			}
-		}
-		if err := s.w.Close(); err != nil {
-			return fmt.Errorf("storage: spool: close segment: %w", err)
-		}
-		s.w = nil
-	}
-	id := s.nextID
-	f, err := os.OpenFile(s.segPath(id), os.O_WRONLY|os.O_CREATE|os.O_EXCL, s.cfg.FileMode)
-	if err != nil {
-		return fmt.Errorf("storage: spool: new segment: %w", err)
-	}
-	if _, err := f.Write([]byte(segMagic)); err != nil {
-		_ = f.Close()
-		_ = os.Remove(s.segPath(id))
-		return fmt.Errorf("storage: spool: new segment: %w", err)
-	}
-	if s.cfg.Fsync {
-		if err := syncDir(s.cfg.Dir); err != nil {
-			_ = f.Close()
-			return fmt.Errorf("storage: spool: new segment: %w", err)
-		}
-	}
-	s.nextID++
-	s.w = f
-	s.segs = append(s.segs, segInfo{id: id, size: segHeader})
-	s.bytes += segHeader
-	return nil
-}
-
-// Replay calls fn with each stored batch, oldest first, until the spool is
-// empty, fn returns an error or ctx ends. A batch is removed (the read
-// position moves past it and is saved) only after fn returned nil; if fn
-// fails, Replay returns its error and the same batch comes first next time.
-// Batches appended while Replay runs are replayed too. Replay returns nil
-// when it has caught up with the end of the spool.
-//
-// The batch and the events' byte slices are valid only until fn returns
-// (they alias a reused read buffer); fn must not retain them. Records that
-// fail their checksum are skipped and counted as Corrupt. One Replay runs
-// at a time; a second call waits for the first.
-func (s *Spool) Replay(ctx context.Context, fn func(batch []relaykit.Event) error) error {
-	s.rmu.Lock()
-	defer s.rmu.Unlock()
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			return ErrClosed
-		}
-		i, _ := slices.BinarySearchFunc(s.segs, s.rID, func(sg segInfo, id uint64) int { return cmpU64(sg.id, id) })
-		if i == len(s.segs) {
-			s.mu.Unlock()
-			return nil
-		}
-		seg := s.segs[i]
-		active := i == len(s.segs)-1
-		s.mu.Unlock()
-		if seg.id != s.rID {
-			s.rID, s.rOff = seg.id, segHeader
-		}
-		if s.rOff >= seg.size {
-			done, err := s.finishSegment(seg, active)
-			if err != nil || done {
-				return err
-			}
-			continue
-		}
-		if err := s.replayOne(seg, fn); err != nil {
-			return err
-		}
-	}
-}
-
-// finishSegment handles a fully read segment: a sealed one is removed and
-// reading moves on; the write segment is removed too if no Append came in
-// meanwhile, so that an emptied spool holds no files. It reports whether
-// the spool is empty.
-func (s *Spool) finishSegment(seg segInfo, active bool) (bool, error) {
+// Len returns the backlog: unacknowledged batches and their events.
+func (s *Spool) Len() (batches, events int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if active {
-		last := s.segs[len(s.segs)-1]
-		if last.id != seg.id || last.size != seg.size {
-			return false, nil // new data arrived: read on
-		}
-		if s.rOff == segHeader {
-			return true, nil // empty write segment: keep it
-		}
-		if s.w != nil {
-			if err := s.w.Close(); err != nil {
-				return false, fmt.Errorf("storage: spool: %w", err)
-			}
-			s.w = nil
-		}
-	}
-	s.closeReader()
-	// Save the position first: after a crash between the two steps the
-	// segment is removed at open, never replayed twice.
-	s.rID, s.rOff = seg.id+1, segHeader
-	if err := s.writePosition(); err != nil {
-		return false, err
-	}
-	if err := os.Remove(s.segPath(seg.id)); err != nil {
-		return false, fmt.Errorf("storage: spool: remove replayed segment: %w", err)
-	}
-	i, _ := slices.BinarySearchFunc(s.segs, seg.id, func(sg segInfo, id uint64) int { return cmpU64(sg.id, id) })
-	s.segs = slices.Delete(s.segs, i, i+1)
-	s.bytes -= seg.size
-	return active, nil
+	return s.pendBatches, s.pendEvents
 }
 
-func (s *Spool) closeReader() {
-	if s.rf != nil {
-		_ = s.rf.Close()
-		s.rf = nil
-	}
-}
-
-// replayOne reads the record at the read position, calls fn and moves on.
-// It reads with pread(2) below the size seen under the lock, so a
-// concurrent Append never shows a partial record.
-func (s *Spool) replayOne(seg segInfo, fn func([]relaykit.Event) error) error {
-	if s.rf == nil || s.rfID != seg.id {
-		s.closeReader()
-		f, err := os.Open(s.segPath(seg.id))
-		if err != nil {
-			return fmt.Errorf("storage: spool: %w", err)
-		}
-		s.rf, s.rfID = f, seg.id
-	}
-	skip := func() error {
-		s.corrupt.Add(1)
-		s.rOff = seg.size
-		if err := s.writePosition(); err != nil {
-			return err
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.recountLocked()
-	}
-	var h [recHeader]byte
-	if _, err := s.rf.ReadAt(h[:], s.rOff); err != nil {
-		return skip()
-	}
-	n, sum, ok := checkRecordHeader(h[:], seg.size-s.rOff)
-	if !ok {
-		return skip()
-	}
-	if cap(s.rbuf) < n {
-		s.rbuf = make([]byte, n)
-	}
-	p := s.rbuf[:n]
-	if _, err := s.rf.ReadAt(p, s.rOff+recHeader); err != nil || crc32.Checksum(p, castagnoli) != sum {
-		return skip()
-	}
-	events, err := decodeBatch(p, s.events)
-	s.events = events[:0]
-	if err != nil {
-		s.rOff += recHeader + int64(n)
-		return skip()
-	}
-	if _, t, ok := recordMeta(p); ok {
-		s.mu.Lock()
-		if s.pendBatches > 0 {
-			s.oldest = t
-		}
-		s.mu.Unlock()
-	}
-	if err := fn(events); err != nil {
-		return err
-	}
-	s.rOff += recHeader + int64(n)
-	s.replayed.Add(1)
-	s.replayedEvents.Add(int64(len(events)))
-	s.mu.Lock()
-	s.pendBatches--
-	s.pendEvents -= int64(len(events))
-	if s.pendBatches <= 0 {
-		s.pendBatches, s.pendEvents, s.oldest = 0, 0, 0
-	}
-	s.mu.Unlock()
-	return s.writePosition()
-}
-
-// Discard removes the unread records of the oldest segment file (all of
-// it, or what is left of it past the read position) to make room, and
-// returns how many batches and events it removed. It is how a caller
-// implements a drop-oldest policy: space is freed a segment at a time
-// ([SpoolConfig.SegmentBytes]), so one call usually makes room for many
-// Appends. It returns 0, 0, nil when the spool is empty and ErrClosed
-// after Close. Discard waits for a running Replay callback to return.
-func (s *Spool) Discard() (batches, events int64, err error) {
-	s.rmu.Lock()
-	defer s.rmu.Unlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return 0, 0, ErrClosed
-	}
-	i, _ := slices.BinarySearchFunc(s.segs, s.rID, func(sg segInfo, id uint64) int { return cmpU64(sg.id, id) })
-	if i == len(s.segs) {
-		return 0, 0, nil
-	}
-	seg := s.segs[i]
-	off := segHeader
-	if seg.id == s.rID {
-		off = s.rOff
-	}
-	batches, events, _, err = s.walk(seg.id, off, seg.size, -1)
-	if err != nil {
-		return 0, 0, err
-	}
-	if i == len(s.segs)-1 && s.w != nil {
-		if err := s.w.Close(); err != nil {
-			return 0, 0, fmt.Errorf("storage: spool: %w", err)
-		}
-		s.w = nil
-	}
-	s.closeReader()
-	s.rID, s.rOff = seg.id+1, segHeader
-	if err := s.writePosition(); err != nil {
-		return 0, 0, err
-	}
-	if err := os.Remove(s.segPath(seg.id)); err != nil {
-		return 0, 0, fmt.Errorf("storage: spool: remove discarded segment: %w", err)
-	}
-	s.segs = slices.Delete(s.segs, i, i+1)
-	s.bytes -= seg.size
-	s.discarded.Add(batches)
-	s.discardedEv.Add(events)
-	if err := s.recountLocked(); err != nil {
-		return batches, events, err
-	}
-	return batches, events, nil
-}
-
-// Stats returns a snapshot of the counters.
+// Stats returns a snapshot of the counters. It reads the header of the
+// oldest unacknowledged record for Oldest.
 func (s *Spool) Stats() SpoolStats {
 	s.mu.Lock()
 	bytes, segs := s.bytes, len(s.segs)
-	pb, pe, oldest := s.pendBatches, s.pendEvents, s.oldest
-	s.mu.Unlock()
-	var ot time.Time
-	if oldest != 0 {
-		ot = time.Unix(0, oldest)
+	pb, pe := s.pendBatches, s.pendEvents
+	var oldest time.Time
+	if pb > 0 && !s.closed && len(s.segs) > 0 {
+		if f, err := s.fs.OpenFile(s.segPath(s.segs[0].id), os.O_RDONLY, 0); err == nil {
+			if h, ok := readHead(f, s.segs[0], s.head.off); ok {
+				oldest = time.Unix(0, h.appended)
+			}
+			_ = f.Close()
+		}
 	}
+	s.mu.Unlock()
 	return SpoolStats{
-		Batches:         pb,
-		Events:          pe,
-		Oldest:          ot,
-		Discarded:       s.discarded.Load(),
-		DiscardedEvents: s.discardedEv.Load(),
 		Appended:        s.appended.Load(),
 		AppendedEvents:  s.appendedEvents.Load(),
-		Replayed:        s.replayed.Load(),
-		ReplayedEvents:  s.replayedEvents.Load(),
+		Acked:           s.acked.Load(),
+		AckedEvents:     s.ackedEvents.Load(),
 		Refused:         s.refused.Load(),
+		Discarded:       s.discarded.Load(),
+		DiscardedEvents: s.discardedEv.Load(),
 		Corrupt:         s.corrupt.Load(),
+		CorruptBytes:    s.corruptBytes.Load(),
+		LostEvents:      s.lost.Load(),
 		TornBytes:       s.torn.Load(),
+		MissingSegments: s.missing.Load(),
+		WriteErrors:     s.writeErrors.Load(),
+		SyncErrors:      s.syncErrors.Load(),
+		ReadErrors:      s.readErrors.Load(),
+		HeadErrors:      s.headErrors.Load(),
 		Bytes:           bytes,
 		Segments:        segs,
+		Batches:         pb,
+		Events:          pe,
+		Oldest:          oldest,
 	}
 }
 
 // Close closes the spool's files, fsyncing the write segment when Fsync
-// is set. It waits for a running Replay to return. Append and Replay after
-// Close return ErrClosed; Close is idempotent.
+// is set, and releases the directory lock. It waits for a running Peek or
+// Replay to return. Every other method returns ErrClosed after Close;
+// Close is idempotent.
 func (s *Spool) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -797,21 +599,36 @@ func (s *Spool) Close() error {
 	}
 	s.closed = true
 	var err error
-	if s.w != nil {
-		if s.cfg.Fsync {
-			err = s.w.Sync()
-		}
-		if cerr := s.w.Close(); err == nil {
-			err = cerr
-		}
-		s.w = nil
+	if s.w != nil && s.cfg.Fsync {
+		err = s.w.Sync()
 	}
 	s.mu.Unlock()
 	s.rmu.Lock()
-	s.closeReader()
+	s.mu.Lock()
+	s.closeFiles()
+	s.mu.Unlock()
 	s.rmu.Unlock()
+	if lerr := s.lock.Close(); err == nil {
+		err = lerr
+	}
 	if err != nil {
-		return fmt.Errorf("storage: spool: close: %w", err)
+		return spoolErr("close", err)
 	}
 	return nil
+}
+
+// closeFiles closes every open file. s.mu (and s.rmu) are held.
+func (s *Spool) closeFiles() {
+	if s.w != nil {
+		_ = s.w.Close()
+		s.w = nil
+	}
+	if s.headF != nil {
+		_ = s.headF.Close()
+		s.headF = nil
+	}
+	if s.rf != nil {
+		_ = s.rf.Close()
+		s.rf = nil
+	}
 }

@@ -52,6 +52,15 @@ func batchSeq(t *testing.T, batch []relaykit.Event) int {
 	return seq
 }
 
+// app appends batch and requires success.
+func app(t testing.TB, s *storage.Spool, batch []relaykit.Event) storage.RecordID {
+	t.Helper()
+	id, err := s.Append(batch)
+	require.NoError(t, err)
+	require.False(t, id.IsZero())
+	return id
+}
+
 // replayAll replays the whole spool and returns the batch numbers.
 func replayAll(t *testing.T, s *storage.Spool) []int {
 	t.Helper()
@@ -79,9 +88,9 @@ func TestSpoolRoundTrip(t *testing.T) {
 	want[1].Flags |= relaykit.FlagTruncated
 	want[2].Fields = nil
 	want[2].Source, want[2].SourceType, want[2].Index = []byte("src"), []byte("st"), []byte("idx")
-	require.NoError(t, s.Append(want))
+	app(t, s, want)
 	for i := range 20 {
-		require.NoError(t, s.Append(numbered(100+i, 5)))
+		app(t, s, numbered(100+i, 5))
 	}
 	st := s.Stats()
 	assert.Equal(t, int64(21), st.Appended)
@@ -113,13 +122,13 @@ func TestSpoolRoundTrip(t *testing.T) {
 	}))
 	assert.Equal(t, seqs(100, 120), got)
 	st = s.Stats()
-	assert.Equal(t, int64(21), st.Replayed)
-	assert.Equal(t, int64(103), st.ReplayedEvents)
-	assert.Equal(t, 0, st.Segments, "an emptied spool holds no segments")
-	assert.Equal(t, int64(0), st.Bytes)
+	assert.Equal(t, int64(21), st.Acked)
+	assert.Equal(t, int64(103), st.AckedEvents)
+	assert.Equal(t, 1, st.Segments, "an emptied spool keeps only its write segment")
+	assert.Zero(t, st.Batches)
 
 	// Appending after an emptied spool continues.
-	require.NoError(t, s.Append(numbered(200, 1)))
+	app(t, s, numbered(200, 1))
 	assert.Equal(t, []int{200}, replayAll(t, s))
 }
 
@@ -128,7 +137,7 @@ func TestSpoolReplayFailureKeepsBatch(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	for i := range 3 {
-		require.NoError(t, s.Append(numbered(i, 2)))
+		app(t, s, numbered(i, 2))
 	}
 	boom := errors.New("destination down")
 	calls := 0
@@ -150,7 +159,7 @@ func TestSpoolRestartResumes(t *testing.T) {
 	s, err := storage.OpenSpool(cfg)
 	require.NoError(t, err)
 	for i := range 10 {
-		require.NoError(t, s.Append(numbered(i, 2)))
+		app(t, s, numbered(i, 2))
 	}
 	stop := errors.New("stop")
 	var got []int
@@ -169,7 +178,7 @@ func TestSpoolRestartResumes(t *testing.T) {
 	s, err = storage.OpenSpool(cfg)
 	require.NoError(t, err)
 	defer s.Close()
-	require.NoError(t, s.Append(numbered(10, 1)))
+	app(t, s, numbered(10, 1))
 	assert.Equal(t, seqs(6, 11), replayAll(t, s))
 }
 
@@ -207,7 +216,7 @@ func TestSpoolTornTailIsCut(t *testing.T) {
 			s, err := storage.OpenSpool(cfg)
 			require.NoError(t, err)
 			for i := range 3 {
-				require.NoError(t, s.Append(numbered(i, 3)))
+				app(t, s, numbered(i, 3))
 			}
 			require.NoError(t, s.Close())
 			segs, err := filepath.Glob(filepath.Join(dir, "*.seg"))
@@ -222,7 +231,7 @@ func TestSpoolTornTailIsCut(t *testing.T) {
 			defer s.Close()
 			assert.Equal(t, tt.torn, s.Stats().TornBytes > 0)
 			// New appends after the cut are readable.
-			require.NoError(t, s.Append(numbered(9, 1)))
+			app(t, s, numbered(9, 1))
 			assert.Equal(t, append(tt.want, 9), replayAll(t, s))
 			assert.Zero(t, s.Stats().Corrupt)
 		})
@@ -231,7 +240,7 @@ func TestSpoolTornTailIsCut(t *testing.T) {
 
 func TestSpoolFull(t *testing.T) {
 	dir := t.TempDir()
-	size := int64(len("RKSPOOL2")) // segment header
+	size := int64(len("RKSPOOL3")) // segment header
 	for i := range 3 {
 		size += int64(len(storage.AppendRecord(nil, numbered(i, 10))))
 	}
@@ -239,13 +248,13 @@ func TestSpoolFull(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	for i := range 3 {
-		require.NoError(t, s.Append(numbered(i, 10)))
+		app(t, s, numbered(i, 10))
 	}
-	err = s.Append(numbered(3, 10))
+	_, err = s.Append(numbered(3, 10))
 	require.ErrorIs(t, err, storage.ErrSpoolFull)
 	assert.Equal(t, int64(1), s.Stats().Refused)
 	assert.Equal(t, seqs(0, 3), replayAll(t, s), "unread data is kept")
-	require.NoError(t, s.Append(numbered(4, 10)), "room again after replay")
+	app(t, s, numbered(4, 10)) // room again after replay
 	assert.Equal(t, []int{4}, replayAll(t, s))
 }
 
@@ -258,7 +267,7 @@ func TestSpoolConcurrentAppend(t *testing.T) {
 	for g := range writers {
 		wg.Go(func() {
 			for i := range per {
-				if err := s.Append(numbered(g*per+i, 3)); err != nil {
+				if _, err := s.Append(numbered(g*per+i, 3)); err != nil {
 					t.Error(err)
 					return
 				}
@@ -296,10 +305,11 @@ func TestSpoolCloseAndConfig(t *testing.T) {
 
 	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: t.TempDir(), Fsync: true})
 	require.NoError(t, err)
-	require.NoError(t, s.Append(numbered(1, 1)))
+	app(t, s, numbered(1, 1))
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close())
-	assert.ErrorIs(t, s.Append(numbered(2, 1)), storage.ErrClosed)
+	_, err = s.Append(numbered(2, 1))
+	assert.ErrorIs(t, err, storage.ErrClosed)
 	assert.ErrorIs(t, s.Replay(t.Context(), func([]relaykit.Event) error { return nil }), storage.ErrClosed)
 }
 
@@ -307,7 +317,7 @@ func TestSpoolReplayHonoursContext(t *testing.T) {
 	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: t.TempDir()})
 	require.NoError(t, err)
 	defer s.Close()
-	require.NoError(t, s.Append(numbered(1, 1)))
+	app(t, s, numbered(1, 1))
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	assert.ErrorIs(t, s.Replay(ctx, func([]relaykit.Event) error { return nil }), context.Canceled)
@@ -328,7 +338,7 @@ func TestSpoolCrashChild(t *testing.T) {
 	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: dir, SegmentBytes: 64 << 10})
 	require.NoError(t, err)
 	for seq := start; ; seq++ {
-		if err := s.Append(numbered(seq, 1+seq%7)); err != nil {
+		if _, err := s.Append(numbered(seq, 1+seq%7)); err != nil {
 			fmt.Fprintf(os.Stdout, "error %v\n", err)
 			os.Exit(3)
 		}
@@ -434,24 +444,14 @@ func FuzzDecodeBatch(f *testing.F) {
 	})
 }
 
-func FuzzScanSegment(f *testing.F) {
-	seg := append([]byte("RKSPOOL2"), storage.AppendRecord(nil, numbered(1, 2))...)
-	f.Add(seg)
-	f.Add(seg[:len(seg)-3])
-	f.Add([]byte("RKSPOOL2\xff\xff\xff\xff\x00\x00\x00\x00"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		off := storage.ScanSegment(strings.NewReader(string(data)), int64(len(data)))
-		assert.GreaterOrEqual(t, off, int64(0))
-		assert.LessOrEqual(t, off, int64(len(data)))
-	})
-}
-
 func FuzzSpoolOpen(f *testing.F) {
 	// Arbitrary bytes as the only segment: opening and replaying never
 	// panics, and replay stops at the cut.
-	seg := append([]byte("RKSPOOL2"), storage.AppendRecord(nil, numbered(1, 2))...)
+	seg := append([]byte("RKSPOOL3"), storage.AppendRecord(nil, numbered(1, 2))...)
 	f.Add(seg)
 	f.Add(append(seg, 1, 2, 3))
+	f.Add(append(seg, seg[8:]...))
+	f.Add(append([]byte("RKSPOOL2"), storage.RecordV2(numbered(1, 2))...))
 	f.Add([]byte("garbage"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
@@ -461,7 +461,7 @@ func FuzzSpoolOpen(f *testing.F) {
 		defer s.Close()
 		err = s.Replay(t.Context(), func([]relaykit.Event) error { return nil })
 		assert.NoError(t, err)
-		require.NoError(t, s.Append(numbered(5, 1)))
+		app(t, s, numbered(5, 1))
 		var last int
 		require.NoError(t, s.Replay(t.Context(), func(b []relaykit.Event) error { last = batchSeq(t, b); return nil }))
 		assert.Equal(t, 5, last)
@@ -505,7 +505,7 @@ func TestSpoolReplayCrash(t *testing.T) {
 	require.NoError(t, err)
 	const total = 1500
 	for i := range total {
-		require.NoError(t, s.Append(numbered(i, 2)))
+		app(t, s, numbered(i, 2))
 	}
 	require.NoError(t, s.Close())
 
@@ -569,7 +569,7 @@ func TestSpoolBacklog(t *testing.T) {
 	assert.True(t, st.Oldest.IsZero())
 	before := time.Now()
 	for i := range 10 {
-		require.NoError(t, s.Append(numbered(i, i+1))) // 55 events
+		app(t, s, numbered(i, i+1)) // 55 events
 	}
 	st = s.Stats()
 	assert.Equal(t, int64(10), st.Batches)
@@ -615,9 +615,10 @@ func TestSpoolDiscard(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	for i := range 9 { // three segments of three batches
-		require.NoError(t, s.Append(numbered(i, 3)))
+		app(t, s, numbered(i, 3))
 	}
-	require.ErrorIs(t, s.Append(numbered(9, 3)), storage.ErrSpoolFull)
+	_, err = s.Append(numbered(9, 3))
+	require.ErrorIs(t, err, storage.ErrSpoolFull)
 	// Read one batch of the first segment, then discard the rest of it.
 	stop := errors.New("stop")
 	n := 0
@@ -628,25 +629,26 @@ func TestSpoolDiscard(t *testing.T) {
 		return nil
 	})
 	require.ErrorIs(t, err, stop)
-	b, e, err := s.Discard()
+	d, err := s.Discard()
 	require.NoError(t, err)
-	assert.Equal(t, int64(2), b)
-	assert.Equal(t, int64(6), e)
-	require.NoError(t, s.Append(numbered(9, 3)), "room after discard")
+	assert.Equal(t, int64(2), d.Batches)
+	assert.Equal(t, int64(6), d.Events)
+	assert.True(t, d.First.Less(d.Last))
+	app(t, s, numbered(9, 3)) // room after discard
 	st := s.Stats()
 	assert.Equal(t, int64(7), st.Batches)
 	assert.Equal(t, int64(2), st.Discarded)
 	assert.Equal(t, int64(6), st.DiscardedEvents)
 	assert.Equal(t, seqs(3, 10), replayAll(t, s))
-	b, e, err = s.Discard()
+	d, err = s.Discard()
 	require.NoError(t, err)
-	assert.Zero(t, b+e, "nothing to discard in an empty spool")
+	assert.Zero(t, d, "nothing to discard in an empty spool")
 
 	// Discarding the write segment: later appends go to a new one.
-	require.NoError(t, s.Append(numbered(10, 3)))
-	b, _, err = s.Discard()
+	app(t, s, numbered(10, 3))
+	d, err = s.Discard()
 	require.NoError(t, err)
-	assert.Equal(t, int64(1), b)
-	require.NoError(t, s.Append(numbered(11, 3)))
+	assert.Equal(t, int64(1), d.Batches)
+	app(t, s, numbered(11, 3))
 	assert.Equal(t, []int{11}, replayAll(t, s))
 }

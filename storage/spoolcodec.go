@@ -8,21 +8,39 @@ import (
 	"github.com/relaykit/relaykit"
 )
 
-// Spool on-disk format. All integers are little endian.
+// Spool on-disk format, version 3. All integers are little endian.
 //
 //	segment  = magic record*
-//	magic    = "RKSPOOL2"                                 8 bytes
-//	record   = length:uint32 crc:uint32 payload           length = len(payload)
-//	crc      = CRC-32C (Castagnoli) of payload
-//	payload  = count:uvarint appended:varint event*count  appended: unix ns
+//	magic    = "RKSPOOL3"                                 8 bytes
+//	record   = header payload
+//	header   = marker length events appended crc hcrc     28 bytes
+//	marker   = "RKR3"                                     4 bytes
+//	length   = uint32                                     payload length
+//	events   = uint32                                     events in the batch
+//	appended = int64                                      unix ns
+//	crc      = uint32                                     CRC-32C of payload
+//	hcrc     = uint32                                     CRC-32C of the 24 bytes before it
+//	payload  = count:uvarint appended:varint event*count
 //	event    = receiveTime:varint time:varint priority:byte flags:uvarint
 //	           host source sourcetype index raw           each bytes
 //	           nfields:uvarint (key:bytes value:bytes)*nfields
 //	bytes    = length:uvarint data
+//
+// The marker and the header's own checksum let a reader find the next
+// record after damage: it scans for the marker and accepts a candidate
+// only if the header checksum, the length and the payload checksum agree.
+//
+// Version 2 segments ("RKSPOOL2", written by earlier releases) are still
+// read: their records are length:uint32 crc:uint32 payload, with the same
+// payload, and cannot be resynchronised after damage.
 const (
-	segMagic     = "RKSPOOL2"
-	segHeader    = int64(len(segMagic))
-	recHeader    = 8
+	segMagic    = "RKSPOOL3"
+	segMagicV2  = "RKSPOOL2"
+	segHeader   = int64(len(segMagic))
+	recMarker   = "RKR3"
+	recHeader   = 28
+	recHeaderV2 = 8
+	// maxRecordLen bounds a record's payload, in bytes.
 	maxRecordLen = 1 << 30
 )
 
@@ -32,8 +50,25 @@ var (
 	errCorrupt = errors.New("storage: corrupt spool record")
 )
 
-// appendRecord appends batch as one record (header and payload) to dst;
-// appended is the time of the append in unix ns.
+// recHead is a decoded record header.
+type recHead struct {
+	length   int   // payload bytes
+	events   int64 // events in the batch
+	appended int64 // unix ns
+	crc      uint32
+}
+
+// size is the record's size on disk (header and payload) in a segment of
+// version v.
+func (h recHead) size(v byte) int64 {
+	if v == 2 {
+		return recHeaderV2 + int64(h.length)
+	}
+	return recHeader + int64(h.length)
+}
+
+// appendRecord appends batch as one version 3 record (header and payload)
+// to dst; appended is the time of the append in unix ns.
 func appendRecord(dst []byte, batch []relaykit.Event, appended int64) []byte {
 	start := len(dst)
 	dst = append(dst, make([]byte, recHeader)...)
@@ -43,8 +78,13 @@ func appendRecord(dst []byte, batch []relaykit.Event, appended int64) []byte {
 		dst = appendEvent(dst, &batch[i])
 	}
 	payload := dst[start+recHeader:]
-	binary.LittleEndian.PutUint32(dst[start:], uint32(len(payload)))
-	binary.LittleEndian.PutUint32(dst[start+4:], crc32.Checksum(payload, castagnoli))
+	h := dst[start : start+recHeader]
+	copy(h, recMarker)
+	binary.LittleEndian.PutUint32(h[4:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(h[8:], uint32(len(batch)))
+	binary.LittleEndian.PutUint64(h[12:], uint64(appended))
+	binary.LittleEndian.PutUint32(h[20:], crc32.Checksum(payload, castagnoli))
+	binary.LittleEndian.PutUint32(h[24:], crc32.Checksum(h[:24], castagnoli))
 	return dst
 }
 
@@ -71,6 +111,43 @@ func appendBytes(dst, b []byte) []byte {
 	return append(dst, b...)
 }
 
+// parseHeader decodes a version 3 record header and checks it against the
+// bytes left in the segment (left counts from the header's start).
+func parseHeader(h []byte, left int64) (recHead, bool) {
+	if len(h) < recHeader || string(h[:4]) != recMarker ||
+		crc32.Checksum(h[:24], castagnoli) != binary.LittleEndian.Uint32(h[24:]) {
+		return recHead{}, false
+	}
+	r := recHead{
+		length:   int(binary.LittleEndian.Uint32(h[4:])),
+		events:   int64(binary.LittleEndian.Uint32(h[8:])),
+		appended: int64(binary.LittleEndian.Uint64(h[12:])),
+		crc:      binary.LittleEndian.Uint32(h[20:]),
+	}
+	if r.length == 0 || r.length > maxRecordLen || int64(r.length) > left-recHeader {
+		return recHead{}, false
+	}
+	return r, true
+}
+
+// parseHeaderV2 decodes a version 2 record header; the event count and the
+// append time are at the start of the payload (p, which may be cut after
+// maxMetaLen bytes).
+func parseHeaderV2(h, p []byte, left int64) (recHead, bool) {
+	if len(h) < recHeaderV2 {
+		return recHead{}, false
+	}
+	n := binary.LittleEndian.Uint32(h)
+	if n == 0 || n > maxRecordLen || int64(n) > left-recHeaderV2 {
+		return recHead{}, false
+	}
+	events, appended, ok := recordMeta(p)
+	if !ok {
+		return recHead{}, false
+	}
+	return recHead{length: int(n), events: events, appended: appended, crc: binary.LittleEndian.Uint32(h[4:])}, true
+}
+
 // maxMetaLen is the most bytes recordMeta needs: two varints.
 const maxMetaLen = 2 * binary.MaxVarintLen64
 
@@ -84,16 +161,6 @@ func recordMeta(p []byte) (events int64, appended int64, ok bool) {
 		return 0, 0, false
 	}
 	return int64(n), t, true
-}
-
-// checkRecordHeader validates a record header against the bytes left in the
-// segment and returns the payload length.
-func checkRecordHeader(h []byte, left int64) (int, uint32, bool) {
-	n := binary.LittleEndian.Uint32(h)
-	if n == 0 || n > maxRecordLen || int64(n) > left-recHeader {
-		return 0, 0, false
-	}
-	return int(n), binary.LittleEndian.Uint32(h[4:]), true
 }
 
 // decodeBatch decodes a record payload into dst, reusing dst's events and
