@@ -116,10 +116,15 @@ type SpoolStats struct {
 type RecordID struct {
 	seg uint64
 	off int64
+	// size (header included) and events, when known: Ack needs no read.
+	size, events int64
 }
 
 // IsZero reports whether id identifies no record.
-func (id RecordID) IsZero() bool { return id == RecordID{} }
+func (id RecordID) IsZero() bool { return id.seg == 0 && id.off == 0 }
+
+// at returns the position of id alone.
+func (id RecordID) at() RecordID { return RecordID{seg: id.seg, off: id.off} }
 
 // Less reports whether id comes before o in the spool.
 func (id RecordID) Less(o RecordID) bool {
@@ -176,6 +181,7 @@ type Spool struct {
 
 	mu       sync.Mutex
 	segs     []segInfo // ascending id, none before the head's; the last is the write segment
+	done     []segInfo // acknowledged segments not removed yet (the head could not be saved)
 	w        File      // open write segment (the last of segs), or nil when sealed
 	bytes    int64
 	nextID   uint64
@@ -219,9 +225,10 @@ type segInfo struct {
 const recentRecords = 64
 
 type recentRec struct {
-	id     RecordID
-	size   int64
-	events int64
+	id       RecordID // position only
+	size     int64
+	events   int64
+	appended int64 // unix ns
 }
 
 func spoolErr(op string, err error) error { return fmt.Errorf("storage: spool: %s: %w", op, err) }
@@ -546,14 +553,17 @@ func (s *Spool) Len() (batches, events int64) {
 	return s.pendBatches, s.pendEvents
 }
 
-// Stats returns a snapshot of the counters. It reads the header of the
-// oldest unacknowledged record for Oldest.
+// Stats returns a snapshot of the counters. For Oldest it reads the header
+// of the oldest unacknowledged record, unless it was appended or read
+// lately.
 func (s *Spool) Stats() SpoolStats {
 	s.mu.Lock()
-	bytes, segs := s.bytes, len(s.segs)
+	bytes, segs := s.bytes, len(s.segs)+len(s.done)
 	pb, pe := s.pendBatches, s.pendEvents
 	var oldest time.Time
-	if pb > 0 && !s.closed && len(s.segs) > 0 {
+	if r, ok := s.recall(s.head); ok && pb > 0 {
+		oldest = time.Unix(0, r.appended)
+	} else if pb > 0 && !s.closed && len(s.segs) > 0 {
 		if f, err := s.fs.OpenFile(s.segPath(s.segs[0].id), os.O_RDONLY, 0); err == nil {
 			if h, ok := readHead(f, s.segs[0], s.head.off); ok {
 				oldest = time.Unix(0, h.appended)

@@ -451,3 +451,33 @@ func TestSpoolReadsVersion2(t *testing.T) {
 	_, err = s.Peek()
 	assert.ErrorIs(t, err, io.EOF)
 }
+
+// TestSpoolHeadFailsAcrossSegments: while the head file cannot be
+// written, replay crosses segment boundaries without losing or repeating a
+// batch; the emptied segments are removed once the head is saved again.
+func TestSpoolHeadFailsAcrossSegments(t *testing.T) {
+	fsys := &storagetest.FaultFS{}
+	rec := int64(len(storage.AppendRecord(nil, numbered(10, 5))))
+	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: t.TempDir(), SegmentBytes: 8 + 2*rec, FS: fsys})
+	require.NoError(t, err)
+	defer s.Close()
+	spooled(t, s, 10)
+	require.Equal(t, 5, s.Stats().Segments)
+	clear := fsys.Inject(storagetest.Fault{Op: storagetest.OpWrite, Name: "head", Err: syscall.EIO})
+	var got []int
+	for range 10 {
+		r, err := s.Peek()
+		require.NoError(t, err)
+		got = append(got, batchSeq(t, r.Events))
+		_ = s.Ack(r.ID) // the head is not saved
+	}
+	assert.Equal(t, seqs(0, 10), got)
+	st := s.Stats()
+	assert.Zero(t, st.Corrupt)
+	assert.Zero(t, st.LostEvents)
+	assert.Equal(t, 5, st.Segments, "kept until the head is saved")
+	clear()
+	app(t, s, numbered(10, 5))
+	assert.Equal(t, []int{10}, replayAll(t, s))
+	assert.Equal(t, 1, s.Stats().Segments, "removed once the head was saved")
+}

@@ -98,9 +98,10 @@ func resync(f File, from, end int64) int64 {
 }
 
 // advanceLocked moves the head past exhausted sealed segments and onto the
-// first segment, and removes the segments it left. The head is saved
-// before a file is removed, so that a crash in between never shows a
-// missing segment. s.mu is held.
+// first segment; the segments it leaves are removed once the head is
+// saved, so that a crash in between never shows a missing segment. If the
+// head cannot be saved, they wait (out of the readers' sight) for the next
+// call. s.mu is held.
 func (s *Spool) advanceLocked() {
 	for len(s.segs) > 0 {
 		first := s.segs[0]
@@ -108,20 +109,26 @@ func (s *Spool) advanceLocked() {
 			s.head = RecordID{seg: first.id, off: segHeader}
 		}
 		if s.head.seg == first.id && (s.head.off < first.size || len(s.segs) == 1) {
-			return
+			break
 		}
 		if s.head.seg == first.id {
 			s.head = RecordID{seg: s.segs[1].id, off: segHeader}
 		}
-		if err := s.writeHeadLocked(); err != nil {
-			return // keep the segment; try again next time
-		}
-		if err := s.fs.Remove(s.segPath(first.id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return
-		}
 		s.segs = s.segs[1:]
-		s.bytes -= first.size
+		s.done = append(s.done, first)
 	}
+	if len(s.done) == 0 || s.writeHeadLocked() != nil {
+		return
+	}
+	kept := s.done[:0]
+	for _, sg := range s.done {
+		if err := s.fs.Remove(s.segPath(sg.id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			kept = append(kept, sg)
+			continue
+		}
+		s.bytes -= sg.size
+	}
+	s.done = kept
 }
 
 // Peek reads the oldest unacknowledged record. It returns io.EOF when
@@ -215,8 +222,9 @@ func (s *Spool) readAt(sg segInfo, at RecordID, gen uint64) (Record, error) {
 		return Record{}, errRetry
 	}
 	s.readErrs = 0
-	s.remember(at, h.size(sg.v), h.events)
-	return Record{ID: at, Events: events, Appended: time.Unix(0, h.appended)}, nil
+	id := RecordID{seg: at.seg, off: at.off, size: h.size(sg.v), events: h.events}
+	s.remember(id, h.appended)
+	return Record{ID: id, Events: events, Appended: time.Unix(0, h.appended)}, nil
 }
 
 // skip moves the head past n damaged bytes at at. With counted, they were
@@ -283,8 +291,8 @@ func (s *Spool) dropSegment(sg segInfo, gen uint64) error {
 func (s *Spool) readFailed(at RecordID, gen uint64, err error) error {
 	s.readErrors.Add(1)
 	s.mu.Lock()
-	if s.readErrAt != at {
-		s.readErrAt, s.readErrs = at, 0
+	if s.readErrAt != at.at() {
+		s.readErrAt, s.readErrs = at.at(), 0
 	}
 	s.readErrs++
 	again := s.readErrs < 3
@@ -337,7 +345,11 @@ func (s *Spool) Ack(id RecordID) error {
 		return nil
 	}
 	for !s.emptyLocked() && !id.Less(s.head) {
-		sz, ev, ok := s.sizeAtHeadLocked()
+		sz, ev, ok, err := s.sizeAtHeadLocked(id)
+		if err != nil {
+			s.readErrors.Add(1)
+			return spoolErr("ack", err)
+		}
 		if !ok {
 			// The header at the head is damaged: resynchronise.
 			sg := s.segs[0]
@@ -368,24 +380,28 @@ func (s *Spool) Ack(id RecordID) error {
 	return s.writeHeadLocked()
 }
 
-// sizeAtHeadLocked returns the size and events of the record at the head,
-// remembered or read from its header.
-func (s *Spool) sizeAtHeadLocked() (size, events int64, ok bool) {
+// sizeAtHeadLocked returns the size and events of the record at the head:
+// from id when it is that record, remembered, or read from its header. A
+// read error is returned as such; ok false means the header is damaged.
+func (s *Spool) sizeAtHeadLocked(id RecordID) (size, events int64, ok bool, err error) {
 	s.advanceLocked()
+	if id.at() == s.head.at() && id.size > 0 {
+		return id.size, id.events, true, nil
+	}
 	if r, ok := s.recall(s.head); ok {
-		return r.size, r.events, true
+		return r.size, r.events, true, nil
 	}
 	sg := s.segs[0]
 	f, err := s.fs.OpenFile(s.segPath(sg.id), os.O_RDONLY, 0)
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, false, err
 	}
 	defer f.Close()
-	h, ok := readHead(f, sg, s.head.off)
-	if !ok {
-		return 0, 0, false
+	h, ok, err := readHeadErr(f, sg, s.head.off)
+	if err != nil || !ok {
+		return 0, 0, false, err
 	}
-	return h.size(sg.v), h.events, true
+	return h.size(sg.v), h.events, true, nil
 }
 
 // Discard removes the unacknowledged records of the oldest segment file
@@ -453,7 +469,7 @@ func (s *Spool) discardRange(sg segInfo, off int64) Discarded {
 			off = resync(f, off+1, sg.size)
 			continue
 		}
-		id := RecordID{seg: sg.id, off: off}
+		id := RecordID{seg: sg.id, off: off, size: h.size(sg.v), events: h.events}
 		if d.First.IsZero() {
 			d.First = id
 		}
@@ -496,4 +512,12 @@ func (s *Spool) Replay(ctx context.Context, fn func(batch []relaykit.Event) erro
 			continue
 		}
 	}
+}
+
+// Acked reports whether record id was acknowledged, discarded or lost:
+// whether the head is past it.
+func (s *Spool) Acked(id RecordID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return id.Less(s.head)
 }

@@ -38,9 +38,9 @@ func (s *Spool) Append(batch []relaykit.Event) (RecordID, error) {
 	now := time.Now().UnixNano()
 	rec := appendRecord((*bp)[:0], batch, now)
 	s.mu.Lock()
-	id, err := s.writeLocked(rec, int64(len(batch)))
+	id, err := s.writeLocked(rec, int64(len(batch)), now)
 	if err != nil && id.IsZero() && (errors.Is(err, syscall.ENOSPC) || errors.Is(err, ErrSpoolFull)) && s.reclaimLocked() {
-		id, err = s.writeLocked(rec, int64(len(batch)))
+		id, err = s.writeLocked(rec, int64(len(batch)), now)
 	}
 	if errors.Is(err, ErrSpoolFull) {
 		s.refused.Add(1)
@@ -53,7 +53,7 @@ func (s *Spool) Append(batch []relaykit.Event) (RecordID, error) {
 	return id, err
 }
 
-func (s *Spool) writeLocked(rec []byte, events int64) (RecordID, error) {
+func (s *Spool) writeLocked(rec []byte, events, appended int64) (RecordID, error) {
 	if s.closed {
 		return RecordID{}, ErrClosed
 	}
@@ -90,14 +90,14 @@ func (s *Spool) writeLocked(rec []byte, events int64) (RecordID, error) {
 		}
 		return RecordID{}, spoolErr("append", err)
 	}
-	id := RecordID{seg: last.id, off: off}
+	id := RecordID{seg: last.id, off: off, size: n, events: events}
 	last.size += n
 	s.bytes += n
 	s.pendBatches++
 	s.pendEvents += events
 	s.appended.Add(1)
 	s.appendedEvents.Add(events)
-	s.remember(id, n, events)
+	s.remember(id, appended)
 	if s.cfg.Fsync {
 		if err := s.w.Sync(); err != nil {
 			// After a failed fsync the kernel may have dropped the dirty
@@ -193,16 +193,17 @@ func (s *Spool) reclaimLocked() bool {
 	return freed
 }
 
-// remember notes a record's size and events for Ack.
-func (s *Spool) remember(id RecordID, size, events int64) {
-	s.recent[s.recentAt] = recentRec{id: id, size: size, events: events}
+// remember notes a record's size, events and append time.
+func (s *Spool) remember(id RecordID, appended int64) {
+	s.recent[s.recentAt] = recentRec{id: id.at(), size: id.size, events: id.events, appended: appended}
 	s.recentAt = (s.recentAt + 1) % recentRecords
 }
 
-// recall finds a remembered record.
+// recall finds a remembered record by its position.
 func (s *Spool) recall(id RecordID) (recentRec, bool) {
+	at := id.at()
 	for i := range s.recent {
-		if s.recent[i].id == id && s.recent[i].size > 0 {
+		if s.recent[i].id == at && s.recent[i].size > 0 {
 			return s.recent[i], true
 		}
 	}

@@ -1,0 +1,70 @@
+package delivery_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/delivery"
+)
+
+// countSink is a destination that reads every event and takes the batch.
+type countSink struct{ bytes int }
+
+func (c *countSink) Send(_ context.Context, batch []relaykit.Event) error {
+	for i := range batch {
+		c.bytes += len(batch[i].Raw)
+	}
+	return nil
+}
+
+// benchBatch is a batch of 500 events of ~200 bytes, as a relay worker
+// hands a destination.
+func benchBatch() []relaykit.Event {
+	b := batchOf(0, 500)
+	for i := range b {
+		b[i].Raw = append(b[i].Raw, " <134>1 2026-11-23T10:00:00.000Z web-1 nginx 1234 - - GET /index.html HTTP/1.1 200 512 \"-\" \"Mozilla/5.0 (X11; Linux x86_64)\" request_time=0.004 upstream=10.0.0.7:8080 cache=MISS"...)
+		b[i].SetFieldString("sd.origin.ip", "10.0.0.7")
+	}
+	return b
+}
+
+// BenchmarkQueue compares the healthy path of a Queue, in both modes, with
+// calling the destination directly. One op is one event (batches of 500);
+// the Queue's sender runs on its own goroutine, as in a relay, and the
+// figure includes draining everything at the end.
+func BenchmarkQueue(b *testing.B) {
+	batch := benchBatch()
+	b.Run("impl=direct", func(b *testing.B) {
+		b.ReportAllocs()
+		d := &countSink{}
+		for n := 0; n < b.N; n += len(batch) {
+			_ = d.Send(b.Context(), batch)
+		}
+	})
+	for _, mode := range []delivery.Mode{delivery.WriteAhead, delivery.OnFailure} {
+		b.Run("impl="+mode.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			q, err := delivery.New(&countSink{}, delivery.Config{Dir: b.TempDir()})
+			require.NoError(b, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- q.Run(ctx) }()
+			b.ResetTimer()
+			for n := 0; n < b.N; n += len(batch) {
+				if err := q.Send(ctx, batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+			stop, cancelStop := context.WithTimeout(ctx, time.Minute)
+			require.NoError(b, q.Close(stop))
+			b.StopTimer()
+			cancelStop()
+			cancel()
+			<-done
+		})
+	}
+}

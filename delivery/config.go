@@ -1,0 +1,231 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/storage"
+)
+
+// Errors returned by the package. Test for them with [errors.Is].
+var (
+	// ErrInvalidConfig is wrapped by every error [New] returns for a bad
+	// [Config].
+	ErrInvalidConfig = errors.New("delivery: invalid config")
+	// ErrClosed is returned by Send after Close, and by Run when called
+	// twice.
+	ErrClosed = errors.New("delivery: closed")
+	// ErrDropped is wrapped by the error Send returns when the full policy
+	// dropped the batch ([DropNewest], or a batch larger than the whole
+	// spool), and by Close when events held only in memory could not be
+	// spooled at shutdown. The events are counted in Stats.Dropped.
+	ErrDropped = errors.New("delivery: dropped")
+)
+
+// Mode says when a [Queue] writes a batch to its spool.
+type Mode int
+
+const (
+	// WriteAhead appends every batch to the spool before Send returns, and
+	// sends it from a copy in memory: a batch Send accepted survives a
+	// crash of the process (and a power loss with Fsync). The disk copy is
+	// acknowledged after delivery and read back only after a restart, or
+	// when memory had to let the copy go. It is the default.
+	WriteAhead Mode = iota
+	// OnFailure keeps batches in memory and spools only what the
+	// destination did not take within the retry budget, or what does not
+	// fit in memory. Send accepts a batch once it is in memory: a crash
+	// loses the batches memory holds.
+	OnFailure
+)
+
+// String returns "write_ahead" or "on_failure".
+func (m Mode) String() string {
+	switch m {
+	case WriteAhead:
+		return "write_ahead"
+	case OnFailure:
+		return "on_failure"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// FullPolicy says what Send does when the spool is full.
+type FullPolicy int
+
+const (
+	// Block makes Send wait until the spool has room (or ctx ends): the
+	// caller gets back-pressure, nothing is dropped. It is the default.
+	Block FullPolicy = iota
+	// DropOldest discards the oldest segment of the spool to make room
+	// (SegmentBytes at a time), counted as [DropReasonOldest].
+	DropOldest
+	// DropNewest refuses the new batch: Send returns an error wrapping
+	// [ErrDropped], counted as [DropReasonFull].
+	DropNewest
+)
+
+// String returns "block", "drop_oldest" or "drop_newest".
+func (p FullPolicy) String() string {
+	switch p {
+	case Block:
+		return "block"
+	case DropOldest:
+		return "drop_oldest"
+	case DropNewest:
+		return "drop_newest"
+	}
+	return fmt.Sprintf("FullPolicy(%d)", int(p))
+}
+
+// Reasons in [Stats].Dropped besides the sink's permanent-failure reasons
+// ("rejected", "too_large", ... from [relaykit.FailedRange].Reason, for
+// events that went to no dead-letter handler). They are stable strings,
+// fit for metric labels.
+const (
+	// DropReasonFull: DropNewest refused the batch, or it was larger than
+	// the whole spool.
+	DropReasonFull = "spool_full"
+	// DropReasonOldest: DropOldest discarded the events to make room.
+	DropReasonOldest = "spool_full_oldest"
+	// DropReasonCorrupt: disk damage destroyed spooled events (see the
+	// storage package for what each kind of damage costs).
+	DropReasonCorrupt = "spool_corrupt"
+	// DropReasonShutdown: events held only in memory (mode OnFailure, or a
+	// failing disk) that could not be spooled when Close gave up.
+	DropReasonShutdown = "shutdown"
+)
+
+// Defaults of [Config].
+const (
+	DefaultMemoryBatches = 8
+	DefaultRetryBudget   = 2 * time.Second
+	DefaultProbeInterval = time.Second
+)
+
+// Config configures a [Queue]. Only Dir is required; every zero field means
+// the documented default.
+type Config struct {
+	// Name names the destination in errors and logs, e.g. "splunk-prod".
+	// Zero means "destination".
+	Name string
+	// Dir is the spool directory, used by this Queue alone (it is locked;
+	// see storage.SpoolConfig.Dir). Batches that failed from memory in
+	// mode OnFailure are kept in its subdirectory "retry". Required.
+	Dir string
+	// Mode is when batches are spooled. Zero means WriteAhead.
+	Mode Mode
+	// Full is what Send does when the spool is full. Zero means Block.
+	Full FullPolicy
+
+	// MaxBytes bounds the spool's files, in bytes. Zero means 1 GiB.
+	MaxBytes int64
+	// SegmentBytes is the size of a spool segment file, in bytes: the unit
+	// in which DropOldest frees space. Zero means MaxBytes/8, at most
+	// 64 MiB and at least 64 KiB.
+	SegmentBytes int64
+	// Fsync fsyncs every spool append (and acknowledgement), so that what
+	// Send accepted in mode WriteAhead survives a power loss. Default off:
+	// it survives a crash of the process (kill -9), not of the machine.
+	Fsync bool
+	// FS is the spool's file system. Nil means the operating system's;
+	// package storage/storagetest injects disk faults through it.
+	FS storage.FS
+
+	// MemoryBatches is how many batches the Queue holds in memory, in
+	// order, ahead of the spool. Zero means 8.
+	MemoryBatches int
+	// RetryBudget bounds how long a batch is retried from memory, from its
+	// first attempt, before the destination is marked unhealthy and later
+	// batches go to the spool. Zero means 2 s.
+	RetryBudget time.Duration
+	// AttemptTimeout bounds one Send to the sink, so that a destination
+	// that hangs costs the budget, not the sink's own timeout. Zero means
+	// RetryBudget; it may not exceed it.
+	AttemptTimeout time.Duration
+	// ProbeInterval caps the wait between probes of an unhealthy
+	// destination (100 ms doubling up to it) and bounds each probe: a
+	// probe sends the oldest batch and must succeed within ProbeInterval.
+	// So delivery resumes at most about two ProbeIntervals after a
+	// destination answers again, whether it was refusing or hanging. A
+	// destination that needs longer than this to take one batch stays
+	// unhealthy: raise it for slow links. Zero means 1 s.
+	ProbeInterval time.Duration
+
+	// DeadLetter receives events the destination refused permanently
+	// (relaykit.FailedRange.Permanent: invalid or too large), with the
+	// reason and the cause. The events are valid only until it returns. It
+	// is called from the Queue's Run goroutine. A nil DeadLetter, or one
+	// that returns an error, leaves them counted in Stats.Dropped under the
+	// reason.
+	DeadLetter func(ctx context.Context, events []relaykit.Event, reason string, cause error) error
+
+	// Hooks observe the Queue.
+	Hooks Hooks
+	// Logger logs state changes (destination unhealthy and recovered, disk
+	// failing and recovered, damage found, drops), never events. Nil means
+	// no logging.
+	Logger *slog.Logger
+}
+
+// Hooks are optional callbacks, in the manner of net/http/httptrace. They
+// run synchronously on the Queue's Run goroutine (OnDrop also on Send's
+// caller): they must be fast and must not retain their arguments.
+type Hooks struct {
+	// OnDelivered is called with each run of events the destination took,
+	// for example to observe latency from their ReceiveTime.
+	OnDelivered func(events []relaykit.Event)
+	// OnDrop is called when events are dropped, with the reason and their
+	// number.
+	OnDrop func(reason string, events int)
+}
+
+func (c Config) withDefaults() (Config, error) {
+	bad := func(format string, args ...any) (Config, error) {
+		return c, fmt.Errorf("%w: %s: %s", ErrInvalidConfig, c.Name, fmt.Sprintf(format, args...))
+	}
+	if c.Name == "" {
+		c.Name = "destination"
+	}
+	switch {
+	case c.Dir == "":
+		return bad("Dir is empty")
+	case c.Mode < WriteAhead || c.Mode > OnFailure:
+		return bad("unknown %v", c.Mode)
+	case c.Full < Block || c.Full > DropNewest:
+		return bad("unknown %v", c.Full)
+	case c.MaxBytes < 0, c.SegmentBytes < 0, c.MemoryBatches < 0:
+		return bad("negative MaxBytes, SegmentBytes or MemoryBatches")
+	case c.RetryBudget < 0, c.AttemptTimeout < 0, c.ProbeInterval < 0:
+		return bad("negative RetryBudget, AttemptTimeout or ProbeInterval")
+	}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = storage.DefaultSpoolMaxBytes
+	}
+	if c.SegmentBytes == 0 {
+		c.SegmentBytes = min(storage.DefaultSpoolSegmentBytes, max(c.MaxBytes/8, 64<<10))
+	}
+	if c.MemoryBatches == 0 {
+		c.MemoryBatches = DefaultMemoryBatches
+	}
+	if c.RetryBudget == 0 {
+		c.RetryBudget = DefaultRetryBudget
+	}
+	if c.AttemptTimeout == 0 {
+		c.AttemptTimeout = c.RetryBudget
+	}
+	if c.AttemptTimeout > c.RetryBudget {
+		return bad("AttemptTimeout %v exceeds RetryBudget %v", c.AttemptTimeout, c.RetryBudget)
+	}
+	if c.ProbeInterval == 0 {
+		c.ProbeInterval = DefaultProbeInterval
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}

@@ -1,0 +1,122 @@
+// Package delivery puts any [relaykit.Sink] behind a durable queue: a
+// bounded memory queue and a disk spool, ordered replay, probing of a
+// destination that is down, and full policies. A [Queue] is itself a Sink,
+// so it drops into a pipeline route in place of the destination it wraps:
+//
+//	hec, _ := forward.NewHEC(forward.HECConfig{URL: url, Token: token}) // no OnFailure: partial failures come back as *relaykit.BatchError
+//	q, _ := delivery.New(hec, delivery.Config{Name: "splunk", Dir: "/var/lib/agent/spool/splunk"})
+//	go q.Run(ctx)                                                       // the sender
+//	router, _ := pipeline.NewRouter([]pipeline.Route{{Name: "all", Sinks: []relaykit.Sink{q}}}, pipeline.Config{})
+//	...
+//	q.Close(drainCtx)                                                   // after the producers stopped
+//
+// Callers of Send never wait for the network: Send copies the batch into
+// memory and, in the default mode, appends it to the spool, then returns.
+// The Queue's sender, [Queue.Run], delivers one batch at a time, in order.
+//
+// # Acknowledgement contract
+//
+// Send returning nil means exactly this (see also [relaykit.Sink]):
+//
+//   - [WriteAhead] (the default): the batch is on disk (in the page cache,
+//     or on stable storage with Config.Fsync) and will be delivered, even
+//     if the process is killed before it is sent. While the disk refuses
+//     writes, Send returns nil only once the batch was delivered (or
+//     spooled after all): a caller never hears "accepted" for a batch only
+//     memory holds.
+//   - [OnFailure]: the batch is in memory (or on disk, when memory is full
+//     or the destination down). A crash loses what memory holds.
+//
+// In both modes an event the destination refuses permanently (a
+// [relaykit.FailedRange] marked Permanent: invalid, too large) is handed
+// to Config.DeadLetter with its reason, or counted as dropped under it. An
+// input that acknowledges to its senders (Kafka offset commits, HTTP
+// responses, RELP) acknowledges on a nil Send and on nothing else.
+//
+// What each mode costs when things go wrong, with the default
+// configuration:
+//
+//	                          WriteAhead                    OnFailure
+//	destination down          nothing (spooled)             nothing (spooled after RetryBudget)
+//	kill -9 of the process    nothing Send accepted         what memory held (≤ MemoryBatches
+//	                          (a batch in flight may be     batches), the retry in flight
+//	                          delivered twice)
+//	power loss                the page cache's unwritten    the same, plus memory
+//	                          records; nothing with Fsync
+//	disk full or failing      nothing: Sends wait for       nothing while memory has room;
+//	                          delivery (back-pressure)      then Sends wait (back-pressure)
+//	damaged spool record      that record's events          that record's events
+//	                          (DropReasonCorrupt)           (DropReasonCorrupt)
+//
+// # Order
+//
+// Per Queue, batches are delivered in the order Send accepted them: the
+// sender sends the oldest batch first (batches OnFailure moved to disk
+// after a failure, then memory, then the spool's backlog), and while a
+// backlog exists on disk every new batch queues behind it on disk; the
+// switch back to memory happens only once the spools are empty. One batch
+// is in flight at a time. A sink may split one batch into several
+// requests sent concurrently (the forward sinks' Concurrency): order
+// across those requests is the sink's business.
+//
+// # Retries, probing and hung destinations
+//
+// A batch is retried from memory for RetryBudget (2 s), each attempt
+// bounded by AttemptTimeout (the budget), so a destination that hangs
+// rather than answering costs the same as one that refuses. Only the
+// events the sink reports undelivered (a [relaykit.BatchError]) are sent
+// again. When the budget is spent the destination is marked unhealthy:
+// new batches go to the spool, and the oldest batch is sent as a probe
+// after a backoff of 100 ms doubling up to ProbeInterval (1 s), each probe
+// bounded by ProbeInterval. The first success makes it healthy again and
+// the backlog is sent at the destination's pace, behind which new batches
+// queue. So delivery resumes at most about 2 s after a destination that
+// refused or hung answers again. A batch of which part was delivered
+// before a crash is sent whole again after the restart (at-least-once).
+//
+// # The disk
+//
+// The spool is a storage.Spool in Config.Dir (locked: one Queue per
+// directory, in any process). In WriteAhead the disk copy is written and
+// then acknowledged after delivery; it is read back only after a restart,
+// or when memory was full and later batches went to disk only. ENOSPC, EIO
+// and fsync errors never drop a batch while the destination takes it: the
+// Queue holds it in memory, in order, and sends it from there, and Send
+// waits for its delivery; when memory is full, Send waits for room. The
+// state shows in Stats.DiskFailing and one log line per episode, and ends
+// without a restart when a write succeeds again. Damage found on disk
+// costs what it touched (see package storage) and is counted in
+// Stats.Dropped[DropReasonCorrupt] and Stats.Spool.
+//
+// # Full policies
+//
+// When the spool reaches MaxBytes: [Block] (the default) makes Send wait
+// for room, [DropOldest] discards the oldest segment's records (never
+// waiting for the sender), [DropNewest] refuses the new batch with an
+// error wrapping [ErrDropped]. Every drop is counted in Stats.Dropped by
+// reason and reported through Hooks.OnDrop.
+//
+// # Shutdown
+//
+// Stop the producers, then call [Queue.Close] with a deadline: Send
+// returns ErrClosed, and Run delivers what is queued, the spool's backlog
+// included, while the destination is healthy; when the deadline passes (or
+// the destination fails) memory is spooled and Run returns. A graceful
+// stop so leaves nothing behind that the destination could take.
+//
+// # Accounting
+//
+// [Queue.Stats] keeps a ledger that holds at every moment:
+//
+//	In + Recovered = Delivered + DeadLettered + Σ Dropped + Pending
+//
+// # Concurrency
+//
+// A Queue is safe for concurrent use by multiple goroutines. It starts no
+// goroutine of its own: the caller runs Run (one goroutine, the sender),
+// and Close stops it and waits for it.
+//
+// When not to use it: a destination that is itself durable and local (a
+// file archive written synchronously) gains nothing from a second disk
+// copy; call it directly and retry in the caller.
+package delivery

@@ -1,0 +1,107 @@
+package delivery_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/delivery"
+	"github.com/relaykit/relaykit/forward"
+	"github.com/relaykit/relaykit/forward/forwardtest"
+	"github.com/relaykit/relaykit/pipeline"
+)
+
+// A destination that is down when the batches arrive: Send returns at
+// once (each batch is on disk), and the backlog is delivered in order once
+// the destination answers again.
+func Example() {
+	dir, _ := os.MkdirTemp("", "delivery")
+	defer os.RemoveAll(dir)
+	var mu sync.Mutex
+	down := true
+	dest := relaykit.SinkFunc(func(_ context.Context, batch []relaykit.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if down {
+			return errors.New("HTTP 503")
+		}
+		for _, e := range batch {
+			fmt.Println("delivered", string(e.Raw))
+		}
+		return nil
+	})
+	q, err := delivery.New(dest, delivery.Config{Name: "siem", Dir: dir,
+		RetryBudget: 200 * time.Millisecond, ProbeInterval: 100 * time.Millisecond})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	go q.Run(ctx) //nolint:errcheck // ends with Close
+	for _, msg := range []string{"first", "second", "third"} {
+		if err := q.Send(ctx, []relaykit.Event{{Raw: []byte(msg)}}); err != nil {
+			fmt.Println(err)
+		}
+	}
+	mu.Lock()
+	down = false // the destination is back
+	mu.Unlock()
+
+	stop, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := q.Close(stop); err != nil { // delivers the backlog, then stops
+		fmt.Println(err)
+	}
+	st := q.Stats()
+	fmt.Println("delivered", st.Delivered, "pending", st.Pending)
+	// Output:
+	// delivered first
+	// delivered second
+	// delivered third
+	// delivered 3 pending 0
+}
+
+// A Queue in front of Splunk HEC, in a route: the router's Send returns
+// as soon as the batch is on disk, and an outage of HEC costs nothing.
+// The forward sink has no OnFailure handler, so it reports partial
+// failures to the Queue, which retries, spools or dead-letters exactly the
+// events concerned.
+func Example_route() {
+	dir, _ := os.MkdirTemp("", "delivery")
+	defer os.RemoveAll(dir)
+	splunk, _ := forwardtest.StartHECServer(forwardtest.HECServerConfig{}) // a stand-in for Splunk
+	defer splunk.Close()
+
+	hec, err := forward.NewHEC(forward.HECConfig{URL: splunk.URL, Token: splunk.Token(), SourceType: "app"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer hec.Close()
+	q, err := delivery.New(hec, delivery.Config{Name: "splunk", Dir: filepath.Join(dir, "splunk")})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	go q.Run(ctx) //nolint:errcheck // ends with Close
+	router, _ := pipeline.NewRouter([]pipeline.Route{
+		{Name: "all", Sinks: []relaykit.Sink{q}},
+	}, pipeline.Config{})
+
+	batch := []relaykit.Event{{Raw: []byte("user login")}, {Raw: []byte("user logout")}}
+	if err := router.Route(ctx, batch); err != nil { // nil: on disk, will be delivered
+		fmt.Println(err)
+	}
+	stop, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_ = q.Close(stop)
+	fmt.Println(splunk.Messages())
+	// Output:
+	// [user login user logout]
+}

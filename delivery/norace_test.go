@@ -1,0 +1,41 @@
+//go:build !race
+
+package delivery_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/relaykit/relaykit/delivery"
+)
+
+// TestSendAllocs: the healthy path allocates per batch, never per event:
+// Send and the sender together make a few allocations per batch of 500
+// events (the attempt's context and timer), in both modes.
+func TestSendAllocs(t *testing.T) {
+	batch := benchBatch()
+	for _, mode := range []delivery.Mode{delivery.WriteAhead, delivery.OnFailure} {
+		q, err := delivery.New(&countSink{}, delivery.Config{Dir: t.TempDir(), Mode: mode})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- q.Run(ctx) }()
+		for range 50 { // warm the pools
+			require.NoError(t, q.Send(ctx, batch))
+		}
+		allocs := testing.AllocsPerRun(200, func() {
+			_ = q.Send(ctx, batch)
+		})
+		stop, c2 := context.WithTimeout(ctx, time.Minute)
+		require.NoError(t, q.Close(stop))
+		c2()
+		cancel()
+		<-done
+		assert.LessOrEqual(t, allocs, 10.0, "%s: allocations per batch of %d events", mode, len(batch))
+		t.Logf("%s: %.1f allocations per batch of %d events", mode, allocs, len(batch))
+	}
+}

@@ -1,0 +1,407 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/storage"
+)
+
+// Run is the Queue's sender: it delivers batches to the sink, one at a
+// time and in order, until Close has been called and nothing is left that
+// the destination can take now, or until ctx ends. The order is: batches
+// that failed from memory (OnFailure's retry spool), then memory, then the
+// spool's backlog.
+//
+// A batch is retried from memory for up to RetryBudget (each attempt
+// bounded by AttemptTimeout); then the destination is marked unhealthy and
+// later batches go to the spool until it recovers. An unhealthy
+// destination is probed with the oldest batch after a backoff (100 ms
+// doubling up to ProbeInterval), each probe bounded by ProbeInterval; the
+// first success makes it healthy again.
+//
+// After Close it goes on sending, the spool's backlog included, while the
+// destination is healthy, until Close's context ends; then what memory
+// holds is spooled and Run returns nil. When ctx ends first, Run stops at
+// once (cancelling the attempt in flight), spools what memory holds and
+// returns ctx.Err(). Run may be called once, and not after Close (Close
+// then does Run's work itself).
+func (q *Queue) Run(ctx context.Context) error {
+	if !q.running.CompareAndSwap(false, true) {
+		return fmt.Errorf("delivery: %s: Run called twice, or after Close: %w", q.cfg.Name, ErrClosed)
+	}
+	defer close(q.runDone)
+	return q.loop(ctx)
+}
+
+// loop is the sender of Run (or of Close, when no Run was started).
+func (q *Queue) loop(ctx context.Context) error {
+	sendCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { // owned by Run: ends with sendCtx
+		select {
+		case <-q.abort:
+			cancel()
+		case <-sendCtx.Done():
+		}
+	}()
+	wait := time.Duration(0) // probe backoff
+	for {
+		if sendCtx.Err() != nil {
+			q.spoolMemory()
+			if isClosed(q.abort) {
+				return nil
+			}
+			return ctx.Err()
+		}
+		closing := isClosed(q.closing)
+		if closing && q.unhealthy.Load() {
+			// Shutting down: an unhealthy destination is not probed again.
+			q.spoolMemory()
+			return nil
+		}
+		progressed, failed := q.step(sendCtx)
+		switch {
+		case failed:
+			q.spoolMemory() // OnFailure: what failed goes to disk, in order
+			wait = min(max(2*wait, 100*time.Millisecond), q.cfg.ProbeInterval)
+			stopping := q.closing
+			if closing {
+				stopping = nil // already closing: wait out the backoff
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-stopping:
+			case <-sendCtx.Done():
+			}
+			t.Stop()
+			continue
+		case progressed:
+			wait = 0
+			continue
+		}
+		if q.idle() && closing {
+			return nil
+		}
+		select {
+		case <-q.wake:
+		case <-q.closing:
+		case <-sendCtx.Done():
+		}
+	}
+}
+
+// step sends the oldest batch: it reports progressed when something was
+// delivered (or resolved), failed when the destination (or the disk) did
+// not take it.
+func (q *Queue) step(ctx context.Context) (progressed, failed bool) {
+	if q.cur != nil && q.cur.sp == q.retry {
+		return q.sendDisk(ctx, q.retry)
+	}
+	if b, _ := q.retry.Len(); b > 0 && q.cur == nil {
+		return q.sendDisk(ctx, q.retry)
+	}
+	q.mu.Lock()
+	if len(q.mem) > 0 && q.cur == nil {
+		e := q.mem[0]
+		q.mu.Unlock()
+		return q.sendEntry(ctx, e)
+	}
+	disk := q.diskMode
+	q.mu.Unlock()
+	if q.cur != nil || disk {
+		return q.sendDisk(ctx, q.spool)
+	}
+	return false, false
+}
+
+// idle reports whether nothing is left to send, and switches new batches
+// back to memory once the spools are empty and the destination healthy.
+func (q *Queue) idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.mem) > 0 || q.cur != nil || q.spoolBacklogLocked() > 0 {
+		return false
+	}
+	if q.diskMode && !q.unhealthy.Load() {
+		q.diskMode = false
+		q.broadcastLocked()
+	}
+	return true
+}
+
+// sendEntry sends the oldest memory batch.
+func (q *Queue) sendEntry(ctx context.Context, e *entry) (progressed, failed bool) {
+	done, sent := q.attempts(ctx, &e.evs)
+	q.c.memEvents.Add(-int64(sent))
+	if !done {
+		return sent > 0, true
+	}
+	q.mu.Lock()
+	q.mem = q.mem[1:]
+	if e.rec.IsZero() && q.cfg.Mode == WriteAhead && q.memOnly > 0 {
+		q.memOnly--
+	}
+	rec, w := e.rec, e.wait
+	q.broadcastLocked()
+	q.mu.Unlock()
+	if !rec.IsZero() {
+		q.ack(q.spool, rec)
+	}
+	if w != nil {
+		close(w.done)
+	}
+	e.release()
+	return true, false
+}
+
+// sendDisk sends the oldest batch of sp: the one in flight, or the next
+// one read from disk.
+func (q *Queue) sendDisk(ctx context.Context, sp *storage.Spool) (progressed, failed bool) {
+	if q.cur == nil {
+		rec, err := sp.Peek()
+		q.countLost()
+		if errors.Is(err, io.EOF) {
+			return false, false
+		}
+		if err != nil {
+			if !errors.Is(err, storage.ErrClosed) {
+				q.c.diskErrors.Add(1)
+				if !q.readFailing.Swap(true) {
+					q.log.Error("spool cannot read its backlog", "err", err)
+				}
+			}
+			return false, true
+		}
+		if q.readFailing.CompareAndSwap(true, false) {
+			q.log.Info("spool reads again")
+		}
+		q.mu.Lock()
+		q.cur = &diskBatch{sp: sp, id: rec.ID, evs: rec.Events, n0: len(rec.Events)}
+		q.mu.Unlock()
+	}
+	c := q.cur
+	done, sent := q.attempts(ctx, &c.evs)
+	if !done {
+		return sent > 0, true
+	}
+	q.mu.Lock()
+	q.cur = nil
+	q.mu.Unlock()
+	q.ack(sp, c.id)
+	q.mu.Lock()
+	q.broadcastLocked() // room on disk
+	q.mu.Unlock()
+	return true, false
+}
+
+// ack acknowledges a delivered record. A failure to save the head costs
+// at most duplicates after a crash: counted and logged once per episode.
+func (q *Queue) ack(sp *storage.Spool, id storage.RecordID) {
+	err := sp.Ack(id)
+	switch {
+	case err == nil:
+		if q.ackFailing.CompareAndSwap(true, false) {
+			q.log.Info("spool acknowledgements are saved again")
+		}
+	case !errors.Is(err, storage.ErrClosed):
+		q.c.diskErrors.Add(1)
+		if !q.ackFailing.Swap(true) {
+			q.log.Warn("spool cannot save acknowledgements: a crash now would deliver some batches twice", "err", err)
+		}
+	}
+}
+
+// countLost counts events the spools lost to disk damage since the last
+// call.
+func (q *Queue) countLost() {
+	for i, sp := range [2]*storage.Spool{q.spool, q.retry} {
+		lost := sp.Stats().LostEvents
+		if d := lost - q.lostSeen[i]; d > 0 {
+			q.lostSeen[i] = lost
+			q.drop(DropReasonCorrupt, d)
+		}
+	}
+}
+
+// attempts sends *evs until every event is delivered or dead-lettered
+// (done), or the retry budget (one probe when unhealthy) is spent. It
+// leaves in *evs the events still undelivered, in order, and returns how
+// many left it this call.
+func (q *Queue) attempts(ctx context.Context, evs *[]relaykit.Event) (done bool, sent int) {
+	probe := q.unhealthy.Load()
+	start := time.Now()
+	backoff := 100 * time.Millisecond
+	for {
+		timeout := q.cfg.AttemptTimeout
+		if probe {
+			timeout = q.cfg.ProbeInterval
+		}
+		actx, cancel := context.WithTimeout(ctx, timeout)
+		err := q.sink.Send(actx, *evs)
+		cancel()
+		q.c.attempts.Add(1)
+		before := len(*evs)
+		var delivered int
+		*evs, delivered = q.settle(ctx, *evs, err)
+		sent += before - len(*evs)
+		if delivered > 0 {
+			q.healthy()
+		}
+		if len(*evs) == 0 {
+			return true, sent
+		}
+		q.c.failures.Add(1)
+		q.lastErr.Store(&errBox{err})
+		if probe || ctx.Err() != nil || time.Since(start)+backoff > q.cfg.RetryBudget {
+			q.unhealthyNow(err)
+			return false, sent
+		}
+		// Jitter: uniform in [backoff/2, backoff].
+		d := backoff/2 + rand.N(backoff/2+1)
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		backoff *= 2
+	}
+}
+
+// settle accounts for the outcome of one Send of evs: delivered runs are
+// counted (and given to OnDelivered), permanently refused runs
+// dead-lettered, and the retryable events are returned, in order, moved to
+// the front of evs, with the number delivered. Events are swapped, never
+// copied, so that each event's buffers stay owned once.
+func (q *Queue) settle(ctx context.Context, evs []relaykit.Event, err error) ([]relaykit.Event, int) {
+	if err == nil {
+		q.delivered(evs)
+		return evs[:0], len(evs)
+	}
+	be := relaykit.AsBatchError(err, len(evs))
+	keep, at, delivered := 0, 0, 0
+	for _, f := range be.Failed {
+		from, to := max(f.From, at), min(f.To, len(evs))
+		if from >= to {
+			continue
+		}
+		q.delivered(evs[at:from])
+		delivered += from - at
+		if f.Permanent {
+			q.deadLetter(ctx, evs[from:to], f.Reason, f.Err)
+		} else {
+			for i := from; i < to; i++ {
+				evs[keep], evs[i] = evs[i], evs[keep]
+				keep++
+			}
+		}
+		at = to
+	}
+	q.delivered(evs[at:])
+	delivered += len(evs) - at
+	return evs[:keep], delivered
+}
+
+func (q *Queue) delivered(evs []relaykit.Event) {
+	if len(evs) == 0 {
+		return
+	}
+	q.c.delivered.Add(int64(len(evs)))
+	q.c.pending.Add(-int64(len(evs)))
+	if h := q.cfg.Hooks.OnDelivered; h != nil {
+		h(evs)
+	}
+}
+
+func (q *Queue) deadLetter(ctx context.Context, evs []relaykit.Event, reason string, cause error) {
+	n := int64(len(evs))
+	if q.cfg.DeadLetter != nil {
+		err := q.cfg.DeadLetter(context.WithoutCancel(ctx), evs, reason, cause)
+		if err == nil {
+			q.c.deadLettered.Add(n)
+			q.c.pending.Add(-n)
+			return
+		}
+		q.c.deadLetterErrors.Add(1)
+		q.log.Error("dead letter failed: events dropped", "reason", reason, "events", n, "err", err)
+	}
+	q.drop(reason, n)
+}
+
+func (q *Queue) healthy() {
+	if q.unhealthy.Swap(false) {
+		q.log.Info("destination recovered")
+	}
+}
+
+func (q *Queue) unhealthyNow(err error) {
+	q.mu.Lock()
+	q.diskMode = true
+	q.mu.Unlock()
+	if !q.unhealthy.Swap(true) {
+		q.log.Warn("destination unhealthy: spooling, probing", "err", err)
+	}
+}
+
+// spoolMemory moves what memory holds to disk where it is not there yet:
+// in OnFailure every batch to the retry spool (read before anything else),
+// in WriteAhead the batches a failing disk had refused, to the spool
+// (they are the newest: later batches were held behind them). Batches
+// already on disk keep their memory copy, to be sent from it. Batches the
+// disk still refuses stay in memory. It runs on the sender, or in Close
+// without one.
+func (q *Queue) spoolMemory() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	kept := q.mem[:0]
+	failing := false
+	moved := false
+	for _, e := range q.mem {
+		if !e.rec.IsZero() || failing {
+			kept = append(kept, e)
+			continue
+		}
+		sp := q.retry
+		if q.cfg.Mode == WriteAhead {
+			sp = q.spool
+		}
+		if _, err := sp.Append(e.evs); err != nil {
+			q.diskFailed(err)
+			failing = true
+			kept = append(kept, e)
+			continue
+		}
+		q.diskRecovered()
+		moved = true
+		q.c.memEvents.Add(-int64(len(e.evs)))
+		if q.cfg.Mode == WriteAhead && q.memOnly > 0 {
+			q.memOnly--
+		}
+		if w := e.wait; w != nil {
+			close(w.done) // durably spooled: accepted
+		}
+		e.release()
+	}
+	clear(q.mem[len(kept):])
+	q.mem = kept
+	if moved {
+		q.diskMode = true
+		q.broadcastLocked()
+	}
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,187 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/relaykit/relaykit/storage"
+)
+
+// Close stops the Queue: Send returns ErrClosed from now on, and Run
+// delivers what is queued, the spool's backlog included, while the
+// destination is healthy and ctx lasts. When ctx ends (or the destination
+// fails), what memory holds is spooled, Run returns, and Close closes the
+// spools. Without a running Run, Close does that work itself, within ctx.
+//
+// Close returns nil when every accepted event was delivered, dead-lettered
+// or is on disk for the next run; otherwise an error wrapping ErrDropped
+// says how many events held only in memory (OnFailure, or a failing disk)
+// could not be spooled: they are counted as DropReasonShutdown, and their
+// waiting Sends get the error. Close is idempotent: later calls return the
+// first call's result.
+func (q *Queue) Close(ctx context.Context) error {
+	q.closeMu.Lock()
+	defer q.closeMu.Unlock()
+	if q.closeDone {
+		return q.closeErr
+	}
+	q.closeDone = true
+	q.mu.Lock()
+	q.closed = true
+	q.broadcastLocked()
+	q.mu.Unlock()
+	close(q.closing)
+	if q.running.CompareAndSwap(false, true) {
+		// No Run: deliver what is queued here, within ctx.
+		_ = q.loop(ctx)
+		close(q.runDone)
+	} else {
+		select {
+		case <-q.runDone:
+		case <-ctx.Done():
+			close(q.abort)
+			<-q.runDone
+		}
+	}
+	var errs []error
+	q.mu.Lock()
+	var lost int64
+	for _, e := range q.mem {
+		q.c.memEvents.Add(-int64(len(e.evs)))
+		if !e.rec.IsZero() {
+			continue // on disk: pending for the next run
+		}
+		lost += int64(len(e.evs))
+		if w := e.wait; w != nil {
+			w.err = fmt.Errorf("delivery: %s: shut down: %w", q.cfg.Name, ErrDropped)
+			close(w.done)
+		}
+	}
+	q.mem = nil
+	q.mu.Unlock()
+	q.countLost()
+	if lost > 0 {
+		q.drop(DropReasonShutdown, lost)
+		errs = append(errs, fmt.Errorf("delivery: %s: %d events held in memory could not be spooled: %w", q.cfg.Name, lost, ErrDropped))
+	}
+	errs = append(errs, q.spool.Close(), q.retry.Close())
+	q.closeErr = errors.Join(errs...)
+	return q.closeErr
+}
+
+// Stats is a snapshot of a [Queue]'s counters. The ledger holds at every
+// moment: In + Recovered = Delivered + DeadLettered + the sum of Dropped +
+// Pending.
+type Stats struct {
+	// In counts events Send took in: accepted, or dropped by the full
+	// policy (not those refused with ErrClosed or a context error).
+	In int64
+	// Recovered counts events found in the spools at New, left by an
+	// earlier process.
+	Recovered int64
+	// Delivered counts events the destination took.
+	Delivered int64
+	// DeadLettered counts events the destination refused permanently and
+	// Config.DeadLetter took.
+	DeadLettered int64
+	// Dropped counts events dropped, by reason: the Drop* constants, and
+	// the sink's reasons for permanent failures no dead-letter handler
+	// took.
+	Dropped map[string]int64
+	// Pending is the events accepted (or recovered) and not yet delivered,
+	// dead-lettered or dropped: in memory, on disk, or both.
+	Pending int64
+
+	// MemoryBatches and MemoryEvents are what memory holds now.
+	MemoryBatches, MemoryEvents int64
+	// SpoolBatches, SpoolEvents and SpoolBytes are what the spools hold
+	// now (in WriteAhead, memory's batches too); SpoolOldest is when the
+	// oldest was appended (zero when none).
+	SpoolBatches, SpoolEvents, SpoolBytes int64
+	SpoolOldest                           time.Time
+
+	// Healthy reports whether the destination took the last batch sent.
+	Healthy bool
+	// DiskFailing reports whether the last spool write failed: batches are
+	// then held in memory (and their Sends wait) until delivered.
+	DiskFailing bool
+	// LastError is the destination's last error, or nil.
+	LastError error
+
+	// Attempts counts Sends to the sink, and Failures those that left
+	// events undelivered.
+	Attempts, Failures int64
+	// DiskErrors counts failed spool operations (writes, fsyncs, reads,
+	// acknowledgements); DeadLetterErrors failed dead-letter calls.
+	DiskErrors, DeadLetterErrors int64
+	// Spool and Retry are the spools' own counters: damage found (Corrupt,
+	// LostEvents, MissingSegments, TornBytes), errors by kind.
+	Spool, Retry storage.SpoolStats
+}
+
+type counters struct {
+	in, recovered, delivered, deadLettered atomic.Int64
+	pending, memEvents                     atomic.Int64
+	attempts, failures                     atomic.Int64
+	diskErrors, deadLetterErrors           atomic.Int64
+	dropMu                                 sync.Mutex
+	dropped                                map[string]int64
+}
+
+func (c *counters) addDropped(reason string, n int64) {
+	c.dropMu.Lock()
+	if c.dropped == nil {
+		c.dropped = map[string]int64{}
+	}
+	c.dropped[reason] += n
+	c.dropMu.Unlock()
+}
+
+// Stats returns a snapshot of the counters.
+func (q *Queue) Stats() Stats {
+	q.mu.Lock()
+	mb := int64(len(q.mem))
+	q.mu.Unlock()
+	s := Stats{
+		In:               q.c.in.Load(),
+		Recovered:        q.c.recovered.Load(),
+		Delivered:        q.c.delivered.Load(),
+		DeadLettered:     q.c.deadLettered.Load(),
+		Pending:          q.c.pending.Load(),
+		MemoryBatches:    mb,
+		MemoryEvents:     q.c.memEvents.Load(),
+		Healthy:          !q.unhealthy.Load(),
+		DiskFailing:      q.degraded.Load(),
+		Attempts:         q.c.attempts.Load(),
+		Failures:         q.c.failures.Load(),
+		DiskErrors:       q.c.diskErrors.Load(),
+		DeadLetterErrors: q.c.deadLetterErrors.Load(),
+		Spool:            q.spool.Stats(),
+		Retry:            q.retry.Stats(),
+		Dropped:          map[string]int64{},
+	}
+	if b := q.lastErr.Load(); b != nil {
+		s.LastError = b.err
+	}
+	q.c.dropMu.Lock()
+	for k, v := range q.c.dropped {
+		s.Dropped[k] = v
+	}
+	q.c.dropMu.Unlock()
+	for _, sp := range []storage.SpoolStats{s.Spool, s.Retry} {
+		s.SpoolBatches += sp.Batches
+		s.SpoolEvents += sp.Events
+		s.SpoolBytes += sp.Bytes
+		if !sp.Oldest.IsZero() && (s.SpoolOldest.IsZero() || sp.Oldest.Before(s.SpoolOldest)) {
+			s.SpoolOldest = sp.Oldest
+		}
+	}
+	return s
+}
+
+// Name returns Config.Name, for routers and metrics.
+func (q *Queue) Name() string { return q.cfg.Name }
