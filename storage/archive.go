@@ -39,10 +39,18 @@ func (f Format) String() string {
 
 // ArchiveConfig configures an [Archive].
 type ArchiveConfig struct {
-	// Writer configures the rotating file writer the Archive owns.
+	// Writer configures the rotating file writer the Archive owns. Its
+	// zero BufferSize means -1 here (no buffer of the Writer's own): Send
+	// writes each batch with as few write(2) calls as its size allows and
+	// flushes before it returns anyway.
 	Writer Config
 	// Format is the line format. Zero means FormatRaw.
 	Format Format
+	// Fsync makes Send fsync the file before returning, so that a batch
+	// Send accepted survives a power loss. Concurrent Sends share one
+	// fsync (group commit). By default Send returns once the batch is in
+	// the operating system (it survives kill -9 of the process).
+	Fsync bool
 }
 
 // ArchiveStats is a snapshot of an [Archive]'s counters.
@@ -51,8 +59,11 @@ type ArchiveStats struct {
 	Events, Batches int64
 	// Bytes counts the encoded bytes written, newlines included.
 	Bytes int64
-	// Failed counts events of batches whose write failed.
+	// Failed counts events Send returned as not written.
 	Failed int64
+	// Writes counts the Writer.Write calls (one write(2) each, without a
+	// Writer buffer): Bytes/Writes is the bytes written per system call.
+	Writes int64
 	// Writer holds the counters of the underlying [Writer].
 	Writer Stats
 }
@@ -61,30 +72,40 @@ type ArchiveStats struct {
 // rotating [Writer]. It is safe for concurrent use by multiple goroutines;
 // the lines of concurrent batches may interleave, but each line is whole.
 // Send does not allocate once warm.
+//
+// Send returns nil only when every line of the batch was written to the
+// file (and fsynced, with ArchiveConfig.Fsync): the acknowledgement
+// contract of [relaykit.Sink]. An archive never holds accepted events in a
+// buffer of its own.
 type Archive struct {
 	w      *Writer
 	format Format
+	fsync  bool
 	pool   sync.Pool
 
-	events, batches, bytes, failed atomic.Int64
+	events, batches, bytes, failed, writes atomic.Int64
 }
 
 var _ relaykit.Sink = (*Archive)(nil)
 
 // archiveChunk is the encoded size at which Send hands a part of a batch to
-// the Writer; chunks end at line boundaries.
-const archiveChunk = 64 << 10
+// the Writer (one write(2) each); chunks end at line boundaries. A relay
+// batch of 1,000 events of 256 bytes is one chunk.
+const archiveChunk = 512 << 10
 
 // NewArchive validates cfg and opens the archive's Writer.
 func NewArchive(cfg ArchiveConfig) (*Archive, error) {
 	if cfg.Format < FormatRaw || cfg.Format > FormatJSON {
 		return nil, fmt.Errorf("%w: unknown %v", ErrInvalidConfig, cfg.Format)
 	}
+	if cfg.Writer.BufferSize == 0 {
+		cfg.Writer.BufferSize = -1
+	}
 	w, err := NewWriter(cfg.Writer)
 	if err != nil {
 		return nil, err
 	}
-	a := &Archive{w: w, format: cfg.Format}
+	a := &Archive{w: w, format: cfg.Format, fsync: cfg.Fsync}
 	a.pool.New = func() any {
 		b := make([]byte, 0, archiveChunk+4096)
 		return &b
@@ -92,37 +113,53 @@ func NewArchive(cfg ArchiveConfig) (*Archive, error) {
 	return a, nil
 }
 
-// Send writes the batch, one line per event, in order. It returns an error
-// wrapping ctx.Err() if ctx has ended before the write, or the Writer's
-// error (the events of a failed write are counted as Failed). Send does not
-// retain the batch.
+// Send writes the batch, one line per event, in order, and returns once it
+// is written to the file (fsynced with ArchiveConfig.Fsync). It returns an
+// error wrapping ctx.Err() if ctx has ended before the write; if a write
+// fails after earlier parts of the batch were written, a
+// *relaykit.BatchError listing the events not written (the file holds no
+// part of them; the next Send tries again, errors are not sticky), or the
+// Writer's error when none was written. Failed events are counted in
+// Stats.Failed. Send does not retain the batch.
 func (a *Archive) Send(ctx context.Context, batch []relaykit.Event) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("storage: archive: %w", err)
 	}
+	if len(batch) == 0 {
+		return nil
+	}
 	bp := a.pool.Get().(*[]byte)
 	defer a.pool.Put(bp)
 	buf := (*bp)[:0]
-	pending := 0 // events encoded into buf
+	first := 0 // first event encoded into buf
 	var err error
 	for i := range batch {
 		buf = a.appendLine(buf, &batch[i])
-		pending++
 		if len(buf) >= archiveChunk {
-			if err = a.write(buf, pending); err != nil {
-				a.failed.Add(int64(len(batch) - i - 1))
+			if err = a.write(buf, i+1-first); err != nil {
 				break
 			}
-			buf, pending = buf[:0], 0
+			buf, first = buf[:0], i+1
 		}
 	}
-	if err == nil && pending > 0 {
-		err = a.write(buf, pending)
+	if err == nil && first < len(batch) {
+		err = a.write(buf, len(batch)-first)
+	}
+	if err == nil && a.fsync {
+		if err = a.w.Sync(); err != nil {
+			// The file was closed: the whole batch is written again.
+			first = 0
+		}
 	}
 	if cap(buf) <= 4*archiveChunk {
 		*bp = buf[:0]
 	}
 	if err != nil {
+		a.failed.Add(int64(len(batch) - first))
+		err = fmt.Errorf("storage: archive: %w", err)
+		if first > 0 {
+			return &relaykit.BatchError{Failed: []relaykit.FailedRange{{From: first, To: len(batch), Reason: "write_error", Err: err}}}
+		}
 		return err
 	}
 	a.batches.Add(1)
@@ -131,11 +168,11 @@ func (a *Archive) Send(ctx context.Context, batch []relaykit.Event) error {
 
 func (a *Archive) write(buf []byte, n int) error {
 	if _, err := a.w.Write(buf); err != nil {
-		a.failed.Add(int64(n))
-		return fmt.Errorf("storage: archive: %w", err)
+		return err
 	}
 	a.events.Add(int64(n))
 	a.bytes.Add(int64(len(buf)))
+	a.writes.Add(1)
 	return nil
 }
 
@@ -185,6 +222,7 @@ func (a *Archive) Stats() ArchiveStats {
 		Batches: a.batches.Load(),
 		Bytes:   a.bytes.Load(),
 		Failed:  a.failed.Load(),
+		Writes:  a.writes.Load(),
 		Writer:  a.w.Stats(),
 	}
 }

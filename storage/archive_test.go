@@ -1,12 +1,16 @@
 package storage_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -258,4 +262,108 @@ func TestArchiveCanceledContext(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 	_, err = storage.NewArchive(storage.ArchiveConfig{Writer: storage.Config{Dir: t.TempDir()}, Format: 9})
 	assert.ErrorIs(t, err, storage.ErrInvalidConfig)
+}
+
+// TestArchiveWrittenOnSend: a batch Send accepted is in the file when Send
+// returns, not in a buffer (nothing to flush at Close).
+func TestArchiveWrittenOnSend(t *testing.T) {
+	for _, fsync := range []bool{false, true} {
+		a, err := storage.NewArchive(storage.ArchiveConfig{Writer: storage.Config{Dir: t.TempDir()}, Fsync: fsync})
+		require.NoError(t, err)
+		require.NoError(t, a.Send(t.Context(), []relaykit.Event{{Raw: []byte("one")}, {Raw: []byte("two")}}))
+		assert.Equal(t, "one\ntwo\n", readFile(t, a.Writer().Path()), "fsync %v", fsync)
+		st := a.Stats()
+		assert.Equal(t, int64(1), st.Writes, "one write(2) for the batch")
+		require.NoError(t, a.Close())
+	}
+}
+
+// TestArchiveDiskFull: on a full file system Send fails, writes nothing of
+// the batch, and works again once there is room, without a restart.
+func TestArchiveDiskFull(t *testing.T) {
+	dir := tmpfs(t, "256k")
+	a, err := storage.NewArchive(storage.ArchiveConfig{Writer: storage.Config{Dir: dir}})
+	require.NoError(t, err)
+	defer a.Close()
+	batch := make([]relaykit.Event, 10)
+	for i := range batch {
+		batch[i].Raw = []byte(strings.Repeat("y", 999))
+	}
+	var serr error
+	sent := 0
+	for serr == nil {
+		if serr = a.Send(t.Context(), batch); serr == nil {
+			sent++
+		}
+	}
+	require.ErrorIs(t, serr, syscall.ENOSPC)
+	path := a.Writer().Path()
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, int64(sent*10*1000), info.Size(), "whole batches only")
+	require.NoError(t, os.Truncate(path, 0))
+	require.NoError(t, a.Send(t.Context(), batch[:1]))
+	assert.Equal(t, strings.Repeat("y", 999)+"\n", readFile(t, path))
+	assert.Equal(t, int64(10), a.Stats().Failed)
+}
+
+const archiveChildEnv = "RELAYKIT_ARCHIVE_KILL_DIR"
+
+// TestArchiveKillChild is the child of TestArchiveKill: it archives
+// numbered batches and prints "acked N" after each Send returned nil.
+func TestArchiveKillChild(t *testing.T) {
+	dir := os.Getenv(archiveChildEnv)
+	if dir == "" {
+		t.Skip("run by TestArchiveKill")
+	}
+	a, err := storage.NewArchive(storage.ArchiveConfig{Writer: storage.Config{Dir: dir}})
+	require.NoError(t, err)
+	batch := make([]relaykit.Event, 100)
+	for n := 0; ; n++ {
+		for i := range batch {
+			batch[i].Raw = fmt.Appendf(batch[i].Raw[:0], "%d-%d", n, i)
+		}
+		if err := a.Send(context.Background(), batch); err != nil {
+			fmt.Println("error", err)
+			os.Exit(3)
+		}
+		fmt.Println("acked", n)
+	}
+}
+
+// TestArchiveKill kills an archiving process with SIGKILL: every batch
+// whose Send returned is in the file, whole.
+func TestArchiveKill(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestArchiveKillChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), archiveChildEnv+"="+dir)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	sc := bufio.NewScanner(out)
+	acked := -1
+	for sc.Scan() {
+		if s, ok := strings.CutPrefix(sc.Text(), "acked "); ok {
+			acked, _ = strconv.Atoi(s)
+			if acked == 300 {
+				require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+			}
+		}
+	}
+	_ = cmd.Wait()
+	require.GreaterOrEqual(t, acked, 300)
+	_, contents := dirFiles(t, dir)
+	var all strings.Builder
+	for _, c := range contents {
+		all.WriteString(c)
+	}
+	lines := map[string]bool{}
+	for l := range strings.SplitSeq(all.String(), "\n") {
+		lines[l] = true
+	}
+	for n := 0; n <= acked; n++ {
+		for i := range 100 {
+			require.True(t, lines[fmt.Sprintf("%d-%d", n, i)], "acknowledged line %d-%d missing", n, i)
+		}
+	}
 }

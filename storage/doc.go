@@ -70,15 +70,29 @@
 // the disk when the kernel writes it back. fsync(2) matters only for a crash
 // of the machine or a power loss: [SyncOnRotate] (the default) fsyncs each
 // file once it is rotated (in the background) and at Close, [SyncInterval]
-// also after every timed flush, [SyncNone] never. Errors writing the file are
-// sticky: every later Write returns the first one, like bufio.Writer.
+// also after every timed flush, [SyncNone] never; [Writer.Sync] fsyncs on
+// demand, and concurrent calls share one fsync (group commit).
+//
+// Errors are not sticky. A failed write leaves nothing of itself in the
+// file (a partial write is cut again) and fails that Write alone; buffered
+// data whose flush failed stays buffered for the next flush. A full disk
+// (ENOSPC, EDQUOT) keeps the file; any other error, or a cut that fails,
+// or a failed fsync (after which Linux may forget the failed pages' error
+// state), closes it, and the next Write starts the next file of the
+// period. [Stats] counts WriteErrors and the TornBytes that could not be
+// cut.
 //
 // # Archive
 //
 // [Archive] is a [relaykit.Sink] that writes each event as one line through
 // a Writer it owns: the raw message ([FormatRaw], line breaks written as
 // #012 and #015) or a JSON object ([FormatJSON], see [AppendJSON]). It does
-// not allocate per event once warm.
+// not allocate per event once warm. A batch is written with one write(2)
+// per 512 KiB of lines, and Send returns only once it is in the file (and
+// fsynced, with [ArchiveConfig].Fsync, one group commit for concurrent
+// batches): an accepted batch survives kill -9, and with Fsync a power
+// loss. A batch that failed part way is reported as a [relaykit.BatchError]
+// listing the events not written.
 //
 // # Spool
 //

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	timecache "github.com/agilira/go-timecache"
@@ -179,6 +180,12 @@ type Stats struct {
 	Removed int64
 	// Errors counts background errors (see [Config.OnError]).
 	Errors int64
+	// WriteErrors counts failed writes and fsyncs of the active file; each
+	// failed its call alone.
+	WriteErrors int64
+	// TornBytes counts bytes of failed writes that could not be cut from
+	// the file (it was closed, and the next one started).
+	TornBytes int64
 }
 
 // Writer is a rotating file writer: an io.WriteCloser that writes to a file
@@ -188,8 +195,8 @@ type Stats struct {
 //
 // A Writer is safe for concurrent use by multiple goroutines; each Write is
 // written as one piece, never split across files nor interleaved with
-// another Write. Errors are sticky: once a write to the file fails, every
-// later Write returns that error. A Writer runs two goroutines (timed
+// another Write. Errors are not sticky: a failed Write leaves nothing of
+// itself in the file, and the next one tries again. A Writer runs two goroutines (timed
 // flushes and creating the next file ahead of rotation; fsync, compression
 // and retention of rotated files), which Close stops and waits for.
 type Writer struct {
@@ -205,8 +212,12 @@ type Writer struct {
 	seq        int
 	path       string
 	nextRotate int64 // ns since epoch
-	err        error
 	closed     bool
+	gen        int64 // Writes so far, for group commit
+	syncing    bool  // Sync was called: rotation fsyncs synchronously
+
+	syncMu sync.Mutex   // one fsync at a time
+	synced atomic.Int64 // gen covered by the last successful fsync
 
 	active atomic.Pointer[string]
 	// next is a file created ahead by the mill goroutine under prepPath,
@@ -228,6 +239,7 @@ type Writer struct {
 	writes, bytes         int64 // guarded by mu
 	rotations, compressed atomic.Int64
 	removed, bgErrors     atomic.Int64
+	writeErrors, torn     atomic.Int64
 }
 
 var _ io.WriteCloser = (*Writer)(nil)
@@ -373,19 +385,26 @@ func checkLayout(layout string, loc *time.Location) error {
 
 // Write writes p to the active file, rotating first when the current
 // period has ended or when p would make the file exceed MaxBytes (unless
-// the file is empty). It returns len(p) and nil, or 0 and the sticky error,
-// or ErrClosed. The bytes may stay in the buffer until the next flush.
+// the file is empty). It returns len(p) and nil, or 0 and an error, or
+// ErrClosed. The bytes may stay in the buffer until the next flush.
+//
+// Errors are not sticky: a failed write leaves the file as it was before
+// it (a partial write is cut again; if that fails too, the file is closed
+// and the next Write starts a new one), and the next Write tries again.
 func (w *Writer) Write(p []byte) (int, error) {
 	now := w.nowNano()
 	n := int64(len(p))
 	w.mu.Lock()
-	if w.closed || w.err != nil {
-		err := w.err
-		if w.closed {
-			err = ErrClosed
-		}
+	if w.closed {
 		w.mu.Unlock()
-		return 0, err
+		return 0, ErrClosed
+	}
+	if w.f == nil {
+		// An earlier failure closed the file: start the next one.
+		if err := w.reopenLocked(now); err != nil {
+			w.mu.Unlock()
+			return 0, err
+		}
 	}
 	if now >= w.nextRotate || (w.size > 0 && w.size+n > w.cfg.MaxBytes) {
 		if err := w.rotateLocked(now); err != nil {
@@ -399,6 +418,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 		w.size += n
 		w.writes++
 		w.bytes += n
+		w.gen++
 		w.mu.Unlock()
 		return len(p), nil
 	}
@@ -418,18 +438,69 @@ func (w *Writer) writeSlow(p []byte) error {
 	}
 	if len(p) < cap(w.buf) {
 		w.buf = append(w.buf, p...)
-	} else if _, err := w.f.Write(p); err != nil {
-		w.err = fmt.Errorf("storage: write %s: %w", w.path, err)
-		return w.err
+	} else if err := w.writeFile(p); err != nil {
+		return err
 	}
 	n := int64(len(p))
 	w.size += n
 	w.writes++
 	w.bytes += n
+	w.gen++
 	return nil
 }
 
-// Flush writes buffered data to the operating system (no fsync).
+// writeFile writes p to the file with one write(2). On failure it cuts
+// what part of p reached the file, or, if that fails, closes the file so
+// that the next Write starts a new one; w.size is unchanged either way.
+func (w *Writer) writeFile(p []byte) error {
+	k, err := w.f.Write(p)
+	if err == nil {
+		return nil
+	}
+	w.writeErrors.Add(1)
+	full := errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+	err = fmt.Errorf("storage: write %s: %w", w.path, err)
+	if k > 0 {
+		onDisk := w.size - int64(len(w.buf))
+		if terr := w.f.Truncate(onDisk); terr != nil {
+			w.torn.Add(int64(k))
+			full = false
+		}
+	}
+	if !full {
+		// Not just a full disk (EIO, a broken descriptor, a torn write
+		// that could not be cut): do not trust this file again.
+		w.sealLocked()
+	}
+	return err
+}
+
+// sealLocked closes the active file after an error it could not repair;
+// the next Write opens the next file of the period.
+func (w *Writer) sealLocked() {
+	if w.f == nil {
+		return
+	}
+	_ = w.f.Close()
+	w.f = nil
+	if w.size-int64(len(w.buf)) == 0 {
+		_ = os.Remove(w.path) // nothing in it: no empty files pile up
+		return
+	}
+	w.enqueue(w.path)
+}
+
+// reopenLocked opens the next file after sealLocked.
+func (w *Writer) reopenLocked(now int64) error {
+	if err := w.openLocked(now, false); err != nil {
+		return err
+	}
+	w.rotations.Add(1)
+	return nil
+}
+
+// Flush writes buffered data to the operating system (no fsync). On error
+// the data stays buffered, to be written by the next flush.
 func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -439,20 +510,57 @@ func (w *Writer) Flush() error {
 	return w.flushLocked()
 }
 
-// Sync flushes the buffer and fsyncs the active file.
+// Sync flushes the buffer and fsyncs the active file. Concurrent calls
+// share fsyncs (group commit): a call returns without one when an fsync
+// that started after its caller's last Write has completed. After a failed
+// fsync the file is closed (Linux may forget the failed pages' error
+// state, so it is never trusted again): the next Write starts a new file,
+// and the caller should write again what it needed on disk.
 func (w *Writer) Sync() error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.closed {
+		w.mu.Unlock()
 		return ErrClosed
 	}
 	if err := w.flushLocked(); err != nil {
+		w.mu.Unlock()
 		return err
 	}
-	if err := w.f.Sync(); err != nil {
-		w.err = fmt.Errorf("storage: sync %s: %w", w.path, err)
-		return w.err
+	target := w.gen
+	w.syncing = true
+	w.mu.Unlock()
+
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
+	if w.synced.Load() >= target {
+		return nil // an fsync that started after our writes covered them
 	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return ErrClosed
+	}
+	if err := w.flushLocked(); err != nil {
+		w.mu.Unlock()
+		return err
+	}
+	f, gen, path := w.f, w.gen, w.path
+	w.mu.Unlock()
+	if f == nil {
+		return fmt.Errorf("storage: sync %s: the file was closed by an earlier error", path)
+	}
+	// Outside w.mu: writers go on during the fsync. A rotation meanwhile
+	// fsyncs the old file itself before closing it (see rotateLocked).
+	if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
+		w.writeErrors.Add(1)
+		w.mu.Lock()
+		if w.f == f {
+			w.sealLocked()
+		}
+		w.mu.Unlock()
+		return fmt.Errorf("storage: sync %s: %w", path, err)
+	}
+	w.synced.Store(gen)
 	return nil
 }
 
@@ -467,8 +575,8 @@ func (w *Writer) Rotate() error {
 	if w.closed {
 		return ErrClosed
 	}
-	if w.err != nil {
-		return w.err
+	if w.f == nil {
+		return w.reopenLocked(now)
 	}
 	return w.rotateLocked(now)
 }
@@ -484,20 +592,23 @@ func (w *Writer) Stats() Stats {
 	writes, bytes := w.writes, w.bytes
 	w.mu.Unlock()
 	return Stats{
-		Writes:     writes,
-		Bytes:      bytes,
-		Rotations:  w.rotations.Load(),
-		Compressed: w.compressed.Load(),
-		Removed:    w.removed.Load(),
-		Errors:     w.bgErrors.Load(),
+		Writes:      writes,
+		Bytes:       bytes,
+		Rotations:   w.rotations.Load(),
+		Compressed:  w.compressed.Load(),
+		Removed:     w.removed.Load(),
+		Errors:      w.bgErrors.Load(),
+		WriteErrors: w.writeErrors.Load(),
+		TornBytes:   w.torn.Load(),
 	}
 }
 
 // Close flushes the buffer, fsyncs the active file (unless the policy is
 // SyncNone) and closes it, then stops the background goroutines and waits
 // for them; files already rotated are compressed before Close returns. It
-// returns the sticky error, if any. Close is idempotent: later calls
-// return nil, and Write after Close returns ErrClosed.
+// returns the error of that last flush, fsync or close, if any. Close is
+// idempotent: later calls return nil, and Write after Close returns
+// ErrClosed.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	if w.closed {
@@ -505,14 +616,20 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
-	err := w.flushLocked()
-	if err == nil && w.cfg.Sync != SyncNone {
-		if serr := w.f.Sync(); serr != nil {
-			err = fmt.Errorf("storage: sync %s: %w", w.path, serr)
+	var err error
+	if w.f != nil {
+		err = w.flushLocked()
+		if err == nil && w.cfg.Sync != SyncNone {
+			if serr := w.f.Sync(); serr != nil {
+				err = fmt.Errorf("storage: sync %s: %w", w.path, serr)
+			}
 		}
-	}
-	if cerr := w.f.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("storage: close %s: %w", w.path, cerr)
+		if cerr := w.f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("storage: close %s: %w", w.path, cerr)
+		}
+		w.f = nil
+	} else if len(w.buf) > 0 {
+		err = fmt.Errorf("storage: close: %d buffered bytes not written: no open file", len(w.buf))
 	}
 	w.mu.Unlock()
 	close(w.stop)
@@ -523,19 +640,21 @@ func (w *Writer) Close() error {
 	return err
 }
 
+// flushLocked writes the buffer. On failure the buffer is kept (its Writes
+// already returned) and the file cut back to its size before the flush.
 func (w *Writer) flushLocked() error {
-	if w.err != nil {
-		return w.err
-	}
 	if len(w.buf) == 0 {
 		return nil
 	}
-	_, err := w.f.Write(w.buf)
-	w.buf = w.buf[:0]
-	if err != nil {
-		w.err = fmt.Errorf("storage: write %s: %w", w.path, err)
-		return w.err
+	if w.f == nil {
+		if err := w.reopenLocked(w.nowNano()); err != nil {
+			return err
+		}
 	}
+	if err := w.writeFile(w.buf); err != nil {
+		return err
+	}
+	w.buf = w.buf[:0]
 	return nil
 }
 
@@ -544,14 +663,23 @@ func (w *Writer) rotateLocked(now int64) error {
 		return err
 	}
 	old := w.path
+	if w.syncing && w.synced.Load() < w.gen {
+		// A Sync caller may be waiting for bytes in this file: fsync it
+		// before it is closed, not later in the background.
+		if err := w.f.Sync(); err != nil {
+			w.writeErrors.Add(1)
+			w.sealLocked()
+			return fmt.Errorf("storage: sync %s: %w", old, err)
+		}
+		w.synced.Store(w.gen)
+	}
 	if err := w.f.Close(); err != nil {
-		w.err = fmt.Errorf("storage: close %s: %w", old, err)
-		return w.err
+		w.bgError(fmt.Errorf("storage: close %s: %w", old, err))
 	}
 	w.f = nil
 	w.rotations.Add(1)
 	if err := w.openLocked(now, false); err != nil {
-		w.err = err
+		w.enqueue(old)
 		return err
 	}
 	select {
@@ -774,14 +902,16 @@ func (w *Writer) flusher() {
 func (w *Writer) tick() {
 	now := w.nowNano()
 	w.mu.Lock()
-	if w.closed || w.err != nil {
+	if w.closed || w.f == nil {
 		w.mu.Unlock()
 		return
 	}
 	if now >= w.nextRotate && w.size > 0 {
-		_ = w.rotateLocked(now) // sticky; the next Write reports it
-	} else {
-		_ = w.flushLocked()
+		if err := w.rotateLocked(now); err != nil {
+			w.bgError(err) // the next Write tries again
+		}
+	} else if err := w.flushLocked(); err != nil {
+		w.bgError(err) // kept buffered for the next flush
 	}
 	f := w.f
 	w.mu.Unlock()

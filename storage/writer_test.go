@@ -406,18 +406,53 @@ func TestWriterPermissions(t *testing.T) {
 	}
 }
 
-func TestWriterStickyError(t *testing.T) {
-	w, err := storage.NewWriter(storage.Config{Dir: t.TempDir(), BufferSize: -1})
+// TestWriterErrorsNotSticky: a write to a broken file fails alone; the
+// next one goes to a new file, and nothing of the failed write is kept.
+func TestWriterErrorsNotSticky(t *testing.T) {
+	dir := t.TempDir()
+	w, err := storage.NewWriter(storage.Config{Dir: dir, BufferSize: -1})
 	require.NoError(t, err)
 	write(t, w, "ok\n")
+	first := w.Path()
 	w.BreakFile()
-	_, err1 := w.Write([]byte("fails\n"))
-	require.Error(t, err1)
-	_, err2 := w.Write([]byte("still fails\n"))
-	assert.Equal(t, err1, err2)
-	assert.Equal(t, err1, w.Rotate())
-	assert.ErrorIs(t, w.Sync(), os.ErrClosed)
-	assert.Error(t, w.Close())
+	_, err = w.Write([]byte("fails\n"))
+	require.Error(t, err)
+	write(t, w, "next\n")
+	assert.NotEqual(t, first, w.Path(), "a new file after the broken one")
+	require.NoError(t, w.Sync())
+	require.NoError(t, w.Close())
+	assert.Equal(t, "ok\n", readFile(t, first))
+	assert.Equal(t, "next\n", readFile(t, w.Path()))
+	assert.Equal(t, int64(1), w.Stats().WriteErrors)
+}
+
+// TestWriterDiskFull runs the writer on a real 256 KiB tmpfs: a write that
+// does not fit fails with ENOSPC and leaves no partial line; after space
+// is freed, writing goes on in the same file.
+func TestWriterDiskFull(t *testing.T) {
+	dir := tmpfs(t, "256k")
+	w, err := storage.NewWriter(storage.Config{Dir: dir, BufferSize: -1})
+	require.NoError(t, err)
+	defer w.Close()
+	line := bytes.Repeat([]byte("x"), 999)
+	line = append(line, '\n')
+	var n int
+	var werr error
+	for {
+		if _, werr = w.Write(line); werr != nil {
+			break
+		}
+		n++
+	}
+	require.ErrorIs(t, werr, syscall.ENOSPC)
+	path := w.Path()
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, int64(n*len(line)), info.Size(), "no partial line")
+	require.NoError(t, os.WriteFile(path, nil, 0o640)) // make room (as retention would)
+	write(t, w, "after\n")
+	assert.Equal(t, path, w.Path(), "same file: a full disk is not a broken file")
+	assert.Equal(t, "after\n", readFile(t, path))
 }
 
 func TestWriterConfigValidation(t *testing.T) {
@@ -507,7 +542,8 @@ func TestWriterIdleRotationOnTick(t *testing.T) {
 }
 
 func TestWriterWriteAfterError(t *testing.T) {
-	// Rotate into a directory that vanished: the error is sticky.
+	// Rotate into a directory that vanished: every write fails until it is
+	// back.
 	dir := filepath.Join(t.TempDir(), "logs")
 	w, err := storage.NewWriter(storage.Config{Dir: dir})
 	require.NoError(t, err)
@@ -516,8 +552,11 @@ func TestWriterWriteAfterError(t *testing.T) {
 	require.Error(t, rerr)
 	_, werr := w.Write([]byte("x"))
 	assert.True(t, errors.Is(werr, os.ErrNotExist), "%v", werr)
-	_ = w.Close()
 	assert.True(t, bytes.Contains([]byte(werr.Error()), []byte("storage: open")), werr.Error())
+	require.NoError(t, os.Rename(dir+".moved", dir))
+	write(t, w, "back\n")
+	require.NoError(t, w.Close())
+	assert.Equal(t, "back\n", readFile(t, w.Path()))
 }
 
 func TestListAndOpenFiles(t *testing.T) {
