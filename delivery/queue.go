@@ -63,6 +63,12 @@ type entry struct {
 	n0   int              // events when accepted
 	rec  storage.RecordID // its spool record; zero when held only in memory
 	wait *waiter          // non-nil when Send waits for the outcome
+	// discarded: DropOldest removed its spool record. It is still sent
+	// from memory, but counted dropped if the Queue stops first.
+	discarded bool
+	// refused: a WriteAhead batch the failing disk refused (counted in
+	// Queue.memOnly).
+	refused bool
 }
 
 // waiter is what a Send that must wait for its batch's outcome waits on.
@@ -102,7 +108,7 @@ func newEntry(batch []relaykit.Event) *entry {
 }
 
 func (e *entry) release() {
-	e.rec, e.wait = storage.RecordID{}, nil
+	e.rec, e.wait, e.discarded, e.refused = storage.RecordID{}, nil, false, false
 	if cap(e.evs) > 4096 {
 		return
 	}
@@ -194,7 +200,10 @@ func (q *Queue) Send(ctx context.Context, batch []relaykit.Event) error {
 				}
 				continue
 			}
-			return q.holdLocked(ctx, newEntry(batch), n)
+			e := newEntry(batch)
+			e.refused = true
+			q.memOnly++
+			return q.holdLocked(ctx, e, n)
 		}
 		id, err := q.spool.Append(batch)
 		switch {
@@ -250,6 +259,7 @@ func (q *Queue) Send(ctx context.Context, batch []relaykit.Event) error {
 				// Nothing written: hold the batch in memory, in order,
 				// until it is delivered.
 				e := newEntry(batch)
+				e.refused = true
 				q.memOnly++
 				return q.holdLocked(ctx, e, n)
 			default:
@@ -363,7 +373,11 @@ func (q *Queue) discardLocked() bool {
 	in := func(id storage.RecordID) bool { return !id.IsZero() && !id.Less(d.First) && !d.Last.Less(id) }
 	for _, e := range q.mem {
 		if in(e.rec) {
+			// Still sent from memory; dropped only if the Queue stops
+			// before (see Close).
 			lost -= int64(e.n0)
+			e.rec = storage.RecordID{}
+			e.discarded = true
 		}
 	}
 	if c := q.cur; c != nil && c.sp == q.spool && in(c.id) {
@@ -376,14 +390,18 @@ func (q *Queue) discardLocked() bool {
 	return true
 }
 
-// drop counts n events dropped for reason.
+// drop counts n events dropped for reason. It logs the first drop of each
+// reason, and then at most once a minute, with the total so far: drops come
+// in floods.
 func (q *Queue) drop(reason string, n int64) {
 	if n <= 0 {
 		return
 	}
-	q.c.addDropped(reason, n)
+	total, logIt := q.c.addDropped(reason, n)
 	q.c.pending.Add(-n)
-	q.log.Warn("events dropped", "reason", reason, "events", n)
+	if logIt {
+		q.log.Warn("events dropped", "reason", reason, "events", n, "total", total)
+	}
 	if h := q.cfg.Hooks.OnDrop; h != nil {
 		h(reason, int(n))
 	}

@@ -145,7 +145,7 @@ func (q *Queue) sendEntry(ctx context.Context, e *entry) (progressed, failed boo
 	}
 	q.mu.Lock()
 	q.mem = q.mem[1:]
-	if e.rec.IsZero() && q.cfg.Mode == WriteAhead && q.memOnly > 0 {
+	if e.refused {
 		q.memOnly--
 	}
 	rec, w := e.rec, e.wait
@@ -364,7 +364,7 @@ func (q *Queue) spoolMemory() {
 	failing := false
 	moved := false
 	for _, e := range q.mem {
-		if !e.rec.IsZero() || failing {
+		if !e.rec.IsZero() || e.discarded || failing {
 			kept = append(kept, e)
 			continue
 		}
@@ -381,7 +381,7 @@ func (q *Queue) spoolMemory() {
 		q.diskRecovered()
 		moved = true
 		q.c.memEvents.Add(-int64(len(e.evs)))
-		if q.cfg.Mode == WriteAhead && q.memOnly > 0 {
+		if e.refused {
 			q.memOnly--
 		}
 		if w := e.wait; w != nil {

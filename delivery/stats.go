@@ -49,11 +49,15 @@ func (q *Queue) Close(ctx context.Context) error {
 	}
 	var errs []error
 	q.mu.Lock()
-	var lost int64
+	var lost, discarded int64
 	for _, e := range q.mem {
 		q.c.memEvents.Add(-int64(len(e.evs)))
 		if !e.rec.IsZero() {
 			continue // on disk: pending for the next run
+		}
+		if e.discarded {
+			discarded += int64(len(e.evs)) // DropOldest took their disk copy
+			continue
 		}
 		lost += int64(len(e.evs))
 		if w := e.wait; w != nil {
@@ -64,6 +68,7 @@ func (q *Queue) Close(ctx context.Context) error {
 	q.mem = nil
 	q.mu.Unlock()
 	q.countLost()
+	q.drop(DropReasonOldest, discarded)
 	if lost > 0 {
 		q.drop(DropReasonShutdown, lost)
 		errs = append(errs, fmt.Errorf("delivery: %s: %d events held in memory could not be spooled: %w", q.cfg.Name, lost, ErrDropped))
@@ -130,15 +135,24 @@ type counters struct {
 	diskErrors, deadLetterErrors           atomic.Int64
 	dropMu                                 sync.Mutex
 	dropped                                map[string]int64
+	dropLogged                             map[string]time.Time
 }
 
-func (c *counters) addDropped(reason string, n int64) {
+// addDropped counts a drop and says whether to log it: the first of its
+// reason, then once a minute.
+func (c *counters) addDropped(reason string, n int64) (total int64, log bool) {
 	c.dropMu.Lock()
+	defer c.dropMu.Unlock()
 	if c.dropped == nil {
-		c.dropped = map[string]int64{}
+		c.dropped, c.dropLogged = map[string]int64{}, map[string]time.Time{}
 	}
 	c.dropped[reason] += n
-	c.dropMu.Unlock()
+	now := time.Now()
+	if last, ok := c.dropLogged[reason]; !ok || now.Sub(last) >= time.Minute {
+		c.dropLogged[reason] = now
+		log = true
+	}
+	return c.dropped[reason], log
 }
 
 // Stats returns a snapshot of the counters.

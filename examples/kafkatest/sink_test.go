@@ -193,6 +193,10 @@ func TestSinkTooLarge(t *testing.T) {
 	require.ErrorAs(t, err, &se)
 	assert.False(t, se.Retryable)
 	assert.Contains(t, err.Error(), "exceeds MaxRecordBytes 100")
+	// ... and which events: a delivery queue dead-letters exactly those.
+	var be *relaykit.BatchError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, []relaykit.FailedRange{{From: 0, To: 1, Permanent: true, Reason: forward.ReasonTooLarge, Err: be.Failed[0].Err}}, be.Failed)
 }
 
 // TestSinkBrokerFaults: produce errors and leader changes while batches are

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/relaykit/relaykit/storage"
 )
 
 //go:embed default.yaml
@@ -168,6 +170,7 @@ type DestinationConfig struct {
 	Dir     string   `yaml:"dir"`
 	Format  string   `yaml:"format"`
 	MaxSize ByteSize `yaml:"max_size"`
+	Fsync   bool     `yaml:"fsync"` // fsync every batch (group commit) before it counts as archived
 
 	// hec
 	URL        string `yaml:"url"`
@@ -684,14 +687,36 @@ func (c *Config) Validate() error {
 		checkApplies(f, d, bad)
 		c.Destinations[name] = d
 	}
+	// One owner per spool directory: names that sanitize to the same
+	// directory would share it (the spool's lock would refuse the second
+	// at start; say so here, with the names).
+	spoolDirs := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(c.Destinations)) {
+		if c.Destinations[name].Type == "archive" {
+			continue
+		}
+		dir := storage.SanitizeFileName(name)
+		if other, ok := spoolDirs[dir]; ok {
+			bad("destinations."+name, "its spool directory %q is also that of destination %q: rename one", dir, other)
+		}
+		spoolDirs[dir] = name
+	}
 	c.validateKafka(bad, checkName)
 	if len(c.Inputs.Kafka) > 0 {
 		// A Kafka input commits an offset once every destination has its
 		// record delivered or on disk; with on_failure a batch may still be
-		// in a destination's memory queue when its flush returns.
+		// in a destination's memory queue when its flush returns, and a
+		// drop policy would commit offsets of records it dropped.
 		for _, name := range slices.Sorted(maps.Keys(c.Destinations)) {
-			if d := c.Destinations[name]; d.Type != "archive" && d.Spool.Mode == spoolOnFailure {
+			d := c.Destinations[name]
+			if d.Type == "archive" {
+				continue
+			}
+			if d.Spool.Mode == spoolOnFailure {
 				bad("destinations."+name+".spool.mode", "on_failure cannot be used with a kafka input (offsets would be committed for batches still in memory): use always")
+			}
+			if d.Spool.Full != fullBlock {
+				bad("destinations."+name+".spool.full", "%s cannot be used with a kafka input (offsets would be committed for records it dropped): use block", d.Spool.Full)
 			}
 		}
 	}

@@ -82,6 +82,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"spool full", "spool:\n  full: overflow\n", `spool.full: unknown policy "overflow"`},
 		{"dest spool mode", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: t\n    spool: {mode: never}\n", `destinations.h.spool.mode: unknown mode "never"`},
 		{"missing env", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: ${RELAY_TEST_UNSET_VAR}\n", "RELAY_TEST_UNSET_VAR"},
+		{"shared spool directory", "destinations:\n  a/b:\n    type: hec\n    url: https://x\n    token: t\n  a_b:\n    type: hec\n    url: https://y\n    token: t\n", `destinations.a_b: its spool directory "a_b" is also that of destination "a/b"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ var destOptions = []destOption{
 	{name: "dir", set: func(d *DestinationConfig) bool { return d.Dir != "" }, types: "archive"},
 	{name: "format", set: func(d *DestinationConfig) bool { return d.Format != "" }, types: "archive"},
 	{name: "max_size", set: func(d *DestinationConfig) bool { return d.MaxSize != 0 }, types: "archive"},
+	{name: "fsync", set: func(d *DestinationConfig) bool { return d.Fsync }, types: "archive"},
 	{name: "url", set: func(d *DestinationConfig) bool { return d.URL != "" }, types: "hec"},
 	{name: "token", set: func(d *DestinationConfig) bool { return d.Token != "" }, types: "hec"},
 	{name: "index", set: func(d *DestinationConfig) bool { return d.Index != "" }, types: "hec"},

@@ -224,7 +224,7 @@ func checkBalanced(t *testing.T, s Snapshot) {
 	}
 	require.Equal(t, s.Received, s.Routed+drops, "received = routed + dropped before routing: %s", s)
 	for name, d := range s.Dest {
-		require.Zero(t, d.Pending(), "destination %s: in+replayed = delivered+spooled+dropped: %+v", name, d)
+		require.Zero(t, d.Unaccounted(), "destination %s: in+recovered = delivered+dropped+pending: %+v", name, d)
 	}
 }
 

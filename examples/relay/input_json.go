@@ -35,7 +35,7 @@ func jsonStream(in JSONInputConfig, stats *inputStats, d *dispatcher, dl *deadLe
 				stats.received.Add(1)
 				stats.invalid.Add(1)
 				d.ledger.drop(dropInvalidJSON, 1)
-				dl.Write(in.Name, peer, reason, line)
+				_ = dl.Write(in.Name, peer, reason, line) // failures are counted by the dead letter
 				continue
 			}
 			ev.Reset()
@@ -61,9 +61,10 @@ type deadLetter struct {
 
 func newDeadLetter(w io.Writer) *deadLetter { return &deadLetter{w: w} }
 
-// Write records one rejected line. A failed write is remembered (Err) and
-// counted; the line is still counted as dropped(invalid_json).
-func (d *deadLetter) Write(input, peer, reason string, line []byte) {
+// Write records one rejected line and returns the write's error. A failed
+// write is remembered (Err) and counted; the line is still counted as
+// dropped (invalid_json, rejected).
+func (d *deadLetter) Write(input, peer, reason string, line []byte) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	b := d.buf[:0]
@@ -80,10 +81,12 @@ func (d *deadLetter) Write(input, peer, reason string, line []byte) {
 	if cap(d.buf) > 4<<20 {
 		d.buf = nil
 	}
-	if _, err := d.w.Write(b); err != nil && d.err == nil {
+	_, err := d.w.Write(b)
+	if err != nil && d.err == nil {
 		d.err = fmt.Errorf("dead letter: %w", err)
 	}
 	d.n++
+	return err
 }
 
 // Count is the number of lines written.

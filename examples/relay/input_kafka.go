@@ -214,7 +214,7 @@ func (k *kafkaInput) take(ctx context.Context, p kgo.FetchTopicPartition) {
 			k.stats.invalid.Add(1)
 			k.decodeErrors.Add(1)
 			k.d.ledger.drop(dropInvalidJSON, 1)
-			k.dl.Write(k.cfg.Name, r.Topic+"/"+strconv.Itoa(int(r.Partition))+"@"+strconv.FormatInt(r.Offset, 10), err.Error(), r.Value)
+			_ = k.dl.Write(k.cfg.Name, r.Topic+"/"+strconv.Itoa(int(r.Partition))+"@"+strconv.FormatInt(r.Offset, 10), err.Error(), r.Value)
 			last = r
 			continue
 		}

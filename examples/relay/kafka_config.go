@@ -204,7 +204,7 @@ func kafkaAcks(s string) (kafka.Acks, error) {
 }
 
 // newKafkaSink builds the sink of a kafka destination.
-func (r *Relay) newKafkaSink(name string, dc DestinationConfig, d *destination) (*kafka.Sink, error) {
+func (r *Relay) newKafkaSink(name string, dc DestinationConfig) (*kafka.Sink, error) {
 	k := dc.Kafka
 	key, keyField, _ := kafkaKey(k.Key)
 	comp, _ := kafkaCompression(k.Compression)
@@ -222,7 +222,7 @@ func (r *Relay) newKafkaSink(name string, dc DestinationConfig, d *destination) 
 		Key: key, KeyField: keyField, Encoding: enc, Compression: comp, OmitHeaders: k.OmitHeaders,
 		MaxRecordBytes: int(k.MaxRecordBytes), Acks: acks, DisableIdempotence: acks != kafka.AcksAll,
 		DeliveryTimeout: dc.Timeout, TLS: tc, SASL: k.SASL.lib(),
-		OnFailure: d.onFailure, Logger: r.log.With("destination", name),
+		Logger: r.log.With("destination", name),
 	})
 }
 

@@ -57,6 +57,8 @@ destinations:
 		{"input topics", "inputs: {kafka: [{name: k, brokers: [127.0.0.1:1], group: g}]}", "inputs.kafka[0].topics"},
 		{"input with on_failure", "inputs: {kafka: [{name: k, brokers: [127.0.0.1:1], topics: [t], group: g}]}\ndestinations: {out: {type: hec, url: 'http://127.0.0.1:1', token: t, spool: {mode: on_failure}}}",
 			"destinations.out.spool.mode: on_failure cannot be used with a kafka input"},
+		{"input with a drop policy", "inputs: {kafka: [{name: k, brokers: [127.0.0.1:1], topics: [t], group: g}]}\ndestinations: {out: {type: hec, url: 'http://127.0.0.1:1', token: t, spool: {full: drop_oldest}}}",
+			"destinations.out.spool.full: drop_oldest cannot be used with a kafka input"},
 		{"input format", "inputs: {kafka: [{name: k, brokers: [127.0.0.1:1], topics: [t], group: g, format: xml}]}", "inputs.kafka[0].format"},
 	}
 	for _, tt := range tests {

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/delivery"
 	"github.com/relaykit/relaykit/stream"
 )
 
@@ -25,13 +26,16 @@ const (
 	dropInvalidJSON = "invalid_json" // JSON line failed validation (dead-lettered)
 	dropUnrouted    = "unrouted"     // no route matched
 	dropFiltered    = "filtered"     // a pipeline step dropped it (drop, sample)
-	dropSpoolFull   = "spool_full"   // the destination's spool was full (policy drop_newest, or block at shutdown)
-	dropSpoolOldest = "spool_oldest" // spooled, then discarded for room (policy drop_oldest)
-	dropRejected    = "rejected"     // destination refused it as bad data (dead-lettered)
-	dropSinkError   = "sink_error"   // a destination without spool (archive) failed
+	dropSpoolFull    = "spool_full"    // the destination's spool was full (policy drop_newest)
+	dropSpoolOldest  = "spool_oldest"  // spooled, then discarded for room (policy drop_oldest)
+	dropSpoolCorrupt = "spool_corrupt" // destroyed on disk: a damaged spool record or a missing segment
+	dropRejected     = "rejected"      // destination refused it as bad data (dead-lettered)
+	dropSinkError    = "sink_error"    // a sink the router could not hand it to (none today)
+	dropShutdown     = "shutdown"      // the shutdown deadline came before a destination accepted it
 )
 
-var dropReasons = []string{dropQueueFull, dropInvalidJSON, dropUnrouted, dropFiltered, dropSpoolFull, dropSpoolOldest, dropRejected, dropSinkError}
+var dropReasons = [...]string{dropQueueFull, dropInvalidJSON, dropUnrouted, dropFiltered, dropSpoolFull, dropSpoolOldest,
+	dropSpoolCorrupt, dropRejected, dropSinkError, dropShutdown}
 
 // inputStats counts one input. Fields are updated with atomics by the
 // input's goroutines.
@@ -49,23 +53,18 @@ type inputStats struct {
 	framing  stream.Counters
 }
 
-// destStats counts one destination.
+// destStats counts one destination. A network destination's queue keeps
+// the rest (backlog, memory, spool damage): see DestSnapshot.
 type destStats struct {
 	name, kind string
 	in         atomic.Int64 // events the router handed to the destination
 	delivered  atomic.Int64 // accepted by the destination (or written, for archives)
-	spooled    atomic.Int64 // appended to the destination's spool
-	replayed   atomic.Int64 // sent from the spool (and removed from it)
-	recovered  atomic.Int64 // in the spool at startup (left by an earlier run)
 	dropped    atomic.Int64 // lost with a reason counted in the ledger
-	memory     atomic.Int64 // in the memory queue or being sent from it
-	duplicated atomic.Int64 // delivered, then sent again with the rest of their batch
-	batches    atomic.Int64
-	errors     atomic.Int64
-	healthy    atomic.Bool
-	// backlog reports the destination's spools (nil: no spool).
-	backlog func() (events, bytes int64, oldest time.Time)
-	latency latencyHist // receive -> delivered
+	batches    atomic.Int64 // archive writes
+	errors     atomic.Int64 // archive write errors
+	healthy    atomic.Bool  // archive: the last write succeeded
+	queue      *delivery.Queue
+	latency    latencyHist // receive -> delivered
 }
 
 // latencyBounds are the upper bounds, in seconds, of the buckets of
@@ -144,20 +143,21 @@ func (h *latencyHist) metric(d *prometheus.Desc, labels ...string) prometheus.Me
 //
 //	received (inputs)   = routed + dropped{queue_full, invalid_json} + queued
 //	routed   (router)   = events handed to the route table
-//	in_d + recovered_d  = delivered_d + dropped_d + backlog_d + memory_d
+//	in_d + recovered_d  = delivered_d + dropped_d + pending_d
 //
-// where backlog_d is what the destination's spool holds now (the spool
-// counts it from its record headers, so recovered_d, the backlog found at
-// startup, is exact) and memory_d what its memory queue holds or is
-// sending. With one destination per event (the default config), received
-// = delivered + archived + spooled (backlog) + dropped{reason}.
+// where pending_d is what destination d accepted and has not delivered yet
+// (on disk in spool mode always, in memory or on disk in on_failure; its
+// delivery queue counts it exactly, and recovered_d, the backlog found on
+// disk at startup, from the spool's record headers). With one destination
+// per event (the default config), received = delivered + archived +
+// spooled (pending) + dropped{reason}.
 type ledger struct {
 	mu      sync.Mutex
 	inputs  []*inputStats
 	dests   []*destStats
 	routed  atomic.Int64
 	queued  atomic.Int64 // in rings and collectors right now
-	dropped [8]atomic.Int64
+	dropped [len(dropReasons)]atomic.Int64
 	start   time.Time
 }
 
@@ -181,7 +181,7 @@ func (l *ledger) dest(name, kind string) *destStats {
 }
 
 func (l *ledger) drop(reason string, n int64) {
-	l.dropped[slices.Index(dropReasons, reason)].Add(n)
+	l.dropped[slices.Index(dropReasons[:], reason)].Add(n)
 }
 
 // Snapshot is a point-in-time copy of the ledger's totals.
@@ -194,7 +194,7 @@ type Snapshot struct {
 	Queued      int64
 	Delivered   int64 // forward destinations
 	Archived    int64 // archive destinations
-	Spooled     int64 // currently waiting in the spool
+	Spooled     int64 // accepted by destinations, not yet delivered (pending)
 	Dropped     map[string]int64
 	Dest        map[string]DestSnapshot
 	Input       map[string]int64 // received per input
@@ -202,17 +202,23 @@ type Snapshot struct {
 
 // DestSnapshot is one destination's counters.
 type DestSnapshot struct {
-	In, Delivered, Spooled, Replayed, Recovered, Dropped int64
-	// Backlog is the events in the spool now, Memory those in the memory
-	// queue or being sent from it, Duplicated events sent twice.
-	Backlog, BacklogBytes, Memory, Duplicated int64
+	In, Delivered, Recovered, Dropped int64
+	// Pending is what the destination accepted and has not delivered:
+	// Backlog (events in the spool, in spool mode always memory's too)
+	// and Memory hold it, and Spooled counts every event ever written to
+	// the spool.
+	Pending, Backlog, BacklogBytes, Memory, Spooled int64
+	// Healthy reports whether the destination took the last batch sent;
+	// DiskFailing whether its spool refuses writes (batches then wait in
+	// memory until delivered).
+	Healthy, DiskFailing bool
 }
 
-// Pending is what the destination cannot account for: events handed to it
-// (or found in its spool at startup) that are neither delivered, dropped,
-// in the spool nor in memory. It is zero whenever the relay is quiet.
-func (d DestSnapshot) Pending() int64 {
-	return d.In + d.Recovered - d.Delivered - d.Dropped - d.Backlog - d.Memory
+// Unaccounted is what the destination cannot account for: events handed
+// to it (or found in its spool at startup) that are neither delivered,
+// dropped nor pending. It is zero, always.
+func (d DestSnapshot) Unaccounted() int64 {
+	return d.In + d.Recovered - d.Delivered - d.Dropped - d.Pending
 }
 
 // DroppedTotal sums the drop reasons.
@@ -244,23 +250,31 @@ func (l *ledger) Snapshot() Snapshot {
 		}
 	}
 	for _, d := range l.dests {
-		ds := DestSnapshot{
-			In: d.in.Load(), Delivered: d.delivered.Load(), Spooled: d.spooled.Load(),
-			Replayed: d.replayed.Load(), Recovered: d.recovered.Load(), Dropped: d.dropped.Load(),
-			Memory: d.memory.Load(), Duplicated: d.duplicated.Load(),
-		}
-		if d.backlog != nil {
-			ds.Backlog, ds.BacklogBytes, _ = d.backlog()
-		}
+		ds := d.snapshot()
 		s.Dest[d.name] = ds
 		if d.kind == "archive" {
 			s.Archived += ds.Delivered
 		} else {
 			s.Delivered += ds.Delivered
 		}
-		s.Spooled += ds.Backlog
+		s.Spooled += ds.Pending
 	}
 	return s
+}
+
+// snapshot reads the destination's counters and its queue's.
+func (d *destStats) snapshot() DestSnapshot {
+	ds := DestSnapshot{In: d.in.Load(), Delivered: d.delivered.Load(), Dropped: d.dropped.Load(), Healthy: d.healthy.Load()}
+	if d.queue == nil {
+		return ds
+	}
+	// Read the queue after the relay's own counters: its Pending then
+	// never misses an event the hooks counted out meanwhile.
+	q := d.queue.Stats()
+	ds.Recovered, ds.Pending, ds.Healthy, ds.DiskFailing = q.Recovered, q.Pending, q.Healthy, q.DiskFailing
+	ds.Backlog, ds.BacklogBytes, ds.Memory = q.SpoolEvents, q.SpoolBytes, q.MemoryEvents
+	ds.Spooled = q.Spool.AppendedEvents + q.Retry.AppendedEvents
+	return ds
 }
 
 // String is the one-line summary printed by -stats and at shutdown.
@@ -312,13 +326,17 @@ var (
 	descDropped       = prometheus.NewDesc("relay_dropped_events_total", "Events dropped, by reason.", []string{"reason"}, nil)
 	descDestIn        = prometheus.NewDesc("relay_destination_events_total", "Events handed to a destination.", []string{"destination", "type"}, nil)
 	descDestDelivered = prometheus.NewDesc("relay_destination_delivered_events_total", "Events a destination accepted (archives: written).", []string{"destination", "type"}, nil)
-	descDestSpooled   = prometheus.NewDesc("relay_destination_spooled_events_total", "Events spooled after a failed send.", []string{"destination"}, nil)
-	descDestReplayed  = prometheus.NewDesc("relay_destination_replayed_events_total", "Events replayed from the spool.", []string{"destination"}, nil)
+	descDestSpooled   = prometheus.NewDesc("relay_destination_spooled_events_total", "Events written to a destination's spool (spool mode always: every event).", []string{"destination"}, nil)
+	descDestPending   = prometheus.NewDesc("relay_destination_pending_events", "Events a destination accepted and has not delivered yet (on disk, in memory, or both).", []string{"destination"}, nil)
 	descDestDropped   = prometheus.NewDesc("relay_destination_dropped_events_total", "Events a destination lost (counted in relay_dropped_events_total too).", []string{"destination"}, nil)
-	descDestErrors    = prometheus.NewDesc("relay_destination_send_errors_total", "Failed sends per destination.", []string{"destination"}, nil)
-	descDestHealthy   = prometheus.NewDesc("relay_destination_healthy", "1 when the last send to the destination succeeded.", []string{"destination"}, nil)
+	descDestErrors    = prometheus.NewDesc("relay_destination_send_errors_total", "Sends to a destination that left events undelivered (attempts, probes and archive writes).", []string{"destination"}, nil)
+	descDestHealthy   = prometheus.NewDesc("relay_destination_healthy", "1 when the destination took the last batch sent.", []string{"destination"}, nil)
 	descDestMemory    = prometheus.NewDesc("relay_destination_memory_events", "Events in a destination's memory queue or being sent from it.", []string{"destination"}, nil)
-	descDestDup       = prometheus.NewDesc("relay_destination_duplicated_events_total", "Events sent again with the rest of a batch of which a part had been delivered.", []string{"destination"}, nil)
+	descDiskFailing   = prometheus.NewDesc("relay_spool_disk_failing", "1 while a destination's spool refuses writes (batches wait in memory until delivered).", []string{"destination"}, nil)
+	descDiskErrors    = prometheus.NewDesc("relay_spool_errors_total", "Failed spool operations, by kind (write, sync, read, head).", []string{"destination", "kind"}, nil)
+	descSpoolDamage   = prometheus.NewDesc("relay_spool_damaged_records_total", "Damaged spool records and runs of bytes skipped (their events are in relay_dropped_events_total{reason=\"spool_corrupt\"} where known).", []string{"destination"}, nil)
+	descSpoolDamageB  = prometheus.NewDesc("relay_spool_damaged_bytes_total", "Bytes of damaged spool records skipped, and of torn tails cut at start.", []string{"destination"}, nil)
+	descSpoolMissing  = prometheus.NewDesc("relay_spool_missing_segments_total", "Spool segment files found missing or unreadable.", []string{"destination"}, nil)
 	descSpoolEvents   = prometheus.NewDesc("relay_spool_events", "Events waiting in a destination's spool (the backlog).", []string{"destination"}, nil)
 	descSpoolBytes    = prometheus.NewDesc("relay_spool_bytes", "Bytes of a destination's spool files.", []string{"destination"}, nil)
 	descSpoolAge      = prometheus.NewDesc("relay_spool_oldest_age_seconds", "Age of the oldest batch in a destination's spool; 0 when empty.", []string{"destination"}, nil)
@@ -329,8 +347,8 @@ func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descInputReceived, descInputBytes, descParseErrors, descTruncated, descInvalid,
 		descConns, descRefused, descReadBytes, descEvicted, descCut, descHandshakeErr, descDiscarded, descIncomplete, descIncompleteB,
 		descEmpty, descNUL, descFramingErr, descRouted, descQueued, descDropped, descDestIn, descDestDelivered, descDestSpooled,
-		descDestReplayed, descDestDropped, descDestErrors, descDestHealthy, descDestMemory, descDestDup,
-		descSpoolEvents, descSpoolBytes, descSpoolAge, descDestLatency} {
+		descDestPending, descDestDropped, descDestErrors, descDestHealthy, descDestMemory, descDiskFailing, descDiskErrors,
+		descSpoolDamage, descSpoolDamageB, descSpoolMissing, descSpoolEvents, descSpoolBytes, descSpoolAge, descDestLatency} {
 		ch <- d
 	}
 }
@@ -380,28 +398,41 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 	for _, d := range dests {
 		c(descDestIn, d.in.Load(), d.name, d.kind)
 		c(descDestDelivered, d.delivered.Load(), d.name, d.kind)
-		c(descDestSpooled, d.spooled.Load(), d.name)
-		c(descDestReplayed, d.replayed.Load(), d.name)
 		c(descDestDropped, d.dropped.Load(), d.name)
-		c(descDestErrors, d.errors.Load(), d.name)
-		h := int64(0)
-		if d.healthy.Load() {
-			h = 1
-		}
-		g(descDestHealthy, h, d.name)
-		g(descDestMemory, d.memory.Load(), d.name)
-		c(descDestDup, d.duplicated.Load(), d.name)
-		if d.backlog != nil {
-			ev, by, oldest := d.backlog()
-			g(descSpoolEvents, ev, d.name)
-			g(descSpoolBytes, by, d.name)
-			age := 0.0
-			if !oldest.IsZero() {
-				age = time.Since(oldest).Seconds()
-			}
-			ch <- prometheus.MustNewConstMetric(descSpoolAge, prometheus.GaugeValue, age, d.name)
-		}
 		ch <- d.latency.metric(descDestLatency, d.name)
+		b := func(v bool) int64 {
+			if v {
+				return 1
+			}
+			return 0
+		}
+		if d.queue == nil {
+			c(descDestErrors, d.errors.Load(), d.name)
+			g(descDestHealthy, b(d.healthy.Load()), d.name)
+			continue
+		}
+		q := d.queue.Stats()
+		c(descDestErrors, q.Failures, d.name)
+		g(descDestHealthy, b(q.Healthy), d.name)
+		c(descDestSpooled, q.Spool.AppendedEvents+q.Retry.AppendedEvents, d.name)
+		g(descDestPending, q.Pending, d.name)
+		g(descDestMemory, q.MemoryEvents, d.name)
+		g(descDiskFailing, b(q.DiskFailing), d.name)
+		sp, rs := q.Spool, q.Retry
+		c(descDiskErrors, sp.WriteErrors+rs.WriteErrors, d.name, "write")
+		c(descDiskErrors, sp.SyncErrors+rs.SyncErrors, d.name, "sync")
+		c(descDiskErrors, sp.ReadErrors+rs.ReadErrors, d.name, "read")
+		c(descDiskErrors, sp.HeadErrors+rs.HeadErrors, d.name, "head")
+		c(descSpoolDamage, sp.Corrupt+rs.Corrupt, d.name)
+		c(descSpoolDamageB, sp.CorruptBytes+rs.CorruptBytes+sp.TornBytes+rs.TornBytes, d.name)
+		c(descSpoolMissing, sp.MissingSegments+rs.MissingSegments, d.name)
+		g(descSpoolEvents, q.SpoolEvents, d.name)
+		g(descSpoolBytes, q.SpoolBytes, d.name)
+		age := 0.0
+		if !q.SpoolOldest.IsZero() {
+			age = time.Since(q.SpoolOldest).Seconds()
+		}
+		ch <- prometheus.MustNewConstMetric(descSpoolAge, prometheus.GaugeValue, age, d.name)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -155,6 +154,9 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 	d := &destination{name: name, kind: dc.Type, ledger: r.ledger, dl: r.dl, log: r.log}
 	d.stats = r.ledger.dest(name, dc.Type)
 	field := "destinations." + name
+	// The sinks get no OnFailure: they report what they did not deliver
+	// as a *relaykit.BatchError, and the delivery queue in front of them
+	// retries, spools or dead-letters exactly those events.
 	delivery := func(kind string) forward.DeliveryConfig {
 		gz := dc.Gzip == nil || *dc.Gzip
 		return forward.DeliveryConfig{
@@ -169,8 +171,7 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 				InitialBackoff: dc.Retry.InitialBackoff,
 				MaxBackoff:     dc.Retry.MaxBackoff,
 			},
-			OnFailure: d.onFailure,
-			Logger:    r.log.With("destination", name),
+			Logger: r.log.With("destination", name),
 		}
 	}
 	switch dc.Type {
@@ -182,6 +183,7 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 		a, err := storage.NewArchive(storage.ArchiveConfig{
 			Writer: storage.Config{Dir: dc.Dir, Location: r.loc, MaxBytes: int64(dc.MaxSize), Now: clock.Time},
 			Format: format,
+			Fsync:  dc.Fsync,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)
@@ -252,7 +254,6 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 			MaxRetries: max(1, min(dc.Retry.MaxAttempts-1, int(dc.Retry.MaxElapsed/dc.Retry.MaxBackoff))),
 			BackoffMin: dc.Retry.InitialBackoff,
 			BackoffMax: dc.Retry.MaxBackoff,
-			OnFailure:  d.onFailure,
 			Logger:     r.log.With("destination", name),
 		})
 		if err != nil {
@@ -260,7 +261,7 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 		}
 		d.sink, d.closer = s, s
 	case "kafka":
-		k, err := r.newKafkaSink(name, dc, d)
+		k, err := r.newKafkaSink(name, dc)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}
@@ -269,49 +270,11 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 	default:
 		return nil, fmt.Errorf("%s.type: %q is not available in this build", field, dc.Type)
 	}
-	if err := r.openSpools(d, dc); err != nil {
+	if err := r.newQueue(d, dc); err != nil {
 		_ = d.Close()
-		return nil, fmt.Errorf("spool.dir for %s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", field, err)
 	}
 	return d, nil
-}
-
-// openSpools opens a network destination's spool (and, in mode on_failure,
-// its retry spool) and sets up its delivery state.
-func (r *Relay) openSpools(d *destination, dc DestinationConfig) error {
-	dir := filepath.Join(r.cfg.Spool.Dir, storage.SanitizeFileName(d.name))
-	maxBytes := int64(r.cfg.Spool.MaxSize)
-	cfg := storage.SpoolConfig{
-		Dir: dir, MaxBytes: maxBytes, Fsync: r.cfg.Spool.Fsync,
-		// drop_oldest frees a segment at a time: at most 1/8 of the spool.
-		SegmentBytes: min(storage.DefaultSpoolSegmentBytes, max(maxBytes/8, 64<<10)),
-	}
-	sp, err := storage.OpenSpool(cfg)
-	if err != nil {
-		return err
-	}
-	d.spool = sp
-	// The retry spool holds batches that failed from memory (at most the
-	// memory queue and one batch per outage); it lives in a subdirectory
-	// and is kept after a switch to mode always until it is empty.
-	cfg.Dir = filepath.Join(dir, "retry")
-	rs, err := storage.OpenSpool(cfg)
-	if err != nil {
-		return err
-	}
-	d.retry = rs
-	d.mode, d.full = dc.Spool.Mode, dc.Spool.Full
-	d.probeMax = r.cfg.Spool.ReplayInterval
-	d.queue = make(chan *memBatch, dc.Queue)
-	d.wake = make(chan struct{}, 1)
-	d.closing = make(chan struct{})
-	d.done = make(chan struct{})
-	d.room = make(chan struct{})
-	d.onDisk.Store(true) // Run switches to memory once the spools are empty
-	d.stats.backlog = d.backlog
-	ev, _, _ := d.backlog()
-	d.stats.recovered.Store(ev)
-	return nil
 }
 
 func (r *Relay) healthy() error {
@@ -389,12 +352,14 @@ func (r *Relay) Run(ctx context.Context) error {
 	bgCtx, stopBG := context.WithCancel(context.Background())
 	var bg sync.WaitGroup
 	bg.Go(func() { keep(r.metrics.Run(bgCtx)) })
-	// Destination senders: they send until the workers are done (and the
-	// memory queues empty), within the shutdown deadline (hard).
+	// Destination senders: they send until their queue is closed, after
+	// the workers are done (see below).
+	sendCtx, stopSenders := context.WithCancel(context.Background())
+	defer stopSenders()
 	var senders sync.WaitGroup
 	for _, d := range r.dests {
-		if d.spool != nil {
-			senders.Go(func() { d.Run(hard) })
+		if d.queue != nil {
+			senders.Go(func() { _ = d.queue.Run(sendCtx) })
 		}
 	}
 	if r.cfg.StatsInterval > 0 {
@@ -452,11 +417,21 @@ func (r *Relay) Run(ctx context.Context) error {
 		_ = w.ring.Close()
 	}
 	workers.Wait()
+	// Every batch is with the destinations: each queue delivers what it
+	// holds while its destination is healthy, its spool included, until
+	// the deadline; what is left stays on disk for the next run.
+	var closing sync.WaitGroup
 	for _, d := range r.dests {
-		if d.closing != nil {
-			close(d.closing)
+		if d.queue != nil {
+			closing.Go(func() {
+				if err := d.queue.Close(hard); err != nil {
+					r.log.Error("destination stopped with events lost", "destination", d.name, "err", err)
+				}
+			})
 		}
 	}
+	closing.Wait()
+	stopSenders()
 	senders.Wait()
 	stopBG()
 	bg.Wait()

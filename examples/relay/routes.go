@@ -45,9 +45,17 @@ func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBui
 					l.drop(dropFiltered, int64(n))
 				}
 			},
-			// Destinations account for their own failures and never return
-			// an error; this only guards against a future sink that does.
-			OnSendError: func(_ context.Context, f pipeline.SendFailure) {
+			// A destination that did not accept its share (the archive's
+			// disk failed; a queue's Send was cut short by the shutdown
+			// deadline or dropped it by policy): the worker routing the
+			// batch tries it again (see worker.redeliver).
+			OnSendError: func(ctx context.Context, f pipeline.SendFailure) {
+				if fs, ok := ctx.Value(failuresKey{}).(*sendFailures); ok {
+					if d, ok := dests[f.Sink]; ok {
+						fs.add(d, f.Events, f.Err)
+						return
+					}
+				}
 				l.drop(dropSinkError, int64(len(f.Events)))
 			},
 		},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/batch"
+	"github.com/relaykit/relaykit/delivery"
 	"github.com/relaykit/relaykit/pipeline"
 	"github.com/relaykit/relaykit/ringbuffer"
 )
@@ -147,17 +148,29 @@ type worker struct {
 	// Late-routed events are not counted: an acknowledging input then
 	// redelivers them rather than risk acknowledging too early.
 	done atomic.Uint64
+	// stuck is set when a batch could not be handed to every destination
+	// before the shutdown deadline: done stops there.
+	stuck  bool
+	failed sendFailures // of the flush in progress (flushes run one at a time)
+	hard   context.Context
 }
 
 // lateRoute routes events the shutdown deadline caught before they could be
-// batched or flushed. With an ended context the forward destinations do not
-// try to send: they hand the events to their failure handler, which spools
-// them (archives still write, see destination.send). So a slow destination
-// at shutdown costs a replay after restart, not data.
+// batched or flushed, with an ended context: a delivery queue still takes
+// a batch it has room for (it is on disk for the next run), and archives
+// still write. What a destination refuses now is counted as
+// dropped{shutdown}.
 func (w *worker) lateRoute(b []relaykit.Event) {
 	w.ledger.queued.Add(-int64(len(b)))
 	w.ledger.routed.Add(int64(len(b)))
-	_ = w.routes.Route(w.ended, b)
+	var late sendFailures // lateRoute may run on the collector's goroutine too
+	if err := w.routes.Route(context.WithValue(w.ended, failuresKey{}, &late), b); err != nil {
+		for _, f := range late.items {
+			if !errors.Is(f.err, delivery.ErrDropped) {
+				f.d.drop(dropShutdown, int64(len(f.evs)))
+			}
+		}
+	}
 }
 
 func newWorker(id int, cfg WorkersConfig, l *ledger, routes *pipeline.Swapper, drain time.Duration) (*worker, error) {
@@ -192,10 +205,92 @@ func newWorker(id int, cfg WorkersConfig, l *ledger, routes *pipeline.Swapper, d
 func (w *worker) flush(ctx context.Context, b []relaykit.Event) error {
 	w.ledger.queued.Add(-int64(len(b)))
 	w.ledger.routed.Add(int64(len(b)))
-	_ = w.routes.Route(ctx, b) // destinations account for failures themselves
-	w.done.Add(uint64(len(b)))
+	if err := w.routes.Route(context.WithValue(ctx, failuresKey{}, &w.failed), b); err != nil {
+		if !w.redeliver() {
+			// The shutdown deadline came first: from here on nothing of
+			// this ring counts as finished, so an acknowledging input
+			// redelivers rather than acknowledge past the loss.
+			w.stuck = true
+		}
+	}
+	if !w.stuck {
+		w.done.Add(uint64(len(b)))
+	}
 	recycle(b)
 	return nil
+}
+
+// failuresKey is the context key of a flush's sendFailures (routes.go).
+type failuresKey struct{}
+
+// sendFailures collects, during one Route call, what destinations did not
+// accept: copies of exactly those events.
+type sendFailures struct {
+	items []failedSend
+}
+
+type failedSend struct {
+	d   *destination
+	evs []relaykit.Event
+	err error
+}
+
+// add records the events of a failed Send (those a *relaykit.BatchError
+// lists, or all), copied: the router reuses its buffers.
+func (fs *sendFailures) add(d *destination, evs []relaykit.Event, err error) {
+	f := failedSend{d: d, err: err}
+	var be *relaykit.BatchError
+	if errors.As(err, &be) {
+		for _, r := range be.Failed {
+			for i := r.From; i < min(r.To, len(evs)); i++ {
+				f.evs = append(f.evs, evs[i].Clone())
+			}
+		}
+	} else {
+		for i := range evs {
+			f.evs = append(f.evs, evs[i].Clone())
+		}
+	}
+	fs.items = append(fs.items, f)
+}
+
+// redeliver sends again what destinations did not accept during the last
+// Route, with a backoff (100 ms doubling to 1 s), until they accept it:
+// an archive whose disk fails holds the worker (and so its inputs) until
+// it writes again, rather than lose a batch. Batches a queue dropped by
+// its full policy are counted there and not sent again. It gives up at the
+// shutdown deadline, counting what is left as dropped{shutdown}, and then
+// reports false.
+func (w *worker) redeliver() bool {
+	defer func() { w.failed.items = w.failed.items[:0] }()
+	ok := true
+	for _, f := range w.failed.items {
+		wait := 100 * time.Millisecond
+		err := f.err
+		for len(f.evs) > 0 && !errors.Is(err, delivery.ErrDropped) {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-w.hard.Done():
+			}
+			t.Stop()
+			if w.hard.Err() != nil {
+				f.d.drop(dropShutdown, int64(len(f.evs)))
+				ok = false
+				break
+			}
+			err = f.d.deliver(w.hard, f.evs)
+			if err == nil {
+				break
+			}
+			var be *relaykit.BatchError
+			if errors.As(err, &be) && len(be.Failed) > 0 {
+				f.evs = f.evs[be.Failed[0].From:] // the rest of it is written
+			}
+			wait = min(2*wait, time.Second)
+		}
+	}
+	return ok
 }
 
 // Run moves events from the ring to the collector until the ring is closed
@@ -204,6 +299,7 @@ func (w *worker) flush(ctx context.Context, b []relaykit.Event) error {
 // blocked then (destinations stuck) gives up and the event takes the late
 // route (see lateRoute).
 func (w *worker) Run(hard context.Context) error {
+	w.hard = hard
 	collCtx, stopColl := context.WithCancel(context.Background())
 	defer stopColl()
 	collDone := make(chan error, 1)

@@ -454,8 +454,9 @@ func (e errNoTopic) Error() string {
 // was acknowledged or handed to OnFailure; see the package documentation.
 // It returns nil when every event was delivered or handed to OnFailure,
 // an error wrapping ctx.Err() when ctx ended before all were written, and
-// without OnFailure a [*forward.SendError] for the first undelivered
-// event. It reads batch only until it returns.
+// without OnFailure a [*relaykit.BatchError] listing the undelivered
+// events with their reasons (too large and rejected ones Permanent). It
+// reads batch only until it returns.
 func (s *Sink) Send(ctx context.Context, batch []relaykit.Event) error {
 	if len(batch) == 0 {
 		return nil
@@ -614,7 +615,7 @@ func (s *Sink) finish(ctx context.Context, batch []relaykit.Event, c *call, pre 
 		groups      = map[string][]relaykit.Event{}
 		firstErr    = map[string]error{}
 		order       []string
-		first       error
+		be          relaykit.BatchError // without OnFailure: the undelivered runs
 		shutdown    bool
 	)
 	for i, err := range errs {
@@ -635,8 +636,12 @@ func (s *Sink) finish(ctx context.Context, batch []relaykit.Event, c *call, pre 
 			firstErr[reason] = err
 		}
 		groups[reason] = append(groups[reason], batch[i])
-		if first == nil {
-			first = &forward.SendError{Destination: s.name, Code: -1, Retryable: retryable, Err: err}
+		perm := reason == forward.ReasonTooLarge || reason == forward.ReasonRejected
+		if n := len(be.Failed); n > 0 && be.Failed[n-1].To == i && be.Failed[n-1].Reason == reason {
+			be.Failed[n-1].To++
+		} else {
+			be.Failed = append(be.Failed, relaykit.FailedRange{From: i, To: i + 1, Permanent: perm, Reason: reason,
+				Err: &forward.SendError{Destination: s.name, Code: -1, Retryable: retryable, Err: err}})
 		}
 	}
 	s.sent.Add(sent)
@@ -651,10 +656,13 @@ func (s *Sink) finish(ctx context.Context, batch []relaykit.Event, c *call, pre 
 		}
 		return nil
 	}
-	if shutdown && ctx.Err() != nil {
-		return fmt.Errorf("kafka: send to %s: %w", s.name, errors.Join(first, ctx.Err()))
+	if len(be.Failed) == 0 {
+		return nil
 	}
-	return first
+	if shutdown && ctx.Err() != nil {
+		return fmt.Errorf("kafka: send to %s: %w", s.name, errors.Join(&be, ctx.Err()))
+	}
+	return &be
 }
 
 // classify maps a produce error to a failure reason and whether sending

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/delivery"
+	"github.com/relaykit/relaykit/storage"
+)
+
+// Spool modes and spool-full policies of a destination (DestSpoolConfig).
+const (
+	spoolOnFailure = "on_failure" // memory first; the spool takes what fails
+	spoolAlways    = "always"     // write-ahead: every batch is spooled before Send returns
+
+	fullBlock      = "block"       // the worker waits for room (TCP backpressure)
+	fullDropOldest = "drop_oldest" // the oldest spooled batches make room
+	fullDropNewest = "drop_newest" // the new batch is dropped
+)
+
+// destination is one configured destination as the routes see it.
+//
+// A network destination (HEC, Sentinel, syslog, Kafka) is its sink behind
+// a delivery.Queue: Send returns once the batch is accepted under the
+// queue's mode (on disk for spool mode always), and the queue's sender
+// delivers it in order, spooling through outages. The archive is written
+// by the worker that routes the batch: Send returns once the lines are in
+// the file.
+type destination struct {
+	name, kind string
+	sink       relaykit.Sink   // the destination itself
+	queue      *delivery.Queue // nil for the archive
+	closer     io.Closer
+	stats      *destStats
+	ledger     *ledger
+	dl         *deadLetter
+	log        *slog.Logger
+	failing    atomic.Bool // archive: the last write failed
+}
+
+// Name names the destination in the router's stats, hooks and errors.
+func (d *destination) Name() string { return d.name }
+
+// Send implements relaykit.Sink for the router.
+func (d *destination) Send(ctx context.Context, batch []relaykit.Event) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	d.stats.in.Add(int64(len(batch)))
+	return d.deliver(ctx, batch)
+}
+
+// deliver hands batch to the queue, or writes it to the archive. It is
+// Send without counting the events in: the worker calls it again with what
+// an earlier Send did not accept.
+func (d *destination) deliver(ctx context.Context, batch []relaykit.Event) error {
+	if d.queue != nil {
+		return d.queue.Send(ctx, batch)
+	}
+	// At shutdown the archive still writes rather than lose the events.
+	err := d.sink.Send(context.WithoutCancel(ctx), batch)
+	d.stats.batches.Add(1)
+	written := batch
+	if err != nil {
+		written = nil
+		var be *relaykit.BatchError
+		if errors.As(err, &be) && len(be.Failed) > 0 {
+			written = batch[:be.Failed[0].From]
+		}
+		d.stats.errors.Add(1)
+		if !d.failing.Swap(true) {
+			d.stats.healthy.Store(false)
+			d.log.Error("archive write failed: retrying, inputs wait", "destination", d.name, "err", err)
+		}
+	} else if d.failing.Swap(false) {
+		d.stats.healthy.Store(true)
+		d.log.Info("archive writes again", "destination", d.name)
+	}
+	d.stats.delivered.Add(int64(len(written)))
+	d.stats.observeDelivered(written)
+	return err
+}
+
+// newQueue puts the destination's sink behind a delivery queue in its own
+// spool directory.
+func (r *Relay) newQueue(d *destination, dc DestinationConfig) error {
+	mode := delivery.WriteAhead
+	if dc.Spool.Mode == spoolOnFailure {
+		mode = delivery.OnFailure
+	}
+	full := delivery.Block
+	switch dc.Spool.Full {
+	case fullDropOldest:
+		full = delivery.DropOldest
+	case fullDropNewest:
+		full = delivery.DropNewest
+	}
+	q, err := delivery.New(d.sink, delivery.Config{
+		Name:          d.name,
+		Dir:           filepath.Join(r.cfg.Spool.Dir, storage.SanitizeFileName(d.name)),
+		Mode:          mode,
+		Full:          full,
+		MaxBytes:      int64(r.cfg.Spool.MaxSize),
+		Fsync:         r.cfg.Spool.Fsync,
+		MemoryBatches: dc.Queue,
+		RetryBudget:   dc.Retry.MaxElapsed,
+		ProbeInterval: r.cfg.Spool.ReplayInterval,
+		DeadLetter:    d.deadLetter,
+		Hooks: delivery.Hooks{
+			OnDelivered: func(evs []relaykit.Event) {
+				d.stats.delivered.Add(int64(len(evs)))
+				d.stats.observeDelivered(evs) // latency histogram (metrics.go)
+			},
+			OnDrop: func(reason string, n int) { d.drop(queueDropReason(reason), int64(n)) },
+		},
+		Logger: r.log,
+	})
+	if err != nil {
+		return err
+	}
+	d.queue = q
+	d.stats.queue = q
+	return nil
+}
+
+// deadLetter keeps the events a destination refused as bad data in the
+// dead-letter file, counted as dropped(rejected).
+func (d *destination) deadLetter(_ context.Context, evs []relaykit.Event, reason string, _ error) error {
+	var err error
+	for i := range evs {
+		err = errors.Join(err, d.dl.Write("destination:"+d.name, string(evs[i].Host), reason, evs[i].Raw))
+	}
+	if err != nil {
+		return fmt.Errorf("dead letter: %w", err) // the queue counts them dropped under reason
+	}
+	d.drop(dropRejected, int64(len(evs)))
+	return nil
+}
+
+func (d *destination) drop(reason string, n int64) {
+	d.stats.dropped.Add(n)
+	d.ledger.drop(reason, n)
+}
+
+// queueDropReason maps a delivery.Queue drop reason to the ledger's.
+func queueDropReason(reason string) string {
+	switch reason {
+	case delivery.DropReasonFull:
+		return dropSpoolFull
+	case delivery.DropReasonOldest:
+		return dropSpoolOldest
+	case delivery.DropReasonCorrupt:
+		return dropSpoolCorrupt
+	case delivery.DropReasonShutdown:
+		return dropShutdown
+	}
+	return dropRejected // the sink's permanent failures that no dead letter took
+}
+
+// Close closes the queue (the relay has stopped its sender) and the sink.
+func (d *destination) Close() error {
+	var err error
+	if d.queue != nil {
+		err = d.queue.Close(context.Background())
+	}
+	if d.closer != nil {
+		err = errors.Join(err, d.closer.Close())
+	}
+	if err != nil {
+		return fmt.Errorf("destination %s: %w", d.name, err)
+	}
+	return nil
+}
