@@ -22,10 +22,10 @@ import (
 
 // Drop reasons, used as metric labels.
 const (
-	dropQueueFull   = "queue_full"   // UDP datagram arrived while the worker ring was full
-	dropInvalidJSON = "invalid_json" // JSON line failed validation (dead-lettered)
-	dropUnrouted    = "unrouted"     // no route matched
-	dropFiltered    = "filtered"     // a pipeline step dropped it (drop, sample)
+	dropQueueFull    = "queue_full"    // UDP datagram arrived while the worker ring was full
+	dropInvalidJSON  = "invalid_json"  // JSON line failed validation (dead-lettered)
+	dropUnrouted     = "unrouted"      // no route matched
+	dropFiltered     = "filtered"      // a pipeline step dropped it (drop, sample)
 	dropSpoolFull    = "spool_full"    // the destination's spool was full (policy drop_newest)
 	dropSpoolOldest  = "spool_oldest"  // spooled, then discarded for room (policy drop_oldest)
 	dropSpoolCorrupt = "spool_corrupt" // destroyed on disk: a damaged spool record or a missing segment
