@@ -1,10 +1,12 @@
 // Command agent is the smallest relaykit agent worth copying: it reads JSON
 // lines from standard input or a TCP socket, queues them in a ring, batches
 // them, and routes every batch: error and fatal events to Splunk HEC, and
-// every event to a rotating archive on disk. On end of input, SIGINT or
+// every event to a rotating archive on disk. HEC sits behind a durable
+// delivery queue, so an outage of HEC, or a crash of the agent during one,
+// costs nothing but the batch still open. On end of input, SIGINT or
 // SIGTERM it shuts down in the order that loses nothing.
 //
-//	input ─▶ ringbuffer.MPSC ─▶ batch.Collector ─▶ pipeline.Router ─┬─ "alerts" (error|fatal) ─▶ forward.HEC
+//	input ─▶ ringbuffer.MPSC ─▶ batch.Collector ─▶ pipeline.Router ─┬─ "alerts" (error|fatal) ─▶ delivery.Queue ─▶ forward.HEC
 //	                                                                └─ "archive" (all, final)  ─▶ storage.Archive
 //
 // Without -hec it starts a local HEC stand-in (forwardtest) and prints what
@@ -13,6 +15,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -22,6 +25,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -30,6 +34,7 @@ import (
 	"github.com/agilira/go-timecache"
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/batch"
+	"github.com/relaykit/relaykit/delivery"
 	"github.com/relaykit/relaykit/forward"
 	"github.com/relaykit/relaykit/forward/forwardtest"
 	"github.com/relaykit/relaykit/pipeline"
@@ -44,8 +49,9 @@ type config struct {
 }
 
 // summary is the agent's ledger: read == archived, and the alerts among
-// them were sent to HEC or failed there (and are in the archive anyway).
-type summary struct{ Read, Archived, Alerts, HECSent, HECFailed int64 }
+// them were sent to HEC, are spooled for the next run, or failed there
+// (and are in the archive anyway).
+type summary struct{ Read, Archived, Alerts, HECSent, HECSpooled, HECFailed int64 }
 
 func main() {
 	var cfg config
@@ -72,8 +78,8 @@ func main() {
 		cfg.HECURL, cfg.HECToken = hec.URL, hec.Token()
 	}
 	sum, err := run(ctx, cfg, os.Stdin)
-	fmt.Printf("read %d, archived %d in %s, alerts %d: sent to HEC %d, failed %d\n",
-		sum.Read, sum.Archived, cfg.Dir, sum.Alerts, sum.HECSent, sum.HECFailed)
+	fmt.Printf("read %d, archived %d in %s, alerts %d: sent to HEC %d, spooled %d, failed %d\n",
+		sum.Read, sum.Archived, cfg.Dir, sum.Alerts, sum.HECSent, sum.HECSpooled, sum.HECFailed)
 	if err != nil {
 		fail(err)
 	}
@@ -87,18 +93,21 @@ func fail(err error) { fmt.Fprintln(os.Stderr, "agent:", err); os.Exit(1) }
 func run(ctx context.Context, cfg config, stdin io.Reader) (summary, error) {
 	var sum summary
 	ring, _ := ringbuffer.NewMPSC[relaykit.Event](4096) // a valid power of two
-	var hecFailed atomic.Int64
 	hec, err := forward.NewHEC(forward.HECConfig{
 		URL: cfg.HECURL, Token: cfg.HECToken, SourceType: "_json",
-		Delivery: forward.DeliveryConfig{
-			Logger:    slog.Default(),
-			OnFailure: func(_ context.Context, f forward.Failure) { hecFailed.Add(int64(len(f.Events))) },
-		},
+		Delivery: forward.DeliveryConfig{Logger: slog.Default()},
 	})
 	if err != nil {
 		return sum, err
 	}
 	defer hec.Close()
+	// Every alert batch is on disk before the router's Send returns, and is
+	// sent from memory; through an outage, or after a crash, from disk.
+	queue, err := delivery.New(hec, delivery.Config{Name: "hec", Dir: filepath.Join(cfg.Dir, "spool", "hec"), Logger: slog.Default()})
+	if err != nil {
+		return sum, err
+	}
+	go queue.Run(context.WithoutCancel(ctx)) //nolint:errcheck // ends with queue.Close
 	archive, err := storage.NewArchive(storage.ArchiveConfig{
 		Writer: storage.Config{Dir: cfg.Dir, Layout: "agent-2006-01-02.log", MaxBytes: 64 << 20, MaxFiles: 14},
 	}) // one line per event, as received
@@ -107,7 +116,7 @@ func run(ctx context.Context, cfg config, stdin io.Reader) (summary, error) {
 	}
 	parse, _ := pipeline.ParseJSON(pipeline.JSONConfig{}) // the zero config is valid
 	router, err := pipeline.NewRouter([]pipeline.Route{
-		{Name: "alerts", Filter: `"level":\s*"(error|fatal)"`, Pipeline: pipeline.NewPipeline(parse), Sinks: []relaykit.Sink{hec}},
+		{Name: "alerts", Filter: `"level":\s*"(error|fatal)"`, Pipeline: pipeline.NewPipeline(parse), Sinks: []relaykit.Sink{queue}},
 		{Name: "archive", Final: true, Sinks: []relaykit.Sink{archive}},
 	}, pipeline.Config{})
 	if err != nil {
@@ -116,10 +125,7 @@ func run(ctx context.Context, cfg config, stdin io.Reader) (summary, error) {
 	coll, err := batch.NewCollector(batch.Config[relaykit.Event]{
 		MaxEvents: 500, MaxWait: 200 * time.Millisecond, DrainTimeout: cfg.Drain,
 		Size: func(e relaykit.Event) int { return e.Size() },
-	}, func(ctx context.Context, b []relaykit.Event) error {
-		_ = router.Route(ctx, b) // failures are counted by the sinks and the router
-		return nil
-	})
+	}, router.Route) // a flush error (the archive's disk failing) is counted in coll.Stats()
 	if err != nil {
 		return sum, err
 	}
@@ -133,10 +139,13 @@ func run(ctx context.Context, cfg config, stdin io.Reader) (summary, error) {
 	inErr := readInput(ctx, cfg.Listen, stdin, ring, &read)
 	stopPump() // input has stopped: close the ring, drain it, flush the last batch
 	err = errors.Join(inErr, <-pumped, archive.Close())
+	drain, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Drain)
+	defer cancel()
+	err = errors.Join(err, queue.Close(drain)) // what HEC did not take by then waits on disk
 
-	rs, hs := router.Stats(), hec.Stats()
+	rs, qs := router.Stats(), queue.Stats()
 	sum = summary{Read: read.Load(), Archived: archive.Stats().Events, Alerts: int64(rs.Routes[0].Matched),
-		HECSent: hs.EventsSent, HECFailed: hecFailed.Load()}
+		HECSent: qs.Delivered, HECSpooled: qs.Pending, HECFailed: qs.In + qs.Recovered - qs.Delivered - qs.Pending}
 	return sum, err
 }
 
@@ -181,10 +190,23 @@ func readInput(ctx context.Context, listen string, stdin io.Reader, ring *ringbu
 	}
 }
 
-// readLines reads LF-terminated lines of up to 1 MiB into events.
+// readLines reads LF-terminated lines of up to 1 MiB into events. From a
+// connection, a last line without its LF was cut off (the connection
+// closed mid-line) and is dropped; from standard input it is kept.
 func readLines(ctx context.Context, r io.Reader, host string, ring *ringbuffer.MPSC[relaykit.Event], n *atomic.Int64) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	if _, conn := r.(net.Conn); conn {
+		sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+			if i := bytes.IndexByte(data, '\n'); i >= 0 {
+				return i + 1, bytes.TrimSuffix(data[:i], []byte("\r")), nil
+			}
+			if atEOF {
+				return len(data), nil, nil // a cut line
+			}
+			return 0, nil, nil
+		})
+	}
 	for sc.Scan() {
 		if len(sc.Bytes()) == 0 {
 			continue

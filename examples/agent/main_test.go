@@ -166,6 +166,6 @@ func TestReadme(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, string(out))
 	assert.Contains(t, string(out), `HEC indexed: sourcetype=_json {"level":"error","msg":"disk full"}`)
-	assert.Contains(t, string(out), "read 2, archived 2 in "+filepath.Join(dir, "data")+", alerts 1: sent to HEC 1, failed 0")
+	assert.Contains(t, string(out), "read 2, archived 2 in "+filepath.Join(dir, "data")+", alerts 1: sent to HEC 1, spooled 0, failed 0")
 	assert.Equal(t, []string{`{"level":"info","msg":"started"}`, `{"level":"error","msg":"disk full"}`}, archived(t, filepath.Join(dir, "data")))
 }
