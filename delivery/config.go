@@ -144,16 +144,18 @@ type Config struct {
 	// batches go to the spool. Zero means 2 s.
 	RetryBudget time.Duration
 	// AttemptTimeout bounds one Send to the sink, so that a destination
-	// that hangs costs the budget, not the sink's own timeout. Zero means
+	// that hangs costs the budget, not the sink's own timeout. A
+	// destination that has shown it is slow rather than hung gets more:
+	// four times its recent successful sends, or twice the bound of a send
+	// that ran out of time, up to 16 times AttemptTimeout. Zero means
 	// RetryBudget; it may not exceed it.
 	AttemptTimeout time.Duration
 	// ProbeInterval caps the wait between probes of an unhealthy
-	// destination (100 ms doubling up to it) and bounds each probe: a
-	// probe sends the oldest batch and must succeed within ProbeInterval.
-	// So delivery resumes at most about two ProbeIntervals after a
-	// destination answers again, whether it was refusing or hanging. A
-	// destination that needs longer than this to take one batch stays
-	// unhealthy: raise it for slow links. Zero means 1 s.
+	// destination (100 ms doubling up to it) and bounds each probe. A
+	// probe sends the oldest event alone; once it is delivered, the rest
+	// of its batch follows at once. So delivery resumes at most about two
+	// ProbeIntervals after a destination answers again, whether it was
+	// refusing or hanging, however large the batches. Zero means 1 s.
 	ProbeInterval time.Duration
 
 	// DeadLetter receives events the destination refused permanently

@@ -65,14 +65,17 @@
 // bounded by AttemptTimeout (the budget), so a destination that hangs
 // rather than answering costs the same as one that refuses. Only the
 // events the sink reports undelivered (a [relaykit.BatchError]) are sent
-// again. When the budget is spent the destination is marked unhealthy:
-// new batches go to the spool, and the oldest batch is sent as a probe
-// after a backoff of 100 ms doubling up to ProbeInterval (1 s), each probe
-// bounded by ProbeInterval. The first success makes it healthy again and
-// the backlog is sent at the destination's pace, behind which new batches
-// queue. So delivery resumes at most about 2 s after a destination that
-// refused or hung answers again. A batch of which part was delivered
-// before a crash is sent whole again after the restart (at-least-once).
+// again. A destination that is slow rather than hung earns longer
+// attempts (see Config.AttemptTimeout). When the budget is spent the
+// destination is marked unhealthy: new batches go to the spool, and the
+// oldest event is sent alone as a probe after a backoff of 100 ms doubling
+// up to ProbeInterval (1 s), each probe bounded by ProbeInterval. The
+// first success makes it healthy again and the backlog is sent at the
+// destination's pace, behind which new batches queue. So delivery resumes
+// at most about 2 s after a destination that refused or hung answers
+// again. A batch of which part was delivered before a crash is sent whole
+// again after the restart, and one whose attempt ran out of time after the
+// destination had taken it is sent again (at-least-once).
 //
 // # The disk
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/relaykit/relaykit"
@@ -231,31 +232,43 @@ func (q *Queue) countLost() {
 }
 
 // attempts sends *evs until every event is delivered or dead-lettered
-// (done), or the retry budget (one probe when unhealthy) is spent. It
-// leaves in *evs the events still undelivered, in order, and returns how
-// many left it this call.
+// (done), or the retry budget is spent. When the destination is unhealthy
+// the first attempt is a probe: the oldest event alone, bounded by
+// ProbeInterval; once it is delivered the rest follows as usual. It leaves
+// in *evs the events still undelivered, in order, and returns how many
+// left it this call.
 func (q *Queue) attempts(ctx context.Context, evs *[]relaykit.Event) (done bool, sent int) {
 	probe := q.unhealthy.Load()
 	start := time.Now()
 	backoff := 100 * time.Millisecond
 	for {
-		timeout := q.cfg.AttemptTimeout
+		batch, timeout := *evs, q.attemptTimeout()
 		if probe {
-			timeout = q.cfg.ProbeInterval
+			batch, timeout = batch[:1], q.cfg.ProbeInterval
 		}
+		began := time.Now()
 		actx, cancel := context.WithTimeout(ctx, timeout)
-		err := q.sink.Send(actx, *evs)
+		err := q.sink.Send(actx, batch)
+		timedOut := err != nil && actx.Err() == context.DeadlineExceeded && ctx.Err() == nil
 		cancel()
 		q.c.attempts.Add(1)
 		before := len(*evs)
-		var delivered int
-		*evs, delivered = q.settle(ctx, *evs, err)
+		kept, delivered := q.settle(ctx, batch, err)
+		*evs = joinRest(*evs, len(kept), len(batch))
 		sent += before - len(*evs)
 		if delivered > 0 {
 			q.healthy()
 		}
+		if !probe {
+			q.observe(time.Since(began), timedOut, err == nil)
+		}
 		if len(*evs) == 0 {
 			return true, sent
+		}
+		if probe && err == nil {
+			probe = false // alive: send the rest
+			start = time.Now()
+			continue
 		}
 		q.c.failures.Add(1)
 		q.lastErr.Store(&errBox{err})
@@ -272,6 +285,45 @@ func (q *Queue) attempts(ctx context.Context, evs *[]relaykit.Event) (done bool,
 		}
 		t.Stop()
 		backoff *= 2
+	}
+}
+
+// joinRest returns evs with evs[k:n] (events settled by an attempt on
+// evs[:n]) moved behind the rest, and cut off: the undelivered evs[:k] and
+// evs[n:] in order. It rotates by swapping, so each event's buffers stay
+// owned once.
+func joinRest(evs []relaykit.Event, k, n int) []relaykit.Event {
+	if k < n && n < len(evs) {
+		slices.Reverse(evs[k:n])
+		slices.Reverse(evs[n:])
+		slices.Reverse(evs[k:])
+	}
+	return evs[:len(evs)-(n-k)]
+}
+
+// attemptTimeout is the bound of one attempt: AttemptTimeout, unless the
+// destination has shown it needs longer: four times its recent successful
+// attempts, or twice the bound of an attempt that ran out of time (so a
+// destination that is slow, not hung, gets there), at most 16 times
+// AttemptTimeout. It runs on the sender only.
+func (q *Queue) attemptTimeout() time.Duration {
+	return min(max(q.cfg.AttemptTimeout, 4*q.ewma, q.slow), 16*q.cfg.AttemptTimeout)
+}
+
+// observe learns from a full attempt how long the destination takes.
+func (q *Queue) observe(took time.Duration, timedOut, ok bool) {
+	switch {
+	case timedOut:
+		q.slow = min(2*q.attemptTimeout(), 16*q.cfg.AttemptTimeout)
+	case ok:
+		if q.ewma == 0 {
+			q.ewma = took
+		} else {
+			q.ewma += (took - q.ewma) / 4
+		}
+		if took < q.cfg.AttemptTimeout/4 {
+			q.slow = 0 // fast again
+		}
 	}
 }
 
