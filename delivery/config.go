@@ -109,6 +109,12 @@ const (
 
 // Config configures a [Queue]. Only Dir is required; every zero field means
 // the documented default.
+//
+// The Queue retries; the sink should not, or not for long: give a forward
+// sink Retry.MaxAttempts 1. A sink that retries inside one attempt turns a
+// destination that refuses quickly into one that looks hung (its attempts
+// end at AttemptTimeout), and may deliver just after the attempt gave up,
+// which costs a duplicate.
 type Config struct {
 	// Name names the destination in errors and logs, e.g. "splunk-prod".
 	// Zero means "destination".
@@ -143,6 +149,13 @@ type Config struct {
 	// first attempt, before the destination is marked unhealthy and later
 	// batches go to the spool. Zero means 2 s.
 	RetryBudget time.Duration
+	// MaxAttempts bounds the attempts of a batch from memory, the first
+	// included, within RetryBudget. Zero means no bound but the budget.
+	MaxAttempts int
+	// InitialBackoff is the wait after a batch's first failed attempt; it
+	// doubles after each further one (with jitter: uniform in the upper
+	// half), up to MaxBackoff. Zero means 100 ms and 1 s.
+	InitialBackoff, MaxBackoff time.Duration
 	// AttemptTimeout bounds one Send to the sink, so that a destination
 	// that hangs costs the budget, not the sink's own timeout. A
 	// destination that has shown it is slow rather than hung gets more:
@@ -202,8 +215,15 @@ func (c Config) withDefaults() (Config, error) {
 		return bad("unknown %v", c.Full)
 	case c.MaxBytes < 0, c.SegmentBytes < 0, c.MemoryBatches < 0:
 		return bad("negative MaxBytes, SegmentBytes or MemoryBatches")
-	case c.RetryBudget < 0, c.AttemptTimeout < 0, c.ProbeInterval < 0:
-		return bad("negative RetryBudget, AttemptTimeout or ProbeInterval")
+	case c.RetryBudget < 0, c.AttemptTimeout < 0, c.ProbeInterval < 0, c.MaxAttempts < 0,
+		c.InitialBackoff < 0, c.MaxBackoff < 0:
+		return bad("negative RetryBudget, AttemptTimeout, ProbeInterval, MaxAttempts or backoff")
+	}
+	if c.InitialBackoff == 0 {
+		c.InitialBackoff = 100 * time.Millisecond
+	}
+	if c.MaxBackoff == 0 {
+		c.MaxBackoff = time.Second
 	}
 	if c.MaxBytes == 0 {
 		c.MaxBytes = storage.DefaultSpoolMaxBytes

@@ -3,7 +3,8 @@
 // destination that is down, and full policies. A [Queue] is itself a Sink,
 // so it drops into a pipeline route in place of the destination it wraps:
 //
-//	hec, _ := forward.NewHEC(forward.HECConfig{URL: url, Token: token}) // no OnFailure: partial failures come back as *relaykit.BatchError
+//	hec, _ := forward.NewHEC(forward.HECConfig{URL: url, Token: token, // no OnFailure: partial failures come back as *relaykit.BatchError
+//		Delivery: forward.DeliveryConfig{Retry: forward.RetryConfig{MaxAttempts: 1}}}) // the queue retries
 //	q, _ := delivery.New(hec, delivery.Config{Name: "splunk", Dir: "/var/lib/agent/spool/splunk"})
 //	go q.Run(ctx)                                                       // the sender
 //	router, _ := pipeline.NewRouter([]pipeline.Route{{Name: "all", Sinks: []relaykit.Sink{q}}}, pipeline.Config{})

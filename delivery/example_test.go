@@ -77,7 +77,8 @@ func Example_route() {
 	splunk, _ := forwardtest.StartHECServer(forwardtest.HECServerConfig{}) // a stand-in for Splunk
 	defer splunk.Close()
 
-	hec, err := forward.NewHEC(forward.HECConfig{URL: splunk.URL, Token: splunk.Token(), SourceType: "app"})
+	hec, err := forward.NewHEC(forward.HECConfig{URL: splunk.URL, Token: splunk.Token(), SourceType: "app",
+		Delivery: forward.DeliveryConfig{Retry: forward.RetryConfig{MaxAttempts: 1}}}) // the queue retries
 	if err != nil {
 		fmt.Println(err)
 		return

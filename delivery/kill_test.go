@@ -34,7 +34,8 @@ func TestKillChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestKillNine")
 	}
-	hec, err := forward.NewHEC(forward.HECConfig{URL: os.Getenv(killEnv + "_URL"), Token: os.Getenv(killEnv + "_TOKEN")})
+	hec, err := forward.NewHEC(forward.HECConfig{URL: os.Getenv(killEnv + "_URL"), Token: os.Getenv(killEnv + "_TOKEN"),
+		Delivery: forward.DeliveryConfig{Retry: forward.RetryConfig{MaxAttempts: 1}}})
 	require.NoError(t, err)
 	defer hec.Close()
 	q, err := delivery.New(hec, delivery.Config{Name: "hec", Dir: dir})

@@ -240,8 +240,8 @@ func (q *Queue) countLost() {
 func (q *Queue) attempts(ctx context.Context, evs *[]relaykit.Event) (done bool, sent int) {
 	probe := q.unhealthy.Load()
 	start := time.Now()
-	backoff := 100 * time.Millisecond
-	for {
+	backoff := q.cfg.InitialBackoff
+	for attempt := 1; ; attempt++ {
 		batch, timeout := *evs, q.attemptTimeout()
 		if probe {
 			batch, timeout = batch[:1], q.cfg.ProbeInterval
@@ -267,12 +267,13 @@ func (q *Queue) attempts(ctx context.Context, evs *[]relaykit.Event) (done bool,
 		}
 		if probe && err == nil {
 			probe = false // alive: send the rest
-			start = time.Now()
+			start, attempt = time.Now(), 0
 			continue
 		}
 		q.c.failures.Add(1)
 		q.lastErr.Store(&errBox{err})
-		if probe || ctx.Err() != nil || time.Since(start)+backoff > q.cfg.RetryBudget {
+		if probe || ctx.Err() != nil || time.Since(start)+backoff > q.cfg.RetryBudget ||
+			(q.cfg.MaxAttempts > 0 && attempt >= q.cfg.MaxAttempts) {
 			q.unhealthyNow(err)
 			return false, sent
 		}
@@ -284,7 +285,7 @@ func (q *Queue) attempts(ctx context.Context, evs *[]relaykit.Event) (done bool,
 		case <-ctx.Done():
 		}
 		t.Stop()
-		backoff *= 2
+		backoff = min(2*backoff, q.cfg.MaxBackoff)
 	}
 }
 

@@ -102,16 +102,19 @@ func (r *Relay) newQueue(d *destination, dc DestinationConfig) error {
 		full = delivery.DropNewest
 	}
 	q, err := delivery.New(d.sink, delivery.Config{
-		Name:          d.name,
-		Dir:           filepath.Join(r.cfg.Spool.Dir, storage.SanitizeFileName(d.name)),
-		Mode:          mode,
-		Full:          full,
-		MaxBytes:      int64(r.cfg.Spool.MaxSize),
-		Fsync:         r.cfg.Spool.Fsync,
-		MemoryBatches: dc.Queue,
-		RetryBudget:   dc.Retry.MaxElapsed,
-		ProbeInterval: r.cfg.Spool.ReplayInterval,
-		DeadLetter:    d.deadLetter,
+		Name:           d.name,
+		Dir:            filepath.Join(r.cfg.Spool.Dir, storage.SanitizeFileName(d.name)),
+		Mode:           mode,
+		Full:           full,
+		MaxBytes:       int64(r.cfg.Spool.MaxSize),
+		Fsync:          r.cfg.Spool.Fsync,
+		MemoryBatches:  dc.Queue,
+		RetryBudget:    dc.Retry.MaxElapsed,
+		MaxAttempts:    dc.Retry.MaxAttempts,
+		InitialBackoff: dc.Retry.InitialBackoff,
+		MaxBackoff:     dc.Retry.MaxBackoff,
+		ProbeInterval:  r.cfg.Spool.ReplayInterval,
+		DeadLetter:     d.deadLetter,
 		Hooks: delivery.Hooks{
 			OnDelivered: func(evs []relaykit.Event) {
 				d.stats.delivered.Add(int64(len(evs)))

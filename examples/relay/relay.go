@@ -165,13 +165,8 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 			Concurrency:    dc.Concurrency,
 			DisableGzip:    !gz,
 			TLS:            forward.TLSConfig{CAFile: dc.CAFile, DangerousInsecureSkipVerify: dc.InsecureSkipVerify},
-			Retry: forward.RetryConfig{
-				MaxAttempts:    dc.Retry.MaxAttempts,
-				MaxElapsed:     dc.Retry.MaxElapsed,
-				InitialBackoff: dc.Retry.InitialBackoff,
-				MaxBackoff:     dc.Retry.MaxBackoff,
-			},
-			Logger: r.log.With("destination", name),
+			Retry:          forward.RetryConfig{MaxAttempts: 1}, // the queue retries (retry.*)
+			Logger:         r.log.With("destination", name),
 		}
 	}
 	switch dc.Type {
@@ -249,12 +244,8 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 			ProcIDField: fieldProcID, MsgIDField: fieldMsgID,
 			TLSConfig:    tc,
 			WriteTimeout: dc.Timeout,
-			// The syslog sink bounds retries by count: as many as fit the
-			// budget at the longest backoff.
-			MaxRetries: max(1, min(dc.Retry.MaxAttempts-1, int(dc.Retry.MaxElapsed/dc.Retry.MaxBackoff))),
-			BackoffMin: dc.Retry.InitialBackoff,
-			BackoffMax: dc.Retry.MaxBackoff,
-			Logger:     r.log.With("destination", name),
+			MaxRetries:   -1, // the queue retries (retry.*)
+			Logger:       r.log.With("destination", name),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)
