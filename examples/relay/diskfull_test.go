@@ -1,0 +1,55 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/relaykit/relaykit/forward/forwardtest"
+)
+
+// TestSpoolDiskFull: the spool directory is on a 3 MiB file system, HEC
+// is healthy, and loggen sends 20,000 events/s of 300 bytes over TCP for
+// 5 s (the shipped defaults: spool mode always, full: block). The spool's
+// disk fills within a second; the relay holds batches in memory until HEC
+// has them and pushes back on the sender, and nothing is dropped.
+func TestSpoolDiskFull(t *testing.T) {
+	needTool(t, "loggen")
+	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+	cfg := userConfig(t, hec)
+	spool := t.TempDir()
+	if err := syscall.Mount("tmpfs", spool, "tmpfs", 0, "size=3m"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("mount tmpfs (CI runs as root): %v", err)
+		}
+		t.Skipf("mount tmpfs: %v (needs root)", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(spool, syscall.MNT_DETACH) })
+	cfg.Spool.Dir = filepath.Join(spool, "spool")
+	tr := startRelay(t, cfg)
+	out := runTool(t, "loggen", "--inet", "--stream", "--rate", "20000", "--interval", "5", "--size", "300", "127.0.0.1", tr.port("tcp"))
+	total := int64(loggenCount(t, out))
+	waitFor(t, 60*time.Second, func() bool {
+		s := tr.Ledger()
+		return s.Received == total && s.Dest["hec"].Delivered == total && s.Dest["archive"].Delivered == total
+	}, "every event delivered")
+	during := tr.Ledger()
+	// The next batch finds room again: the disk failure is over.
+	runTool(t, "logger", "-n", "127.0.0.1", "-P", tr.port("tcp"), "-T", "after the flood")
+	total++
+	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["hec"].Delivered == total }, "one more event")
+	s := tr.stop(t)
+	checkBalanced(t, s)
+	assert.Zero(t, s.DroppedTotal(), "nothing dropped: %s", s)
+	assert.Len(t, hec.Events(), int(total), "HEC got every event once")
+	assert.Equal(t, total, s.Archived)
+	st := tr.dests["hec"].queue.Stats()
+	require.Positive(t, st.DiskErrors, "the spool's disk filled up")
+	assert.False(t, st.DiskFailing, "and wrote again once the backlog was delivered")
+	t.Logf("%d events; spool disk errors %d; ledger while sending: %s", total, st.DiskErrors, during)
+}
