@@ -265,7 +265,7 @@ func BenchmarkSpoolAppend(b *testing.B) {
 		n := 0
 		for b.Loop() {
 			batch[0].ReceiveTime = int64(n)
-			if err := s.Append(batch); err != nil {
+			if _, err := s.Append(batch); err != nil {
 				b.Fatal(err)
 			}
 			n++
