@@ -144,10 +144,11 @@ func (h *Handler) data(w http.ResponseWriter, r *http.Request, st *reqState, end
 // readBody reads the request body within MaxBodyBytes and BodyTimeout and
 // decompresses it. A non-zero status means it answered the request.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, st *reqState) (body []byte, wire, status int) {
+	var rc *http.ResponseController
 	if h.cfg.BodyTimeout > 0 {
-		rc := http.NewResponseController(w)
-		if rc.SetReadDeadline(time.Now().Add(h.cfg.BodyTimeout)) == nil {
-			defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+		rc = http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(h.cfg.BodyTimeout)) != nil {
+			rc = nil
 		}
 	}
 	limit := h.cfg.MaxBodyBytes
@@ -155,6 +156,14 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, st *reqState)
 	st.body, err = readLimited(st.body[:0], r.Body, limit)
 	wire = len(st.body)
 	h.bytes.Add(int64(wire))
+	if err != nil {
+		// The rest of the body is not wanted: close the connection after
+		// the answer rather than let net/http read it (the deadline stays
+		// in force meanwhile).
+		w.Header()["Connection"] = closeConn
+	} else if rc != nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	switch {
 	case errors.Is(err, errTooLarge):
 		h.tooLarge.Add(1)
@@ -205,7 +214,10 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, st *reqState)
 	return body, wire, 0
 }
 
-var errTooLarge = errors.New("hec: body too large")
+var (
+	errTooLarge = errors.New("hec: body too large")
+	closeConn   = []string{"close"}
+)
 
 // readLimited appends what r yields to dst, up to limit bytes; more is
 // errTooLarge (with dst holding limit+1 bytes).
