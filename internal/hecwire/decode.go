@@ -155,6 +155,11 @@ func (d *Decoder) event(v *fastjson.Value) int {
 	default:
 		e.IsObject = v.Type() == fastjson.TypeObject
 		e.Event = d.text(v)
+		// fastjson's parser takes some malformed numbers ("." "1e")
+		// that HEC refuses: check the text strictly.
+		if fastjson.ValidateBytes(e.Event) != nil {
+			return InvalidDataFormat
+		}
 	}
 	return Success
 }
@@ -220,7 +225,11 @@ func (d *Decoder) fields(v *fastjson.Value) int {
 				d.add(key, val, true)
 			}
 		default:
-			val, _ := d.scalar(v)
+			val, ok := d.scalar(v)
+			if !ok {
+				code = IndexedFieldsError
+				return
+			}
 			d.add(key, val, false)
 		}
 	})
@@ -233,7 +242,10 @@ func (d *Decoder) scalar(v *fastjson.Value) ([]byte, bool) {
 	case fastjson.TypeString:
 		b, _ := v.StringBytes()
 		return b, true
-	case fastjson.TypeNumber, fastjson.TypeTrue, fastjson.TypeFalse:
+	case fastjson.TypeNumber:
+		t := d.text(v)
+		return t, fastjson.ValidateBytes(t) == nil
+	case fastjson.TypeTrue, fastjson.TypeFalse:
 		return d.text(v), true
 	}
 	return nil, false
