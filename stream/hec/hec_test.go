@@ -337,7 +337,7 @@ func TestInvalidConfig(t *testing.T) {
 }
 
 // newHTTPServer serves h on httptest without closing h at the end.
-func newHTTPServer(t *testing.T, h http.Handler) *httptest.Server {
+func newHTTPServer(t testing.TB, h http.Handler) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
