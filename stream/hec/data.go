@@ -258,13 +258,8 @@ func tooLarge(w http.ResponseWriter, st *reqState, n, limit int64) {
 
 // next returns the next event of the batch, reset, reusing its buffers.
 func (st *reqState) next(now int64) *relaykit.Event {
-	n := len(st.batch)
-	if n < cap(st.batch) {
-		st.batch = st.batch[:n+1]
-	} else {
-		st.batch = append(st.batch, relaykit.Event{})
-	}
-	e := &st.batch[n]
+	var e *relaykit.Event
+	st.batch, e = extend(st.batch)
 	e.Reset()
 	e.ReceiveTime = now
 	return e
@@ -405,13 +400,21 @@ func appendOrString(dst []byte, v string, def []byte) []byte {
 // addField appends a field, reusing the spare capacity Reset left; keys
 // may repeat (multi-value fields).
 func addField(e *relaykit.Event, k, v []byte) {
-	n := len(e.Fields)
-	if n < cap(e.Fields) {
-		e.Fields = e.Fields[:n+1]
-	} else {
-		e.Fields = append(e.Fields, relaykit.Field{})
-	}
-	f := &e.Fields[n]
+	var f *relaykit.Field
+	e.Fields, f = extend(e.Fields)
 	f.Key = append(f.Key[:0], k...)
 	f.Value = append(f.Value[:0], v...)
+}
+
+// extend lengthens s by one element, reusing spare capacity (whose
+// element keeps its buffers), and returns it with that element.
+func extend[T any](s []T) ([]T, *T) {
+	n := len(s)
+	if n < cap(s) {
+		s = s[:n+1]
+	} else {
+		var zero T
+		s = append(s, zero)
+	}
+	return s, &s[n]
 }
