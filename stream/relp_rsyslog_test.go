@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -56,9 +57,12 @@ func freePort(t *testing.T) int {
 
 // startRsyslog runs rsyslogd in the foreground with an imtcp input
 // forwarding everything through omrelp (window 128, retrying forever,
-// every second) to 127.0.0.1:relpPort, and returns the input's port. It
-// stops rsyslogd at the end of the test.
-func startRsyslog(t *testing.T, relpPort int) int {
+// every second, with omrelpParams added to the action) to
+// 127.0.0.1:relpPort, and returns the input's port. It stops rsyslogd at
+// the end of the test. omrelp uses librelp's OpenSSL backend: Debian 12's
+// librelp with GnuTLS offers only TLS 1.3 cipher suites while capping the
+// version at TLS 1.2, a ClientHello no server can accept.
+func startRsyslog(t *testing.T, relpPort int, omrelpParams string) int {
 	t.Helper()
 	root := rsyslogRoot(t)
 	dir := t.TempDir()
@@ -66,15 +70,15 @@ func startRsyslog(t *testing.T, relpPort int) int {
 	in := freePort(t)
 	conf := fmt.Sprintf(`global(workDirectory=%q)
 module(load="imtcp")
-module(load="omrelp")
+module(load="omrelp" tls.tlslib="openssl")
 template(name="relpmsg" type="string" string="<%%PRI%%>%%TIMESTAMP%% %%HOSTNAME%% %%syslogtag%%%%msg%%")
 ruleset(name="fwd" queue.type="LinkedList" queue.size="500000") {
-	action(type="omrelp" target="127.0.0.1" port="%d" template="relpmsg" windowSize="128"
+	action(type="omrelp" target="127.0.0.1" port="%d" template="relpmsg" windowSize="128" %s
 		action.resumeRetryCount="-1" action.resumeInterval="1"
 		queue.type="LinkedList" queue.size="500000")
 }
 input(type="imtcp" address="127.0.0.1" port="%d" ruleset="fwd")
-`, filepath.Join(dir, "work"), relpPort, in)
+`, filepath.Join(dir, "work"), relpPort, omrelpParams, in)
 	cf := filepath.Join(dir, "rsyslog.conf")
 	require.NoError(t, os.WriteFile(cf, []byte(conf), 0o600))
 	lib := filepath.Join(root, "usr/lib/x86_64-linux-gnu")
@@ -123,7 +127,7 @@ func TestRELPFromRsyslog(t *testing.T) {
 	sink := &relpSink{}
 	s := serveRELP(t, stream.Config{}, stream.RELPConfig{}, sink)
 	relpPort := s.ln.Addr().(*net.TCPAddr).Port
-	in := startRsyslog(t, relpPort)
+	in := startRsyslog(t, relpPort, "")
 
 	const n = 2000
 	var lines strings.Builder
@@ -150,6 +154,33 @@ func TestRELPFromRsyslog(t *testing.T) {
 	st := s.srv.Stats()
 	assert.Equal(t, int64(n), st.Acked)
 	assert.Zero(t, st.ProtocolErrors+st.TooLarge+st.HandlerErrors)
+}
+
+// rsyslog's omrelp forwards over TLS (librelp with OpenSSL, verifying
+// the server's certificate against a CA) to a RELPServer on a TLS
+// listener.
+func TestRELPFromRsyslogTLS(t *testing.T) {
+	caPEM, serverCert := testCA(t)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(ca, caPEM, 0o600))
+	sink := &relpSink{}
+	s := serveRELP(t, stream.Config{TLS: &tls.Config{Certificates: []tls.Certificate{serverCert}, MinVersion: tls.VersionTLS12}},
+		stream.RELPConfig{}, sink)
+	in := startRsyslog(t, s.ln.Addr().(*net.TCPAddr).Port,
+		fmt.Sprintf(`tls="on" tls.authMode="certvalid" tls.caCert=%q`, ca))
+	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", in))
+	require.NoError(t, err)
+	defer c.Close()
+	const n = 500
+	for i := range n {
+		_, err := fmt.Fprintf(c, "<13>Nov 23 10:00:00 host relptest: relp message %06d\n", i)
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return len(sink.got()) >= n }, 30*time.Second, 10*time.Millisecond)
+	for i, m := range sink.got() {
+		require.Equal(t, i, msgNumber(t, m))
+	}
+	assert.Equal(t, int64(n), s.srv.Stats().Acked)
 }
 
 const relpChildEnv = "RELAYKIT_RELP_CHILD"
@@ -245,7 +276,7 @@ func TestRELPKillAndRestart(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	out := filepath.Join(t.TempDir(), "received")
 	child := startRELPChild(t, addr, out)
-	in := startRsyslog(t, port)
+	in := startRsyslog(t, port, "")
 
 	const total, perTick = 40000, 200 // 200 per 10 ms: 20,000 a second
 	conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", in))

@@ -114,6 +114,8 @@ func BenchmarkHandler(b *testing.B) {
 	b.SetBytes(int64(len(gzipBody(events)) / events))
 	b.ReportAllocs()
 	n := 0
+	cpu0 := cpuTime()
+	defer func() { b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") }()
 	for b.Loop() {
 		if n%events == 0 {
 			br.serve(b)
