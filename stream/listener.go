@@ -407,7 +407,7 @@ type Conn struct {
 	l          *Listener
 	src        netip.Addr
 	fr         framed // the Framer or RELP session reading c, for FrameTimeout
-	registered bool // in l.conns; guarded by l.mu
+	registered bool   // in l.conns; guarded by l.mu
 
 	waiting    atomic.Int64 // since when the handler waits in Read (ns since epoch); 0 while it is busy
 	frameStart int64

@@ -82,7 +82,7 @@ func TestAckOnlyAfterSend(t *testing.T) {
 	assert.Equal(t, map[string]bool{"0": false, "1": false, "7": false}, queryAcks(t, srv.Client(), srv.URL, 0, 1, 7))
 	assert.Equal(t, int64(2), h.Stats().AcksPending)
 
-	g.release <- nil                      // one Send accepts
+	g.release <- nil                     // one Send accepts
 	g.release <- errors.New("disk full") // the other refuses
 	require.Eventually(t, func() bool {
 		st := h.Stats()
