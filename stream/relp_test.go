@@ -289,7 +289,10 @@ func TestRELPBadPeers(t *testing.T) {
 			}
 		})
 	}
+	require.Eventually(t, func() bool { return s.srv.Stats().Open == 0 }, 5*time.Second, time.Millisecond)
 	st := s.srv.Stats()
+	assert.Equal(t, s.ln.Stats().BytesRead, st.MessageBytes+st.OverheadBytes+st.DiscardedBytes+st.IncompleteBytes,
+		"every byte read is accounted for")
 	assert.Equal(t, int64(7), st.ProtocolErrors)
 	assert.Equal(t, int64(1), st.TooLarge)
 	assert.Equal(t, int64(2), st.IncompleteFrames)
@@ -356,4 +359,24 @@ func TestRELPInvalidConfig(t *testing.T) {
 	assert.ErrorIs(t, err, stream.ErrInvalidConfig)
 	_, err = stream.NewRELPServer(stream.RELPConfig{Window: -1}, (&relpSink{}).handle)
 	assert.ErrorIs(t, err, stream.ErrInvalidConfig)
+}
+
+// Frames the handler accepted whose answer cannot be written (the client
+// reset the connection meanwhile) are counted: they are the duplicates
+// the client's resend will make.
+func TestRELPAcceptedUnanswered(t *testing.T) {
+	sink := &relpSink{block: make(chan struct{}), entered: make(chan struct{}, 4)}
+	s := serveRELP(t, stream.Config{}, stream.RELPConfig{}, sink)
+	rc := dialRELP(t, s.addr, nil)
+	rc.open()
+	rc.raw("2 syslog 1 a\n3 syslog 1 b\n4 syslog 1 c\n")
+	<-sink.entered
+	require.NoError(t, rc.c.(*net.TCPConn).SetLinger(0))
+	require.NoError(t, rc.c.Close()) // a reset
+	close(sink.block)
+	require.Eventually(t, func() bool { return s.srv.Stats().Open == 0 }, 5*time.Second, time.Millisecond)
+	st := s.srv.Stats()
+	assert.Equal(t, int64(3), st.Frames)
+	assert.Equal(t, int64(3), st.AcceptedUnanswered+st.Acked, "every accepted frame is answered or counted")
+	assert.Positive(t, st.AcceptedUnanswered, "the answer to a reset connection fails")
 }

@@ -221,3 +221,21 @@ func TestShutdown(t *testing.T) {
 	assert.Equal(t, int64(1), st.AcksFailed)
 	assert.Equal(t, int64(1), st.EventsRefused)
 }
+
+// A channel idle for AckChannelIdle is dropped: its ids answer false and
+// are counted as expired.
+func TestAckChannelIdle(t *testing.T) {
+	srv, h, _ := newServer(t, hec.Config{Tokens: []hec.Token{{Token: secret, Ack: true}}, AckChannelIdle: 20 * time.Millisecond}, false)
+	auth := "Splunk " + secret
+	rep := do(t, srv.Client(), srv.URL, req{auth: auth, channel: channel, body: []byte(`{"event":"a"}`)})
+	require.Equal(t, 0, code(t, rep))
+	require.Eventually(t, func() bool { return h.Stats().AcksAccepted == 1 }, 5*time.Second, time.Millisecond)
+	other := "2aeeac95-ac74-4aa9-b30d-6c4c0ac581ba"
+	// Requests on another channel sweep the state once the first is idle.
+	require.Eventually(t, func() bool {
+		rep := do(t, srv.Client(), srv.URL, req{auth: auth, channel: other, body: []byte(`{"event":"b"}`)})
+		require.Equal(t, 0, code(t, rep))
+		return h.Stats().AcksExpired >= 1
+	}, 5*time.Second, 5*time.Millisecond)
+	assert.Equal(t, map[string]bool{"0": false}, queryAcks(t, srv.Client(), srv.URL, 0))
+}
