@@ -36,9 +36,11 @@ type reqState struct {
 	req         Request
 }
 
-// maxPooledBytes bounds the buffers a pooled request state keeps: a state
-// that grew past it (one huge request) is left to the collector.
-const maxPooledBytes = 4 << 20
+// maxPooledBytes bounds the memory a pooled request state keeps: a state
+// that grew past it (one huge request) is left to the collector. The
+// state holds the body as received, decompressed, copied by the scanner,
+// and the events' buffers: about three times cap(body)+cap(plain).
+const maxPooledBytes = 16 << 20
 
 func (h *Handler) get() *reqState {
 	if st, ok := h.pool.Get().(*reqState); ok {
@@ -48,7 +50,7 @@ func (h *Handler) get() *reqState {
 }
 
 func (h *Handler) put(st *reqState) {
-	if cap(st.body)+cap(st.plain) > maxPooledBytes {
+	if 3*(cap(st.body)+cap(st.plain)) > maxPooledBytes {
 		return
 	}
 	st.req = Request{}
