@@ -160,8 +160,10 @@ func TestListenerDeadlines(t *testing.T) {
 func TestListenerHandshakeTimeout(t *testing.T) {
 	cert := selfSigned(t)
 	s := serve(t, stream.Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, HandshakeTimeout: 200 * time.Millisecond})
-	silent := dial(t, "127.0.0.2", s.ln.Addr())
+	// The clock starts before the dial: the listener may accept, and start
+	// the handshake deadline, before Dial returns.
 	start := time.Now()
+	silent := dial(t, "127.0.0.2", s.ln.Addr())
 
 	tc, err := tls.Dial("tcp", s.ln.Addr().String(), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // self-signed test certificate
 	require.NoError(t, err)
