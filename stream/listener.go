@@ -393,6 +393,9 @@ func sourceOf(a net.Addr) netip.Addr {
 	return netip.Addr{}
 }
 
+// framed is a reader of a Conn that knows whether a frame is in progress.
+type framed interface{ inFrame() bool }
+
 // Conn is one accepted connection (after the TLS handshake, for a TLS
 // listener). Its Read enforces the idle and frame deadlines and reports why
 // the listener ended the connection. A Conn is used by its handler's
@@ -403,8 +406,8 @@ type Conn struct {
 	raw        net.Conn // the accepted connection: deadlines and closing
 	l          *Listener
 	src        netip.Addr
-	fr         *Framer
-	registered bool // in l.conns; guarded by l.mu
+	fr         framed // the Framer or RELP session reading c, for FrameTimeout
+	registered bool   // in l.conns; guarded by l.mu
 
 	waiting    atomic.Int64 // since when the handler waits in Read (ns since epoch); 0 while it is busy
 	frameStart int64

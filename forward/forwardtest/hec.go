@@ -9,73 +9,44 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/relaykit/relaykit/internal/hecwire"
 )
 
 // HEC status codes and texts, as Splunk documents them (Troubleshoot HTTP
 // Event Collector) and returns them in {"text": ..., "code": ...} bodies.
 const (
-	HECSuccess             = 0  // 200 "Success"
-	HECTokenDisabled       = 1  // 403 "Token disabled"
-	HECTokenRequired       = 2  // 401 "Token is required"
-	HECInvalidAuthz        = 3  // 401 "Invalid authorization"
-	HECInvalidToken        = 4  // 403 "Invalid token"
-	HECNoData              = 5  // 400 "No data"
-	HECInvalidDataFormat   = 6  // 400 "Invalid data format"
-	HECIncorrectIndex      = 7  // 400 "Incorrect index"
-	HECInternalError       = 8  // 500 "Internal server error"
-	HECServerBusy          = 9  // 503 "Server is busy"
-	HECChannelMissing      = 10 // 400 "Data channel is missing"
-	HECInvalidChannel      = 11 // 400 "Invalid data channel"
-	HECEventRequired       = 12 // 400 "Event field is required"
-	HECEventBlank          = 13 // 400 "Event field cannot be blank"
-	HECAckDisabled         = 14 // 400 "ACK is disabled"
-	HECIndexedFieldsError  = 15 // 400 "Error in handling indexed fields"
-	HECQueryStringDisabled = 16 // 400 "Query string authorization is not enabled"
-	HECHealthy             = 17 // 200 "HEC is healthy"
-	HECUnhealthyQueuesFull = 18 // 503 "HEC is unhealthy, queues are full"
-	HECUnhealthyAck        = 19 // 503 "HEC is unhealthy, ack service unavailable"
-	HECUnhealthyQueueHigh  = 20 // 503 "HEC is unhealthy, queue utilization is high"
+	HECSuccess             = hecwire.Success             // 200 "Success"
+	HECTokenDisabled       = hecwire.TokenDisabled       // 403 "Token disabled"
+	HECTokenRequired       = hecwire.TokenRequired       // 401 "Token is required"
+	HECInvalidAuthz        = hecwire.InvalidAuthz        // 401 "Invalid authorization"
+	HECInvalidToken        = hecwire.InvalidToken        // 403 "Invalid token"
+	HECNoData              = hecwire.NoData              // 400 "No data"
+	HECInvalidDataFormat   = hecwire.InvalidDataFormat   // 400 "Invalid data format"
+	HECIncorrectIndex      = hecwire.IncorrectIndex      // 400 "Incorrect index"
+	HECInternalError       = hecwire.InternalError       // 500 "Internal server error"
+	HECServerBusy          = hecwire.ServerBusy          // 503 "Server is busy"
+	HECChannelMissing      = hecwire.ChannelMissing      // 400 "Data channel is missing"
+	HECInvalidChannel      = hecwire.InvalidChannel      // 400 "Invalid data channel"
+	HECEventRequired       = hecwire.EventRequired       // 400 "Event field is required"
+	HECEventBlank          = hecwire.EventBlank          // 400 "Event field cannot be blank"
+	HECAckDisabled         = hecwire.AckDisabled         // 400 "ACK is disabled"
+	HECIndexedFieldsError  = hecwire.IndexedFieldsError  // 400 "Error in handling indexed fields"
+	HECQueryStringDisabled = hecwire.QueryStringDisabled // 400 "Query string authorization is not enabled"
+	HECHealthy             = hecwire.Healthy             // 200 "HEC is healthy"
+	HECUnhealthyQueuesFull = hecwire.UnhealthyQueuesFull // 503 "HEC is unhealthy, queues are full"
+	HECUnhealthyAck        = hecwire.UnhealthyAck        // 503 "HEC is unhealthy, ack service unavailable"
+	HECUnhealthyQueueHigh  = hecwire.UnhealthyQueueHigh  // 503 "HEC is unhealthy, queue utilization is high"
 )
-
-var hecCodes = map[int]struct {
-	status int
-	text   string
-}{
-	HECSuccess:             {200, "Success"},
-	HECTokenDisabled:       {403, "Token disabled"},
-	HECTokenRequired:       {401, "Token is required"},
-	HECInvalidAuthz:        {401, "Invalid authorization"},
-	HECInvalidToken:        {403, "Invalid token"},
-	HECNoData:              {400, "No data"},
-	HECInvalidDataFormat:   {400, "Invalid data format"},
-	HECIncorrectIndex:      {400, "Incorrect index"},
-	HECInternalError:       {500, "Internal server error"},
-	HECServerBusy:          {503, "Server is busy"},
-	HECChannelMissing:      {400, "Data channel is missing"},
-	HECInvalidChannel:      {400, "Invalid data channel"},
-	HECEventRequired:       {400, "Event field is required"},
-	HECEventBlank:          {400, "Event field cannot be blank"},
-	HECAckDisabled:         {400, "ACK is disabled"},
-	HECIndexedFieldsError:  {400, "Error in handling indexed fields"},
-	HECQueryStringDisabled: {400, "Query string authorization is not enabled"},
-	HECHealthy:             {200, "HEC is healthy"},
-	HECUnhealthyQueuesFull: {503, "HEC is unhealthy, queues are full"},
-	HECUnhealthyAck:        {503, "HEC is unhealthy, ack service unavailable"},
-	HECUnhealthyQueueHigh:  {503, "HEC is unhealthy, queue utilization is high"},
-}
 
 // HECStatus returns the HTTP status and text HEC sends with code, and false
 // for an unknown code.
-func HECStatus(code int) (status int, text string, ok bool) {
-	c, ok := hecCodes[code]
-	return c.status, c.text, ok
-}
+func HECStatus(code int) (status int, text string, ok bool) { return hecwire.Status(code) }
 
 // HECServerConfig configures an [HECServer]. The zero value accepts the
 // token "test-token" for any index, without indexer acknowledgement.
@@ -361,10 +332,11 @@ func (s *HECServer) DisableToken(disabled bool) {
 }
 
 func reply(w http.ResponseWriter, code int, extra string) {
-	c := hecCodes[code]
+	status, _, _ := hecwire.Status(code)
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(c.status)
-	_, _ = fmt.Fprintf(w, `{"text":%q,"code":%d%s}`, c.text, code, extra)
+	w.WriteHeader(status)
+	b := hecwire.AppendReply(nil, code, true)
+	_, _ = w.Write(append(append(b, extra...), '}'))
 }
 
 // auth checks the Authorization header as HEC does.
@@ -391,8 +363,6 @@ func (s *HECServer) auth(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-var guidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-
 // channel returns the request's channel; ok false after an error reply.
 func (s *HECServer) channel(w http.ResponseWriter, r *http.Request, required bool) (string, bool) {
 	ch := r.Header.Get("X-Splunk-Request-Channel")
@@ -403,7 +373,7 @@ func (s *HECServer) channel(w http.ResponseWriter, r *http.Request, required boo
 	case ch == "" && required:
 		reply(w, HECChannelMissing, "")
 		return "", false
-	case ch != "" && !guidRE.MatchString(ch):
+	case ch != "" && !hecwire.IsChannel(ch):
 		reply(w, HECInvalidChannel, "")
 		return "", false
 	}
@@ -631,16 +601,18 @@ func (s *HECServer) indexAllowed(idx string) bool {
 	return false
 }
 
-// parseEvents parses stacked JSON event objects as HEC does. It returns the
-// events parsed, HECSuccess or the code of the first bad event, and that
-// event's 0-based number (-1 when the whole body is bad).
+// parseEvents parses stacked JSON event objects as HEC does: each value
+// must be valid JSON (encoding/json checks the syntax strictly), and
+// hecwire's decoder, the one stream/hec's receiver uses, checks the event.
+// It returns the events parsed, HECSuccess or the code of the first bad
+// event, and that event's 0-based number (-1 when the whole body is bad).
 func (s *HECServer) parseEvents(b []byte) ([]HECEvent, int, int) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, HECNoData, -1
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
 	var evs []HECEvent
+	var d hecwire.Decoder
 	for n := 0; ; n++ {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err == io.EOF {
@@ -648,88 +620,33 @@ func (s *HECServer) parseEvents(b []byte) ([]HECEvent, int, int) {
 		} else if err != nil {
 			return evs, HECInvalidDataFormat, n
 		}
-		raw = bytes.TrimSpace(raw)
-		if len(raw) == 0 || raw[0] != '{' {
-			// An array, a string, a number: not an event object.
-			return evs, HECInvalidDataFormat, n
-		}
-		e, code := s.parseEvent(raw)
+		d.Reset(raw)
+		ev, code := d.Next()
 		if code != HECSuccess {
 			return evs, code, n
 		}
+		e := HECEvent{Event: string(ev.Event), IsObject: ev.IsObject, Time: string(ev.Time),
+			Host: string(ev.Host), Source: string(ev.Source), SourceType: string(ev.SourceType), Index: string(ev.Index)}
+		if e.Index != "" && !s.indexAllowed(e.Index) {
+			return evs, HECIncorrectIndex, n
+		}
+		if len(ev.Fields) > 0 {
+			e.Fields = make(map[string]string, len(ev.Fields))
+			multi := map[string][]string{}
+			for _, f := range ev.Fields {
+				if f.Multi {
+					multi[string(f.Key)] = append(multi[string(f.Key)], string(f.Value))
+					continue
+				}
+				e.Fields[string(f.Key)] = string(f.Value)
+			}
+			for k, vs := range multi {
+				j, _ := json.Marshal(vs)
+				e.Fields[k] = string(j) // a multi-value field, as its JSON array
+			}
+		}
 		evs = append(evs, e)
 	}
-}
-
-func (s *HECServer) parseEvent(raw []byte) (HECEvent, int) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return HECEvent{}, HECInvalidDataFormat
-	}
-	var e HECEvent
-	ev, ok := m["event"]
-	if !ok {
-		return e, HECEventRequired
-	}
-	switch ev[0] {
-	case '"':
-		if err := json.Unmarshal(ev, &e.Event); err != nil {
-			return e, HECInvalidDataFormat
-		}
-		if e.Event == "" {
-			return e, HECEventBlank
-		}
-	case '{':
-		e.Event, e.IsObject = string(ev), true
-	case 'n':
-		return e, HECEventBlank
-	default:
-		e.Event = string(ev) // numbers and booleans are indexed as text
-	}
-	if t, ok := m["time"]; ok {
-		var num json.Number
-		if err := json.Unmarshal(t, &num); err != nil {
-			var str string
-			if json.Unmarshal(t, &str) != nil {
-				return e, HECInvalidDataFormat
-			}
-			num = json.Number(str)
-		}
-		if _, err := num.Float64(); err != nil {
-			return e, HECInvalidDataFormat
-		}
-		e.Time = num.String()
-	}
-	for k, dst := range map[string]*string{"host": &e.Host, "source": &e.Source, "sourcetype": &e.SourceType, "index": &e.Index} {
-		if v, ok := m[k]; ok {
-			if err := json.Unmarshal(v, dst); err != nil {
-				return e, HECInvalidDataFormat
-			}
-		}
-	}
-	if e.Index != "" && !s.indexAllowed(e.Index) {
-		return e, HECIncorrectIndex
-	}
-	if f, ok := m["fields"]; ok {
-		var fm map[string]json.RawMessage
-		if err := json.Unmarshal(f, &fm); err != nil {
-			return e, HECIndexedFieldsError
-		}
-		e.Fields = make(map[string]string, len(fm))
-		for k, v := range fm {
-			var str string
-			switch {
-			case len(v) > 0 && (v[0] == '{'):
-				return e, HECIndexedFieldsError // indexed fields must be flat
-			case len(v) > 0 && v[0] == '"':
-				_ = json.Unmarshal(v, &str)
-			default:
-				str = string(v)
-			}
-			e.Fields[k] = str
-		}
-	}
-	return e, HECSuccess
 }
 
 func (s *HECServer) serveAck(w http.ResponseWriter, r *http.Request) {

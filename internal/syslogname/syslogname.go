@@ -36,3 +36,25 @@ func Severity(s uint8) string {
 	}
 	return ""
 }
+
+// FacilityCode returns the code of the facility named name, and false for
+// a name that is not one of [Facility]'s.
+func FacilityCode(name []byte) (uint8, bool) {
+	for i, f := range facilities {
+		if f == string(name) {
+			return uint8(i), true
+		}
+	}
+	return 0, false
+}
+
+// SeverityCode returns the code of the severity named name, and false for
+// a name that is not one of [Severity]'s.
+func SeverityCode(name []byte) (uint8, bool) {
+	for i, s := range severities {
+		if s == string(name) {
+			return uint8(i), true
+		}
+	}
+	return 0, false
+}

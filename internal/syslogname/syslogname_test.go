@@ -20,3 +20,20 @@ func TestNames(t *testing.T) {
 		assert.Equal(t, c.severity, Severity(c.code), "severity %d", c.code)
 	}
 }
+
+func TestCodes(t *testing.T) {
+	for f := uint8(0); f < 24; f++ {
+		c, ok := FacilityCode([]byte(Facility(f)))
+		assert.True(t, ok)
+		assert.Equal(t, f, c)
+	}
+	for s := uint8(0); s < 8; s++ {
+		c, ok := SeverityCode([]byte(Severity(s)))
+		assert.True(t, ok)
+		assert.Equal(t, s, c)
+	}
+	_, ok := FacilityCode([]byte("nope"))
+	assert.False(t, ok)
+	_, ok = SeverityCode([]byte(""))
+	assert.False(t, ok)
+}

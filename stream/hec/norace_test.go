@@ -1,0 +1,5 @@
+//go:build !race
+
+package hec_test
+
+const raceEnabled = false
