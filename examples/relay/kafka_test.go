@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -9,8 +10,25 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/forward"
 	"github.com/relaykit/relaykit/forward/kafka"
 )
+
+// kafkaHopLines are syslog frames with every part the relay carries, for
+// the Kafka hop tests: the edge parses them, writes the archive JSON to
+// Kafka, and the SIEM tier reads it back.
+var kafkaHopLines = []string{
+	"<165>1 2026-11-23T10:00:00.123456+02:00 fw-1.example.com sshd 4242 LOGIN " +
+		`[exampleSDID@32473 iut="3" eventSource="Application" eventID="1011"][meta sequenceId="7" note="a \"quoted\" \] value"] ` +
+		"\xef\xbb\xbfAccepted password for root from 192.0.2.7 port 52814 ssh2",
+	"<38>Nov 23 10:00:01 host-3 sudo[1234]: pam_unix(sudo:session): session opened for user root, index me",
+	"<134>Nov 23 10:00:02 fw-2 CEF:0|Fortinet|Fortigate|v6.0.3|00013|traffic:forward close|3|src=10.1.100.11 dst=52.53.140.235 " +
+		`spt=54190 dpt=443 proto=6 act=close app=HTTPS out=3652 in=146668 deviceExternalId=FGT5HD3915800610 cs1=a\=b cs1Label=eq`,
+	"<189>: %LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to up",
+	"<14>1 - - - - - - no timestamp, no host, tab\tand \u00e9",
+	"<13>1 2026-11-23T10:00:03.5Z h app - - - bad \xff\xfe bytes",
+	"just a line without a priority",
+}
 
 func TestKafkaConfig(t *testing.T) {
 	cfg, err := LoadConfig(writeConfig(t, `
@@ -68,23 +86,69 @@ destinations:
 	}
 }
 
-// TestKafkaDecode: what the kafka destination writes, the input reads back.
+// TestKafkaDecode: what the kafka destination writes, the input reads back,
+// for every field the relay carries: events parsed by the relay's own
+// syslog parser (RFC 5424 with zone, fraction, procid, msgid, structured
+// data and a BOM; RFC 3164 with a pid; CEF; a Cisco tag; no PRI; a frame
+// that does not parse; no timestamp) decode to the event the edge had, and
+// HEC is sent the same bytes either way.
 func TestKafkaDecode(t *testing.T) {
-	var src relaykit.Event
-	src.Time = time.Date(2026, 11, 23, 10, 0, 0, 123456000, time.UTC).UnixNano()
-	src.Host = []byte("fw-1")
-	src.Source = []byte("sshd")
-	src.SourceType = []byte("syslog")
-	src.Index = []byte("net")
-	src.Raw = []byte("Accepted \"key\" for root \u00e9")
-	src.SetFieldString("src_ip", "192.0.2.7")
-	src.SetFieldString("tenant", "red")
-
+	sp := newSyslogParser(time.UTC)
 	k := &kafkaInput{cfg: KafkaInputConfig{Format: "json"}}
-	var got relaykit.Event
-	require.NoError(t, k.decode(&kgo.Record{Value: kafka.AppendJSON(nil, &src)}, &got))
-	assert.Equal(t, src, got)
+	hec, err := forward.NewHEC(forward.HECConfig{URL: "http://127.0.0.1:1", Token: "t"})
+	require.NoError(t, err)
+	t.Cleanup(func() { hec.Close() })
+	for _, line := range kafkaHopLines {
+		var src relaykit.Event
+		sp.Parse(&src, []byte(line), "192.0.2.1")
+		if strings.Contains(line, "index me") {
+			src.Index = append(src.Index, "net"...)
+		}
+		var got relaykit.Event
+		require.NoError(t, k.decode(&kgo.Record{Value: kafka.AppendJSON(nil, &src)}, &got), line)
 
+		// The hop keeps what destinations see. It carries the receive
+		// time only for an event without a time of its own (the record's
+		// time is then the receive time, and says so), and not the flags
+		// that only the edge's counters use.
+		want := src
+		if src.Time != 0 {
+			want.ReceiveTime = 0
+		}
+		want.Flags &= relaykit.FlagPriority
+		assert.Equal(t, want, got, line)
+		direct, err := hec.AppendEvent(nil, &src)
+		require.NoError(t, err)
+		hop, err := hec.AppendEvent(nil, &got)
+		require.NoError(t, err)
+		assert.Equal(t, string(direct), string(hop), "HEC event: %s", line)
+	}
+
+	// Priority members: codes win over names; names or numbers alone are
+	// read too; a half or an unknown value is an error (dead-lettered).
+	for _, c := range []struct {
+		json string
+		pri  int // -1: no priority
+	}{
+		{`{"message":"m","facility":"auth","facility_code":4,"severity":"err","severity_code":3}`, 4<<3 | 3},
+		{`{"message":"m","facility":"local7","severity":"debug"}`, 23<<3 | 7},
+		{`{"message":"m","facility":4,"severity":3}`, 4<<3 | 3},
+		{`{"message":"m","facility_code":0,"severity_code":0}`, 0},
+		{`{"message":"m"}`, -1},
+	} {
+		var got relaykit.Event
+		require.NoError(t, k.decode(&kgo.Record{Value: []byte(c.json)}, &got), c.json)
+		if c.pri < 0 {
+			assert.Zero(t, got.Flags&relaykit.FlagPriority, c.json)
+			continue
+		}
+		assert.NotZero(t, got.Flags&relaykit.FlagPriority, c.json)
+		assert.Equal(t, uint8(c.pri), got.Priority, c.json)
+	}
+
+	var src relaykit.Event
+	sp.Parse(&src, []byte(kafkaHopLines[0]), "192.0.2.1")
+	var got relaykit.Event
 	rec := &kgo.Record{Value: kafka.AppendJSON(nil, &src)}
 	allocs := testing.AllocsPerRun(100, func() {
 		got.Reset()
@@ -94,7 +158,10 @@ func TestKafkaDecode(t *testing.T) {
 		assert.LessOrEqual(t, allocs, 1.0, "decoding a record allocates at most once once warm")
 	}
 
-	for _, bad := range []string{`not json`, `[1,2]`, `{"host":"h"}`, `{"message":"m","time":"yesterday"}`, `{"message":"m","fields":{"a":1}}`} {
+	for _, bad := range []string{`not json`, `[1,2]`, `{"host":"h"}`, `{"message":"m","time":"yesterday"}`, `{"message":"m","fields":{"a":1}}`,
+		`{"message":"m","facility":"auth"}`, `{"message":"m","severity_code":3}`, `{"message":"m","facility":"bogus","severity":"err"}`,
+		`{"message":"m","facility_code":24,"severity_code":3}`, `{"message":"m","facility_code":4,"severity_code":"3"}`, `{"message":"m","facility":-1,"severity":3}`,
+		`{"message":"m","message_base64":"not base64!"}`, `{"message":"m","message_base64":7}`} {
 		got.Reset()
 		assert.Error(t, k.decode(&kgo.Record{Value: []byte(bad)}, &got), bad)
 	}

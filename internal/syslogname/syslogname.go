@@ -36,3 +36,27 @@ func Severity(s uint8) string {
 	}
 	return ""
 }
+
+// FacilityCode returns the code (0-23) of the facility named name, as
+// [Facility] spells it, and whether the name is known. It does not
+// allocate.
+func FacilityCode(name []byte) (uint8, bool) {
+	for i, f := range facilities {
+		if string(name) == f {
+			return uint8(i), true
+		}
+	}
+	return 0, false
+}
+
+// SeverityCode returns the code (0-7) of the severity named name, as
+// [Severity] spells it, and whether the name is known. It does not
+// allocate.
+func SeverityCode(name []byte) (uint8, bool) {
+	for i, s := range severities {
+		if string(name) == s {
+			return uint8(i), true
+		}
+	}
+	return 0, false
+}

@@ -20,3 +20,22 @@ func TestNames(t *testing.T) {
 		assert.Equal(t, c.severity, Severity(c.code), "severity %d", c.code)
 	}
 }
+
+func TestCodes(t *testing.T) {
+	for code := range uint8(24) {
+		got, ok := FacilityCode([]byte(Facility(code)))
+		assert.True(t, ok, "facility %d", code)
+		assert.Equal(t, code, got)
+	}
+	for code := range uint8(8) {
+		got, ok := SeverityCode([]byte(Severity(code)))
+		assert.True(t, ok, "severity %d", code)
+		assert.Equal(t, code, got)
+	}
+	for _, bad := range []string{"", "Auth", "error", "local8", "4"} {
+		_, ok := FacilityCode([]byte(bad))
+		assert.False(t, ok, bad)
+		_, ok = SeverityCode([]byte(bad))
+		assert.False(t, ok, bad)
+	}
+}
