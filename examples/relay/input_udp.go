@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
+	"log/slog"
 	"net"
 	"net/netip"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -28,6 +31,12 @@ func (r v6reader) ReadBatch(ms []ipv4.Message, flags int) (int, error) {
 // udpInput reads syslog datagrams in batches (recvmmsg on Linux), one
 // message per datagram. Datagrams arriving while the worker ring is full are
 // dropped and counted (queue_full): UDP has no backpressure.
+//
+// A read error (an ICMP error reported on the socket, ENOMEM, ...) never
+// stops the input: the reader counts it (relay_input_read_errors_total),
+// backs off (5 ms doubling to 1 s, as net/http's Serve does after an
+// accept error) and reads again. The first error of an episode is logged,
+// and so is the first read that succeeds after it.
 type udpInput struct {
 	cfg   UDPInputConfig
 	conn  *net.UDPConn
@@ -35,9 +44,13 @@ type udpInput struct {
 	stats *inputStats
 	d     *dispatcher
 	loc   *time.Location
+	log   *slog.Logger
+
+	failing atomic.Bool  // an episode of read errors is under way
+	episode atomic.Int64 // read errors in the current episode
 }
 
-func listenUDP(cfg UDPInputConfig, stats *inputStats, d *dispatcher, loc *time.Location) (*udpInput, error) {
+func listenUDP(cfg UDPInputConfig, stats *inputStats, d *dispatcher, loc *time.Location, log *slog.Logger) (*udpInput, error) {
 	addr, err := net.ResolveUDPAddr("udp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("input %s: %w", cfg.Name, err)
@@ -52,7 +65,7 @@ func listenUDP(cfg UDPInputConfig, stats *inputStats, d *dispatcher, loc *time.L
 			return nil, fmt.Errorf("input %s: read_buffer: %w", cfg.Name, err)
 		}
 	}
-	in := &udpInput{cfg: cfg, conn: conn, stats: stats, d: d, loc: loc}
+	in := &udpInput{cfg: cfg, conn: conn, stats: stats, d: d, loc: loc, log: log.With("input", cfg.Name)}
 	if addr.IP == nil || addr.IP.To4() != nil {
 		in.rd = ipv4.NewPacketConn(conn)
 	} else {
@@ -97,13 +110,28 @@ func (u *udpInput) read(ctx context.Context) error {
 	var lastAddr netip.AddrPort
 	var peer string
 	var shard uint64
+	var backoff time.Duration // since the last read that succeeded
 	for {
 		k, err := u.rd.ReadBatch(ms, 0)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("input %s: read: %w", u.cfg.Name, err)
+			if errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("input %s: read: %w", u.cfg.Name, err)
+			}
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			u.readFailed(err, backoff)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(backoff):
+			}
+			continue
+		}
+		backoff = 0
+		if u.failing.Load() { // one load per batch
+			u.readRecovered()
 		}
 		for i := range k {
 			m := &ms[i]
@@ -126,6 +154,23 @@ func (u *udpInput) read(ctx context.Context) error {
 			}
 			u.d.TryPushOwned(shard, ev, u.stats)
 		}
+	}
+}
+
+// readFailed counts a read error and logs the first of an episode.
+func (u *udpInput) readFailed(err error, backoff time.Duration) {
+	u.stats.readErrors.Add(1)
+	u.episode.Add(1)
+	if u.failing.CompareAndSwap(false, true) {
+		u.log.Warn("UDP read failed; the input keeps reading after a backoff (further errors are counted in relay_input_read_errors_total, not logged)",
+			"err", err, "backoff", backoff)
+	}
+}
+
+// readRecovered ends an episode of read errors.
+func (u *udpInput) readRecovered() {
+	if u.failing.CompareAndSwap(true, false) {
+		u.log.Info("UDP reads succeed again", "errors", u.episode.Swap(0))
 	}
 }
 

@@ -42,6 +42,7 @@ type inputStats struct {
 	parseErrors atomic.Int64 // forwarded raw with FlagParseError
 	truncated   atomic.Int64 // frames cut at the max message size
 	invalid     atomic.Int64 // JSON lines that failed validation
+	readErrors  atomic.Int64 // UDP reads that failed (the input backs off and reads on)
 
 	// Stream inputs (syslog TCP/TLS, JSON lines): the listener's
 	// connection counters and the framers' byte accounting.
@@ -295,6 +296,7 @@ var (
 	descParseErrors   = prometheus.NewDesc("relay_input_parse_errors_total", "Events forwarded raw because they could not be parsed.", []string{"input"}, nil)
 	descTruncated     = prometheus.NewDesc("relay_input_truncated_total", "Frames cut at the maximum message size.", []string{"input"}, nil)
 	descInvalid       = prometheus.NewDesc("relay_input_invalid_total", "JSON lines that failed validation (dead-lettered).", []string{"input"}, nil)
+	descReadErrors    = prometheus.NewDesc("relay_input_read_errors_total", "Reads of a UDP input's socket that failed; the input backed off and read on.", []string{"input"}, nil)
 	descConns         = prometheus.NewDesc("relay_input_connections", "Open connections per input.", []string{"input"}, nil)
 	descRefused       = prometheus.NewDesc("relay_input_connections_refused_total", "Connections closed at accept, by reason (per_source: max_connections_per_source; max_connections: refuse_when_full, or no idle connection to evict).", []string{"input", "reason"}, nil)
 	descReadBytes     = prometheus.NewDesc("relay_input_read_bytes_total", "Bytes read from stream connections (after TLS): message bytes + framing overhead + discarded + incomplete bytes.", []string{"input"}, nil)
@@ -326,7 +328,7 @@ var (
 )
 
 func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descInputReceived, descInputBytes, descParseErrors, descTruncated, descInvalid,
+	for _, d := range []*prometheus.Desc{descInputReceived, descInputBytes, descParseErrors, descTruncated, descInvalid, descReadErrors,
 		descConns, descRefused, descReadBytes, descEvicted, descCut, descHandshakeErr, descDiscarded, descIncomplete, descIncompleteB,
 		descEmpty, descNUL, descFramingErr, descRouted, descQueued, descDropped, descDestIn, descDestDelivered, descDestSpooled,
 		descDestReplayed, descDestDropped, descDestErrors, descDestHealthy, descDestMemory, descDestDup,
@@ -352,6 +354,9 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 		c(descParseErrors, in.parseErrors.Load(), in.name)
 		c(descTruncated, in.truncated.Load(), in.name)
 		c(descInvalid, in.invalid.Load(), in.name)
+		if in.kind == "syslog_udp" {
+			c(descReadErrors, in.readErrors.Load(), in.name)
+		}
 		if in.listener != nil {
 			ls := in.listener.Stats()
 			g(descConns, ls.Open, in.name)

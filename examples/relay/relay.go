@@ -102,7 +102,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 	}
 
 	for _, in := range cfg.Inputs.SyslogUDP {
-		u, err := listenUDP(in, r.ledger.input(in.Name, "syslog_udp"), r.disp, loc)
+		u, err := listenUDP(in, r.ledger.input(in.Name, "syslog_udp"), r.disp, loc, log)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// startRelayLogged is startRelay with the relay's log also written to log.
+func startRelayLogged(t *testing.T, cfg Config, log io.Writer) *testRelay {
+	t.Helper()
+	require.NoError(t, cfg.Validate())
+	r, err := NewRelay(cfg, slog.New(slog.NewTextHandler(io.MultiWriter(testWriter{t}, log), nil)))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	tr := &testRelay{Relay: r, cancel: cancel, done: make(chan error, 1)}
+	go func() { tr.done <- r.Run(ctx) }()
+	t.Cleanup(func() { tr.stop(t) })
+	waitFor(t, 5*time.Second, func() bool { return r.healthy() == nil }, "relay ready")
+	return tr
+}
+
+// closedUDPPort returns a loopback UDP address nothing listens on (a moment
+// ago).
+func closedUDPPort(t *testing.T) *net.UDPAddr {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	addr := c.LocalAddr().(*net.UDPAddr)
+	require.NoError(t, c.Close())
+	return addr
+}
+
+// TestUDPReadErrorKeepsServing: a read error on a UDP input's socket (here
+// a real one: with IP_RECVERR, the ICMP port unreachable answering a
+// datagram the socket sent makes the next recvmmsg fail with
+// ECONNREFUSED) is counted and logged once per episode, and the input,
+// with the rest of the relay, keeps serving.
+func TestUDPReadErrorKeepsServing(t *testing.T) {
+	cfg := testConfig(t)
+	var log syncBuffer
+	tr := startRelayLogged(t, cfg, &log)
+	u := tr.udp[0]
+	rc, err := u.conn.SyscallConn()
+	require.NoError(t, err)
+	var serr error
+	require.NoError(t, rc.Control(func(fd uintptr) {
+		serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, syscall.IP_RECVERR, 1)
+	}))
+	require.NoError(t, serr)
+
+	metrics := "http://" + tr.addr("metrics") + "/metrics"
+	const errorsSample = `relay_input_read_errors_total{input="udp"}`
+	for i := range 3 { // three episodes: each error is followed by a datagram
+		dead := closedUDPPort(t)
+		_, err := u.conn.WriteToUDP([]byte("probe"), dead)
+		require.NoError(t, err)
+		waitFor(t, 5*time.Second, func() bool { return scrapeSample(metrics, errorsSample) == float64(i+1) }, "read error counted")
+		require.NoError(t, tr.healthy(), "the relay still runs after a UDP read error")
+
+		send(t, "udp", tr.addr("udp"), []byte("<13>1 - h app - - - after the error"))
+		waitFor(t, 5*time.Second, func() bool { return tr.Ledger().Input["udp"] == int64(i+1) }, "datagram after the error received")
+	}
+	s := tr.stop(t)
+	checkBalanced(t, s)
+	assert.Equal(t, int64(3), s.Dest["archive"].Delivered)
+	assert.Equal(t, 3, strings.Count(log.String(), "UDP read failed"), "one warning per episode")
+	assert.Contains(t, log.String(), "connection refused")
+	assert.Equal(t, 3, strings.Count(log.String(), "UDP reads succeed again"))
+}
