@@ -148,6 +148,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 	if err != nil {
 		return nil, err
 	}
+	checkFileLimit(cfg, log)
 	return r, nil
 }
 
