@@ -21,6 +21,10 @@ import (
 //go:embed default.yaml
 var defaultYAML []byte
 
+// defaultUDPReadBuffer is the SO_RCVBUF of a UDP input without
+// read_buffer, as default.yaml documents.
+const defaultUDPReadBuffer = 4 << 20
+
 // Config is the relay's configuration, read from YAML.
 type Config struct {
 	Inputs          InputsConfig                 `yaml:"inputs"`
@@ -50,7 +54,7 @@ type InputsConfig struct {
 type UDPInputConfig struct {
 	Name           string   `yaml:"name"`
 	Listen         string   `yaml:"listen"`
-	ReadBuffer     ByteSize `yaml:"read_buffer"`
+	ReadBuffer     ByteSize `yaml:"read_buffer"` // SO_RCVBUF; 0 means 4MiB
 	MaxMessageSize ByteSize `yaml:"max_message_size"`
 	BatchSize      int      `yaml:"batch_size"` // datagrams per recvmmsg; 0 means 64
 	Readers        int      `yaml:"readers"`    // goroutines reading the socket; 0 means 1
@@ -486,6 +490,11 @@ func (c *Config) Validate() error {
 		f := fmt.Sprintf("inputs.syslog_udp[%d]", i)
 		checkName(f+".name", in.Name)
 		checkAddr(f+".listen", in.Listen)
+		if in.ReadBuffer == 0 {
+			// The kernel's default (net.core.rmem_default, 208 KiB) drops
+			// datagrams under a burst of a few thousand.
+			in.ReadBuffer = defaultUDPReadBuffer
+		}
 		if in.MaxMessageSize == 0 {
 			in.MaxMessageSize = 64 << 10
 		}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -75,4 +77,59 @@ func TestUDPReadErrorKeepsServing(t *testing.T) {
 	assert.Equal(t, 3, strings.Count(log.String(), "UDP read failed"), "one warning per episode")
 	assert.Contains(t, log.String(), "connection refused")
 	assert.Equal(t, 3, strings.Count(log.String(), "UDP reads succeed again"))
+}
+
+// socketRcvbuf returns the SO_RCVBUF the kernel reports for conn (twice
+// the size set, see socket(7)).
+func socketRcvbuf(t *testing.T, conn *net.UDPConn) int {
+	t.Helper()
+	rc, err := conn.SyscallConn()
+	require.NoError(t, err)
+	var got int
+	var gerr error
+	require.NoError(t, rc.Control(func(fd uintptr) {
+		got, gerr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF)
+	}))
+	require.NoError(t, gerr)
+	return got
+}
+
+// TestUDPReadBufferDefault: a UDP input a user writes without read_buffer
+// gets the documented 4 MiB, not the kernel's default (208 KiB), in the
+// config, the startup summary and the socket.
+func TestUDPReadBufferDefault(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := LoadConfig(writeConfig(t, `
+inputs:
+  syslog_udp:
+    - name: mine
+      listen: 127.0.0.1:0
+routes:
+  - name: all
+    final: true
+    destinations: [archive]
+destinations:
+  archive:
+    type: archive
+    dir: `+dir+`/archive
+spool:
+  dir: `+dir+`/spool
+dead_letter:
+  dir: `+dir+`/deadletter
+`))
+	require.NoError(t, err)
+	assert.Equal(t, ByteSize(4<<20), cfg.Inputs.SyslogUDP[0].ReadBuffer)
+	assert.Contains(t, cfg.Summary(), "input mine: syslog udp 127.0.0.1:0 (max 65536 B, rcvbuf 4194304 B)")
+
+	r, err := NewRelay(cfg, nil)
+	require.NoError(t, err)
+	defer r.closeAll()
+	rmemMax := 4 << 20
+	if b, err := os.ReadFile("/proc/sys/net/core/rmem_max"); err == nil {
+		if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			rmemMax = v
+		}
+	}
+	// Without CAP_NET_ADMIN the kernel caps the size at rmem_max.
+	assert.GreaterOrEqual(t, socketRcvbuf(t, r.udp[0].conn), 2*min(4<<20, rmemMax))
 }
