@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -11,10 +12,12 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/relaykit/relaykit"
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
+	"golang.org/x/sys/unix"
 )
 
 // batchReader is what ipv4.PacketConn and ipv6.PacketConn share: recvmmsg.
@@ -37,6 +40,15 @@ func (r v6reader) ReadBatch(ms []ipv4.Message, flags int) (int, error) {
 // backs off (5 ms doubling to 1 s, as net/http's Serve does after an
 // accept error) and reads again. The first error of an episode is logged,
 // and so is the first read that succeeds after it.
+//
+// Datagrams the kernel drops because the socket's receive buffer
+// (read_buffer) is full never reach a reader; the socket reports them with
+// SO_RXQ_OVFL (socket(7)): each datagram read carries, as a control
+// message, the socket's drop count when it was queued. The input counts
+// the growth as received and dropped{rcvbuf_full}, and at shutdown reads
+// the count once more (SO_MEMINFO) for the drops after the last datagram.
+// When the relay stops, the readers first read what the socket holds (for
+// at most udpDrainTime) instead of closing it under them.
 type udpInput struct {
 	cfg   UDPInputConfig
 	conn  *net.UDPConn
@@ -48,7 +60,19 @@ type udpInput struct {
 
 	failing atomic.Bool  // an episode of read errors is under way
 	episode atomic.Int64 // read errors in the current episode
+
+	// kernelDrops is the socket's drop count (a 32-bit kernel counter,
+	// widened) as far as the input has accounted for it.
+	kernelDrops atomic.Uint64
 }
+
+// udpDrainTime bounds how long the readers go on reading what the socket
+// holds once the relay stops.
+const udpDrainTime = 200 * time.Millisecond
+
+// oobSize is the room for one control message: the SO_RXQ_OVFL counter
+// (a __u32).
+var oobSize = unix.CmsgSpace(4)
 
 func listenUDP(cfg UDPInputConfig, stats *inputStats, d *dispatcher, loc *time.Location, log *slog.Logger) (*udpInput, error) {
 	addr, err := net.ResolveUDPAddr("udp", cfg.Listen)
@@ -65,6 +89,10 @@ func listenUDP(cfg UDPInputConfig, stats *inputStats, d *dispatcher, loc *time.L
 			return nil, fmt.Errorf("input %s: read_buffer: %w", cfg.Name, err)
 		}
 	}
+	if err := setSockoptInt(conn, unix.SOL_SOCKET, unix.SO_RXQ_OVFL, 1); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("input %s: SO_RXQ_OVFL (counting kernel drops): %w", cfg.Name, err)
+	}
 	in := &udpInput{cfg: cfg, conn: conn, stats: stats, d: d, loc: loc, log: log.With("input", cfg.Name)}
 	if addr.IP == nil || addr.IP.To4() != nil {
 		in.rd = ipv4.NewPacketConn(conn)
@@ -77,9 +105,11 @@ func listenUDP(cfg UDPInputConfig, stats *inputStats, d *dispatcher, loc *time.L
 // Addr is the bound address.
 func (u *udpInput) Addr() net.Addr { return u.conn.LocalAddr() }
 
-// Run reads until ctx ends, with Readers goroutines on the socket.
+// Run reads until ctx ends, with Readers goroutines on the socket. Then
+// the readers read what the socket holds for up to udpDrainTime, the
+// kernel's drop count is read a last time, and the socket is closed.
 func (u *udpInput) Run(ctx context.Context) error {
-	stop := context.AfterFunc(ctx, func() { u.conn.Close() })
+	stop := context.AfterFunc(ctx, func() { _ = u.conn.SetReadDeadline(time.Now().Add(udpDrainTime)) })
 	defer stop()
 	errs := make(chan error, u.cfg.Readers)
 	for range u.cfg.Readers {
@@ -92,7 +122,79 @@ func (u *udpInput) Run(ctx context.Context) error {
 			u.conn.Close() // stop the other readers too
 		}
 	}
+	if err == nil {
+		u.countKernelDrops()
+	}
+	u.conn.Close()
 	return err
+}
+
+// noteKernelDrops accounts for the socket's drop count v (SO_RXQ_OVFL or
+// SO_MEMINFO, a 32-bit counter that wraps): whatever it grew by since the
+// count the input has seen is received and dropped{rcvbuf_full}. Readers
+// may report counts out of order; an older one changes nothing.
+func (u *udpInput) noteKernelDrops(v uint32) {
+	for {
+		seen := u.kernelDrops.Load()
+		d := int32(v - uint32(seen))
+		if d <= 0 {
+			return
+		}
+		if u.kernelDrops.CompareAndSwap(seen, seen+uint64(d)) {
+			u.stats.kernelDropped.Add(int64(d))
+			u.stats.received.Add(int64(d))
+			u.d.ledger.drop(dropRcvbuf, int64(d))
+			return
+		}
+	}
+}
+
+// countKernelDrops reads the socket's drop count with SO_MEMINFO (Linux
+// 4.12 and later; sock_diag(7)), for the drops after the last datagram
+// read, which no control message reported.
+func (u *udpInput) countKernelDrops() {
+	rc, err := u.conn.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Control(func(fd uintptr) {
+		var mem [unix.SK_MEMINFO_VARS + 4]uint32
+		n := uint32(unsafe.Sizeof(mem))
+		_, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, fd, unix.SOL_SOCKET, unix.SO_MEMINFO,
+			uintptr(unsafe.Pointer(&mem[0])), uintptr(unsafe.Pointer(&n)), 0)
+		if errno == 0 && n > 4*unix.SK_MEMINFO_DROPS {
+			u.noteKernelDrops(mem[unix.SK_MEMINFO_DROPS])
+		}
+	})
+}
+
+// rxqOverflow returns the SO_RXQ_OVFL count in the control messages oob,
+// if there is one. It does not allocate.
+func rxqOverflow(oob []byte) (uint32, bool) {
+	const hdr = unix.SizeofCmsghdr
+	for len(oob) >= hdr {
+		var l uint64
+		var level, typ int32
+		if hdr == 16 { // 64-bit: size_t cmsg_len, int cmsg_level, int cmsg_type
+			l = binary.NativeEndian.Uint64(oob)
+			level, typ = int32(binary.NativeEndian.Uint32(oob[8:])), int32(binary.NativeEndian.Uint32(oob[12:]))
+		} else {
+			l = uint64(binary.NativeEndian.Uint32(oob))
+			level, typ = int32(binary.NativeEndian.Uint32(oob[4:])), int32(binary.NativeEndian.Uint32(oob[8:]))
+		}
+		if l < hdr || l > uint64(len(oob)) {
+			return 0, false
+		}
+		if level == unix.SOL_SOCKET && typ == unix.SO_RXQ_OVFL && l >= uint64(unix.CmsgLen(4)) {
+			return binary.NativeEndian.Uint32(oob[unix.CmsgLen(0):]), true
+		}
+		next := unix.CmsgSpace(int(l) - unix.CmsgLen(0))
+		if next > len(oob) {
+			return 0, false
+		}
+		oob = oob[next:]
+	}
+	return 0, false
 }
 
 // read is one reader: recvmmsg batches, parse, hand to the rings.
@@ -101,9 +203,12 @@ func (u *udpInput) read(ctx context.Context) error {
 	ms := make([]ipv4.Message, n)
 	size := int(u.cfg.MaxMessageSize)
 	backing := make([]byte, n*size)
+	oob := make([]byte, n*oobSize)
 	for i := range ms {
 		ms[i].Buffers = [][]byte{backing[i*size : (i+1)*size : (i+1)*size]}
+		ms[i].OOB = oob[i*oobSize : (i+1)*oobSize : (i+1)*oobSize]
 	}
+	var drops uint32 // the last SO_RXQ_OVFL count this reader saw
 	sp := newSyslogParser(u.loc)
 	// The last sender's address, as a string and a shard key: senders send
 	// in bursts, so most datagrams skip formatting and hashing it.
@@ -136,6 +241,12 @@ func (u *udpInput) read(ctx context.Context) error {
 		for i := range k {
 			m := &ms[i]
 			data := m.Buffers[0][:m.N]
+			if m.NN > 0 { // only once the socket has dropped a datagram
+				if v, ok := rxqOverflow(m.OOB[:m.NN]); ok && v != drops {
+					drops = v
+					u.noteKernelDrops(v)
+				}
+			}
 			if ua, ok := m.Addr.(*net.UDPAddr); ok {
 				if ap := ua.AddrPort(); ap != lastAddr {
 					lastAddr, peer = ap, ap.Addr().Unmap().String()
@@ -172,6 +283,19 @@ func (u *udpInput) readRecovered() {
 	if u.failing.CompareAndSwap(true, false) {
 		u.log.Info("UDP reads succeed again", "errors", u.episode.Swap(0))
 	}
+}
+
+// setSockoptInt sets an integer socket option on conn.
+func setSockoptInt(conn *net.UDPConn, level, opt, v int) error {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), level, opt, v) }); err != nil {
+		return err
+	}
+	return serr
 }
 
 // setReadBuffer sets SO_RCVBUF. The kernel caps it at net.core.rmem_max;

@@ -29,9 +29,10 @@ const (
 	dropSpoolOldest = "spool_oldest" // spooled, then discarded for room (policy drop_oldest)
 	dropRejected    = "rejected"     // destination refused it as bad data (dead-lettered)
 	dropSinkError   = "sink_error"   // a destination without spool (archive) failed
+	dropRcvbuf      = "rcvbuf_full"  // the kernel dropped a UDP datagram: the input's socket buffer (read_buffer) was full
 )
 
-var dropReasons = []string{dropQueueFull, dropInvalidJSON, dropUnrouted, dropFiltered, dropSpoolFull, dropSpoolOldest, dropRejected, dropSinkError}
+var dropReasons = []string{dropQueueFull, dropInvalidJSON, dropUnrouted, dropFiltered, dropSpoolFull, dropSpoolOldest, dropRejected, dropSinkError, dropRcvbuf}
 
 // inputStats counts one input. Fields are updated with atomics by the
 // input's goroutines.
@@ -43,6 +44,9 @@ type inputStats struct {
 	truncated   atomic.Int64 // frames cut at the max message size
 	invalid     atomic.Int64 // JSON lines that failed validation
 	readErrors  atomic.Int64 // UDP reads that failed (the input backs off and reads on)
+	// kernelDropped counts UDP datagrams the kernel dropped at the input's
+	// socket (SO_RXQ_OVFL); they are in received and dropped{rcvbuf_full}.
+	kernelDropped atomic.Int64
 
 	// Stream inputs (syslog TCP/TLS, JSON lines): the listener's
 	// connection counters and the framers' byte accounting.
@@ -143,7 +147,7 @@ func (h *latencyHist) metric(d *prometheus.Desc, labels ...string) prometheus.Me
 
 // ledger is the relay's accounting. Stage by stage it balances:
 //
-//	received (inputs)   = routed + dropped{queue_full, invalid_json} + queued
+//	received (inputs)   = routed + dropped{queue_full, invalid_json, rcvbuf_full} + queued
 //	routed   (router)   = events handed to the route table
 //	in_d + recovered_d  = delivered_d + dropped_d + backlog_d + memory_d
 //
@@ -158,7 +162,7 @@ type ledger struct {
 	dests   []*destStats
 	routed  atomic.Int64
 	queued  atomic.Int64 // in rings and collectors right now
-	dropped [8]atomic.Int64
+	dropped [9]atomic.Int64
 	start   time.Time
 }
 
@@ -296,6 +300,7 @@ var (
 	descParseErrors   = prometheus.NewDesc("relay_input_parse_errors_total", "Events forwarded raw because they could not be parsed.", []string{"input"}, nil)
 	descTruncated     = prometheus.NewDesc("relay_input_truncated_total", "Frames cut at the maximum message size.", []string{"input"}, nil)
 	descInvalid       = prometheus.NewDesc("relay_input_invalid_total", "JSON lines that failed validation (dead-lettered).", []string{"input"}, nil)
+	descKernelDropped = prometheus.NewDesc("relay_input_kernel_dropped_total", "UDP datagrams the kernel dropped because the input's socket receive buffer (read_buffer) was full (SO_RXQ_OVFL); counted in received and in dropped{rcvbuf_full}.", []string{"input"}, nil)
 	descReadErrors    = prometheus.NewDesc("relay_input_read_errors_total", "Reads of a UDP input's socket that failed; the input backed off and read on.", []string{"input"}, nil)
 	descConns         = prometheus.NewDesc("relay_input_connections", "Open connections per input.", []string{"input"}, nil)
 	descRefused       = prometheus.NewDesc("relay_input_connections_refused_total", "Connections closed at accept, by reason (per_source: max_connections_per_source; max_connections: refuse_when_full, or no idle connection to evict).", []string{"input", "reason"}, nil)
@@ -328,7 +333,7 @@ var (
 )
 
 func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descInputReceived, descInputBytes, descParseErrors, descTruncated, descInvalid, descReadErrors,
+	for _, d := range []*prometheus.Desc{descInputReceived, descInputBytes, descParseErrors, descTruncated, descInvalid, descReadErrors, descKernelDropped,
 		descConns, descRefused, descReadBytes, descEvicted, descCut, descHandshakeErr, descDiscarded, descIncomplete, descIncompleteB,
 		descEmpty, descNUL, descFramingErr, descRouted, descQueued, descDropped, descDestIn, descDestDelivered, descDestSpooled,
 		descDestReplayed, descDestDropped, descDestErrors, descDestHealthy, descDestMemory, descDestDup,
@@ -356,6 +361,7 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 		c(descInvalid, in.invalid.Load(), in.name)
 		if in.kind == "syslog_udp" {
 			c(descReadErrors, in.readErrors.Load(), in.name)
+			c(descKernelDropped, in.kernelDropped.Load(), in.name)
 		}
 		if in.listener != nil {
 			ls := in.listener.Stats()
