@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -45,8 +46,9 @@ func (r v6reader) ReadBatch(ms []ipv4.Message, flags int) (int, error) {
 // (read_buffer) is full never reach a reader; the socket reports them with
 // SO_RXQ_OVFL (socket(7)): each datagram read carries, as a control
 // message, the socket's drop count when it was queued. The input counts
-// the growth as received and dropped{rcvbuf_full}, and at shutdown reads
-// the count once more (SO_MEMINFO) for the drops after the last datagram.
+// the growth as received and dropped{rcvbuf_full}; every second, and at
+// shutdown, it reads the count with SO_MEMINFO too, for drops no datagram
+// has followed yet.
 // When the relay stops, the readers first read what the socket holds (for
 // at most udpDrainTime) instead of closing it under them.
 type udpInput struct {
@@ -69,6 +71,12 @@ type udpInput struct {
 // udpDrainTime bounds how long the readers go on reading what the socket
 // holds once the relay stops.
 const udpDrainTime = 200 * time.Millisecond
+
+// kernelDropsPoll is how often a UDP input reads its socket's drop count
+// with SO_MEMINFO, so drops show even when no datagram follows them (a
+// burst, then silence). Zero turns the polling off (tests of the control
+// messages).
+var kernelDropsPoll = time.Second
 
 // oobSize is the room for one control message: the SO_RXQ_OVFL counter
 // (a __u32).
@@ -111,6 +119,24 @@ func (u *udpInput) Addr() net.Addr { return u.conn.LocalAddr() }
 func (u *udpInput) Run(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { _ = u.conn.SetReadDeadline(time.Now().Add(udpDrainTime)) })
 	defer stop()
+	if every := kernelDropsPoll; every > 0 {
+		pollCtx, stopPoll := context.WithCancel(ctx)
+		var polling sync.WaitGroup
+		defer polling.Wait()
+		defer stopPoll()
+		polling.Go(func() {
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for {
+				select {
+				case <-pollCtx.Done():
+					return
+				case <-t.C:
+					u.countKernelDrops()
+				}
+			}
+		})
+	}
 	errs := make(chan error, u.cfg.Readers)
 	for range u.cfg.Readers {
 		go func() { errs <- u.read(ctx) }()
@@ -151,7 +177,7 @@ func (u *udpInput) noteKernelDrops(v uint32) {
 
 // countKernelDrops reads the socket's drop count with SO_MEMINFO (Linux
 // 4.12 and later; sock_diag(7)), for the drops after the last datagram
-// read, which no control message reported.
+// read, which no control message reported yet.
 func (u *udpInput) countKernelDrops() {
 	rc, err := u.conn.SyscallConn()
 	if err != nil {

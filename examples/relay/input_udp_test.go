@@ -184,6 +184,11 @@ func softnetDrops(t *testing.T) int64 {
 // which balances: every datagram sent is received, and what was not
 // delivered is a counted drop.
 func TestUDPKernelDrops(t *testing.T) {
+	// Only the control messages count while the relay runs (no SO_MEMINFO
+	// polling): the last datagram below must report the drops.
+	poll := kernelDropsPoll
+	kernelDropsPoll = 0
+	t.Cleanup(func() { kernelDropsPoll = poll })
 	cfg := testConfig(t)
 	cfg.Inputs.SyslogUDP[0].ReadBuffer = 1 // the kernel's minimum, a few datagrams
 	tr := startRelay(t, cfg)
@@ -225,4 +230,33 @@ func TestUDPKernelDrops(t *testing.T) {
 		assert.Equal(t, int64(n+1), s.Received, "received = datagrams sent (read or dropped by the kernel)")
 		assert.Equal(t, s.Received, s.Delivered+s.Archived+s.Spooled+s.DroppedTotal(), "received = delivered + archived + spooled + dropped")
 	}
+}
+
+// TestUDPKernelDropsPolled: drops that no datagram follows (a burst, then
+// silence) show within the polling interval (SO_MEMINFO).
+func TestUDPKernelDropsPolled(t *testing.T) {
+	poll := kernelDropsPoll
+	kernelDropsPoll = 20 * time.Millisecond
+	t.Cleanup(func() { kernelDropsPoll = poll })
+	cfg := testConfig(t)
+	cfg.Inputs.SyslogUDP[0].ReadBuffer = 1
+	tr := startRelay(t, cfg)
+	addr := tr.Addrs()["udp"].(*net.UDPAddr)
+	conn, err := net.DialUDP("udp", nil, addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	const n = 5000
+	for i := range n {
+		_, err := fmt.Fprintf(conn, "<13>1 - h app - - - burst %d", i)
+		require.NoError(t, err)
+	}
+	waitFor(t, 10*time.Second, func() bool { rx, _ := procUDP(t, addr.Port); return rx == 0 }, "socket queue empty")
+	_, drops := procUDP(t, addr.Port)
+	require.Positive(t, drops)
+	waitFor(t, 5*time.Second, func() bool {
+		return tr.Ledger().Dropped["rcvbuf_full"] == drops
+	}, fmt.Sprintf("the ledger shows the socket's %d drops", drops))
+	s := tr.stop(t)
+	assert.Equal(t, drops, s.Dropped["rcvbuf_full"])
+	checkBalanced(t, s)
 }
