@@ -164,6 +164,9 @@ type ledger struct {
 	queued  atomic.Int64 // in rings and collectors right now
 	dropped [9]atomic.Int64
 	start   time.Time
+
+	deadLettered     atomic.Int64 // lines written to the dead-letter file
+	deadLetterErrors atomic.Int64 // writes to it that failed (the line is lost)
 }
 
 func newLedger() *ledger { return &ledger{start: time.Now()} }
@@ -203,6 +206,9 @@ type Snapshot struct {
 	Dropped     map[string]int64
 	Dest        map[string]DestSnapshot
 	Input       map[string]int64 // received per input
+	// DeadLetterErrors counts the lines the dead-letter file failed to
+	// take (their events are counted as dropped all the same).
+	DeadLetterErrors int64
 }
 
 // DestSnapshot is one destination's counters.
@@ -243,6 +249,7 @@ func (l *ledger) Snapshot() Snapshot {
 	}
 	s.Routed = l.routed.Load()
 	s.Queued = l.queued.Load()
+	s.DeadLetterErrors = l.deadLetterErrors.Load()
 	for i, r := range dropReasons {
 		if v := l.dropped[i].Load(); v != 0 {
 			s.Dropped[r] = v
@@ -288,7 +295,7 @@ func (s Snapshot) String() string {
 		}
 		b.WriteString("}")
 	}
-	fmt.Fprintf(&b, " queued=%d parse_errors=%d truncated=%d", s.Queued, s.ParseErrors, s.Truncated)
+	fmt.Fprintf(&b, " queued=%d parse_errors=%d truncated=%d dead_letter_errors=%d", s.Queued, s.ParseErrors, s.Truncated, s.DeadLetterErrors)
 	return b.String()
 }
 
@@ -314,6 +321,8 @@ var (
 	descEmpty         = prometheus.NewDesc("relay_input_empty_frames_total", "Empty frames (a trailer with nothing before it) skipped.", []string{"input"}, nil)
 	descNUL           = prometheus.NewDesc("relay_input_nul_frames_total", "Frames kept whole with a NUL inside (LF-terminated connections).", []string{"input"}, nil)
 	descFramingErr    = prometheus.NewDesc("relay_input_framing_errors_total", "Octet-counted frames with a bad header, read up to the next LF instead.", []string{"input"}, nil)
+	descDeadLettered  = prometheus.NewDesc("relay_dead_letter_lines_total", "Lines written to the dead-letter file (invalid input, events a destination rejected).", nil, nil)
+	descDeadLetterErr = prometheus.NewDesc("relay_dead_letter_write_errors_total", "Lines the dead-letter file failed to take (lost; their events are counted as dropped all the same).", nil, nil)
 	descRouted        = prometheus.NewDesc("relay_routed_events_total", "Events handed to the route table.", nil, nil)
 	descQueued        = prometheus.NewDesc("relay_queued_events", "Events in worker rings and batch collectors.", nil, nil)
 	descDropped       = prometheus.NewDesc("relay_dropped_events_total", "Events dropped, by reason.", []string{"reason"}, nil)
@@ -335,7 +344,7 @@ var (
 func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descInputReceived, descInputBytes, descParseErrors, descTruncated, descInvalid, descReadErrors, descKernelDropped,
 		descConns, descRefused, descReadBytes, descEvicted, descCut, descHandshakeErr, descDiscarded, descIncomplete, descIncompleteB,
-		descEmpty, descNUL, descFramingErr, descRouted, descQueued, descDropped, descDestIn, descDestDelivered, descDestSpooled,
+		descEmpty, descNUL, descFramingErr, descDeadLettered, descDeadLetterErr, descRouted, descQueued, descDropped, descDestIn, descDestDelivered, descDestSpooled,
 		descDestReplayed, descDestDropped, descDestErrors, descDestHealthy, descDestMemory, descDestDup,
 		descSpoolEvents, descSpoolBytes, descSpoolAge, descDestLatency} {
 		ch <- d
@@ -383,6 +392,8 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 			c(descFramingErr, f.FramingErrors.Load(), in.name)
 		}
 	}
+	c(descDeadLettered, l.deadLettered.Load())
+	c(descDeadLetterErr, l.deadLetterErrors.Load())
 	c(descRouted, l.routed.Load())
 	g(descQueued, l.queued.Load())
 	for i, r := range dropReasons {
