@@ -627,6 +627,11 @@ func (c *Config) Validate() error {
 				bad(f+".queue", "must be positive")
 			}
 			r := &d.Retry
+			if d.Type == "kafka" {
+				// The Kafka client retries within timeout: retry.* are
+				// not defaults to fill but settings to reject.
+				r = &RetryConfig{}
+			}
 			if r.MaxAttempts == 0 {
 				r.MaxAttempts = 10
 			}
@@ -691,6 +696,7 @@ func (c *Config) Validate() error {
 			bad(f+".type", "unknown type %q (want archive, hec, sentinel, syslog or kafka)", d.Type)
 		}
 		checkApplies(f, d, bad)
+		checkKafkaApplies(f, d, bad)
 		c.Destinations[name] = d
 	}
 	c.validateKafka(bad, checkName)

@@ -155,6 +155,51 @@ func validateKafkaDest(bad func(field, format string, args ...any), f string, d 
 	}
 }
 
+// kafkaUsesOption lists the settings of destOptions that a kafka
+// destination uses; the Kafka client does its own retries, TLS and
+// compression (retry.*, ca_file, insecure_skip_verify, gzip and
+// concurrency do nothing for it).
+var kafkaUsesOption = map[string]bool{"format": true, "spool": true, "queue": true, "timeout": true}
+
+// kafkaDestOptions are the settings only kafka destinations use.
+var kafkaDestOptions = []destOption{
+	{name: "brokers", set: func(d *DestinationConfig) bool { return len(d.Kafka.Brokers) != 0 }, types: "kafka"},
+	{name: "topic", set: func(d *DestinationConfig) bool { return d.Kafka.Topic != "" }, types: "kafka"},
+	{name: "topic_field", set: func(d *DestinationConfig) bool { return d.Kafka.TopicField != "" }, types: "kafka"},
+	{name: "key", set: func(d *DestinationConfig) bool { return d.Kafka.Key != "" }, types: "kafka"},
+	{name: "compression", set: func(d *DestinationConfig) bool { return d.Kafka.Compression != "" }, types: "kafka"},
+	{name: "max_record_bytes", set: func(d *DestinationConfig) bool { return d.Kafka.MaxRecordBytes != 0 }, types: "kafka"},
+	{name: "acks", set: func(d *DestinationConfig) bool { return d.Kafka.Acks != "" }, types: "kafka"},
+	{name: "omit_headers", set: func(d *DestinationConfig) bool { return d.Kafka.OmitHeaders }, types: "kafka"},
+	{name: "tls", set: func(d *DestinationConfig) bool { return d.Kafka.TLS != nil }, types: "kafka"},
+	{name: "sasl", set: func(d *DestinationConfig) bool { return d.Kafka.SASL != nil }, types: "kafka"},
+}
+
+// checkKafkaApplies reports, through bad, the settings of d (at field f)
+// that do nothing: on a kafka destination every destOptions setting but
+// kafkaUsesOption's, on the other types the kafka-only settings. It is
+// checkApplies (destopts.go) for the kafka type.
+func checkKafkaApplies(f string, d DestinationConfig, bad func(field, format string, args ...any)) {
+	switch d.Type {
+	case "kafka":
+		for _, o := range destOptions {
+			if o.set(&d) && !kafkaUsesOption[o.name] {
+				list := strings.Join(strings.Fields(o.types), ", ")
+				if i := strings.LastIndex(list, ", "); i >= 0 {
+					list = list[:i] + " or " + list[i+2:]
+				}
+				bad(f+"."+o.name, "is set, but kafka destinations do not use it (only %s destinations do)", list)
+			}
+		}
+	case "archive", "hec", "sentinel", "syslog":
+		for _, o := range kafkaDestOptions {
+			if o.set(&d) {
+				bad(f+"."+o.name, "is set, but %s destinations do not use it (only kafka destinations do)", d.Type)
+			}
+		}
+	}
+}
+
 func checkBrokers(bad func(field, format string, args ...any), f string, brokers []string) {
 	if len(brokers) == 0 {
 		bad(f, "at least one broker (host:port) is required")

@@ -187,3 +187,59 @@ func TestParseRFC3339UTC(t *testing.T) {
 		assert.False(t, ok, s)
 	}
 }
+
+// TestKafkaDestinationOptions: a kafka destination rejects the settings it
+// would ignore (those of the HTTP and syslog destinations: the Kafka
+// client has its own retries, TLS and compression), and the other types
+// reject the kafka-only settings; what kafka uses is accepted.
+func TestKafkaDestinationOptions(t *testing.T) {
+	const routeToD = "routes:\n  - name: r\n    final: true\n    destinations: [d]\n"
+	kafkaDest := "    type: kafka\n    brokers: [127.0.0.1:9092]\n    topic: syslog\n"
+	hec := "    type: hec\n    url: https://splunk.example:8088\n    token: t\n"
+	archive := "    type: archive\n    dir: /tmp/x\n"
+	syslogTCP := "    type: syslog\n    network: tcp\n    address: 127.0.0.1:6514\n"
+	tests := []struct {
+		name, base, extra, want string
+	}{
+		{"kafka url", kafkaDest, "    url: https://x\n", "destinations.d.url: is set, but kafka destinations do not use it (only hec destinations do)"},
+		{"kafka token", kafkaDest, "    token: t\n", "destinations.d.token: is set, but kafka destinations do not use it"},
+		{"kafka retry.max_attempts", kafkaDest, "    retry:\n      max_attempts: 3\n", "destinations.d.retry.max_attempts: is set, but kafka destinations do not use it (only hec, sentinel or syslog destinations do)"},
+		{"kafka retry.max_elapsed", kafkaDest, "    retry:\n      max_elapsed: 5s\n", "destinations.d.retry.max_elapsed: is set, but kafka destinations"},
+		{"kafka retry.initial_backoff", kafkaDest, "    retry:\n      initial_backoff: 1s\n", "destinations.d.retry.initial_backoff: is set, but kafka destinations"},
+		{"kafka retry.max_backoff", kafkaDest, "    retry:\n      max_backoff: 1s\n", "destinations.d.retry.max_backoff: is set, but kafka destinations"},
+		{"kafka concurrency", kafkaDest, "    concurrency: 4\n", "destinations.d.concurrency: is set, but kafka destinations do not use it (only hec or sentinel destinations do)"},
+		{"kafka gzip", kafkaDest, "    gzip: true\n", "destinations.d.gzip: is set, but kafka destinations"},
+		{"kafka index", kafkaDest, "    index: main\n", "destinations.d.index: is set, but kafka destinations"},
+		{"kafka insecure_skip_verify", kafkaDest, "    insecure_skip_verify: true\n", "destinations.d.insecure_skip_verify: is set, but kafka destinations"},
+		{"kafka ca_file", kafkaDest, "    ca_file: /etc/ca.pem\n", "destinations.d.ca_file: is set, but kafka destinations"},
+		{"kafka dir", kafkaDest, "    dir: /tmp\n", "destinations.d.dir: is set, but kafka destinations do not use it (only archive destinations do)"},
+		{"kafka sourcetype", kafkaDest, "    sourcetype: x\n", "destinations.d.sourcetype: is set, but kafka destinations"},
+		{"kafka address", kafkaDest, "    address: 127.0.0.1:1\n", "destinations.d.address: is set, but kafka destinations"},
+		{"kafka endpoint", kafkaDest, "    endpoint: https://dce.example\n", "destinations.d.endpoint: is set, but kafka destinations"},
+		{"hec brokers", hec, "    brokers: [127.0.0.1:9092]\n", "destinations.d.brokers: is set, but hec destinations do not use it (only kafka destinations do)"},
+		{"hec topic", hec, "    topic: t\n", "destinations.d.topic: is set, but hec destinations"},
+		{"hec compression", hec, "    compression: zstd\n", "destinations.d.compression: is set, but hec destinations"},
+		{"hec sasl", hec, "    sasl: {mechanism: PLAIN, user: u, password: p}\n", "destinations.d.sasl: is set, but hec destinations"},
+		{"archive key", archive, "    key: host\n", "destinations.d.key: is set, but archive destinations"},
+		{"syslog tls", syslogTCP, "    tls: {ca_file: /etc/ca.pem}\n", "destinations.d.tls: is set, but syslog destinations"},
+		{"syslog acks", syslogTCP, "    acks: all\n", "destinations.d.acks: is set, but syslog destinations"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := LoadConfig(writeConfig(t, routeToD+"destinations:\n  d:\n"+tt.base+tt.extra))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			_, err = LoadConfig(writeConfig(t, routeToD+"destinations:\n  d:\n"+tt.base))
+			assert.NoError(t, err, "the same destination without the setting is valid")
+		})
+	}
+
+	// What a kafka destination uses passes, and its retry settings stay
+	// unset (no defaults are filled in).
+	cfg, err := LoadConfig(writeConfig(t, routeToD+"destinations:\n  d:\n"+kafkaDest+
+		"    format: raw\n    timeout: 10s\n    queue: 4\n    spool: {mode: always, full: drop_oldest}\n"+
+		"    key: host\n    compression: lz4\n    acks: leader\n    max_record_bytes: 100000\n    omit_headers: true\n"+
+		"    tls: {ca_file: /etc/ca.pem}\n    sasl: {mechanism: SCRAM-SHA-256, user: u, password: p}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, RetryConfig{}, cfg.Destinations["d"].Retry)
+}
