@@ -37,6 +37,9 @@ type KafkaInputConfig struct {
 	MaxPollRecords int              `yaml:"max_poll_records"`
 	TLS            *KafkaTLSConfig  `yaml:"tls"`
 	SASL           *KafkaSASLConfig `yaml:"sasl"`
+	// AllowPlaintextSASL accepts SASL without TLS (see
+	// KafkaSASLConfig); without it such a config is an error.
+	AllowPlaintextSASL bool `yaml:"allow_plaintext_sasl"`
 }
 
 // KafkaTLSConfig enables TLS to the brokers; empty fields verify against the
@@ -46,8 +49,12 @@ type KafkaTLSConfig struct {
 	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
 }
 
-// KafkaSASLConfig selects SASL authentication: PLAIN (over TLS only),
-// SCRAM-SHA-256 or SCRAM-SHA-512.
+// KafkaSASLConfig selects SASL authentication: PLAIN, SCRAM-SHA-256 or
+// SCRAM-SHA-512. Without tls, PLAIN sends the password in the clear
+// (RFC 4616 section 4 requires a protected channel) and SCRAM's exchange
+// can be recorded and the password guessed offline (RFC 5802 section 9),
+// besides every record crossing the network in the clear: a config with
+// SASL and no tls is refused unless allow_plaintext_sasl is true.
 type KafkaSASLConfig struct {
 	Mechanism string `yaml:"mechanism"`
 	User      string `yaml:"user"`
@@ -69,6 +76,8 @@ type KafkaDestinationConfig struct {
 	OmitHeaders    bool             `yaml:"omit_headers"`
 	TLS            *KafkaTLSConfig  `yaml:"tls"`
 	SASL           *KafkaSASLConfig `yaml:"sasl"`
+	// AllowPlaintextSASL accepts SASL without TLS (see KafkaSASLConfig).
+	AllowPlaintextSASL bool `yaml:"allow_plaintext_sasl"`
 }
 
 func (t *KafkaTLSConfig) build() (*tls.Config, error) {
@@ -125,7 +134,20 @@ func (c *Config) validateKafka(bad func(field, format string, args ...any), chec
 		if _, err := kafka.SASLMechanism(in.SASL.lib()); err != nil {
 			bad(f+".sasl", "%v", err)
 		}
+		checkSASLOverTLS(bad, f, in.SASL, in.TLS, in.AllowPlaintextSASL)
 	}
+}
+
+// checkSASLOverTLS refuses SASL without TLS unless allowed explicitly.
+func checkSASLOverTLS(bad func(field, format string, args ...any), f string, s *KafkaSASLConfig, t *KafkaTLSConfig, allow bool) {
+	if s == nil || s.Mechanism == "" || t != nil || allow {
+		return
+	}
+	what := "the password"
+	if s.Mechanism != kafka.SASLPlain {
+		what = "an exchange an eavesdropper can guess the password from offline"
+	}
+	bad(f+".sasl", "SASL %s without tls sends %s, and every record, in the clear: add tls (tls: {} verifies the brokers against the system roots), or set allow_plaintext_sasl: true to accept that", s.Mechanism, what)
 }
 
 // validateKafkaDest checks and fills a destination of type kafka.
@@ -153,6 +175,7 @@ func validateKafkaDest(bad func(field, format string, args ...any), f string, d 
 	if _, err := kafka.SASLMechanism(k.SASL.lib()); err != nil {
 		bad(f+".sasl", "%v", err)
 	}
+	checkSASLOverTLS(bad, f, k.SASL, k.TLS, k.AllowPlaintextSASL)
 }
 
 // kafkaUsesOption lists the settings of destOptions that a kafka
@@ -173,6 +196,7 @@ var kafkaDestOptions = []destOption{
 	{name: "omit_headers", set: func(d *DestinationConfig) bool { return d.Kafka.OmitHeaders }, types: "kafka"},
 	{name: "tls", set: func(d *DestinationConfig) bool { return d.Kafka.TLS != nil }, types: "kafka"},
 	{name: "sasl", set: func(d *DestinationConfig) bool { return d.Kafka.SASL != nil }, types: "kafka"},
+	{name: "allow_plaintext_sasl", set: func(d *DestinationConfig) bool { return d.Kafka.AllowPlaintextSASL }, types: "kafka"},
 }
 
 // checkKafkaApplies reports, through bad, the settings of d (at field f)

@@ -49,6 +49,7 @@ destinations:
     topic: syslog
     key: field:tenant
     compression: zstd
+    tls: {}
     sasl: {mechanism: SCRAM-SHA-512, user: relay, password: s3cret}
 `))
 	require.NoError(t, err)
@@ -76,6 +77,16 @@ destinations:
 		{"input with on_failure", "inputs: {kafka: [{name: k, brokers: [127.0.0.1:1], topics: [t], group: g}]}\ndestinations: {out: {type: hec, url: 'http://127.0.0.1:1', token: t, spool: {mode: on_failure}}}",
 			"destinations.out.spool.mode: on_failure cannot be used with a kafka input"},
 		{"input format", "inputs: {kafka: [{name: k, brokers: [127.0.0.1:1], topics: [t], group: g, format: xml}]}", "inputs.kafka[0].format"},
+		{"plain without tls", "destinations: {out: {type: kafka, brokers: [127.0.0.1:1], topic: t, sasl: {mechanism: PLAIN, user: u, password: p}}}",
+			"destinations.out.sasl: SASL PLAIN without tls sends the password, and every record, in the clear"},
+		{"scram without tls", "destinations: {out: {type: kafka, brokers: [127.0.0.1:1], topic: t, sasl: {mechanism: SCRAM-SHA-256, user: u, password: p}}}",
+			"destinations.out.sasl: SASL SCRAM-SHA-256 without tls"},
+		{"input plain without tls", "inputs: {kafka: [{name: k, brokers: [127.0.0.1:1], topics: [t], group: g, sasl: {mechanism: PLAIN, user: u, password: p}}]}",
+			"inputs.kafka[0].sasl: SASL PLAIN without tls"},
+		{"input scram without tls", "inputs: {kafka: [{name: k, brokers: [127.0.0.1:1], topics: [t], group: g, sasl: {mechanism: SCRAM-SHA-512, user: u, password: p}}]}",
+			"inputs.kafka[0].sasl: SASL SCRAM-SHA-512 without tls"},
+		{"allow_plaintext_sasl on hec", "destinations: {out: {type: hec, url: 'http://127.0.0.1:1', token: t, allow_plaintext_sasl: true}}",
+			"destinations.out.allow_plaintext_sasl: is set, but hec destinations do not use it (only kafka destinations do)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,6 +94,21 @@ destinations:
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 		})
+	}
+
+	// SASL over TLS, or without it when allowed explicitly, passes.
+	for _, yaml := range []string{
+		"destinations: {out: {type: kafka, brokers: [127.0.0.1:1], topic: t, tls: {}, sasl: {mechanism: PLAIN, user: u, password: p}}}",
+		"destinations: {out: {type: kafka, brokers: [127.0.0.1:1], topic: t, allow_plaintext_sasl: true, sasl: {mechanism: PLAIN, user: u, password: p}}}",
+		"inputs: {kafka: [{name: k, brokers: [127.0.0.1:1], topics: [t], group: g, tls: {ca_file: /etc/ca.pem}, sasl: {mechanism: SCRAM-SHA-512, user: u, password: p}}]}",
+		"inputs: {kafka: [{name: k, brokers: [127.0.0.1:1], topics: [t], group: g, allow_plaintext_sasl: true, sasl: {mechanism: SCRAM-SHA-256, user: u, password: p}}]}",
+	} {
+		route := "archive"
+		if strings.HasPrefix(yaml, "destinations") {
+			route = "out"
+		}
+		_, err := LoadConfig(writeConfig(t, yaml+"\nroutes: [{name: r, final: true, destinations: ["+route+"]}]\n"))
+		assert.NoError(t, err, yaml)
 	}
 }
 
