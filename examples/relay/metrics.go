@@ -427,6 +427,14 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// Timeouts of the metrics and health server.
+const (
+	metricsReadHeaderTimeout = 5 * time.Second  // request line and headers
+	metricsReadTimeout       = 5 * time.Second  // the whole request, body included
+	metricsWriteTimeout      = 10 * time.Second // the response, from the end of the request headers
+	metricsIdleTimeout       = 60 * time.Second // a kept-alive connection between requests
+)
+
 // metricsServer serves /metrics and /healthz. Extra collectors (router,
 // sinks) register on the same registry.
 type metricsServer struct {
@@ -459,7 +467,18 @@ func newMetricsServer(addr string, l *ledger, ready func() error, extra ...prome
 		return nil, fmt.Errorf("metrics.listen: %w", err)
 	}
 	ms.ln = ln
-	ms.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	ms.srv = &http.Server{
+		Handler: mux,
+		// Bounds for a server on a network (net/http's Server docs): a
+		// client that trickles a request, never reads the response or
+		// idles on a kept-alive connection holds a connection and a
+		// goroutine for at most these. A scrape takes milliseconds;
+		// Prometheus gives up after 10 s by default.
+		ReadHeaderTimeout: metricsReadHeaderTimeout,
+		ReadTimeout:       metricsReadTimeout,
+		WriteTimeout:      metricsWriteTimeout,
+		IdleTimeout:       metricsIdleTimeout,
+	}
 	return ms, nil
 }
 
