@@ -119,12 +119,17 @@ func (l *loadSender) run(t *testing.T, stop <-chan struct{}) {
 // behind which live traffic waits, and the ledger balances. Each case
 // takes about 30 s; they run in parallel (two at a time on 2 CPUs: about
 // 60 s in all).
+//
+// It runs only without the race detector: in CI, in the second pass
+// (go test -short -count 1, no -race; it is not skipped under -short),
+// never in the go test -race pass. See "What runs where" in README.md.
 func TestOutageDefaults(t *testing.T) {
 	if raceEnabled {
 		// The race detector slows the relay and the test servers several
 		// times over, and the timings are the point of this test. The same
-		// code runs under -race in the shorter spool tests.
-		t.Skip("timing test: skipped under the race detector")
+		// spool and replay code runs under -race in TestSpoolFullPolicies
+		// and TestKillDuringOutage, with shorter outages.
+		t.Skip("timing test: skipped under the race detector; runs in the no-race pass (go test -short)")
 	}
 	for _, tc := range []struct {
 		network, mode string
