@@ -49,6 +49,7 @@ func (r v6reader) ReadBatch(ms []ipv4.Message, flags int) (int, error) {
 // the growth as received and dropped{rcvbuf_full}; every second, and at
 // shutdown, it reads the count with SO_MEMINFO too, for drops no datagram
 // has followed yet.
+//
 // When the relay stops, the readers first read what the socket holds (for
 // at most udpDrainTime) instead of closing it under them.
 type udpInput struct {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,9 +13,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // startRelayLogged is startRelay with the relay's log also written to log.
@@ -259,4 +262,42 @@ func TestUDPKernelDropsPolled(t *testing.T) {
 	s := tr.stop(t)
 	assert.Equal(t, drops, s.Dropped["rcvbuf_full"])
 	checkBalanced(t, s)
+}
+
+// TestRxqOverflow: the SO_RXQ_OVFL count is found among control messages
+// as the kernel lays them out (cmsg(3)), and malformed ones are refused.
+func TestRxqOverflow(t *testing.T) {
+	msg := func(level, typ int, data []byte) []byte {
+		b := make([]byte, unix.CmsgSpace(len(data)))
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
+		h.Level, h.Type = int32(level), int32(typ)
+		h.SetLen(unix.CmsgLen(len(data)))
+		copy(b[unix.CmsgLen(0):], data)
+		return b
+	}
+	count := binary.NativeEndian.AppendUint32(nil, 4242)
+	ovfl := msg(unix.SOL_SOCKET, unix.SO_RXQ_OVFL, count)
+	v, ok := rxqOverflow(ovfl)
+	assert.True(t, ok)
+	assert.Equal(t, uint32(4242), v)
+
+	// After another control message (a timestamp, 16 bytes).
+	v, ok = rxqOverflow(append(msg(unix.SOL_SOCKET, unix.SO_TIMESTAMP, make([]byte, 16)), ovfl...))
+	assert.True(t, ok)
+	assert.Equal(t, uint32(4242), v)
+
+	for name, b := range map[string][]byte{
+		"empty":         nil,
+		"short header":  ovfl[:unix.SizeofCmsghdr-1],
+		"cut data":      ovfl[:unix.CmsgLen(2)],
+		"other message": msg(unix.SOL_SOCKET, unix.SO_TIMESTAMP, make([]byte, 16)),
+		"other level":   msg(unix.IPPROTO_IP, unix.SO_RXQ_OVFL, count),
+		"length zero":   make([]byte, unix.CmsgSpace(4)),
+	} {
+		_, ok := rxqOverflow(b)
+		assert.False(t, ok, name)
+	}
+	if !raceEnabled {
+		assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = rxqOverflow(ovfl) }))
+	}
 }
