@@ -143,6 +143,7 @@ metrics:
 	wg.Go(func() { second.run(t, stop) })
 	waitFor(t, 10*time.Second, func() bool { return second.sent.Load() >= 5000 }, "phase 2 under way")
 	spooledAtKill := backlog()
+	second.killed.Store(true) // its writes may now meet a reset
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	err = <-exited
 	var ee *exec.ExitError

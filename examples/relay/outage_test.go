@@ -48,7 +48,10 @@ type loadSender struct {
 	network, addr, prefix string
 	rate                  int // events per second
 
-	sent   atomic.Int64
+	sent atomic.Int64
+	// killed says the receiver is being killed: a write error then ends
+	// the run instead of failing the test.
+	killed atomic.Bool
 	mu     sync.Mutex
 	writes []time.Duration // each TCP write
 }
@@ -91,7 +94,8 @@ func (l *loadSender) run(t *testing.T, stop <-chan struct{}) {
 			seq := l.sent.Load()
 			msg := fmt.Appendf(nil, "<14>1 2026-11-22T01:00:00Z h app - - - %s %d", l.prefix, seq)
 			if l.network == "udp" {
-				if _, err := conn.Write(msg); !assert.NoError(t, err) {
+				if _, err := conn.Write(msg); err != nil {
+					assert.True(t, l.killed.Load(), "write: %v", err)
 					return
 				}
 			} else {
@@ -101,7 +105,8 @@ func (l *loadSender) run(t *testing.T, stop <-chan struct{}) {
 		}
 		if l.network == "tcp" {
 			began := time.Now()
-			if _, err := conn.Write(buf); !assert.NoError(t, err) {
+			if _, err := conn.Write(buf); err != nil {
+				assert.True(t, l.killed.Load(), "write: %v", err)
 				return
 			}
 			took := time.Since(began)
