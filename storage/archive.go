@@ -234,17 +234,23 @@ func (a *Archive) Close() error { return a.w.Close() }
 // AppendJSON appends e as one JSON object, without a trailing newline, and
 // returns the extended buffer:
 //
-//	{"time":"2026-11-22T10:00:00.123456789Z","host":"h","source":"s",
-//	 "sourcetype":"st","index":"i","facility":"auth","facility_code":4,
-//	 "severity":"err","severity_code":3,"message":"...","fields":{"k":"v"}}
+//	{"time":"2026-11-22T10:00:00.123456789Z","time_is_receive_time":true,
+//	 "host":"h","source":"s","sourcetype":"st","index":"i",
+//	 "facility":"auth","facility_code":4,"severity":"err","severity_code":3,
+//	 "message":"...","message_base64":"...","fields":{"k":"v"}}
 //
 // time is [relaykit.Event.EventTime] in RFC 3339 with nanoseconds, UTC,
-// omitted when unknown; host, source, sourcetype and index are omitted when
-// empty, fields when there are none (duplicate keys are written as they
-// are). facility and severity are written for events with a syslog
-// priority ([relaykit.FlagPriority]): the names of RFC 5424 tables 1 and 2
-// as syslog.conf(5) spells them (kern ... local7; emerg, alert, crit, err,
-// warning, notice, info, debug) and the numerical codes (0-23, 0-7). Strings are escaped as encoding/json does: '"', '\\' and control
+// omitted when unknown; time_is_receive_time (true) says that it is the
+// receive time, the event having no time of its own, and is omitted
+// otherwise. host, source, sourcetype and index are omitted when empty,
+// fields when there are none (duplicate keys are written as they are).
+// facility and severity are written for events with a syslog priority
+// ([relaykit.FlagPriority]): the names of RFC 5424 tables 1 and 2 as
+// syslog.conf(5) spells them (kern ... local7; emerg, alert, crit, err,
+// warning, notice, info, debug) and the numerical codes (0-23, 0-7).
+// Strings are escaped as encoding/json does: '"', '\\' and control
 // characters are escaped, and each byte that is not part of valid UTF-8
-// becomes U+FFFD. It does not allocate when dst has room.
+// becomes U+FFFD. message_base64 is written only for a message that is not
+// valid UTF-8: its bytes as received, in standard base64 (RFC 4648 section
+// 4). It does not allocate when dst has room.
 func AppendJSON(dst []byte, e *relaykit.Event) []byte { return eventjson.Append(dst, e) }

@@ -32,6 +32,7 @@ type jsonLine struct {
 	Severity   string            `json:"severity"`
 	SevCode    *int              `json:"severity_code"`
 	Message    string            `json:"message"`
+	MessageB64 []byte            `json:"message_base64"` // encoding/json decodes base64 into []byte
 	Fields     map[string]string `json:"fields"`
 }
 
@@ -63,9 +64,16 @@ func TestAppendJSON(t *testing.T) {
 	assert.Empty(t, got.Source)
 	assert.Equal(t, "syslog", got.SourceType)
 	assert.Equal(t, viaEncodingJSON(t, e.Raw), got.Message)
+	assert.Equal(t, e.Raw, got.MessageB64, "the bytes of a message that is not UTF-8 are kept in message_base64")
 	assert.Equal(t, map[string]string{"src_ip": "10.0.0.1", "k\"ey": "v\x00"}, got.Fields)
 	assert.NotContains(t, string(line), "\n")
+	assert.NotContains(t, string(line), "time_is_receive_time", "the event has a time of its own")
 	assert.Equal(t, `{"message":""}`, string(storage.AppendJSON(nil, &relaykit.Event{})))
+
+	// A valid UTF-8 message is not repeated.
+	e.Raw = []byte("grüße \ufffd as text")
+	line = storage.AppendJSON(nil, &e)
+	assert.NotContains(t, string(line), "message_base64")
 }
 
 // TestAppendJSONPriority: facility and severity, by name (RFC 5424 tables
@@ -156,7 +164,7 @@ func TestArchive(t *testing.T) {
 		want   string
 	}{
 		{storage.FormatRaw, "first\nmulti#012line#015\n\n"},
-		{storage.FormatJSON, `{"time":"1970-01-01T00:00:01Z","host":"h","message":"first"}` + "\n" +
+		{storage.FormatJSON, `{"time":"1970-01-01T00:00:01Z","time_is_receive_time":true,"host":"h","message":"first"}` + "\n" +
 			`{"message":"multi\nline\r","fields":{"a":"b"}}` + "\n" +
 			`{"message":""}` + "\n"},
 	}

@@ -351,23 +351,35 @@ func TestRebalanceGraceful(t *testing.T) {
 
 	const n, rate = 12000, 4000
 	var b *relayProc
+	var aRevokes, aCommits float64
 	sendSyslog(t, edgeTCP, "graceful", n, rate, func(i int) {
 		switch i {
 		case n / 4:
 			bm := freePort(t)
 			b = startRelay(t, "siem-b", siemYAML("kafka", bm, broker, hec.URL, hec.Token(), t.TempDir(), "json"), bm)
+		case n / 2:
+			// The join was a rebalance: a gave up (revoked, after
+			// committing) some of its partitions, and the two share all six.
+			require.Eventually(t, func() bool {
+				pa, pb := a.metric(t, "relay_kafka_assigned_partitions"), b.metric(t, "relay_kafka_assigned_partitions")
+				return pa > 0 && pb > 0 && pa+pb == 6 && a.metric(t, "relay_kafka_revocations_total") >= 1
+			}, 30*time.Second, 50*time.Millisecond, "the join moved partitions from a to b through a revoke")
 		case 3 * n / 4:
+			aRevokes = a.metric(t, "relay_kafka_revocations_total")
+			aCommits = a.metric(t, "relay_kafka_commits_total")
 			a.stop(t)
 		}
 	})
+	assert.GreaterOrEqual(t, aRevokes, 1.0, "a revoked partitions when b joined")
+	assert.Positive(t, aCommits, "a committed what it finished")
 	require.Eventually(t, func() bool {
 		d, _ := tagged(hec.Counts(), "graceful")
 		return d == n
 	}, 30*time.Second, 100*time.Millisecond, "every event reaches HEC")
 	_, dups := tagged(hec.Counts(), "graceful")
 	assert.Zero(t, dups, "graceful rebalances duplicate nothing")
-	assert.Equal(t, 6.0, b.metric(t, "relay_kafka_assigned_partitions"))
-	assert.GreaterOrEqual(t, b.metric(t, "relay_kafka_revocations_total"), 0.0)
+	assert.Equal(t, 6.0, b.metric(t, "relay_kafka_assigned_partitions"), "the leave moved every partition to b")
+	assert.Zero(t, b.metric(t, "relay_kafka_partitions_lost_total"), "no partition was lost without a revoke")
 	assert.Contains(t, a.log.String(), "relay stopped")
 }
 

@@ -23,6 +23,10 @@ import (
 //go:embed default.yaml
 var defaultYAML []byte
 
+// defaultUDPReadBuffer is the SO_RCVBUF of a UDP input without
+// read_buffer, as default.yaml documents.
+const defaultUDPReadBuffer = 4 << 20
+
 // Config is the relay's configuration, read from YAML.
 type Config struct {
 	Inputs          InputsConfig                 `yaml:"inputs"`
@@ -52,7 +56,7 @@ type InputsConfig struct {
 type UDPInputConfig struct {
 	Name           string   `yaml:"name"`
 	Listen         string   `yaml:"listen"`
-	ReadBuffer     ByteSize `yaml:"read_buffer"`
+	ReadBuffer     ByteSize `yaml:"read_buffer"` // SO_RCVBUF; 0 means 4MiB
 	MaxMessageSize ByteSize `yaml:"max_message_size"`
 	BatchSize      int      `yaml:"batch_size"` // datagrams per recvmmsg; 0 means 64
 	Readers        int      `yaml:"readers"`    // goroutines reading the socket; 0 means 1
@@ -489,6 +493,11 @@ func (c *Config) Validate() error {
 		f := fmt.Sprintf("inputs.syslog_udp[%d]", i)
 		checkName(f+".name", in.Name)
 		checkAddr(f+".listen", in.Listen)
+		if in.ReadBuffer == 0 {
+			// The kernel's default (net.core.rmem_default, 208 KiB) drops
+			// datagrams under a burst of a few thousand.
+			in.ReadBuffer = defaultUDPReadBuffer
+		}
 		if in.MaxMessageSize == 0 {
 			in.MaxMessageSize = 64 << 10
 		}
@@ -621,6 +630,11 @@ func (c *Config) Validate() error {
 				bad(f+".queue", "must be positive")
 			}
 			r := &d.Retry
+			if d.Type == "kafka" {
+				// The Kafka client retries within timeout: retry.* are
+				// not defaults to fill but settings to reject.
+				r = &RetryConfig{}
+			}
 			if r.MaxAttempts == 0 {
 				r.MaxAttempts = 10
 			}
@@ -685,6 +699,7 @@ func (c *Config) Validate() error {
 			bad(f+".type", "unknown type %q (want archive, hec, sentinel, syslog or kafka)", d.Type)
 		}
 		checkApplies(f, d, bad)
+		checkKafkaApplies(f, d, bad)
 		c.Destinations[name] = d
 	}
 	// One owner per spool directory: names that sanitize to the same

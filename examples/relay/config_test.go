@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -163,25 +164,30 @@ func TestMetricsAndHealth(t *testing.T) {
 	}
 }
 
-// TestQuickstart follows README.md: start the relay with no config file
-// (the embedded default: 127.0.0.1:5514 UDP and TCP, archive in
-// ./data/archive, metrics on 127.0.0.1:9464), send a line with
-// `logger -n 127.0.0.1 -P 5514 -T --rfc5424 "hello"`, find it in the archive
-// and in the metrics.
+// TestQuickstart follows README.md: start the relay with the embedded
+// default config, send a line with
+// `logger -n 127.0.0.1 -P <port> -T --rfc5424 "hello"`, find it in
+// ./data/archive and in the metrics. The config is the default's own text
+// (-print-default-config) with one change: its ports, 5514 (UDP and TCP)
+// and 9464, moved to free ones, so the test runs whatever else listens
+// there (TestDefaultConfig checks the default's ports).
 func TestQuickstart(t *testing.T) {
 	needTool(t, "logger")
-	for _, addr := range []string{"127.0.0.1:5514", "127.0.0.1:9464"} {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			t.Skipf("default port %s busy: %v", addr, err)
-		}
-		ln.Close()
-	}
+	var def bytes.Buffer
+	require.Equal(t, 0, mainCtx(t.Context(), []string{"-print-default-config"}, &def, io.Discard))
+	syslogPort, metricsAddr := freeUDPAndTCPPort(t), freeTCPAddr(t)
+	yaml := def.String()
+	require.Equal(t, 2, strings.Count(yaml, "listen: 127.0.0.1:5514"))
+	require.Equal(t, 1, strings.Count(yaml, "listen: 127.0.0.1:9464"))
+	yaml = strings.ReplaceAll(yaml, "listen: 127.0.0.1:5514", "listen: 127.0.0.1:"+syslogPort)
+	yaml = strings.ReplaceAll(yaml, "listen: 127.0.0.1:9464", "listen: "+metricsAddr)
+	config := writeConfig(t, yaml)
+
 	t.Chdir(t.TempDir())
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- mainCtx(ctx, []string{"-stats", "50ms"}, io.Discard, &stderr) }()
+	go func() { done <- mainCtx(ctx, []string{"-config", config, "-stats", "50ms"}, io.Discard, &stderr) }()
 	defer func() {
 		cancel()
 		assert.Equal(t, 0, <-done, "exit code")
@@ -190,7 +196,7 @@ func TestQuickstart(t *testing.T) {
 	}()
 	waitFor(t, 10*time.Second, func() bool { return strings.Contains(stderr.String(), "relay started") }, "relay started")
 
-	out, err := exec.Command("logger", "-n", "127.0.0.1", "-P", "5514", "-T", "--rfc5424", "hello").CombinedOutput()
+	out, err := exec.Command("logger", "-n", "127.0.0.1", "-P", syslogPort, "-T", "--rfc5424", "hello").CombinedOutput()
 	require.NoError(t, err, string(out))
 
 	// The archive is flushed within a second (storage's flush interval).
@@ -204,13 +210,42 @@ func TestQuickstart(t *testing.T) {
 		}
 		return false
 	}, "hello in ./data/archive/relay-YYYY-MM-DD.log")
-	resp, err := http.Get("http://127.0.0.1:9464/metrics")
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
 	require.NoError(t, err)
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	http.DefaultClient.CloseIdleConnections()
 	assert.Contains(t, string(b), `relay_destination_delivered_events_total{destination="archive",type="archive"} 1`)
 	waitFor(t, 5*time.Second, func() bool { return strings.Contains(stderr.String(), "received=1 routed=1") }, "-stats line")
+}
+
+// freeUDPAndTCPPort returns a loopback port that was free for both UDP and
+// TCP a moment ago (the default config listens on both with one port).
+func freeUDPAndTCPPort(t *testing.T) string {
+	t.Helper()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		port := ln.Addr().(*net.TCPAddr).Port
+		uc, uerr := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+		require.NoError(t, ln.Close())
+		if uerr == nil {
+			require.NoError(t, uc.Close())
+			return strconv.Itoa(port)
+		}
+	}
+	t.Fatal("no port free for both UDP and TCP")
+	return ""
+}
+
+// freeTCPAddr returns a loopback address whose TCP port was free a moment
+// ago.
+func freeTCPAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.

@@ -179,6 +179,7 @@ func TestKillDuringOutage(t *testing.T) {
 	wg.Go(func() { second.run(t, stop) })
 	waitFor(t, 10*time.Second, func() bool { return second.sent.Load() >= 5000 }, "phase 2 under way")
 	spooledAtKill := backlog()
+	second.killed.Store(true) // its writes may now meet a reset
 	child.kill(t)
 	close(stop)
 	wg.Wait()
@@ -239,7 +240,8 @@ func TestKillRandom(t *testing.T) {
 	for r := range rounds {
 		hec.SetDown(r%3 == 1)
 		child := startChild(t, ctx, path)
-		ls := &loadSender{network: "tcp", addr: child.addrs["tcp"], prefix: fmt.Sprintf("r%02d", r), rate: 5000, killed: true}
+		ls := &loadSender{network: "tcp", addr: child.addrs["tcp"], prefix: fmt.Sprintf("r%02d", r), rate: 5000}
+		ls.killed.Store(true) // killed at any moment
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		wg.Go(func() { ls.run(t, stop) })

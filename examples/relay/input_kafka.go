@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/forward/kafka"
+	"github.com/relaykit/relaykit/internal/syslogname"
 )
 
 // kafkaInput consumes topics as a member of a consumer group and pushes the
@@ -379,8 +381,13 @@ func (k *kafkaInput) forget(ps map[string][]int32) {
 	}
 }
 
-// decode fills ev from a record: the archive JSON object, or the raw value
-// with host, source and sourcetype from the headers.
+// decode fills ev from a record: the archive JSON object (eventjson.Append:
+// time, host, source, sourcetype, index, the syslog priority, message, or
+// message_base64 when the message was not UTF-8, and fields), or the raw
+// value with host, source and sourcetype from the headers. What it reads
+// is what the edge would have sent its own destinations; only the receive
+// time (the record's time is the event time) and the parse-error and
+// truncation flags stay behind.
 func (k *kafkaInput) decode(r *kgo.Record, ev *relaykit.Event) error {
 	if k.cfg.Format == "raw" {
 		ev.Raw = append(ev.Raw, r.Value...)
@@ -407,7 +414,19 @@ func (k *kafkaInput) decode(r *kgo.Record, ev *relaykit.Event) error {
 	if msg == nil || msg.Type() != fastjson.TypeString {
 		return errors.New(`record value has no "message" string`)
 	}
-	ev.Raw = append(ev.Raw, msg.GetStringBytes()...)
+	if b64 := v.Get("message_base64"); b64 != nil {
+		// The message as received, where it was not valid UTF-8 (message
+		// has U+FFFD in place of those bytes).
+		b, err := b64.StringBytes()
+		if err == nil {
+			ev.Raw, err = base64.StdEncoding.AppendDecode(ev.Raw[:0], b)
+		}
+		if err != nil {
+			return errors.New(`record value has an invalid "message_base64"`)
+		}
+	} else {
+		ev.Raw = append(ev.Raw, msg.GetStringBytes()...)
+	}
 	ev.Host = append(ev.Host, v.GetStringBytes("host")...)
 	ev.Source = append(ev.Source, v.GetStringBytes("source")...)
 	ev.SourceType = append(ev.SourceType, v.GetStringBytes("sourcetype")...)
@@ -421,14 +440,18 @@ func (k *kafkaInput) decode(r *kgo.Record, ev *relaykit.Event) error {
 			}
 			ns = tm.UnixNano()
 		}
-		ev.Time = ns
-	}
-	if fa, se := v.Get("facility"), v.Get("severity"); fa != nil && se != nil {
-		f, ferr := fa.Int()
-		s, serr := se.Int()
-		if ferr == nil && serr == nil && f >= 0 && f < 24 && s >= 0 && s < 8 {
-			ev.SetPriority(uint8(f), uint8(s))
+		if v.GetBool("time_is_receive_time") {
+			// The edge's receive time: kept as such (PushOwned does not
+			// stamp over it), so destinations that tell the event's own
+			// time from the receive time (Sentinel's EventTime) see what
+			// the edge would have sent.
+			ev.ReceiveTime = ns
+		} else {
+			ev.Time = ns
 		}
+	}
+	if err := decodePriority(v, ev); err != nil {
+		return err
 	}
 	if o := v.GetObject("fields"); o != nil {
 		var bad error
@@ -453,6 +476,55 @@ func (k *kafkaInput) decode(r *kgo.Record, ev *relaykit.Event) error {
 		}
 	}
 	return nil
+}
+
+// decodePriority sets ev's syslog priority from the archive JSON object v:
+// "facility_code" and "severity_code" (0-23, 0-7), which the archive and
+// the kafka destination write next to the names; without them, "facility"
+// and "severity" as names (auth, err: internal/syslogname) or as numbers.
+// An object with neither leaves the event without a priority; one with a
+// member that is neither a known name nor a code in range is an error, so
+// the record is dead-lettered rather than delivered without the priority
+// it claims.
+func decodePriority(v *fastjson.Value, ev *relaykit.Event) error {
+	f, fok, err := priorityPart(v, "facility_code", "facility", 23, syslogname.FacilityCode)
+	if err != nil {
+		return err
+	}
+	s, sok, err := priorityPart(v, "severity_code", "severity", 7, syslogname.SeverityCode)
+	if err != nil {
+		return err
+	}
+	switch {
+	case fok && sok:
+		ev.SetPriority(f, s)
+	case fok || sok:
+		return errors.New(`record value has a facility without a severity or the reverse`)
+	}
+	return nil
+}
+
+// priorityPart reads one half of the priority: the code member, else the
+// name member (a name or a number), at most max.
+func priorityPart(v *fastjson.Value, codeKey, nameKey string, max int, byName func([]byte) (uint8, bool)) (uint8, bool, error) {
+	m, key := v.Get(codeKey), codeKey
+	if m == nil {
+		m, key = v.Get(nameKey), nameKey
+	}
+	if m == nil {
+		return 0, false, nil
+	}
+	if m.Type() == fastjson.TypeString && key == nameKey {
+		if c, ok := byName(m.GetStringBytes()); ok {
+			return c, true, nil
+		}
+		return 0, false, fmt.Errorf("unknown %s %q", nameKey, m.GetStringBytes())
+	}
+	n, err := m.Int()
+	if err != nil || n < 0 || n > max {
+		return 0, false, fmt.Errorf("%s is not a code 0-%d", key, max)
+	}
+	return uint8(n), true, nil
 }
 
 // parseRFC3339UTC parses the time layout the archive JSON writes,

@@ -169,7 +169,7 @@ func TestEvictionAtMaxConnections(t *testing.T) {
 
 // TestSlowSendersCut runs the shipped deadlines (frame_timeout 30 s,
 // handshake_timeout 10 s; about 32 s of wall time, so it is skipped under
-// -short): a sender trickling one byte per second is cut within
+// -short and runs in CI's go test -race pass only): a sender trickling one byte per second is cut within
 // frame_timeout + 2 s, a TCP client that never starts the TLS handshake is
 // cut after handshake_timeout, and meanwhile well-behaved senders on other
 // connections (TCP and TLS) are archived at once.

@@ -37,6 +37,9 @@ type KafkaInputConfig struct {
 	MaxPollRecords int              `yaml:"max_poll_records"`
 	TLS            *KafkaTLSConfig  `yaml:"tls"`
 	SASL           *KafkaSASLConfig `yaml:"sasl"`
+	// AllowPlaintextSASL accepts SASL without TLS (see
+	// KafkaSASLConfig); without it such a config is an error.
+	AllowPlaintextSASL bool `yaml:"allow_plaintext_sasl"`
 }
 
 // KafkaTLSConfig enables TLS to the brokers; empty fields verify against the
@@ -46,8 +49,12 @@ type KafkaTLSConfig struct {
 	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
 }
 
-// KafkaSASLConfig selects SASL authentication: PLAIN (over TLS only),
-// SCRAM-SHA-256 or SCRAM-SHA-512.
+// KafkaSASLConfig selects SASL authentication: PLAIN, SCRAM-SHA-256 or
+// SCRAM-SHA-512. Without tls, PLAIN sends the password in the clear
+// (RFC 4616 section 4 requires a protected channel) and SCRAM's exchange
+// can be recorded and the password guessed offline (RFC 5802 section 9),
+// besides every record crossing the network in the clear: a config with
+// SASL and no tls is refused unless allow_plaintext_sasl is true.
 type KafkaSASLConfig struct {
 	Mechanism string `yaml:"mechanism"`
 	User      string `yaml:"user"`
@@ -69,6 +76,8 @@ type KafkaDestinationConfig struct {
 	OmitHeaders    bool             `yaml:"omit_headers"`
 	TLS            *KafkaTLSConfig  `yaml:"tls"`
 	SASL           *KafkaSASLConfig `yaml:"sasl"`
+	// AllowPlaintextSASL accepts SASL without TLS (see KafkaSASLConfig).
+	AllowPlaintextSASL bool `yaml:"allow_plaintext_sasl"`
 }
 
 func (t *KafkaTLSConfig) build() (*tls.Config, error) {
@@ -125,7 +134,20 @@ func (c *Config) validateKafka(bad func(field, format string, args ...any), chec
 		if _, err := kafka.SASLMechanism(in.SASL.lib()); err != nil {
 			bad(f+".sasl", "%v", err)
 		}
+		checkSASLOverTLS(bad, f, in.SASL, in.TLS, in.AllowPlaintextSASL)
 	}
+}
+
+// checkSASLOverTLS refuses SASL without TLS unless allowed explicitly.
+func checkSASLOverTLS(bad func(field, format string, args ...any), f string, s *KafkaSASLConfig, t *KafkaTLSConfig, allow bool) {
+	if s == nil || s.Mechanism == "" || t != nil || allow {
+		return
+	}
+	what := "the password"
+	if s.Mechanism != kafka.SASLPlain {
+		what = "an exchange an eavesdropper can guess the password from offline"
+	}
+	bad(f+".sasl", "SASL %s without tls sends %s, and every record, in the clear: add tls (tls: {} verifies the brokers against the system roots), or set allow_plaintext_sasl: true to accept that", s.Mechanism, what)
 }
 
 // validateKafkaDest checks and fills a destination of type kafka.
@@ -152,6 +174,53 @@ func validateKafkaDest(bad func(field, format string, args ...any), f string, d 
 	}
 	if _, err := kafka.SASLMechanism(k.SASL.lib()); err != nil {
 		bad(f+".sasl", "%v", err)
+	}
+	checkSASLOverTLS(bad, f, k.SASL, k.TLS, k.AllowPlaintextSASL)
+}
+
+// kafkaUsesOption lists the settings of destOptions that a kafka
+// destination uses; the Kafka client does its own retries, TLS and
+// compression (retry.*, ca_file, insecure_skip_verify, gzip and
+// concurrency do nothing for it).
+var kafkaUsesOption = map[string]bool{"format": true, "spool": true, "queue": true, "timeout": true}
+
+// kafkaDestOptions are the settings only kafka destinations use.
+var kafkaDestOptions = []destOption{
+	{name: "brokers", set: func(d *DestinationConfig) bool { return len(d.Kafka.Brokers) != 0 }, types: "kafka"},
+	{name: "topic", set: func(d *DestinationConfig) bool { return d.Kafka.Topic != "" }, types: "kafka"},
+	{name: "topic_field", set: func(d *DestinationConfig) bool { return d.Kafka.TopicField != "" }, types: "kafka"},
+	{name: "key", set: func(d *DestinationConfig) bool { return d.Kafka.Key != "" }, types: "kafka"},
+	{name: "compression", set: func(d *DestinationConfig) bool { return d.Kafka.Compression != "" }, types: "kafka"},
+	{name: "max_record_bytes", set: func(d *DestinationConfig) bool { return d.Kafka.MaxRecordBytes != 0 }, types: "kafka"},
+	{name: "acks", set: func(d *DestinationConfig) bool { return d.Kafka.Acks != "" }, types: "kafka"},
+	{name: "omit_headers", set: func(d *DestinationConfig) bool { return d.Kafka.OmitHeaders }, types: "kafka"},
+	{name: "tls", set: func(d *DestinationConfig) bool { return d.Kafka.TLS != nil }, types: "kafka"},
+	{name: "sasl", set: func(d *DestinationConfig) bool { return d.Kafka.SASL != nil }, types: "kafka"},
+	{name: "allow_plaintext_sasl", set: func(d *DestinationConfig) bool { return d.Kafka.AllowPlaintextSASL }, types: "kafka"},
+}
+
+// checkKafkaApplies reports, through bad, the settings of d (at field f)
+// that do nothing: on a kafka destination every destOptions setting but
+// kafkaUsesOption's, on the other types the kafka-only settings. It is
+// checkApplies (destopts.go) for the kafka type.
+func checkKafkaApplies(f string, d DestinationConfig, bad func(field, format string, args ...any)) {
+	switch d.Type {
+	case "kafka":
+		for _, o := range destOptions {
+			if o.set(&d) && !kafkaUsesOption[o.name] {
+				list := strings.Join(strings.Fields(o.types), ", ")
+				if i := strings.LastIndex(list, ", "); i >= 0 {
+					list = list[:i] + " or " + list[i+2:]
+				}
+				bad(f+"."+o.name, "is set, but kafka destinations do not use it (only %s destinations do)", list)
+			}
+		}
+	case "archive", "hec", "sentinel", "syslog":
+		for _, o := range kafkaDestOptions {
+			if o.set(&d) {
+				bad(f+"."+o.name, "is set, but %s destinations do not use it (only kafka destinations do)", d.Type)
+			}
+		}
 	}
 }
 

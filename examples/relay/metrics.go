@@ -32,10 +32,11 @@ const (
 	dropRejected     = "rejected"      // destination refused it as bad data (dead-lettered)
 	dropSinkError    = "sink_error"    // a sink the router could not hand it to (none today)
 	dropShutdown     = "shutdown"      // the shutdown deadline came before a destination accepted it
+	dropRcvbuf       = "rcvbuf_full"   // the kernel dropped a UDP datagram: the input's socket buffer (read_buffer) was full
 )
 
 var dropReasons = [...]string{dropQueueFull, dropInvalidJSON, dropUnrouted, dropFiltered, dropSpoolFull, dropSpoolOldest,
-	dropSpoolCorrupt, dropRejected, dropSinkError, dropShutdown}
+	dropSpoolCorrupt, dropRejected, dropSinkError, dropShutdown, dropRcvbuf}
 
 // inputStats counts one input. Fields are updated with atomics by the
 // input's goroutines.
@@ -46,6 +47,10 @@ type inputStats struct {
 	parseErrors atomic.Int64 // forwarded raw with FlagParseError
 	truncated   atomic.Int64 // frames cut at the max message size
 	invalid     atomic.Int64 // JSON lines that failed validation
+	readErrors  atomic.Int64 // UDP reads that failed (the input backs off and reads on)
+	// kernelDropped counts UDP datagrams the kernel dropped at the input's
+	// socket (SO_RXQ_OVFL); they are in received and dropped{rcvbuf_full}.
+	kernelDropped atomic.Int64
 
 	// Stream inputs (syslog TCP/TLS, JSON lines): the listener's
 	// connection counters and the framers' byte accounting.
@@ -141,7 +146,7 @@ func (h *latencyHist) metric(d *prometheus.Desc, labels ...string) prometheus.Me
 
 // ledger is the relay's accounting. Stage by stage it balances:
 //
-//	received (inputs)   = routed + dropped{queue_full, invalid_json} + queued
+//	received (inputs)   = routed + dropped{queue_full, invalid_json, rcvbuf_full} + queued
 //	routed   (router)   = events handed to the route table
 //	in_d + recovered_d  = delivered_d + dropped_d + pending_d
 //
@@ -159,6 +164,9 @@ type ledger struct {
 	queued  atomic.Int64 // in rings and collectors right now
 	dropped [len(dropReasons)]atomic.Int64
 	start   time.Time
+
+	deadLettered     atomic.Int64 // lines written to the dead-letter file
+	deadLetterErrors atomic.Int64 // writes to it that failed (the line is lost)
 }
 
 func newLedger() *ledger { return &ledger{start: time.Now()} }
@@ -198,6 +206,9 @@ type Snapshot struct {
 	Dropped     map[string]int64
 	Dest        map[string]DestSnapshot
 	Input       map[string]int64 // received per input
+	// DeadLetterErrors counts the lines the dead-letter file failed to
+	// take (their events are counted as dropped all the same).
+	DeadLetterErrors int64
 }
 
 // DestSnapshot is one destination's counters.
@@ -244,6 +255,7 @@ func (l *ledger) Snapshot() Snapshot {
 	}
 	s.Routed = l.routed.Load()
 	s.Queued = l.queued.Load()
+	s.DeadLetterErrors = l.deadLetterErrors.Load()
 	for i, r := range dropReasons {
 		if v := l.dropped[i].Load(); v != 0 {
 			s.Dropped[r] = v
@@ -297,7 +309,7 @@ func (s Snapshot) String() string {
 		}
 		b.WriteString("}")
 	}
-	fmt.Fprintf(&b, " queued=%d parse_errors=%d truncated=%d", s.Queued, s.ParseErrors, s.Truncated)
+	fmt.Fprintf(&b, " queued=%d parse_errors=%d truncated=%d dead_letter_errors=%d", s.Queued, s.ParseErrors, s.Truncated, s.DeadLetterErrors)
 	return b.String()
 }
 
@@ -309,6 +321,8 @@ var (
 	descParseErrors   = prometheus.NewDesc("relay_input_parse_errors_total", "Events forwarded raw because they could not be parsed.", []string{"input"}, nil)
 	descTruncated     = prometheus.NewDesc("relay_input_truncated_total", "Frames cut at the maximum message size.", []string{"input"}, nil)
 	descInvalid       = prometheus.NewDesc("relay_input_invalid_total", "JSON lines that failed validation (dead-lettered).", []string{"input"}, nil)
+	descKernelDropped = prometheus.NewDesc("relay_input_kernel_dropped_total", "UDP datagrams the kernel dropped because the input's socket receive buffer (read_buffer) was full (SO_RXQ_OVFL); counted in received and in dropped{rcvbuf_full}.", []string{"input"}, nil)
+	descReadErrors    = prometheus.NewDesc("relay_input_read_errors_total", "Reads of a UDP input's socket that failed; the input backed off and read on.", []string{"input"}, nil)
 	descConns         = prometheus.NewDesc("relay_input_connections", "Open connections per input.", []string{"input"}, nil)
 	descRefused       = prometheus.NewDesc("relay_input_connections_refused_total", "Connections closed at accept, by reason (per_source: max_connections_per_source; max_connections: refuse_when_full, or no idle connection to evict).", []string{"input", "reason"}, nil)
 	descReadBytes     = prometheus.NewDesc("relay_input_read_bytes_total", "Bytes read from stream connections (after TLS): message bytes + framing overhead + discarded + incomplete bytes.", []string{"input"}, nil)
@@ -321,6 +335,8 @@ var (
 	descEmpty         = prometheus.NewDesc("relay_input_empty_frames_total", "Empty frames (a trailer with nothing before it) skipped.", []string{"input"}, nil)
 	descNUL           = prometheus.NewDesc("relay_input_nul_frames_total", "Frames kept whole with a NUL inside (LF-terminated connections).", []string{"input"}, nil)
 	descFramingErr    = prometheus.NewDesc("relay_input_framing_errors_total", "Octet-counted frames with a bad header, read up to the next LF instead.", []string{"input"}, nil)
+	descDeadLettered  = prometheus.NewDesc("relay_dead_letter_lines_total", "Lines written to the dead-letter file (invalid input, events a destination rejected).", nil, nil)
+	descDeadLetterErr = prometheus.NewDesc("relay_dead_letter_write_errors_total", "Lines the dead-letter file failed to take (lost; their events are counted as dropped all the same).", nil, nil)
 	descRouted        = prometheus.NewDesc("relay_routed_events_total", "Events handed to the route table.", nil, nil)
 	descQueued        = prometheus.NewDesc("relay_queued_events", "Events in worker rings and batch collectors.", nil, nil)
 	descDropped       = prometheus.NewDesc("relay_dropped_events_total", "Events dropped, by reason.", []string{"reason"}, nil)
@@ -344,9 +360,9 @@ var (
 )
 
 func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descInputReceived, descInputBytes, descParseErrors, descTruncated, descInvalid,
+	for _, d := range []*prometheus.Desc{descInputReceived, descInputBytes, descParseErrors, descTruncated, descInvalid, descReadErrors, descKernelDropped,
 		descConns, descRefused, descReadBytes, descEvicted, descCut, descHandshakeErr, descDiscarded, descIncomplete, descIncompleteB,
-		descEmpty, descNUL, descFramingErr, descRouted, descQueued, descDropped, descDestIn, descDestDelivered, descDestSpooled,
+		descEmpty, descNUL, descFramingErr, descDeadLettered, descDeadLetterErr, descRouted, descQueued, descDropped, descDestIn, descDestDelivered, descDestSpooled,
 		descDestPending, descDestDropped, descDestErrors, descDestHealthy, descDestMemory, descDiskFailing, descDiskErrors,
 		descSpoolDamage, descSpoolDamageB, descSpoolMissing, descSpoolEvents, descSpoolBytes, descSpoolAge, descDestLatency} {
 		ch <- d
@@ -370,6 +386,10 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 		c(descParseErrors, in.parseErrors.Load(), in.name)
 		c(descTruncated, in.truncated.Load(), in.name)
 		c(descInvalid, in.invalid.Load(), in.name)
+		if in.kind == "syslog_udp" {
+			c(descReadErrors, in.readErrors.Load(), in.name)
+			c(descKernelDropped, in.kernelDropped.Load(), in.name)
+		}
 		if in.listener != nil {
 			ls := in.listener.Stats()
 			g(descConns, ls.Open, in.name)
@@ -390,6 +410,8 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 			c(descFramingErr, f.FramingErrors.Load(), in.name)
 		}
 	}
+	c(descDeadLettered, l.deadLettered.Load())
+	c(descDeadLetterErr, l.deadLetterErrors.Load())
 	c(descRouted, l.routed.Load())
 	g(descQueued, l.queued.Load())
 	for i, r := range dropReasons {
@@ -436,6 +458,14 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// Timeouts of the metrics and health server.
+const (
+	metricsReadHeaderTimeout = 5 * time.Second  // request line and headers
+	metricsReadTimeout       = 5 * time.Second  // the whole request, body included
+	metricsWriteTimeout      = 10 * time.Second // the response, from the end of the request headers
+	metricsIdleTimeout       = 60 * time.Second // a kept-alive connection between requests
+)
+
 // metricsServer serves /metrics and /healthz. Extra collectors (router,
 // sinks) register on the same registry.
 type metricsServer struct {
@@ -468,7 +498,18 @@ func newMetricsServer(addr string, l *ledger, ready func() error, extra ...prome
 		return nil, fmt.Errorf("metrics.listen: %w", err)
 	}
 	ms.ln = ln
-	ms.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	ms.srv = &http.Server{
+		Handler: mux,
+		// Bounds for a server on a network (net/http's Server docs): a
+		// client that trickles a request, never reads the response or
+		// idles on a kept-alive connection holds a connection and a
+		// goroutine for at most these. A scrape takes milliseconds;
+		// Prometheus gives up after 10 s by default.
+		ReadHeaderTimeout: metricsReadHeaderTimeout,
+		ReadTimeout:       metricsReadTimeout,
+		WriteTimeout:      metricsWriteTimeout,
+		IdleTimeout:       metricsIdleTimeout,
+	}
 	return ms, nil
 }
 

@@ -46,10 +46,12 @@ func userConfig(t *testing.T, hec *forwardtest.HECServer) Config {
 // message) from 127.0.0.1, and records the longest TCP write.
 type loadSender struct {
 	network, addr, prefix string
-	rate                  int  // events per second
-	killed                bool // the receiver will be killed: a write error ends the run quietly
+	rate                  int // events per second
 
-	sent   atomic.Int64
+	sent atomic.Int64
+	// killed says the receiver is being killed: a write error then ends
+	// the run instead of failing the test.
+	killed atomic.Bool
 	mu     sync.Mutex
 	writes []time.Duration // each TCP write
 }
@@ -93,7 +95,7 @@ func (l *loadSender) run(t *testing.T, stop <-chan struct{}) {
 			msg := fmt.Appendf(nil, "<14>1 2026-11-22T01:00:00Z h app - - - %s %d", l.prefix, seq)
 			if l.network == "udp" {
 				if _, err := conn.Write(msg); err != nil {
-					assert.True(t, l.killed, "%v", err)
+					assert.True(t, l.killed.Load(), "write: %v", err)
 					return
 				}
 			} else {
@@ -104,7 +106,7 @@ func (l *loadSender) run(t *testing.T, stop <-chan struct{}) {
 		if l.network == "tcp" {
 			began := time.Now()
 			if _, err := conn.Write(buf); err != nil {
-				assert.True(t, l.killed, "%v", err)
+				assert.True(t, l.killed.Load(), "write: %v", err)
 				return
 			}
 			took := time.Since(began)
@@ -122,12 +124,17 @@ func (l *loadSender) run(t *testing.T, stop <-chan struct{}) {
 // behind which live traffic waits, and the ledger balances. Each case
 // takes about 30 s; they run in parallel (two at a time on 2 CPUs: about
 // 60 s in all).
+//
+// It runs only without the race detector: in CI, in the second pass
+// (go test -short -count 1, no -race; it is not skipped under -short),
+// never in the go test -race pass. See "What runs where" in README.md.
 func TestOutageDefaults(t *testing.T) {
 	if raceEnabled {
 		// The race detector slows the relay and the test servers several
 		// times over, and the timings are the point of this test. The same
-		// code runs under -race in the shorter spool tests.
-		t.Skip("timing test: skipped under the race detector")
+		// spool and replay code runs under -race in TestSpoolFullPolicies
+		// and TestKillDuringOutage, with shorter outages.
+		t.Skip("timing test: skipped under the race detector; runs in the no-race pass (go test -short)")
 	}
 	for _, tc := range []struct {
 		network, mode string
@@ -301,16 +308,17 @@ func TestSpoolFullPolicies(t *testing.T) {
 				}, "spool full, input held back")
 			case tc.full == fullBlock:
 				// The workers wait for room; the UDP readers go on and count
-				// what the full rings cannot take.
+				// what the full rings cannot take (and the datagrams the
+				// kernel dropped while the race detector slowed them).
 				waitFor(t, 20*time.Second, func() bool {
 					s := tr.Ledger()
-					return (s.Received == sent || raceEnabled) && s.Dropped[dropQueueFull] > 0
+					return s.Received == sent && s.Dropped[dropQueueFull] > 0
 				}, "every datagram counted, the excess as queue_full")
 			default:
 				waitFor(t, 20*time.Second, func() bool {
 					s := tr.Ledger()
 					return s.Received == sent && s.Queued == 0 &&
-						s.Dest["hec"].In == s.Routed && s.Dest["archive"].Delivered+s.Dropped[dropQueueFull] == sent
+						s.Dest["hec"].In == s.Routed && s.Dest["archive"].Delivered+s.Dropped[dropQueueFull]+s.Dropped[dropRcvbuf] == sent
 				}, "every datagram or message accounted for")
 			}
 			full := tr.Ledger()
@@ -320,18 +328,14 @@ func TestSpoolFullPolicies(t *testing.T) {
 			waitFor(t, 30*time.Second, func() bool {
 				s := tr.Ledger()
 				h := s.Dest["hec"]
-				return (s.Received == sent || raceEnabled) && s.Queued == 0 && h.Backlog == 0 && h.Memory == 0 && h.In == s.Routed
+				return s.Received == sent && s.Queued == 0 && h.Backlog == 0 && h.Memory == 0 && h.In == s.Routed
 			}, "backlog delivered after recovery")
 			s := tr.stop(t)
 			checkBalanced(t, s)
 			h := s.Dest["hec"]
-			if tc.network == "udp" && raceEnabled {
-				// Under the race detector the kernel may drop datagrams
-				// before the slowed readers get them.
-				assert.LessOrEqual(t, s.Received, sent)
-			} else {
-				assert.Equal(t, sent, s.Received, "every event received (and counted)")
-			}
+			// UDP: datagrams the kernel dropped before the readers got them
+			// are received and dropped{rcvbuf_full}.
+			assert.Equal(t, sent, s.Received, "every event received (and counted)")
 			assert.Equal(t, h.Delivered, int64(len(hec.Events())), "HEC got what the ledger says, no duplicates")
 			assert.Equal(t, s.Routed, h.Delivered+h.Dropped, "HEC: delivered + dropped{reason}")
 			switch tc.full {
@@ -342,7 +346,7 @@ func TestSpoolFullPolicies(t *testing.T) {
 					assert.Equal(t, sent, h.Delivered)
 				} else {
 					assert.Positive(t, s.Dropped[dropQueueFull], "UDP datagrams the blocked workers could not take")
-					assert.Equal(t, s.Dropped[dropQueueFull], s.DroppedTotal())
+					assert.Equal(t, s.Dropped[dropQueueFull]+s.Dropped[dropRcvbuf], s.DroppedTotal())
 				}
 			case fullDropNewest:
 				assert.Positive(t, s.Dropped[dropSpoolFull])

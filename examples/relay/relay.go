@@ -68,12 +68,13 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		}
 	}()
 
-	dlw, err := storage.NewWriter(storage.Config{Dir: cfg.DeadLetter.Dir, Layout: "deadletter-2006-01-02.jsonl", Location: loc, Now: clock.Time})
+	dlw, err := storage.NewWriter(storage.Config{Dir: cfg.DeadLetter.Dir, Layout: "deadletter-2006-01-02.jsonl", Location: loc, Now: clock.Time,
+		BufferSize: -1}) // one write(2) per line: a failure is known at the line it loses
 	if err != nil {
 		return nil, fmt.Errorf("dead_letter.dir: %w", err)
 	}
 	r.dlw = dlw
-	r.dl = newDeadLetter(dlw)
+	r.dl = newDeadLetter(&deadLetterFile{w: dlw, ledger: r.ledger, log: log})
 
 	for name, dc := range cfg.Destinations {
 		d, err := r.newDestination(name, dc)
@@ -101,7 +102,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 	}
 
 	for _, in := range cfg.Inputs.SyslogUDP {
-		u, err := listenUDP(in, r.ledger.input(in.Name, "syslog_udp"), r.disp, loc)
+		u, err := listenUDP(in, r.ledger.input(in.Name, "syslog_udp"), r.disp, loc, log)
 		if err != nil {
 			return nil, err
 		}
@@ -147,6 +148,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 	if err != nil {
 		return nil, err
 	}
+	checkFileLimit(cfg, log)
 	return r, nil
 }
 

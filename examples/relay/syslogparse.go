@@ -42,8 +42,8 @@ func newSyslogParser(loc *time.Location) *syslogParser {
 // host when the message carries none. ev's buffers are reused.
 func (sp *syslogParser) Parse(ev *relaykit.Event, frame []byte, peer string) pipeline.SyslogFormat {
 	ev.Reset()
-	// The receive time is the reference for timestamps without a year; the
-	// dispatcher stamps it again when the event enters a ring.
+	// The receive time is the reference for timestamps without a year;
+	// PushOwned keeps it, TryPushOwned (UDP) stamps it again.
 	ev.ReceiveTime = clock.Nano()
 	res := sp.p.Parse(ev, frame)
 	if len(ev.Host) == 0 {

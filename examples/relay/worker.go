@@ -86,10 +86,14 @@ func (d *dispatcher) Push(ctx context.Context, shard uint64, ev *relaykit.Event,
 }
 
 // PushOwned is Push for an event from newEvent: its buffers move into the
-// ring without a copy, and h must not be used afterwards.
+// ring without a copy, and h must not be used afterwards. A receive time
+// already set is kept (the syslog parser's, taken as the frame was read; a
+// Kafka record's from the edge relay).
 func (d *dispatcher) PushOwned(ctx context.Context, shard uint64, h *relaykit.Event, st *inputStats) error {
 	r := d.rings[shard%uint64(len(d.rings))]
-	h.ReceiveTime = clock.Nano()
+	if h.ReceiveTime == 0 {
+		h.ReceiveTime = clock.Nano()
+	}
 	v := *h
 	*h = relaykit.Event{}
 	emptyHolders.Put(h)

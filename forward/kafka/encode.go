@@ -10,8 +10,9 @@ import (
 // as storage.AppendJSON (one implementation, shared internally), so a
 // record's value reads like an archive line; see there for the layout:
 // time, host, source, sourcetype, index, facility and severity (names and
-// codes, for events with a syslog priority), message and fields. It does
-// not allocate when dst has room.
+// codes, for events with a syslog priority), message (and message_base64,
+// the bytes of a message that is not valid UTF-8) and fields. It does not
+// allocate when dst has room.
 func AppendJSON(dst []byte, e *relaykit.Event) []byte { return eventjson.Append(dst, e) }
 
 // validTopic reports whether t is a legal Kafka topic name: 1 to 249 bytes

@@ -83,6 +83,15 @@ func scan(s []byte, i int) int {
 // byte of invalid UTF-8 becomes \ufffd, so the output is always valid JSON
 // and valid UTF-8.
 func AppendString(dst []byte, s []byte) []byte {
+	dst, _ = AppendStringChecked(dst, s)
+	return dst
+}
+
+// AppendStringChecked is [AppendString] that also reports whether s was
+// valid UTF-8: false means at least one byte became \ufffd, so the string
+// decodes to something other than s.
+func AppendStringChecked(dst []byte, s []byte) (out []byte, valid bool) {
+	valid = true
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; ; {
@@ -123,6 +132,7 @@ func AppendString(dst []byte, s []byte) []byte {
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, "\\ufffd"...)
+			valid = false
 			i++
 			start = i
 			continue
@@ -137,5 +147,5 @@ func AppendString(dst []byte, s []byte) []byte {
 		i += size
 	}
 	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, '"'), valid
 }

@@ -72,9 +72,13 @@ func TestAppendStringEveryByte(t *testing.T) {
 					}
 					copy(in, "abcdefghijk")
 					in[p1], in[p2] = byte(c1), byte(c2)
-					dst = jsonenc.AppendString(dst[:0], in)
+					var valid bool
+					dst, valid = jsonenc.AppendStringChecked(dst[:0], in)
 					if want := encodingJSON(t, in); !bytes.Equal(dst, want) {
 						t.Fatalf("%q: got %s, want %s", in, dst, want)
+					}
+					if valid != utf8.Valid(in) {
+						t.Fatalf("%q: valid %t", in, valid)
 					}
 				}
 			}
@@ -92,6 +96,9 @@ func FuzzAppendString(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out := jsonenc.AppendString(nil, in)
+		checked, valid := jsonenc.AppendStringChecked(nil, in)
+		assert.Equal(t, out, checked)
+		assert.Equal(t, utf8.Valid(in), valid, "valid reports whether the input was valid UTF-8")
 		require.True(t, utf8.Valid(out))
 		assert.Equal(t, string(encodingJSON(t, in)), string(out))
 		var got string

@@ -37,22 +37,24 @@ func Severity(s uint8) string {
 	return ""
 }
 
-// FacilityCode returns the code of the facility named name, and false for
-// a name that is not one of [Facility]'s.
+// FacilityCode returns the code (0-23) of the facility named name, as
+// [Facility] spells it, and whether the name is known. It does not
+// allocate.
 func FacilityCode(name []byte) (uint8, bool) {
 	for i, f := range facilities {
-		if f == string(name) {
+		if string(name) == f {
 			return uint8(i), true
 		}
 	}
 	return 0, false
 }
 
-// SeverityCode returns the code of the severity named name, and false for
-// a name that is not one of [Severity]'s.
+// SeverityCode returns the code (0-7) of the severity named name, as
+// [Severity] spells it, and whether the name is known. It does not
+// allocate.
 func SeverityCode(name []byte) (uint8, bool) {
 	for i, s := range severities {
-		if s == string(name) {
+		if string(name) == s {
 			return uint8(i), true
 		}
 	}

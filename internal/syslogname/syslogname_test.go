@@ -22,18 +22,20 @@ func TestNames(t *testing.T) {
 }
 
 func TestCodes(t *testing.T) {
-	for f := uint8(0); f < 24; f++ {
-		c, ok := FacilityCode([]byte(Facility(f)))
-		assert.True(t, ok)
-		assert.Equal(t, f, c)
+	for code := range uint8(24) {
+		got, ok := FacilityCode([]byte(Facility(code)))
+		assert.True(t, ok, "facility %d", code)
+		assert.Equal(t, code, got)
 	}
-	for s := uint8(0); s < 8; s++ {
-		c, ok := SeverityCode([]byte(Severity(s)))
-		assert.True(t, ok)
-		assert.Equal(t, s, c)
+	for code := range uint8(8) {
+		got, ok := SeverityCode([]byte(Severity(code)))
+		assert.True(t, ok, "severity %d", code)
+		assert.Equal(t, code, got)
 	}
-	_, ok := FacilityCode([]byte("nope"))
-	assert.False(t, ok)
-	_, ok = SeverityCode([]byte(""))
-	assert.False(t, ok)
+	for _, bad := range []string{"", "Auth", "error", "local8", "4"} {
+		_, ok := FacilityCode([]byte(bad))
+		assert.False(t, ok, bad)
+		_, ok = SeverityCode([]byte(bad))
+		assert.False(t, ok, bad)
+	}
 }

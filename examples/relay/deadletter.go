@@ -1,0 +1,36 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"sync/atomic"
+)
+
+// deadLetterFile is the dead-letter file as a deadLetter writes to it, one
+// line per Write: it counts the lines the file took
+// (relay_dead_letter_lines_total) and the writes that failed
+// (relay_dead_letter_write_errors_total and dead_letter_errors in the
+// ledger line; each loses its line, whose event is counted as dropped
+// anyway), and logs the first failure. The file is unbuffered (one
+// write(2) per line), so a failure is known at the Write that lost the
+// line. storage.Writer's errors are sticky: after a failure every later
+// line fails too, until the relay restarts.
+type deadLetterFile struct {
+	w      io.Writer
+	ledger *ledger
+	log    *slog.Logger
+	failed atomic.Bool
+}
+
+func (f *deadLetterFile) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if err != nil {
+		f.ledger.deadLetterErrors.Add(1)
+		if f.failed.CompareAndSwap(false, true) {
+			f.log.Error("writing the dead-letter file failed: lines are lost from now on (counted in relay_dead_letter_write_errors_total) until the relay restarts", "err", err)
+		}
+		return n, err
+	}
+	f.ledger.deadLettered.Add(1)
+	return n, nil
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"syscall"
+)
+
+// fileNeed is one line of the relay's file-descriptor budget.
+type fileNeed struct {
+	what string
+	n    int
+}
+
+// fileNeeds estimates the file descriptors the relay may hold open at once
+// with cfg: the connections its stream inputs accept (max_connections of
+// each syslog_tcp and json_tcp input) and its own needs (listeners, the
+// connections and spool files of each destination, archive and
+// dead-letter files, Kafka clients, the process itself). The own needs are
+// an upper estimate, not a count of what is open now.
+func fileNeeds(cfg Config) []fileNeed {
+	var needs []fileNeed
+	for _, in := range cfg.Inputs.SyslogTCP {
+		needs = append(needs, fileNeed{"input " + in.Name + " max_connections", in.MaxConnections})
+	}
+	for _, in := range cfg.Inputs.JSONTCP {
+		needs = append(needs, fileNeed{"input " + in.Name + " max_connections", in.MaxConnections})
+	}
+	listeners := len(cfg.Inputs.SyslogUDP) + len(cfg.Inputs.SyslogTCP) + len(cfg.Inputs.JSONTCP)
+	if cfg.Metrics.Listen != "" {
+		listeners += 1 + 4 // the listener and a few scrapers
+	}
+	for _, in := range cfg.Inputs.Kafka {
+		listeners += 3 * len(in.Brokers) // fetch, group coordinator, metadata
+	}
+	needs = append(needs, fileNeed{"listeners, metrics and kafka inputs", listeners})
+	dests := 0
+	for _, d := range cfg.Destinations {
+		switch d.Type {
+		case "archive":
+			dests += 3 // active file, the next one prepared ahead, one being compressed
+			continue
+		case "hec", "sentinel":
+			conc := d.Concurrency
+			if conc == 0 {
+				conc = 4
+			}
+			dests += 2*conc + 2 // in-flight and idle connections, a token request
+		case "syslog":
+			dests++
+		case "kafka":
+			dests += 2 * len(d.Kafka.Brokers)
+		}
+		dests += 4 // spool and retry spool: a segment written and one read each
+	}
+	needs = append(needs, fileNeed{"destinations", dests})
+	needs = append(needs, fileNeed{"dead letters, enrichment files, the process", 16})
+	return needs
+}
+
+// checkFileLimit warns when the soft RLIMIT_NOFILE (which the Go runtime
+// raises to the hard limit at start) is below what cfg may need: past it,
+// accept fails with EMFILE and files cannot be opened. It says what it
+// counted. It returns the limit and the need (0, 0 when the limit cannot
+// be read or is unlimited).
+func checkFileLimit(cfg Config, log *slog.Logger) (limit uint64, need int) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur == ^uint64(0) {
+		return 0, 0
+	}
+	needs := fileNeeds(cfg)
+	parts := make([]string, len(needs))
+	for i, n := range needs {
+		need += n.n
+		parts[i] = fmt.Sprintf("%s %d", n.what, n.n)
+	}
+	if rl.Cur < uint64(need) {
+		log.Warn("open-file limit (RLIMIT_NOFILE) is below what this configuration may need: past it, connections are refused (accept fails with EMFILE) and files cannot be opened; raise it (LimitNOFILE= in the systemd unit, ulimit -n) or lower max_connections",
+			"limit", rl.Cur, "need", need, "counted", strings.Join(parts, ", "))
+	}
+	return rl.Cur, need
+}
