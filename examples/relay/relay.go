@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/relaykit/relaykit/forward"
 	"github.com/relaykit/relaykit/pipeline"
 	"github.com/relaykit/relaykit/storage"
 )
@@ -150,124 +148,6 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 	}
 	checkFileLimit(cfg, log)
 	return r, nil
-}
-
-func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination, error) {
-	d := &destination{name: name, kind: dc.Type, ledger: r.ledger, dl: r.dl, log: r.log}
-	d.stats = r.ledger.dest(name, dc.Type)
-	field := "destinations." + name
-	// The sinks get no OnFailure: they report what they did not deliver
-	// as a *relaykit.BatchError, and the delivery queue in front of them
-	// retries, spools or dead-letters exactly those events.
-	delivery := func(kind string) forward.DeliveryConfig {
-		gz := dc.Gzip == nil || *dc.Gzip
-		return forward.DeliveryConfig{
-			Name:           name,
-			RequestTimeout: dc.Timeout,
-			Concurrency:    dc.Concurrency,
-			DisableGzip:    !gz,
-			TLS:            forward.TLSConfig{CAFile: dc.CAFile, DangerousInsecureSkipVerify: dc.InsecureSkipVerify},
-			Retry:          forward.RetryConfig{MaxAttempts: 1}, // the queue retries (retry.*)
-			Logger:         r.log.With("destination", name),
-		}
-	}
-	switch dc.Type {
-	case "archive":
-		format := storage.FormatRaw
-		if dc.Format == "json" {
-			format = storage.FormatJSON
-		}
-		a, err := storage.NewArchive(storage.ArchiveConfig{
-			Writer: storage.Config{Dir: dc.Dir, Location: r.loc, MaxBytes: int64(dc.MaxSize), Now: clock.Time},
-			Format: format,
-			Fsync:  dc.Fsync,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", field, err)
-		}
-		d.sink, d.closer = a, a
-		return d, nil
-	case "hec":
-		h, err := forward.NewHEC(forward.HECConfig{
-			URL: dc.URL, Token: string(dc.Token), Index: dc.Index, SourceType: dc.SourceType,
-			Fields: dc.IndexedFields, OmitFields: dc.OmitFields,
-			OverrideEventMeta: true, // index and sourcetype, when set, win over the event's (e.g. "syslog")
-			Delivery:          delivery("hec"),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", field, err)
-		}
-		d.sink, d.closer = h, h
-	case "sentinel":
-		ts, err := forward.NewEntraTokenSource(forward.EntraConfig{
-			TenantID: dc.TenantID, ClientID: dc.ClientID, ClientSecret: string(dc.ClientSecret),
-			AuthorityHost: dc.AuthorityHost, Scope: dc.Scope, Logger: r.log.With("destination", name),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", field, err)
-		}
-		col := func(v, def string) string {
-			if v == "" {
-				return def
-			}
-			return v
-		}
-		c := dc.Columns
-		table, collector, fields := sentinelTableSettings(dc)
-		columns := forward.SentinelColumns{
-			Time: col(c.Time, "TimeGenerated"), Message: col(c.Message, "RawData"), Host: col(c.Host, "Computer"),
-			Source: col(c.Source, "ProcessName"), SourceType: col(c.SourceType, "-"),
-			Facility: col(c.Facility, "Facility"), Severity: col(c.Severity, "SeverityLevel"), Fields: col(c.Fields, "Fields"),
-		}
-		if table != forward.SentinelCustom {
-			columns = forward.SentinelColumns{} // the built-in table's columns are fixed
-		}
-		s, err := forward.NewSentinel(forward.SentinelConfig{
-			Endpoint: dc.Endpoint, DCRImmutableID: dc.DCRImmutableID, Stream: dc.Stream,
-			TokenSource: ts, Table: table, CollectorHostName: collector,
-			Columns: columns, Fields: fields,
-			Delivery: delivery("sentinel"),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", field, err)
-		}
-		d.sink, d.closer = s, s
-	case "syslog":
-		var tc *tls.Config
-		if dc.Network == "tls" {
-			var err error
-			tc, err = forward.TLSConfig{CAFile: dc.CAFile, DangerousInsecureSkipVerify: dc.InsecureSkipVerify}.Build()
-			if err != nil {
-				return nil, fmt.Errorf("%s.ca_file: %w", field, err)
-			}
-		}
-		s, err := forward.NewSyslog(forward.SyslogConfig{
-			Name: name, Network: dc.Network, Address: dc.Address,
-			ProcIDField: fieldProcID, MsgIDField: fieldMsgID,
-			TLSConfig:    tc,
-			WriteTimeout: dc.Timeout,
-			MaxRetries:   -1, // the queue retries (retry.*)
-			Logger:       r.log.With("destination", name),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", field, err)
-		}
-		d.sink, d.closer = s, s
-	case "kafka":
-		k, err := r.newKafkaSink(name, dc)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", field, err)
-		}
-		d.sink, d.closer = k, k
-		r.kafkaSinks = append(r.kafkaSinks, kafkaSinkStats{name, k})
-	default:
-		return nil, fmt.Errorf("%s.type: %q is not available in this build", field, dc.Type)
-	}
-	if err := r.newQueue(d, dc); err != nil {
-		_ = d.Close()
-		return nil, fmt.Errorf("%s: %w", field, err)
-	}
-	return d, nil
 }
 
 func (r *Relay) healthy() error {

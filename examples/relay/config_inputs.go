@@ -1,0 +1,198 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// InputsConfig lists the listeners.
+type InputsConfig struct {
+	SyslogUDP []UDPInputConfig  `yaml:"syslog_udp"`
+	SyslogTCP []TCPInputConfig  `yaml:"syslog_tcp"`
+	JSONTCP   []JSONInputConfig `yaml:"json_tcp"`
+	Generator GeneratorConfig   `yaml:"generator"`
+
+	// Kafka consumer-group inputs; see kafka_config.go.
+	Kafka []KafkaInputConfig `yaml:"kafka"`
+}
+
+// UDPInputConfig is a syslog UDP listener.
+type UDPInputConfig struct {
+	Name           string   `yaml:"name"`
+	Listen         string   `yaml:"listen"`
+	ReadBuffer     ByteSize `yaml:"read_buffer"` // SO_RCVBUF; 0 means 4MiB
+	MaxMessageSize ByteSize `yaml:"max_message_size"`
+	BatchSize      int      `yaml:"batch_size"` // datagrams per recvmmsg; 0 means 64
+	Readers        int      `yaml:"readers"`    // goroutines reading the socket; 0 means 1
+}
+
+// TCPInputConfig is a syslog TCP or TLS listener.
+type TCPInputConfig struct {
+	Name           string        `yaml:"name"`
+	Listen         string        `yaml:"listen"`
+	MaxMessageSize ByteSize      `yaml:"max_message_size"`
+	MaxConnections int           `yaml:"max_connections"`
+	IdleTimeout    time.Duration `yaml:"idle_timeout"`
+	TLS            *TLSConfig    `yaml:"tls"`
+	StreamLimits   `yaml:",inline"`
+}
+
+// StreamLimits are what a TCP/TLS input allows one sender (stream.Config).
+type StreamLimits struct {
+	// MaxConnectionsPerSource is the most connections open at once from
+	// one source IP address; 0 means 64.
+	MaxConnectionsPerSource int `yaml:"max_connections_per_source"`
+	// FrameTimeout is how long a frame that has started may take to
+	// complete; 0 means 30s.
+	FrameTimeout time.Duration `yaml:"frame_timeout"`
+	// HandshakeTimeout bounds the TLS handshake; 0 means 10s.
+	HandshakeTimeout time.Duration `yaml:"handshake_timeout"`
+	// RefuseWhenFull refuses new connections at max_connections instead
+	// of closing the longest-idle one.
+	RefuseWhenFull bool `yaml:"refuse_when_full"`
+}
+
+// TLSConfig enables TLS on a listener (RFC 5425 for syslog).
+type TLSConfig struct {
+	CertFile     string `yaml:"cert_file"`
+	KeyFile      string `yaml:"key_file"`
+	ClientCAFile string `yaml:"client_ca_file"`
+}
+
+// JSONInputConfig is a JSON-lines TCP listener.
+type JSONInputConfig struct {
+	Name           string        `yaml:"name"`
+	Listen         string        `yaml:"listen"`
+	MaxLineSize    ByteSize      `yaml:"max_line_size"`
+	MaxConnections int           `yaml:"max_connections"`
+	IdleTimeout    time.Duration `yaml:"idle_timeout"`
+	StreamLimits   `yaml:",inline"`
+}
+
+// GeneratorConfig configures the synthetic input.
+type GeneratorConfig struct {
+	Rate  int    `yaml:"rate"`
+	Shape string `yaml:"shape"`
+	Count int64  `yaml:"count"`
+}
+
+// WorkersConfig sizes the ring → collector → router stage.
+type WorkersConfig struct {
+	Count          int           `yaml:"count"`
+	RingSize       int           `yaml:"ring_size"`
+	BatchMaxEvents int           `yaml:"batch_max_events"`
+	BatchMaxBytes  ByteSize      `yaml:"batch_max_bytes"`
+	BatchMaxWait   time.Duration `yaml:"batch_max_wait"`
+}
+
+// validate fills the inputs' defaults and checks them.
+func (ins *InputsConfig) validate(ck *checker) {
+	for i := range ins.SyslogUDP {
+		in := &ins.SyslogUDP[i]
+		f := fmt.Sprintf("inputs.syslog_udp[%d]", i)
+		ck.name(f+".name", in.Name)
+		ck.addr(f+".listen", in.Listen)
+		if in.ReadBuffer == 0 {
+			// The kernel's default (net.core.rmem_default, 208 KiB) drops
+			// datagrams under a burst of a few thousand.
+			in.ReadBuffer = defaultUDPReadBuffer
+		}
+		if in.MaxMessageSize == 0 {
+			in.MaxMessageSize = 64 << 10
+		}
+		if in.MaxMessageSize > 64<<10 {
+			ck.bad(f+".max_message_size", "%d exceeds the largest UDP datagram (64KiB)", in.MaxMessageSize)
+		}
+		if in.BatchSize == 0 {
+			in.BatchSize = 64
+		}
+		if in.BatchSize < 0 || in.BatchSize > 1024 {
+			ck.bad(f+".batch_size", "%d out of range 1..1024", in.BatchSize)
+		}
+		if in.Readers == 0 {
+			in.Readers = 1
+		}
+		if in.Readers < 0 || in.Readers > 64 {
+			ck.bad(f+".readers", "%d out of range 1..64", in.Readers)
+		}
+	}
+	for i := range ins.SyslogTCP {
+		in := &ins.SyslogTCP[i]
+		f := fmt.Sprintf("inputs.syslog_tcp[%d]", i)
+		ck.name(f+".name", in.Name)
+		ck.addr(f+".listen", in.Listen)
+		if in.MaxMessageSize == 0 {
+			in.MaxMessageSize = 64 << 10
+		}
+		if in.MaxMessageSize < 64 || in.MaxMessageSize > 64<<20 {
+			ck.bad(f+".max_message_size", "%d out of range 64..64MiB", in.MaxMessageSize)
+		}
+		if in.MaxConnections == 0 {
+			in.MaxConnections = 1024
+		}
+		if in.MaxConnections < 0 {
+			ck.bad(f+".max_connections", "must be positive")
+		}
+		if in.IdleTimeout == 0 {
+			in.IdleTimeout = 10 * time.Minute
+		}
+		in.StreamLimits.validate(f, in.MaxConnections, ck.bad)
+		if in.TLS != nil && (in.TLS.CertFile == "" || in.TLS.KeyFile == "") {
+			ck.bad(f+".tls", "cert_file and key_file are required")
+		}
+	}
+	for i := range ins.JSONTCP {
+		in := &ins.JSONTCP[i]
+		f := fmt.Sprintf("inputs.json_tcp[%d]", i)
+		ck.name(f+".name", in.Name)
+		ck.addr(f+".listen", in.Listen)
+		if in.MaxLineSize == 0 {
+			in.MaxLineSize = 1 << 20
+		}
+		if in.MaxConnections == 0 {
+			in.MaxConnections = 1024
+		}
+		if in.IdleTimeout == 0 {
+			in.IdleTimeout = 10 * time.Minute
+		}
+		in.StreamLimits.validate(f, in.MaxConnections, ck.bad)
+	}
+	g := &ins.Generator
+	if g.Rate < 0 {
+		ck.bad("inputs.generator.rate", "must not be negative")
+	}
+	if g.Shape == "" {
+		g.Shape = "syslog"
+	}
+	if !slices.Contains(generatorShapes, g.Shape) {
+		ck.bad("inputs.generator.shape", "unknown shape %q (want one of %s)", g.Shape, strings.Join(generatorShapes, ", "))
+	}
+}
+
+// validate fills the workers' defaults and checks them.
+func (w *WorkersConfig) validate(ck *checker) {
+	if w.Count == 0 {
+		w.Count = runtime.GOMAXPROCS(0)
+	}
+	if w.Count < 0 || w.Count > 256 {
+		ck.bad("workers.count", "%d out of range 1..256", w.Count)
+	}
+	if w.RingSize == 0 {
+		w.RingSize = 8192
+	}
+	if w.RingSize < 2 || w.RingSize&(w.RingSize-1) != 0 {
+		ck.bad("workers.ring_size", "%d is not a power of two", w.RingSize)
+	}
+	if w.BatchMaxEvents == 0 {
+		w.BatchMaxEvents = 1000
+	}
+	if w.BatchMaxBytes == 0 {
+		w.BatchMaxBytes = 1 << 20
+	}
+	if w.BatchMaxWait == 0 {
+		w.BatchMaxWait = 100 * time.Millisecond
+	}
+}

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/delivery"
+	"github.com/relaykit/relaykit/stream"
+)
+
+// Drop reasons, used as metric labels.
+const (
+	dropQueueFull    = "queue_full"    // UDP datagram arrived while the worker ring was full
+	dropInvalidJSON  = "invalid_json"  // JSON line failed validation (dead-lettered)
+	dropUnrouted     = "unrouted"      // no route matched
+	dropFiltered     = "filtered"      // a pipeline step dropped it (drop, sample)
+	dropSpoolFull    = "spool_full"    // the destination's spool was full (policy drop_newest)
+	dropSpoolOldest  = "spool_oldest"  // spooled, then discarded for room (policy drop_oldest)
+	dropSpoolCorrupt = "spool_corrupt" // destroyed on disk: a damaged spool record or a missing segment
+	dropRejected     = "rejected"      // destination refused it as bad data (dead-lettered)
+	dropSinkError    = "sink_error"    // a sink the router could not hand it to (none today)
+	dropShutdown     = "shutdown"      // the shutdown deadline came before a destination accepted it
+	dropRcvbuf       = "rcvbuf_full"   // the kernel dropped a UDP datagram: the input's socket buffer (read_buffer) was full
+)
+
+var dropReasons = [...]string{dropQueueFull, dropInvalidJSON, dropUnrouted, dropFiltered, dropSpoolFull, dropSpoolOldest,
+	dropSpoolCorrupt, dropRejected, dropSinkError, dropShutdown, dropRcvbuf}
+
+// inputStats counts one input. Fields are updated with atomics by the
+// input's goroutines.
+type inputStats struct {
+	name, kind  string
+	received    atomic.Int64 // events handed to the rings, plus invalid JSON lines
+	bytes       atomic.Int64
+	parseErrors atomic.Int64 // forwarded raw with FlagParseError
+	truncated   atomic.Int64 // frames cut at the max message size
+	invalid     atomic.Int64 // JSON lines that failed validation
+	readErrors  atomic.Int64 // UDP reads that failed (the input backs off and reads on)
+	// kernelDropped counts UDP datagrams the kernel dropped at the input's
+	// socket (SO_RXQ_OVFL); they are in received and dropped{rcvbuf_full}.
+	kernelDropped atomic.Int64
+
+	// Stream inputs (syslog TCP/TLS, JSON lines): the listener's
+	// connection counters and the framers' byte accounting.
+	listener *stream.Listener
+	framing  stream.Counters
+}
+
+// destStats counts one destination. A network destination's queue keeps
+// the rest (backlog, memory, spool damage): see DestSnapshot.
+type destStats struct {
+	name, kind string
+	in         atomic.Int64 // events the router handed to the destination
+	delivered  atomic.Int64 // accepted by the destination (or written, for archives)
+	dropped    atomic.Int64 // lost with a reason counted in the ledger
+	batches    atomic.Int64 // archive writes
+	errors     atomic.Int64 // archive write errors
+	healthy    atomic.Bool  // archive: the last write succeeded
+	queue      *delivery.Queue
+	latency    latencyHist // receive -> delivered
+}
+
+// latencyBounds are the upper bounds, in seconds, of the buckets of
+// relay_destination_latency_seconds.
+var latencyBounds = [...]float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
+
+// latencyBoundsNs are latencyBounds in nanoseconds.
+var latencyBoundsNs = func() (b [len(latencyBounds)]int64) {
+	for i, s := range latencyBounds {
+		b[i] = int64(s * 1e9)
+	}
+	return b
+}()
+
+// latencyHist is a histogram of receive -> delivered times. A batch is
+// bucketed locally and then added with one atomic add per non-empty
+// bucket, so a batch costs one clock read and a few atomics, not a
+// histogram update per event.
+type latencyHist struct {
+	buckets [len(latencyBounds) + 1]atomic.Uint64 // last: +Inf
+	count   atomic.Uint64
+	sumNs   atomic.Int64
+}
+
+// observeDelivered records the receive -> delivered time of every event of
+// batch (events without a receive time are skipped), with one clock read
+// for the batch. Call it where a batch counts as delivered.
+func (s *destStats) observeDelivered(batch []relaykit.Event) {
+	if len(batch) == 0 {
+		return
+	}
+	now := time.Now().UnixNano()
+	var local [len(latencyBounds) + 1]uint64
+	var n uint64
+	var sum int64
+	for i := range batch {
+		rt := batch[i].ReceiveTime
+		if rt == 0 {
+			continue
+		}
+		d := max(now-rt, 0)
+		b := 0
+		for b < len(latencyBoundsNs) && d > latencyBoundsNs[b] {
+			b++
+		}
+		local[b]++
+		n++
+		sum += d
+	}
+	if n == 0 {
+		return
+	}
+	h := &s.latency
+	for b, v := range local {
+		if v != 0 {
+			h.buckets[b].Add(v)
+		}
+	}
+	h.sumNs.Add(sum)
+	h.count.Add(n)
+}
+
+// ledger is the relay's accounting. Stage by stage it balances:
+//
+//	received (inputs)   = routed + dropped{queue_full, invalid_json, rcvbuf_full} + queued
+//	routed   (router)   = events handed to the route table
+//	in_d + recovered_d  = delivered_d + dropped_d + pending_d
+//
+// where pending_d is what destination d accepted and has not delivered yet
+// (on disk in spool mode always, in memory or on disk in on_failure; its
+// delivery queue counts it exactly, and recovered_d, the backlog found on
+// disk at startup, from the spool's record headers). With one destination
+// per event (the default config), received = delivered + archived +
+// spooled (pending) + dropped{reason}.
+type ledger struct {
+	mu      sync.Mutex
+	inputs  []*inputStats
+	dests   []*destStats
+	routed  atomic.Int64
+	queued  atomic.Int64 // in rings and collectors right now
+	dropped [len(dropReasons)]atomic.Int64
+	start   time.Time
+
+	deadLettered     atomic.Int64 // lines written to the dead-letter file
+	deadLetterErrors atomic.Int64 // writes to it that failed (the line is lost)
+}
+
+func newLedger() *ledger { return &ledger{start: time.Now()} }
+
+func (l *ledger) input(name, kind string) *inputStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := &inputStats{name: name, kind: kind}
+	l.inputs = append(l.inputs, s)
+	return s
+}
+
+func (l *ledger) dest(name, kind string) *destStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := &destStats{name: name, kind: kind}
+	s.healthy.Store(true)
+	l.dests = append(l.dests, s)
+	return s
+}
+
+func (l *ledger) drop(reason string, n int64) {
+	l.dropped[slices.Index(dropReasons[:], reason)].Add(n)
+}
+
+// Snapshot is a point-in-time copy of the ledger's totals.
+type Snapshot struct {
+	Received    int64
+	ParseErrors int64
+	Truncated   int64
+	Invalid     int64
+	Routed      int64
+	Queued      int64
+	Delivered   int64 // forward destinations
+	Archived    int64 // archive destinations
+	Spooled     int64 // accepted by destinations, not yet delivered (pending)
+	Dropped     map[string]int64
+	Dest        map[string]DestSnapshot
+	Input       map[string]int64 // received per input
+	// DeadLetterErrors counts the lines the dead-letter file failed to
+	// take (their events are counted as dropped all the same).
+	DeadLetterErrors int64
+}
+
+// DestSnapshot is one destination's counters.
+type DestSnapshot struct {
+	In, Delivered, Recovered, Dropped int64
+	// Pending is what the destination accepted and has not delivered:
+	// Backlog (events in the spool, in spool mode always memory's too)
+	// and Memory hold it, and Spooled counts every event ever written to
+	// the spool.
+	Pending, Backlog, BacklogBytes, Memory, Spooled int64
+	// Healthy reports whether the destination took the last batch sent;
+	// DiskFailing whether its spool refuses writes (batches then wait in
+	// memory until delivered).
+	Healthy, DiskFailing bool
+}
+
+// Unaccounted is what the destination cannot account for: events handed
+// to it (or found in its spool at startup) that are neither delivered,
+// dropped nor pending. It is zero, always.
+func (d DestSnapshot) Unaccounted() int64 {
+	return d.In + d.Recovered - d.Delivered - d.Dropped - d.Pending
+}
+
+// DroppedTotal sums the drop reasons.
+func (s Snapshot) DroppedTotal() int64 {
+	var n int64
+	for _, v := range s.Dropped {
+		n += v
+	}
+	return n
+}
+
+func (l *ledger) Snapshot() Snapshot {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := Snapshot{Dropped: map[string]int64{}, Dest: map[string]DestSnapshot{}, Input: map[string]int64{}}
+	for _, in := range l.inputs {
+		r := in.received.Load()
+		s.Received += r
+		s.Input[in.name] += r
+		s.ParseErrors += in.parseErrors.Load()
+		s.Truncated += in.truncated.Load()
+		s.Invalid += in.invalid.Load()
+	}
+	s.Routed = l.routed.Load()
+	s.Queued = l.queued.Load()
+	s.DeadLetterErrors = l.deadLetterErrors.Load()
+	for i, r := range dropReasons {
+		if v := l.dropped[i].Load(); v != 0 {
+			s.Dropped[r] = v
+		}
+	}
+	for _, d := range l.dests {
+		ds := d.snapshot()
+		s.Dest[d.name] = ds
+		if d.kind == "archive" {
+			s.Archived += ds.Delivered
+		} else {
+			s.Delivered += ds.Delivered
+		}
+		s.Spooled += ds.Pending
+	}
+	return s
+}
+
+// snapshot reads the destination's counters and its queue's.
+func (d *destStats) snapshot() DestSnapshot {
+	ds := DestSnapshot{In: d.in.Load(), Delivered: d.delivered.Load(), Dropped: d.dropped.Load(), Healthy: d.healthy.Load()}
+	if d.queue == nil {
+		return ds
+	}
+	// Read the queue after the relay's own counters: its Pending then
+	// never misses an event the hooks counted out meanwhile.
+	q := d.queue.Stats()
+	ds.Recovered, ds.Pending, ds.Healthy, ds.DiskFailing = q.Recovered, q.Pending, q.Healthy, q.DiskFailing
+	ds.Backlog, ds.BacklogBytes, ds.Memory = q.SpoolEvents, q.SpoolBytes, q.MemoryEvents
+	ds.Spooled = q.Spool.AppendedEvents + q.Retry.AppendedEvents
+	return ds
+}
+
+// String is the one-line summary printed by -stats and at shutdown.
+func (s Snapshot) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "received=%d routed=%d delivered=%d archived=%d spooled=%d dropped=%d",
+		s.Received, s.Routed, s.Delivered, s.Archived, s.Spooled, s.DroppedTotal())
+	if len(s.Dropped) > 0 {
+		keys := make([]string, 0, len(s.Dropped))
+		for k := range s.Dropped {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b.WriteString("{")
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, "%s=%d", k, s.Dropped[k])
+		}
+		b.WriteString("}")
+	}
+	fmt.Fprintf(&b, " queued=%d parse_errors=%d truncated=%d dead_letter_errors=%d", s.Queued, s.ParseErrors, s.Truncated, s.DeadLetterErrors)
+	return b.String()
+}
