@@ -159,8 +159,9 @@ type Config struct {
 	// AttemptTimeout bounds one Send to the sink, so that a destination
 	// that hangs costs the budget, not the sink's own timeout. A
 	// destination that has shown it is slow rather than hung gets more:
-	// four times its recent successful sends, or twice the bound of a send
-	// that ran out of time, up to 16 times AttemptTimeout. Zero means
+	// three times the slowest of its last 16 successful sends, or twice the
+	// bound of a send that ran out of time, up to 16 times AttemptTimeout.
+	// Zero means
 	// RetryBudget; it may not exceed it.
 	AttemptTimeout time.Duration
 	// ProbeInterval caps the wait between probes of an unhealthy

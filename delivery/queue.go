@@ -53,9 +53,11 @@ type Queue struct {
 	ackFailing, readFailing atomic.Bool
 	lastErr                 atomic.Pointer[errBox]
 	lostSeen                [2]int64 // storage LostEvents already counted, main and retry (sender only)
-	// How long the destination takes (sender only): the moving average of
-	// successful attempts, and the bound earned by a timed-out one.
-	ewma, slow time.Duration
+	// How long the destination takes (sender only): its last successful
+	// attempts, and the bound earned by a timed-out one.
+	took   [16]time.Duration
+	tookAt int
+	slow   time.Duration
 
 	c counters
 }

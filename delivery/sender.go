@@ -303,12 +303,12 @@ func joinRest(evs []relaykit.Event, k, n int) []relaykit.Event {
 }
 
 // attemptTimeout is the bound of one attempt: AttemptTimeout, unless the
-// destination has shown it needs longer: four times its recent successful
-// attempts, or twice the bound of an attempt that ran out of time (so a
-// destination that is slow, not hung, gets there), at most 16 times
-// AttemptTimeout. It runs on the sender only.
+// destination has shown it needs longer: three times the slowest of its
+// last 16 successful sends, or twice the bound of a send that ran out of
+// time (so a destination that is slow, not hung, gets there), at most 16
+// times AttemptTimeout. It runs on the sender only.
 func (q *Queue) attemptTimeout() time.Duration {
-	return min(max(q.cfg.AttemptTimeout, 4*q.ewma, q.slow), 16*q.cfg.AttemptTimeout)
+	return min(max(q.cfg.AttemptTimeout, 3*slices.Max(q.took[:]), q.slow), 16*q.cfg.AttemptTimeout)
 }
 
 // observe learns from a full attempt how long the destination takes.
@@ -317,13 +317,10 @@ func (q *Queue) observe(took time.Duration, timedOut, ok bool) {
 	case timedOut:
 		q.slow = min(2*q.attemptTimeout(), 16*q.cfg.AttemptTimeout)
 	case ok:
-		if q.ewma == 0 {
-			q.ewma = took
-		} else {
-			q.ewma += (took - q.ewma) / 4
-		}
+		q.took[q.tookAt] = took
+		q.tookAt = (q.tookAt + 1) % len(q.took)
 		if took < q.cfg.AttemptTimeout/4 {
-			q.slow = 0 // fast again
+			q.slow /= 2 // faster again: earn the bound back slowly
 		}
 	}
 }

@@ -21,7 +21,10 @@ func forwardConfig(t *testing.T, hec *forwardtest.HECServer, dcr *forwardtest.DC
 	dc := dcr.Config()
 	t.Setenv("TEST_HEC_TOKEN", hec.Token())
 	t.Setenv("TEST_SENTINEL_SECRET", dc.ClientSecret)
-	fast := RetryConfig{MaxAttempts: 2, InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}
+	// A long budget: these tests are about what arrives, not timing, and
+	// run under the race detector on a shared machine, where one request
+	// may take seconds (a timed-out attempt is sent again: a duplicate).
+	fast := RetryConfig{MaxAttempts: 2, MaxElapsed: 20 * time.Second, InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}
 	cfg.Destinations["hec"] = DestinationConfig{Type: "hec", URL: hec.URL, Token: "${TEST_HEC_TOKEN}", Retry: fast, Timeout: 5 * time.Second}
 	cfg.Destinations["sentinel"] = DestinationConfig{
 		Type: "sentinel", Endpoint: dcr.URL, AuthorityHost: dcr.AuthorityHost,

@@ -84,7 +84,10 @@ destinations:
 func tablesConfig(t *testing.T, hec *forwardtest.HECServer, syslogDCR, cefDCR *forwardtest.DCRServer) Config {
 	t.Helper()
 	cfg := testConfig(t)
-	fast := RetryConfig{MaxAttempts: 2, InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}
+	// A long budget: these tests are about what arrives, not timing, and
+	// run under the race detector on a shared machine, where one request
+	// may take seconds (a timed-out attempt is sent again: a duplicate).
+	fast := RetryConfig{MaxAttempts: 2, MaxElapsed: 20 * time.Second, InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}
 	sentinel := func(srv *forwardtest.DCRServer, table string) DestinationConfig {
 		c := srv.Config()
 		return DestinationConfig{
