@@ -23,6 +23,8 @@ import (
 	"github.com/maxmind/mmdbwriter/mmdbtype"
 	"github.com/maypok86/otter/v2"
 	geoip2 "github.com/oschwald/geoip2-golang/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/relaykit/relaykit/enrich"
 )
@@ -355,7 +357,7 @@ func BenchmarkCacheLib(b *testing.B) {
 // geoLite2Dir returns the directory holding GeoLite2-City.mmdb, from
 // GEOIP_DATABASE_DIR, or skips: the real database is not part of the
 // repository (its licence forbids redistribution here).
-func geoLite2Dir(b *testing.B) string {
+func geoLite2Dir(b testing.TB) string {
 	b.Helper()
 	dir := os.Getenv("GEOIP_DATABASE_DIR")
 	if dir == "" {
@@ -399,6 +401,101 @@ func realIPs(b *testing.B, path string, n int) []netip.Addr {
 		ips = append(ips, ip)
 	}
 	return ips
+}
+
+// TestGeoIPRealMatchesGeoip2 compares enrich.GeoIP with geoip2-golang on
+// the real GeoLite2-City for IPv4 addresses drawn over the whole space and
+// IPv6 addresses (native and 6to4), found or not, with the tables off, cold and
+// warm: every field must equal what geoip2-golang decodes.
+func TestGeoIPRealMatchesGeoip2(t *testing.T) {
+	dir := geoLite2Dir(t)
+	path := filepath.Join(dir, "GeoLite2-City.mmdb")
+	r, err := geoip2.Open(path)
+	require.NoError(t, err)
+	defer r.Close()
+	rng := rand.New(rand.NewPCG(5, 6))
+	n := 200_000
+	if testing.Short() {
+		n = 20_000
+	}
+	ips := make([]netip.Addr, 0, n)
+	for len(ips) < n {
+		if len(ips)%4 == 3 {
+			// In the regional registries' busiest /12s, or in 2002::/16
+			// (6to4, which the tree aliases to the IPv4 part).
+			hi := rng.Uint64()
+			if len(ips)%8 == 3 {
+				hi = hi>>16 | 0x2002<<48
+			} else {
+				hi = hi>>20 | uint64([]uint16{0x240, 0x260, 0x2a0}[rng.IntN(3)])<<52
+			}
+			var a [16]byte
+			binary.BigEndian.PutUint64(a[:], hi)
+			binary.BigEndian.PutUint64(a[8:], rng.Uint64())
+			ips = append(ips, netip.AddrFrom16(a))
+			continue
+		}
+		var a [4]byte
+		binary.BigEndian.PutUint32(a[:], rng.Uint32())
+		ips = append(ips, netip.AddrFrom4(a))
+	}
+	want := make([]enrich.GeoRecord, len(ips))
+	wantFound := make([]bool, len(ips))
+	found4, found6 := 0, 0
+	for i, ip := range ips {
+		c, err := r.City(ip)
+		require.NoError(t, err)
+		w := &want[i]
+		wantFound[i] = c.HasData()
+		w.CountryISO, w.CountryName = c.Country.ISOCode, c.Country.Names.English
+		if w.CountryISO == "" && w.CountryName == "" {
+			w.CountryISO, w.CountryName = c.RegisteredCountry.ISOCode, c.RegisteredCountry.Names.English
+		}
+		if len(c.Subdivisions) > 0 {
+			w.Subdivision, w.SubdivisionISO = c.Subdivisions[0].Names.English, c.Subdivisions[0].ISOCode
+		}
+		w.City = c.City.Names.English
+		if c.Location.Latitude != nil && c.Location.Longitude != nil {
+			w.Latitude, w.Longitude, w.HasLocation = *c.Location.Latitude, *c.Location.Longitude, true
+		}
+		if wantFound[i] && ip.Is4() {
+			found4++
+		} else if wantFound[i] {
+			found6++
+		}
+	}
+	t.Logf("%d addresses, found: %d IPv4, %d IPv6", n, found4, found6)
+	require.Greater(t, found4, n/4, "IPv4 addresses found")
+	require.Greater(t, found6, n/100, "IPv6 addresses found")
+	for _, tc := range []struct {
+		name string
+		cfg  enrich.GeoConfig
+	}{
+		{"defaults", enrich.GeoConfig{}},
+		{"tables off", enrich.GeoConfig{AddressCacheSlots: -1, RecordCacheSlots: -1, StringCacheSlots: -1}},
+		{"small tables", enrich.GeoConfig{AddressCacheSlots: 64, RecordCacheSlots: 64, StringCacheSlots: 64}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.CityPath = path
+			g, err := enrich.OpenGeoIP(tc.cfg)
+			require.NoError(t, err)
+			defer g.Close()
+			bad := 0
+			for pass := range 2 {
+				for i, ip := range ips {
+					rec, ok := g.Lookup(ip)
+					if ok != wantFound[i] || rec != want[i] {
+						bad++
+						if bad <= 5 {
+							t.Errorf("pass %d, %v: got %v %+v, want %v %+v", pass, ip, ok, rec, wantFound[i], want[i])
+						}
+					}
+				}
+			}
+			assert.Zero(t, bad, "mismatches")
+			assert.Zero(t, g.Stats().Errors)
+		})
+	}
 }
 
 // BenchmarkGeoIPReal looks addresses up in MaxMind's GeoLite2-City (the

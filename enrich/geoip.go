@@ -168,7 +168,7 @@ func OpenGeoIP(cfg GeoConfig) (*GeoIP, error) {
 		cfg.StringCacheSlots = 1 << 16
 	}
 	if cfg.RecordCacheSlots == 0 {
-		cfg.RecordCacheSlots = 1 << 14
+		cfg.RecordCacheSlots = 1 << 16
 	}
 	if cfg.AddressCacheSlots == 0 {
 		cfg.AddressCacheSlots = 1 << 16
@@ -433,7 +433,7 @@ func (f *geoFile) lookup(ip netip.Addr, kind int, rec *GeoRecord) (bool, error) 
 	}
 	off := res.Offset()
 	if f.recs != nil {
-		if e := f.recs.get(off); e != nil {
+		if e := f.recs.getRecord(off); e != nil {
 			mergeRecord(rec, &e.rec, kind)
 			return true, nil
 		}
@@ -446,7 +446,7 @@ func (f *geoFile) lookup(ip netip.Addr, kind int, rec *GeoRecord) (bool, error) 
 		return false, err
 	}
 	if f.recs != nil {
-		f.recs.put(off, &d.rec)
+		f.recs.putRecord(off, &d.rec)
 	}
 	mergeRecord(rec, &d.rec, kind)
 	return true, nil
