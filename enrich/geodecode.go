@@ -7,8 +7,17 @@ import (
 )
 
 // geoDecoder decodes the needed fields of one City or ASN record straight
-// from the database with the cursor API: no reflection, and strings come
-// from the file's stringTable when it has them.
+// from the database with the cursor API: no reflection, maps walked with
+// the counted-map reader that maxminddb-gen's generated decoders use, and
+// places and strings from the file's stringTable when it has them.
+//
+// A City record's places (city, country, subdivisions) are pointers to
+// maps shared by many records, each with a names map in up to 8
+// languages. The decoder looks a place up in the string table by the
+// offset the pointer leads to; on a miss it reads the place's map only up
+// to its ISO code and English name, and takes the record's next field
+// from past the pointer, so the other languages are neither decoded nor
+// walked.
 type geoDecoder struct {
 	kind int
 	strs *stringTable
@@ -29,29 +38,23 @@ var _ mmdbdata.CursorUnmarshaler = (*geoDecoder)(nil)
 // UnmarshalMaxMindDBCursor implements mmdbdata.CursorUnmarshaler.
 func (d *geoDecoder) UnmarshalMaxMindDBCursor(c mmdbdata.Cursor) (mmdbdata.Cursor, error) {
 	d.rec = GeoRecord{}
-	m, err := c.Map()
-	if err != nil {
-		return mmdbdata.Cursor{}, err
-	}
 	if d.kind == kindASN {
-		err = d.decodeASN(&m)
-	} else {
-		err = d.decodeCity(&m)
+		return d.decodeASN(c)
 	}
-	if err != nil {
-		return mmdbdata.Cursor{}, err
-	}
-	return m.End()
+	return d.decodeCity(c)
 }
 
 // decodeASN reads the AS number and organisation of an ASN record.
-func (d *geoDecoder) decodeASN(m *mmdbdata.MapCursor) error {
-	var next mmdbdata.Cursor
-	var err error
-	for {
-		key, v, ok := m.Next(next)
-		if !ok {
-			return nil
+func (d *geoDecoder) decodeASN(c mmdbdata.Cursor) (mmdbdata.Cursor, error) {
+	m, err := c.MapReader()
+	if err != nil {
+		return mmdbdata.Cursor{}, err
+	}
+	next := m.First()
+	for range m.Len() {
+		key, v, err := next.ReadMapKey()
+		if err != nil {
+			return mmdbdata.Cursor{}, err
 		}
 		switch string(key) {
 		case "autonomous_system_number":
@@ -64,22 +67,25 @@ func (d *geoDecoder) decodeASN(m *mmdbdata.MapCursor) error {
 			next, err = v.Skip()
 		}
 		if err != nil {
-			return err
+			return mmdbdata.Cursor{}, err
 		}
 	}
+	return m.End(next)
 }
 
 // decodeCity reads the place names and location of a City (or Country)
-// record. The places (city, country, subdivisions) are pointers to data
-// shared by many records; the others are skipped over without being read.
-func (d *geoDecoder) decodeCity(m *mmdbdata.MapCursor) error {
+// record; the other fields are skipped over without being read.
+func (d *geoDecoder) decodeCity(c mmdbdata.Cursor) (mmdbdata.Cursor, error) {
+	m, err := c.MapReader()
+	if err != nil {
+		return mmdbdata.Cursor{}, err
+	}
 	var regISO, regName string
-	var next mmdbdata.Cursor
-	var err error
-	for {
-		key, v, ok := m.Next(next)
-		if !ok {
-			break
+	next := m.First()
+	for range m.Len() {
+		key, v, err := next.ReadMapKey()
+		if err != nil {
+			return mmdbdata.Cursor{}, err
 		}
 		switch string(key) {
 		case "city":
@@ -103,7 +109,7 @@ func (d *geoDecoder) decodeCity(m *mmdbdata.MapCursor) error {
 			next, err = v.Skip()
 		}
 		if err != nil {
-			return err
+			return mmdbdata.Cursor{}, err
 		}
 	}
 	if d.rec.CountryISO == "" && d.rec.CountryName == "" {
@@ -111,7 +117,7 @@ func (d *geoDecoder) decodeCity(m *mmdbdata.MapCursor) error {
 		// back to the country the network is registered in.
 		d.rec.CountryISO, d.rec.CountryName = regISO, regName
 	}
-	return nil
+	return m.End(next)
 }
 
 // readString reads a string, from the string table when it holds it.
@@ -181,57 +187,54 @@ func (d *geoDecoder) readPlace(c mmdbdata.Cursor, iso, name *string) (mmdbdata.C
 // c.Skip. The strings are new: the place as a whole is what the string
 // table keeps.
 func decodePlace(c mmdbdata.Cursor) (iso, name string, err error) {
-	m, err := c.Map()
+	m, err := c.MapReader()
 	if err != nil {
 		return "", "", err
 	}
-	haveISO, haveName := false, false
-	left := m.Size()
-	var next mmdbdata.Cursor
-	for {
-		key, v, ok := m.Next(next)
-		if !ok {
-			return iso, name, m.Err()
+	haveISO := false
+	next := m.First()
+	for i := range m.Len() {
+		key, v, err := next.ReadMapKey()
+		if err != nil {
+			return "", "", err
 		}
-		left--
 		switch string(key) {
 		case "iso_code":
-			iso, next, err = v.ReadString()
+			if iso, next, err = v.ReadString(); err != nil {
+				return "", "", err
+			}
 			haveISO = true
 		case "names":
-			name, err = englishName(v)
-			haveName = true
-			if err == nil && (left == 0 || haveISO) {
+			if name, err = englishName(v); err != nil {
+				return "", "", err
+			}
+			if haveISO || i == m.Len()-1 {
 				return iso, name, nil
 			}
-			if err == nil {
-				next, err = v.Skip()
-			}
+			next, err = v.Skip()
 		default:
 			next, err = v.Skip()
 		}
 		if err != nil {
 			return "", "", err
 		}
-		if haveISO && haveName {
-			return iso, name, nil
-		}
 	}
+	return iso, name, nil
 }
 
 // englishName returns the "en" entry of the names map at c, or "" when
 // it has none. It reads keys only up to "en": the other languages are
 // neither decoded nor walked.
 func englishName(c mmdbdata.Cursor) (string, error) {
-	m, err := c.Map()
+	m, err := c.MapReader()
 	if err != nil {
 		return "", err
 	}
-	var next mmdbdata.Cursor
-	for {
-		key, v, ok := m.Next(next)
-		if !ok {
-			return "", m.Err()
+	next := m.First()
+	for range m.Len() {
+		key, v, err := next.ReadMapKey()
+		if err != nil {
+			return "", err
 		}
 		if string(key) == "en" {
 			s, _, err := v.ReadString()
@@ -241,6 +244,7 @@ func englishName(c mmdbdata.Cursor) (string, error) {
 			return "", err
 		}
 	}
+	return "", nil
 }
 
 // readSubdivisions reads the first element of the subdivisions array. The
@@ -283,16 +287,16 @@ func (d *geoDecoder) readSubdivisions(c mmdbdata.Cursor) (mmdbdata.Cursor, error
 
 // readLocation reads latitude and longitude.
 func (d *geoDecoder) readLocation(c mmdbdata.Cursor) (mmdbdata.Cursor, error) {
-	m, err := c.Map()
+	m, err := c.MapReader()
 	if err != nil {
 		return mmdbdata.Cursor{}, err
 	}
-	var next mmdbdata.Cursor
 	var haveLat, haveLon bool
-	for {
-		key, v, ok := m.Next(next)
-		if !ok {
-			break
+	next := m.First()
+	for range m.Len() {
+		key, v, err := next.ReadMapKey()
+		if err != nil {
+			return mmdbdata.Cursor{}, err
 		}
 		switch string(key) {
 		case "latitude":
@@ -309,5 +313,5 @@ func (d *geoDecoder) readLocation(c mmdbdata.Cursor) (mmdbdata.Cursor, error) {
 		}
 	}
 	d.rec.HasLocation = haveLat && haveLon
-	return m.End()
+	return m.End(next)
 }
