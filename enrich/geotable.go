@@ -119,15 +119,23 @@ func (t *assocTable[E]) bucket(h uint64) []assocSlot[E] {
 	return t.slots[b : b+assocWays : b+assocWays]
 }
 
+// seen reports whether the key that hashes to h missed before: its mark
+// is in the recent table. Read before a slow step (the tree walk), the
+// load overlaps with that step.
+func (t *assocTable[E]) seen(h uint64) bool { return t.recent[h&t.mask].Load() == h }
+
 // admit returns the way of set (h's bucket) that a new entry for h is to
-// take, or -1 when it is not admitted (see assocTable).
-func (t *assocTable[E]) admit(set []assocSlot[E], h uint64) int {
+// take, or -1 when it is not admitted (see assocTable); seen is t.seen(h).
+// A plain store marks a first miss: no atomic read-modify-write on a
+// cache line that other cores may hold.
+func (t *assocTable[E]) admit(set []assocSlot[E], h uint64, seen bool) int {
 	for w := range set {
 		if set[w].tag.Load() == 0 {
 			return w
 		}
 	}
-	if t.recent[h&t.mask].Swap(h) != h {
+	if !seen {
+		t.recent[h&t.mask].Store(h)
 		return -1
 	}
 	return int((t.seq.Add(1) * 0x9E3779B97F4A7C15) >> 62)
@@ -185,7 +193,7 @@ func (t *recordTable) getRecord(off uintptr) *recEntry {
 func (t *recordTable) putRecord(off uintptr, rec *GeoRecord) {
 	h := offsetHash(off)
 	set := t.bucket(h)
-	if w := t.admit(set, h); w >= 0 {
+	if w := t.admit(set, h, t.seen(h)); w >= 0 {
 		t.store(set, w, h, &recEntry{off: off, rec: *rec})
 	}
 }
@@ -222,26 +230,31 @@ func addrHash(ip netip.Addr) uint64 {
 	return h ^ h>>32 | 1 // never 0, the "empty" tag
 }
 
-// get returns the entry for ip, or nil.
-func (t *addrTable) get(ip netip.Addr) *addrEntry {
+// get returns the entry for ip, or nil, and ip's hash.
+func (t *addrTable) get(ip netip.Addr) (*addrEntry, uint64) {
 	h := addrHash(ip)
 	set := t.bucket(h)
 	for w := range set {
 		if set[w].tag.Load() == h {
 			if e := set[w].e.Load(); e != nil && e.ip == ip {
-				return e
+				return e, h
 			}
 		}
 	}
-	return nil
+	return nil, h
 }
 
 // put stores the result for ip (see assocTable for the admission rule)
 // and returns the entry, or nil when it was not admitted.
 func (t *addrTable) put(ip netip.Addr, rec *GeoRecord, found bool) *addrEntry {
 	h := addrHash(ip)
+	return t.putHashed(ip, h, t.seen(h), rec, found)
+}
+
+// putHashed is put with ip's hash h and seen = t.seen(h) read earlier.
+func (t *addrTable) putHashed(ip netip.Addr, h uint64, seen bool, rec *GeoRecord, found bool) *addrEntry {
 	set := t.bucket(h)
-	w := t.admit(set, h)
+	w := t.admit(set, h, seen)
 	if w < 0 {
 		return nil
 	}
