@@ -514,7 +514,7 @@ func TestGeoIPRealMatchesGeoip2(t *testing.T) {
 //   - cached: 4096 addresses that recur (busy clients), answered by the
 //     address table; default configuration.
 //   - miss: default configuration, a stream of 1 048 576 distinct
-//     addresses (about 290 000 records), 16 times what the address table
+//     addresses (221 000 records), 16 times what the address table
 //     holds, so each lookup misses it, walks the tree, and finds its
 //     record in the record table or decodes it: what a lookup of a new
 //     address costs in the relay.
