@@ -25,13 +25,17 @@
 // code and name, first subdivision, city, latitude/longitude, AS number
 // and organisation. Names are the English ("en") ones. The decoder walks
 // the record with the cursor API of maxminddb-golang/v2 and reads only those
-// fields. Strings and shared places (countries, subdivisions) are kept in
-// a table keyed by their offset in the file, whole records in a table
-// keyed by the record's offset (many networks share one record), and
+// fields: a place (city, country, subdivision) only up to its English name,
+// the other languages neither decoded nor walked. Strings and shared places
+// are kept in a table keyed by their offset in the file, whole records in a
+// table keyed by the record's offset (many networks share one record), and
 // merged results of both databases in a table keyed by address (log
-// traffic repeats addresses), so a warm lookup does not allocate and a
-// repeated address skips the tree walks. All three tables are lock-free,
-// fixed-size and direct-mapped; a reload starts them afresh.
+// traffic repeats addresses), so a warm lookup does not allocate, a new
+// address whose record is known costs the tree walk and a probe, and a
+// repeated address skips the tree walks. All three tables are lock-free
+// and of a fixed size set in [GeoConfig] (the record and address tables
+// 4-way set-associative, the string table direct-mapped), which bounds
+// their memory; a reload starts them afresh.
 //
 // Editions that work: GeoLite2-City, GeoIP2-City and GeoIP2-Enterprise (all
 // fields), GeoLite2-Country and GeoIP2-Country (country fields only) as the
