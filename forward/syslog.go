@@ -393,6 +393,9 @@ func (s *Syslog) Send(ctx context.Context, batch []relaykit.Event) error {
 		}
 		// A write is bounded by WriteTimeout and cut short when ctx ends.
 		conn := s.conn
+		// The deadline is set before the context can cut it short: a
+		// cancellation that came first must not be overwritten.
+		_ = conn.SetWriteDeadline(time.Now().Add(s.writeTO))
 		stop := context.AfterFunc(ctx, func() { _ = conn.SetWriteDeadline(time.Unix(1, 0)) })
 		var err error
 		if s.udp {
@@ -552,7 +555,6 @@ func (s *Syslog) drop(err error) {
 
 // writeStream writes the whole formatted batch with one write call.
 func (s *Syslog) writeStream() error {
-	_ = s.conn.SetWriteDeadline(time.Now().Add(s.writeTO))
 	n, err := s.conn.Write(s.buf)
 	if err != nil {
 		return &SendError{Destination: s.dest, Code: -1, Retryable: true, Err: err}
@@ -565,7 +567,6 @@ func (s *Syslog) writeStream() error {
 // writeDatagrams sends the messages from index first on, one per datagram,
 // and returns how many it sent.
 func (s *Syslog) writeDatagrams(first int) (int, error) {
-	_ = s.conn.SetWriteDeadline(time.Now().Add(s.writeTO))
 	sent := 0
 	for i := first; i < len(s.ends); {
 		n := min(len(s.ends)-i, udpChunk)
