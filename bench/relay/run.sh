@@ -343,7 +343,7 @@ destinations:
   hec: {type: hec, url: "http://127.0.0.1:$hport", token: bench-token}
 routes:
   - {name: all, final: true, destinations: [hec]}
-spool: {dir: $1/spool, mode: $4}
+spool: {dir: $1/spool, mode: $4, max_size: 4GiB}
 dead_letter: {dir: $1/dl}
 metrics: {listen: 127.0.0.1:$3}
 EOF
