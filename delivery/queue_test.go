@@ -484,3 +484,49 @@ func TestSendBlockedReleasedByClose(t *testing.T) {
 }
 
 var _ = errors.New
+
+// TestEveryWriteFails runs the same 30 batches through a Queue again and
+// again, failing a different one of the disk writes (and, with Fsync, of
+// the fsyncs) each time, with ENOSPC and with EIO: whichever write fails —
+// a segment's creation, a record, the head file — nothing is dropped, every
+// event arrives once in order, and the disk works again for the next one.
+func TestEveryWriteFails(t *testing.T) {
+	run := func(t *testing.T, fsys *storagetest.FaultFS, fsync bool) []int {
+		d := &dest{}
+		q, err := delivery.New(d, delivery.Config{Dir: t.TempDir(), FS: fsys, Fsync: fsync, SegmentBytes: 64 << 10, MemoryBatches: 4})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- q.Run(ctx) }()
+		for i := range 30 {
+			require.NoError(t, q.Send(t.Context(), batchOf(i*40, 40)))
+		}
+		closeQ(t, q, 10*time.Second)
+		cancel()
+		<-done
+		st := q.Stats()
+		assertLedger(t, st)
+		assert.Empty(t, st.Dropped)
+		return d.events()
+	}
+	for _, tc := range []struct {
+		op    storagetest.Op
+		fsync bool
+	}{{storagetest.OpWrite, false}, {storagetest.OpSync, true}} {
+		clean := &storagetest.FaultFS{}
+		want := run(t, clean, tc.fsync)
+		n := clean.Count(tc.op)
+		require.Positive(t, n)
+		for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EIO} {
+			for k := range n {
+				fsys := &storagetest.FaultFS{}
+				fsys.Inject(storagetest.Fault{Op: tc.op, After: k, Times: 1, Err: errno})
+				got := run(t, fsys, tc.fsync)
+				if !assert.Equal(t, want, got, "%v %v failing at operation %d of %d", tc.op, errno, k+1, n) {
+					return
+				}
+			}
+		}
+		t.Logf("%v: each of %d operations failed in turn, twice", tc.op, n)
+	}
+}

@@ -344,10 +344,12 @@ func (s *Spool) load() error {
 	}
 	s.recountLocked()
 	if write {
-		if err := s.writeHeadLocked(); err != nil {
-			return err
+		// Counted when it fails (HeadErrors); the next acknowledgement
+		// writes it again. Until then a crash reads from the first
+		// segment, which is where the head is anyway.
+		if s.writeHeadLocked() == nil {
+			_ = s.fs.Remove(filepath.Join(s.cfg.Dir, posFileV2))
 		}
-		_ = s.fs.Remove(filepath.Join(s.cfg.Dir, posFileV2))
 	}
 	return nil
 }
@@ -597,8 +599,7 @@ func (s *Spool) Stats() SpoolStats {
 	}
 }
 
-// Close closes the spool's files, fsyncing the write segment when Fsync
-// is set, and releases the directory lock. It waits for a running Peek or
+// Close closes the spool's files and releases the directory lock. It waits for a running Peek or
 // Replay to return. Every other method returns ErrClosed after Close;
 // Close is idempotent.
 func (s *Spool) Close() error {
@@ -608,10 +609,7 @@ func (s *Spool) Close() error {
 		return nil
 	}
 	s.closed = true
-	var err error
-	if s.w != nil && s.cfg.Fsync {
-		err = s.w.Sync()
-	}
+	var err error // with Fsync every Append fsynced its record already
 	s.mu.Unlock()
 	s.rmu.Lock()
 	s.mu.Lock()
