@@ -3,13 +3,17 @@
 // destination that is down, and full policies. A [Queue] is itself a Sink,
 // so it drops into a pipeline route in place of the destination it wraps:
 //
-//	hec, _ := forward.NewHEC(forward.HECConfig{URL: url, Token: token, // no OnFailure: partial failures come back as *relaykit.BatchError
-//		Delivery: forward.DeliveryConfig{Retry: forward.RetryConfig{MaxAttempts: 1}}}) // the queue retries
+//	// No OnFailure: the sink reports partial failures as a
+//	// *relaykit.BatchError; one attempt each: the queue retries.
+//	hec, _ := forward.NewHEC(forward.HECConfig{URL: url, Token: token,
+//		Delivery: forward.DeliveryConfig{Retry: forward.RetryConfig{MaxAttempts: 1}}})
 //	q, _ := delivery.New(hec, delivery.Config{Name: "splunk", Dir: "/var/lib/agent/spool/splunk"})
-//	go q.Run(ctx)                                                       // the sender
-//	router, _ := pipeline.NewRouter([]pipeline.Route{{Name: "all", Sinks: []relaykit.Sink{q}}}, pipeline.Config{})
+//	go q.Run(ctx) // the sender
+//	router, _ := pipeline.NewRouter([]pipeline.Route{
+//		{Name: "all", Sinks: []relaykit.Sink{q}},
+//	}, pipeline.Config{})
 //	...
-//	q.Close(drainCtx)                                                   // after the producers stopped
+//	q.Close(drainCtx) // after the producers stopped
 //
 // Callers of Send never wait for the network: Send copies the batch into
 // memory and, in the default mode, appends it to the spool, then returns.
