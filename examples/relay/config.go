@@ -235,6 +235,7 @@ func (c *Config) Validate() error {
 	c.Spool.validate(ck)
 	c.validateDestinations(ck)
 	c.validateKafka(ck.bad, ck.name)
+	c.validateAckInputs(ck)
 	c.validateRoutes(ck)
 	if c.DeadLetter.Dir == "" {
 		c.DeadLetter.Dir = "./data/deadletter"
@@ -298,6 +299,7 @@ func (c *Config) Summary() string {
 	for _, in := range c.Inputs.Kafka {
 		fmt.Fprintf(&b, "input %s: kafka %s topics=%s group=%s (%s)\n", in.Name, strings.Join(in.Brokers, ","), strings.Join(in.Topics, ","), in.Group, in.Format)
 	}
+	c.Inputs.summaryAck(&b)
 	if c.Inputs.Generator.Rate > 0 {
 		fmt.Fprintf(&b, "input generator: %d events/s, shape %s\n", c.Inputs.Generator.Rate, c.Inputs.Generator.Shape)
 	}

@@ -17,6 +17,10 @@ type InputsConfig struct {
 
 	// Kafka consumer-group inputs; see kafka_config.go.
 	Kafka []KafkaInputConfig `yaml:"kafka"`
+
+	// Acknowledging inputs: Splunk HEC and RELP; see config_ack.go.
+	HEC  []HECInputConfig  `yaml:"hec"`
+	RELP []RELPInputConfig `yaml:"relp"`
 }
 
 // UDPInputConfig is a syslog UDP listener.

@@ -27,7 +27,10 @@ func fileNeeds(cfg Config) []fileNeed {
 	for _, in := range cfg.Inputs.JSONTCP {
 		needs = append(needs, fileNeed{"input " + in.Name + " max_connections", in.MaxConnections})
 	}
-	listeners := len(cfg.Inputs.SyslogUDP) + len(cfg.Inputs.SyslogTCP) + len(cfg.Inputs.JSONTCP)
+	for _, in := range cfg.Inputs.RELP {
+		needs = append(needs, fileNeed{"input " + in.Name + " max_connections", in.MaxConnections})
+	}
+	listeners := len(cfg.Inputs.SyslogUDP) + len(cfg.Inputs.SyslogTCP) + len(cfg.Inputs.JSONTCP) + len(cfg.Inputs.RELP) + len(cfg.Inputs.HEC)
 	if cfg.Metrics.Listen != "" {
 		listeners += 1 + 4 // the listener and a few scrapers
 	}

@@ -43,6 +43,10 @@ type Relay struct {
 	kafka      []*kafkaInput
 	kafkaSinks kafkaSinkCollector
 
+	// Acknowledging inputs (ack.go): Splunk HEC and RELP.
+	hec  []*hecInput
+	relp []*relpInput
+
 	// StatsOut receives the -stats line every Config.StatsInterval. Nil
 	// means os.Stderr. Set it before Run.
 	StatsOut io.Writer
@@ -97,6 +101,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		r.workers = append(r.workers, w)
 		r.disp.rings = append(r.disp.rings, w.ring)
 		r.disp.done = append(r.disp.done, &w.done)
+		r.disp.acks = append(r.disp.acks, &w.ack)
 	}
 
 	for _, in := range cfg.Inputs.SyslogUDP {
@@ -135,12 +140,33 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		}
 		r.kafka = append(r.kafka, k)
 	}
+	for _, in := range cfg.Inputs.HEC {
+		h, err := newHECInput(in, r.ledger.input(in.Name, "hec"), r.disp, r.healthy, log)
+		if err != nil {
+			return nil, err
+		}
+		r.hec = append(r.hec, h)
+	}
+	for _, in := range cfg.Inputs.RELP {
+		kind := "relp"
+		if in.TLS != nil {
+			kind = "relp_tls"
+		}
+		p, err := newRELPInput(in, r.ledger.input(in.Name, kind), r.disp, loc, log)
+		if err != nil {
+			return nil, err
+		}
+		r.relp = append(r.relp, p)
+	}
 	if cfg.Inputs.Generator.Rate > 0 {
 		r.gen = &generator{cfg: cfg.Inputs.Generator, stats: r.ledger.input("generator", "generator"), d: r.disp, loc: loc}
 	}
 	extra := []prometheus.Collector{r.kafkaSinks}
 	for _, k := range r.kafka {
 		extra = append(extra, k)
+	}
+	if len(r.hec)+len(r.relp) > 0 {
+		extra = append(extra, ackInputs{hec: r.hec, relp: r.relp})
 	}
 	r.metrics, err = newMetricsServer(cfg.Metrics.Listen, r.ledger, r.healthy, extra...)
 	if err != nil {
@@ -166,6 +192,12 @@ func (r *Relay) Addrs() map[string]net.Addr {
 	}
 	for _, l := range r.streams {
 		m[l.name] = l.Addr()
+	}
+	for _, h := range r.hec {
+		m[h.cfg.Name] = h.Addr()
+	}
+	for _, p := range r.relp {
+		m[p.name] = p.Addr()
 	}
 	if r.metrics.ln != nil {
 		m["metrics"] = r.metrics.ln.Addr()
@@ -279,8 +311,26 @@ func (r *Relay) Run(ctx context.Context) error {
 			}
 		})
 	}
+	// The acknowledging inputs finish what they took in before they
+	// return: the rings stay open and the workers run until then.
+	for _, h := range r.hec {
+		inputs.Go(func() {
+			if err := h.Run(inCtx, hard); err != nil {
+				keep(err)
+				stopInputs()
+			}
+		})
+	}
+	for _, p := range r.relp {
+		inputs.Go(func() {
+			if err := p.Run(inCtx, hard); err != nil {
+				keep(err)
+				stopInputs()
+			}
+		})
+	}
 	r.ready.Store(true)
-	r.log.Info("relay started", "inputs", len(r.udp)+len(r.streams)+len(r.kafka), "workers", len(r.workers), "destinations", len(r.dests))
+	r.log.Info("relay started", "inputs", len(r.udp)+len(r.streams)+len(r.kafka)+len(r.hec)+len(r.relp), "workers", len(r.workers), "destinations", len(r.dests))
 
 	<-inCtx.Done()
 	r.ready.Store(false)
@@ -334,6 +384,13 @@ func (r *Relay) closeAll() error {
 	}
 	for _, l := range r.streams {
 		l.ln.Close()
+	}
+	for _, h := range r.hec {
+		h.Close()
+	}
+	for _, p := range r.relp {
+		p.ln.Close()
+		p.srv.Close()
 	}
 	if r.metrics != nil && r.metrics.ln != nil {
 		r.metrics.ln.Close()

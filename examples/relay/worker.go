@@ -24,6 +24,8 @@ type dispatcher struct {
 	// done[i] is the worker of rings[i]'s completion count (worker.done),
 	// read by inputs that acknowledge upstream (Kafka; see mark).
 	done []*atomic.Uint64
+	// acks[i] lets acknowledging inputs wait on rings[i]'s worker (ack.go).
+	acks []*ackRing
 }
 
 // Events travel through the rings as values whose byte slices belong to
@@ -157,6 +159,7 @@ type worker struct {
 	stuck  bool
 	failed sendFailures // of the flush in progress (flushes run one at a time)
 	hard   context.Context
+	ack    ackRing // inputs waiting for done to reach their mark (ack.go)
 }
 
 // lateRoute routes events the shutdown deadline caught before they could be
@@ -219,7 +222,10 @@ func (w *worker) flush(ctx context.Context, b []relaykit.Event) error {
 	}
 	if !w.stuck {
 		w.done.Add(uint64(len(b)))
+	} else {
+		w.ack.stuck.Store(true)
 	}
+	w.ack.progress()
 	recycle(b)
 	return nil
 }
@@ -308,6 +314,18 @@ func (w *worker) Run(hard context.Context) error {
 	defer stopColl()
 	collDone := make(chan error, 1)
 	go func() { collDone <- w.coll.Run(collCtx) }()
+	// The kicker cuts the open batch when an acknowledging input waits
+	// and the ring is empty (ack.go), so that input's sender waits for a
+	// flush, not for batch_max_wait. Kicks that come while a flush runs
+	// coalesce into one: what arrived meanwhile goes out together.
+	kick := make(chan struct{}, 1)
+	kickerDone := make(chan struct{})
+	go func() {
+		defer close(kickerDone)
+		for range kick {
+			_ = w.coll.Flush(hard)
+		}
+	}()
 
 	buf := make([]relaykit.Event, 256)
 	var err error
@@ -319,6 +337,12 @@ func (w *worker) Run(hard context.Context) error {
 			}
 			buf[i] = relaykit.Event{}
 		}
+		if n < len(buf) && w.ack.waiting.Load() > 0 {
+			select {
+			case kick <- struct{}{}:
+			default:
+			}
+		}
 		if perr != nil {
 			if !errors.Is(perr, ringbuffer.ErrClosed) {
 				err = perr
@@ -326,6 +350,8 @@ func (w *worker) Run(hard context.Context) error {
 			break
 		}
 	}
+	close(kick)
+	<-kickerDone
 	stopColl()
 	// A drain timeout is not a loss: late batches were spooled (OnDrop) and
 	// flushes cut short spooled what they had not delivered.

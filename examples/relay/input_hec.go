@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/stream/hec"
+)
+
+// hecInput is a Splunk HTTP Event Collector listener: an http.Server (TLS
+// optional) serving a hec.Handler whose Sink pushes each request's events
+// into a worker ring and waits until they are finished (ack.go). So a
+// request is answered "Success" (or, with useACK, its ackId turns true)
+// only once every destination it was routed to has its events delivered,
+// on disk or dead-lettered, and the archive wrote them.
+type hecInput struct {
+	cfg     HECInputConfig
+	stats   *inputStats
+	acks    ackStats
+	d       *dispatcher
+	log     *slog.Logger
+	handler *hec.Handler
+	srv     *http.Server
+	ln      net.Listener
+	rr      atomic.Uint64 // shards of requests without a channel or address
+}
+
+func newHECInput(cfg HECInputConfig, stats *inputStats, d *dispatcher, ready func() error, log *slog.Logger) (*hecInput, error) {
+	in := &hecInput{cfg: cfg, stats: stats, d: d, log: log.With("input", cfg.Name)}
+	toks := make([]hec.Token, len(cfg.Tokens))
+	for i, t := range cfg.Tokens {
+		toks[i] = hec.Token{
+			Name: t.Name, Token: string(t.Token), Disabled: t.Disabled,
+			Host: t.Host, Source: t.Source, SourceType: t.SourceType, Index: t.Index,
+			Indexes: t.Indexes, Route: t.Route, Ack: t.Ack,
+		}
+	}
+	h, err := hec.New(hec.Config{
+		Tokens:                toks,
+		Sink:                  in,
+		RouteField:            hecRouteField,
+		MaxBodyBytes:          int64(cfg.MaxBodySize),
+		BodyTimeout:           cfg.BodyTimeout,
+		SendTimeout:           cfg.AckTimeout,
+		AckConcurrency:        cfg.AckConcurrency,
+		MaxPendingAcks:        cfg.MaxPendingAcks,
+		MaxAckChannels:        cfg.MaxAckChannels,
+		AckChannelIdle:        cfg.AckChannelIdle,
+		AllowQueryStringToken: cfg.AllowQueryStringToken,
+		Health:                ready,
+		Logger:                in.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("input %s: %w", cfg.Name, err)
+	}
+	in.handler = h
+	var tc *tls.Config
+	if cfg.TLS != nil {
+		if tc, err = serverTLS(cfg.TLS); err != nil {
+			return nil, fmt.Errorf("input %s: tls: %w", cfg.Name, err)
+		}
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("input %s: %w", cfg.Name, err)
+	}
+	in.ln = ln
+	if tc != nil {
+		in.ln = tls.NewListener(ln, tc)
+	}
+	in.srv = &http.Server{
+		Handler: h,
+		// The handler bounds each body (body_timeout) itself; these bound
+		// the rest of a connection's life.
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       cfg.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(in.log.Handler(), slog.LevelDebug),
+	}
+	return in, nil
+}
+
+// Addr is the bound address.
+func (in *hecInput) Addr() net.Addr { return in.ln.Addr() }
+
+// Run serves until ctx ends, then stops taking requests and lets those in
+// progress, and the sends of acknowledged ones, finish until hard ends
+// (the workers still run meanwhile: the relay closes the rings after its
+// inputs returned). What is cut then is answered code 9, or its ackId
+// stays false: the senders send it again.
+func (in *hecInput) Run(ctx, hard context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- in.srv.Serve(in.ln) }()
+	select {
+	case err := <-errc:
+		_ = in.handler.Close()
+		return fmt.Errorf("input %s: %w", in.cfg.Name, err)
+	case <-ctx.Done():
+	}
+	if err := in.srv.Shutdown(hard); err != nil {
+		_ = in.srv.Close() // cancels the requests' contexts: their waits end
+	}
+	_ = in.handler.Shutdown(hard)
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("input %s: %w", in.cfg.Name, err)
+	}
+	return nil
+}
+
+// Close releases the listening socket of an input that never ran.
+func (in *hecInput) Close() error {
+	_ = in.handler.Close()
+	return in.ln.Close()
+}
+
+// Name implements the sink naming the hec handler's errors use.
+func (in *hecInput) Name() string { return in.cfg.Name }
+
+// Send is the handler's Sink: it pushes the request's events into one
+// worker ring (by channel, or the sender's address: a sender's requests
+// stay in order) and returns once they are finished.
+func (in *hecInput) Send(ctx context.Context, batch []relaykit.Event) error {
+	var shard uint64
+	if r, ok := hec.FromContext(ctx); ok && (r.Channel != "" || r.RemoteAddr != "") {
+		key := r.Channel
+		if key == "" {
+			key = r.RemoteAddr
+		}
+		shard = maphash.String(shardSeed, key)
+	} else {
+		shard = in.rr.Add(1)
+	}
+	var n int64
+	for i := range batch {
+		n += int64(len(batch[i].Raw))
+	}
+	in.stats.bytes.Add(n)
+	return in.d.pushAck(ctx, shard, batch, in.stats, &in.acks)
+}
+
+var (
+	descHECRequests   = prometheus.NewDesc("relay_hec_requests_total", "HEC data requests (event and raw endpoints) that passed authentication.", []string{"input"}, nil)
+	descHECResponses  = prometheus.NewDesc("relay_hec_responses_total", "HEC answers by HEC code (0 success, 2/3 token required/invalid authorization, 4 invalid token, 6 invalid data format, 9 server busy, ...), every endpoint.", []string{"input", "code"}, nil)
+	descHECStatus     = prometheus.NewDesc("relay_hec_errors_total", "HEC requests answered with an HTTP status of their own, by reason (too_large 413, bad_encoding 400/415, body_timeout 408, body_error: the sender broke off).", []string{"input", "reason"}, nil)
+	descHECEvents     = prometheus.NewDesc("relay_hec_events_total", "HEC events decoded, by outcome (accepted: answered or acknowledged; refused: answered code 9 or left unacknowledged, the sender sends them again).", []string{"input", "outcome"}, nil)
+	descHECBytes      = prometheus.NewDesc("relay_hec_body_bytes_total", "HEC request body bytes, as received (wire) and after gzip decompression (decoded).", []string{"input", "encoding"}, nil)
+	descHECAckQueries = prometheus.NewDesc("relay_hec_ack_queries_total", "Requests to /services/collector/ack.", []string{"input"}, nil)
+	descHECAcks       = prometheus.NewDesc("relay_hec_acks_total", "ackIds by outcome (accepted: turned true; failed: stay false, the sender resends; expired: dropped with an idle channel).", []string{"input", "outcome"}, nil)
+	descHECAcksPend   = prometheus.NewDesc("relay_hec_acks_pending", "ackIds issued and not yet reported true to their sender.", []string{"input"}, nil)
+	descHECAckChans   = prometheus.NewDesc("relay_hec_ack_channels", "Channels holding ack state.", []string{"input"}, nil)
+	descAckAbandoned  = prometheus.NewDesc("relay_ack_abandoned_events_total", "Events of an acknowledging input (hec, relp) that were in the pipeline when their sender's wait ended unanswered (ack_timeout, shutdown): delivered, and sent again by the sender, so each is a duplicate.", []string{"input"}, nil)
+	descAckRefused    = prometheus.NewDesc("relay_ack_refused_events_total", "Events of an acknowledging input not taken in because the rings stayed full until the sender's wait ended: the sender keeps them and sends them again.", []string{"input"}, nil)
+)
+
+// ackInputs is the Prometheus collector of the HEC and RELP inputs (one
+// collector: a registry takes each metric description once).
+type ackInputs struct {
+	hec  []*hecInput
+	relp []*relpInput
+}
+
+func (a ackInputs) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descHECRequests, descHECResponses, descHECStatus, descHECEvents, descHECBytes,
+		descHECAckQueries, descHECAcks, descHECAcksPend, descHECAckChans, descAckAbandoned, descAckRefused,
+		descRELPSessions, descRELPFrames, descRELPAcked, descRELPUnacked, descRELPDuplicates,
+		descRELPBytes, descRELPErrors, descRELPCloses} {
+		ch <- d
+	}
+}
+
+func (a ackInputs) Collect(ch chan<- prometheus.Metric) {
+	for _, in := range a.hec {
+		in.collect(ch)
+	}
+	for _, in := range a.relp {
+		in.collect(ch)
+	}
+}
+
+func (in *hecInput) collect(ch chan<- prometheus.Metric) {
+	s := in.handler.Stats()
+	name := in.cfg.Name
+	c := func(d *prometheus.Desc, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), append([]string{name}, labels...)...)
+	}
+	g := func(d *prometheus.Desc, v int64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), name)
+	}
+	c(descHECRequests, s.Requests)
+	for code, n := range s.Responses {
+		if _, _, ok := hec.Status(code); ok {
+			c(descHECResponses, n, strconv.Itoa(code))
+		}
+	}
+	c(descHECStatus, s.TooLarge, "too_large")
+	c(descHECStatus, s.BadEncoding, "bad_encoding")
+	c(descHECStatus, s.BodyTimeouts, "body_timeout")
+	c(descHECStatus, s.BodyErrors, "body_error")
+	c(descHECEvents, s.EventsAccepted, "accepted")
+	c(descHECEvents, s.EventsRefused, "refused")
+	c(descHECBytes, s.Bytes, "wire")
+	c(descHECBytes, s.DecodedBytes, "decoded")
+	c(descHECAckQueries, s.AckQueries)
+	c(descHECAcks, s.AcksAccepted, "accepted")
+	c(descHECAcks, s.AcksFailed, "failed")
+	c(descHECAcks, s.AcksExpired, "expired")
+	g(descHECAcksPend, s.AcksPending)
+	g(descHECAckChans, s.AckChannels)
+	c(descAckAbandoned, in.acks.abandoned.Load())
+	c(descAckRefused, in.acks.refused.Load())
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"hash/maphash"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/stream"
+)
+
+// relpInput is a RELP listener (rsyslog's omrelp, librelp clients): a
+// stream listener (connection limits, deadlines, TLS) whose connections
+// are RELP sessions. The frames a session has read, up to its window, are
+// parsed as syslog, pushed into the worker ring of the connection as one
+// batch, and answered "200 OK" once their events are finished (ack.go).
+// While they are not, the session reads and answers nothing more: a
+// sender meets back-pressure through its window, never a drop. A window
+// not finished within ack_timeout closes the session unanswered, and the
+// client sends it again after reconnecting; the events of it already in
+// the pipeline are then delivered twice, and counted
+// (relay_relp_duplicate_frames_total).
+type relpInput struct {
+	cfg   RELPInputConfig
+	stats *inputStats
+	acks  ackStats
+	d     *dispatcher
+	loc   *time.Location
+	srv   *stream.RELPServer
+	*streamInput
+	pool sync.Pool // *relpBatch
+}
+
+// relpBatch is the per-call state of the RELP handler, pooled.
+type relpBatch struct {
+	sp  *syslogParser
+	evs []*relaykit.Event
+}
+
+func newRELPInput(cfg RELPInputConfig, stats *inputStats, d *dispatcher, loc *time.Location, log *slog.Logger) (*relpInput, error) {
+	in := &relpInput{cfg: cfg, stats: stats, d: d, loc: loc}
+	srv, err := stream.NewRELPServer(stream.RELPConfig{
+		Window:       cfg.Window,
+		MaxDataBytes: int(cfg.MaxMessageSize),
+		Logger:       log.With("input", cfg.Name),
+	}, in.handle)
+	if err != nil {
+		return nil, err
+	}
+	in.srv = srv
+	l, err := listenStream(cfg.Name, cfg.Listen, cfg.TLS, cfg.MaxConnections, cfg.IdleTimeout, cfg.StreamLimits, stats, log)
+	if err != nil {
+		return nil, err
+	}
+	l.handle = func(_ context.Context, c *stream.Conn, _ string, _ uint64) { srv.ServeConn(c) }
+	in.streamInput = l
+	return in, nil
+}
+
+// Run serves sessions until ctx ends, then ends their reads: each still
+// answers what it had read once finished, until hard ends, when the waits
+// are cut (those windows go unanswered and are sent again).
+func (in *relpInput) Run(ctx, hard context.Context) error {
+	stop := context.AfterFunc(hard, func() { _ = in.srv.Close() })
+	defer stop()
+	err := in.streamInput.Run(ctx, hard)
+	_ = in.srv.Close()
+	return err
+}
+
+// handle is the RELP handler: one session's window of frames.
+func (in *relpInput) handle(ctx context.Context, c *stream.Conn, batch []stream.RELPMessage) error {
+	b, _ := in.pool.Get().(*relpBatch)
+	if b == nil {
+		b = &relpBatch{sp: newSyslogParser(in.loc)}
+	}
+	defer func() {
+		b.evs = b.evs[:0]
+		in.pool.Put(b)
+	}()
+	peer := c.Source().String()
+	var n int64
+	for i := range batch {
+		ev := newEvent()
+		b.sp.Parse(ev, batch[i].Data, peer)
+		if ev.Flags&relaykit.FlagParseError != 0 {
+			in.stats.parseErrors.Add(1)
+		}
+		n += int64(len(batch[i].Data))
+		b.evs = append(b.evs, ev)
+	}
+	in.stats.bytes.Add(n)
+	ctx, cancel := context.WithTimeout(ctx, in.cfg.AckTimeout)
+	defer cancel()
+	// One connection's windows go to one ring: they stay in order.
+	return in.d.pushOwnedAck(ctx, maphash.Comparable(shardSeed, c), b.evs, in.stats, &in.acks)
+}
+
+var (
+	descRELPSessions   = prometheus.NewDesc("relay_relp_sessions_total", "RELP sessions served.", []string{"input"}, nil)
+	descRELPFrames     = prometheus.NewDesc("relay_relp_frames_total", "RELP syslog frames read and handed over.", []string{"input"}, nil)
+	descRELPAcked      = prometheus.NewDesc("relay_relp_acked_frames_total", "RELP syslog frames answered 200 OK (finished: delivered, on disk or dead-lettered).", []string{"input"}, nil)
+	descRELPUnacked    = prometheus.NewDesc("relay_relp_unacknowledged_frames_total", "RELP syslog frames of windows not finished in time (ack_timeout, shutdown): the session was closed unanswered and the client sends them again.", []string{"input"}, nil)
+	descRELPDuplicates = prometheus.NewDesc("relay_relp_duplicate_frames_total", "RELP syslog frames the client will send again although the relay has them: accepted but the answer could not be written, or in the pipeline when the wait was cut. A crash makes such duplicates too, uncounted (at most a window per session).", []string{"input"}, nil)
+	descRELPBytes      = prometheus.NewDesc("relay_relp_bytes_total", "Bytes read by RELP sessions, by part: message (frame data), overhead (headers, trailers, open and close), discarded (after a protocol error or an unanswered window), incomplete (a frame cut by a reset, a deadline or shutdown). They add up to relay_input_read_bytes_total.", []string{"input", "part"}, nil)
+	descRELPErrors     = prometheus.NewDesc("relay_relp_session_errors_total", "RELP sessions closed for the peer's fault, by reason (protocol: a malformed frame, a lying length, an out-of-sequence txnr; too_large: a frame over max_message_size), and windows left unanswered (unanswered).", []string{"input", "reason"}, nil)
+	descRELPCloses     = prometheus.NewDesc("relay_relp_serverclose_total", "serverclose hints sent (shutdown, eviction, deadlines, unanswered windows).", []string{"input"}, nil)
+)
+
+func (in *relpInput) collect(ch chan<- prometheus.Metric) {
+	s := in.srv.Stats()
+	name := in.cfg.Name
+	c := func(d *prometheus.Desc, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), append([]string{name}, labels...)...)
+	}
+	c(descRELPSessions, s.Sessions)
+	c(descRELPFrames, s.Frames)
+	c(descRELPAcked, s.Acked)
+	c(descRELPUnacked, s.Unacknowledged)
+	ab := in.acks.abandoned.Load()
+	c(descRELPDuplicates, s.AcceptedUnanswered+ab)
+	c(descRELPBytes, s.MessageBytes, "message")
+	c(descRELPBytes, s.OverheadBytes, "overhead")
+	c(descRELPBytes, s.DiscardedBytes, "discarded")
+	c(descRELPBytes, s.IncompleteBytes, "incomplete")
+	c(descRELPErrors, s.ProtocolErrors, "protocol")
+	c(descRELPErrors, s.TooLarge, "too_large")
+	c(descRELPErrors, s.HandlerErrors, "unanswered")
+	c(descRELPCloses, s.ServerCloses)
+	c(descAckAbandoned, ab)
+	c(descAckRefused, in.acks.refused.Load())
+}
