@@ -391,14 +391,24 @@ var (
 	descKafkaUncommitted  = prometheus.NewDesc("relay_kafka_uncommitted_records", "Records polled whose offsets are not committed yet (what a crash would redeliver).", []string{"input"}, nil)
 )
 
-func (k *kafkaInput) Describe(ch chan<- *prometheus.Desc) {
+// kafkaInputs is the Prometheus collector of every Kafka input: one
+// collector, since a registry takes each metric description once.
+type kafkaInputs []*kafkaInput
+
+func (ks kafkaInputs) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descKafkaRecords, descKafkaDecodeErrors, descKafkaCommits, descKafkaCommitErrors,
 		descKafkaRevokes, descKafkaLost, descKafkaFetchErrors, descKafkaLag, descKafkaUncommitted, descKafkaAssigned} {
 		ch <- d
 	}
 }
 
-func (k *kafkaInput) Collect(ch chan<- prometheus.Metric) {
+func (ks kafkaInputs) Collect(ch chan<- prometheus.Metric) {
+	for _, k := range ks {
+		k.collect(ch)
+	}
+}
+
+func (k *kafkaInput) collect(ch chan<- prometheus.Metric) {
 	c := func(d *prometheus.Desc, v int64) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), k.cfg.Name)
 	}

@@ -161,10 +161,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 	if cfg.Inputs.Generator.Rate > 0 {
 		r.gen = &generator{cfg: cfg.Inputs.Generator, stats: r.ledger.input("generator", "generator"), d: r.disp, loc: loc}
 	}
-	extra := []prometheus.Collector{r.kafkaSinks}
-	for _, k := range r.kafka {
-		extra = append(extra, k)
-	}
+	extra := []prometheus.Collector{r.kafkaSinks, kafkaInputs(r.kafka)}
 	if len(r.hec)+len(r.relp) > 0 {
 		extra = append(extra, ackInputs{hec: r.hec, relp: r.relp})
 	}

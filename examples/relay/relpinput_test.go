@@ -309,7 +309,11 @@ func dialRELP(t *testing.T, addr string) *relpClient {
 
 func (rc *relpClient) send(t *testing.T, cmd, data string) {
 	t.Helper()
-	_, err := fmt.Fprintf(rc.c, "%d %s %d %s\n", rc.txnr, cmd, len(data), data)
+	frame := fmt.Sprintf("%d %s %d", rc.txnr, cmd, len(data))
+	if data != "" {
+		frame += " " + data
+	}
+	_, err := io.WriteString(rc.c, frame+"\n")
 	require.NoError(t, err)
 	rc.txnr++
 }
@@ -329,4 +333,93 @@ func (rc *relpClient) read(t *testing.T) string {
 	_, err = io.ReadFull(rc.r, data)
 	require.NoError(t, err)
 	return fmt.Sprintf("%d %s %s", txnr, cmd, strings.TrimSpace(string(data)))
+}
+
+// Bad RELP peers get their session closed and a counter, and cost a good
+// sender on the same input nothing: a frame whose length lies, a frame
+// over max_message_size, a syslog frame before open, and a peer that
+// opens a frame and then never sends (or reads) anything more, holding its
+// connection until a deadline or shutdown. Shipped defaults.
+func TestRELPBadInput(t *testing.T) {
+	cfg := testConfig(t)
+	relpInputConfig(&cfg, nil)
+	tr := startRelay(t, cfg)
+	addr := tr.addr("relp")
+	metrics := "http://" + tr.addr("metrics") + "/metrics"
+
+	// The silent peer: open, then half a frame, then nothing.
+	silent := dialRELP(t, addr)
+	_, err := io.WriteString(silent.c, "2 syslog 40 <13>1 - h app - - - half")
+	require.NoError(t, err)
+
+	good := dialRELP(t, addr)
+	sendGood := func(from, n int) {
+		for i := from; i < from+n; i++ {
+			good.send(t, "syslog", fmt.Sprintf("<13>1 2026-01-02T03:04:05Z h app - - - relp message %06d", i))
+		}
+		for range n {
+			rsp := good.read(t)
+			require.Contains(t, rsp, " rsp 200 OK", rsp)
+		}
+	}
+	sendGood(0, 100)
+
+	expectClosed := func(c *relpClient, what string) {
+		t.Helper()
+		_ = c.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		b, err := io.ReadAll(c.r)
+		assert.NoError(t, err, what) // EOF: the relay closed the session
+		assert.NotContains(t, string(b), "200 OK", what)
+	}
+	// A lying length: DATALEN 60 over a shorter message, then the next
+	// frame, so the byte where the trailer must be is not LF.
+	liar := dialRELP(t, addr)
+	_, err = io.WriteString(liar.c, "2 syslog 60 <13>1 - h app - - - lie\n3 syslog 30 <13>1 - h app - - - next message\n")
+	require.NoError(t, err)
+	expectClosed(liar, "lying length")
+	sendGood(100, 100)
+
+	// A frame over max_message_size (128 KiB): closed at its header.
+	huge := dialRELP(t, addr)
+	_, err = fmt.Fprintf(huge.c, "2 syslog %d ", 200<<10)
+	require.NoError(t, err)
+	expectClosed(huge, "too large")
+	sendGood(200, 100)
+
+	// syslog before open.
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, "1 syslog 10 0123456789\n")
+	require.NoError(t, err)
+	expectClosed(&relpClient{c: c, r: bufio.NewReader(c)}, "syslog before open")
+	sendGood(300, 100)
+
+	assert.Equal(t, float64(2), scrapeSample(metrics, `relay_relp_session_errors_total{input="relp",reason="protocol"}`))
+	assert.Equal(t, float64(1), scrapeSample(metrics, `relay_relp_session_errors_total{input="relp",reason="too_large"}`))
+	assert.Equal(t, float64(400), scrapeSample(metrics, `relay_relp_acked_frames_total{input="relp"}`))
+	assert.Equal(t, float64(2), scrapeSample(metrics, `relay_input_connections{input="relp"}`), "the good and the silent peer")
+	good.send(t, "close", "")
+	assert.Contains(t, good.read(t), "rsp 200 OK")
+
+	s := tr.stop(t) // ends the silent session: its half frame is counted
+	checkBalanced(t, s)
+	assert.Equal(t, int64(400), s.Input["relp"])
+	assert.Equal(t, int64(400), s.Archived)
+	assert.Equal(t, []int(nil), nonSequential(relpNumbers(t, cfg.Destinations["archive"].Dir), 400))
+	st := tr.relp[0].srv.Stats()
+	assert.Equal(t, int64(1), st.IncompleteFrames, "the silent peer's half frame")
+	assert.Equal(t, tr.relp[0].stats.listener.Stats().BytesRead, st.MessageBytes+st.OverheadBytes+st.DiscardedBytes+st.IncompleteBytes,
+		"every byte read is counted once")
+}
+
+// nonSequential returns the positions where got differs from 0..n-1.
+func nonSequential(got []int, n int) []int {
+	var bad []int
+	for i := range max(n, len(got)) {
+		if i >= len(got) || i >= n || got[i] != i {
+			bad = append(bad, i)
+		}
+	}
+	return bad
 }
