@@ -18,6 +18,14 @@
 #   m        syslog TCP -> HEC (gzip), as fast as possible, spool mode always
 #            vs on_failure: the cost of write-ahead spooling in events per
 #            CPU-second (scenario a has no network destination to spool for)
+#   h        HEC input -> archive: gzipped requests of 100 events from 4
+#            connections (tools hecsend), each answered once archived;
+#            events/s and events per relay CPU-second
+#   r        rsyslog (fed by tools send as fast as it goes) -> relay -> archive,
+#            over plain TCP syslog (omfwd, octet-counted) and over RELP
+#            (omrelp, window 128, each frame answered once archived):
+#            events/s until everything is archived and relay CPU per event;
+#            their ratio is the cost of acknowledgement
 #   idle     the default config with no traffic: share of a core used over
 #            IDLE_SECONDS (default 60), from /proc
 #
@@ -154,7 +162,7 @@ rsyslog_root() {
 	if [ -n "${RSYSLOG_ROOT:-}" ]; then echo "$RSYSLOG_ROOT"; return; fi
 	local r=$work/rsyslog
 	mkdir -p "$r"
-	(cd "$r" && apt-get download rsyslog libestr0 libfastjson4 >/dev/null 2>&1 && for p in *.deb; do dpkg-deb -x "$p" root; done)
+	(cd "$r" && apt-get download rsyslog rsyslog-relp librelp0 libestr0 libfastjson4 liblognorm5 >/dev/null 2>&1 && for p in *.deb; do dpkg-deb -x "$p" root; done)
 	echo "$r/root"
 }
 
@@ -461,6 +469,103 @@ scenario_m() { # mode
 	report "m relay tcp->hec ($mode)" "$sent" "$(hec_count)" "$cpu" "$rss"
 }
 
+scenario_h() {
+	local d=$work/h port mport
+	mkdir -p "$d"
+	port=$(freeport)
+	mport=$(freeport)
+	cat >"$d/relay.yaml" <<EOF
+inputs:
+  hec:
+    - name: hec
+      listen: 127.0.0.1:$port
+      tokens: [{name: bench, token: bench-token}]
+destinations:
+  archive: {type: archive, dir: $d/archive, format: raw}
+routes:
+  - {name: all, final: true, destinations: [archive]}
+spool: {dir: $d/spool}
+dead_letter: {dir: $d/dl}
+metrics: {listen: 127.0.0.1:$mport}
+EOF
+	start_relay "$d" "$d/relay.yaml"
+	"$work/tools" hecsend -url "http://127.0.0.1:$port/services/collector/event" -token bench-token \
+		-conns "${H_CONNS:-4}" -duration "${DUR}s" >"$d/send.txt" 2>&1
+	local sent cpu rss
+	sent=$(loggen_count "$d/send.txt")
+	cpu=$(cpu_s "$rpid")
+	rss=$(rss_mb "$rpid")
+	stop_relay
+	report "h relay hec(gzip,100/req)->archive" "$sent" "$(cat "$d"/archive/* | wc -l)" "$cpu" "$rss"
+	grep -o 'refused=[0-9]*' "$d/send.txt"
+}
+
+# scenario_r PROTO (relp|tcp): rsyslog imtcp -> omrelp or omfwd -> relay -> archive.
+scenario_r() {
+	local proto=$1 d=$work/r-$1 port mport rin rr
+	mkdir -p "$d/work"
+	port=$(freeport)
+	mport=$(freeport)
+	rin=$(freeport)
+	rr=$(rsyslog_root)
+	local input action
+	if [ "$proto" = relp ]; then
+		input="  relp:
+    - {name: in, listen: 127.0.0.1:$port}"
+		action="module(load=\"omrelp\")
+action(type=\"omrelp\" target=\"127.0.0.1\" port=\"$port\" windowSize=\"128\" template=\"RSYSLOG_SyslogProtocol23Format\"
+	action.resumeRetryCount=\"-1\" action.resumeInterval=\"1\" queue.type=\"LinkedList\" queue.size=\"5000000\")"
+	else
+		input="  syslog_tcp:
+    - {name: in, listen: 127.0.0.1:$port}"
+		action="action(type=\"omfwd\" target=\"127.0.0.1\" port=\"$port\" protocol=\"tcp\" TCP_Framing=\"octet-counted\" template=\"RSYSLOG_SyslogProtocol23Format\"
+	action.resumeRetryCount=\"-1\" action.resumeInterval=\"1\" queue.type=\"LinkedList\" queue.size=\"5000000\")"
+	fi
+	cat >"$d/relay.yaml" <<EOF
+inputs:
+$input
+destinations:
+  archive: {type: archive, dir: $d/archive, format: raw}
+routes:
+  - {name: all, final: true, destinations: [archive]}
+spool: {dir: $d/spool}
+dead_letter: {dir: $d/dl}
+metrics: {listen: 127.0.0.1:$mport}
+EOF
+	start_relay "$d" "$d/relay.yaml"
+	cat >"$d/rsyslog.conf" <<EOF
+global(workDirectory="$d/work")
+main_queue(queue.size="5000000")
+module(load="imtcp")
+input(type="imtcp" address="127.0.0.1" port="$rin")
+$action
+EOF
+	LD_LIBRARY_PATH=$rr/usr/lib/x86_64-linux-gnu "$rr/usr/sbin/rsyslogd" -n -f "$d/rsyslog.conf" -i "$d/pid" \
+		-M "$rr/usr/lib/x86_64-linux-gnu/rsyslog" >"$d/rsyslog.log" 2>&1 &
+	local p=$!
+	pids+=("$p")
+	for _ in $(seq 100); do [ -s "$d/pid" ] && break; sleep 0.05; done
+	sleep 0.5 # rsyslog has no readiness signal; its listener opens after the pid file
+	"$work/tools" lines -n 100000 >"$d/lines.txt"
+	local t0 t1 sent
+	t0=$(date +%s.%N)
+	"$work/tools" send -addr "127.0.0.1:$rin" -file "$d/lines.txt" -duration "${DUR}s" -conns 1 >"$d/send.txt" 2>&1
+	sent=$(loggen_count "$d/send.txt")
+	wait_for "metric $mport relay_destination_delivered_events_total" "$sent" || true
+	t1=$(date +%s.%N)
+	local cpu rss rcpu got
+	cpu=$(cpu_s "$rpid")
+	rss=$(rss_mb "$rpid")
+	rcpu=$(cpu_s "$p")
+	got=$(metric "$mport" relay_destination_delivered_events_total)
+	stop_relay
+	kill -TERM "$p"
+	wait "$p" || true
+	awk -v n="r rsyslog -$proto-> relay->archive" -v s="$sent" -v g="$got" -v c="$cpu" -v rc="$rcpu" -v r="$rss" -v t0="$t0" -v t1="$t1" 'BEGIN {
+		printf "%-34s sent=%d archived=%d rate=%.0f ev/s (until archived) relay_cpu=%.2fs cpu_ns/ev=%.0f ev/cpu-s=%.0f rsyslog_cpu=%.2fs peak_rss=%dMB\n",
+			n, s, g, s/(t1-t0), c, (g > 0 ? c*1e9/g : 0), (c > 0 ? g/c : 0), rc, r }'
+}
+
 for s in $SCEN; do
 	case $s in
 	a) scenario_a; scenario_a_rsyslog ;;
@@ -469,6 +574,8 @@ for s in $SCEN; do
 	d) scenario_d ;;
 	e) scenario_e always; scenario_e on_failure ;;
 	m) scenario_m always; scenario_m on_failure ;;
+	h) scenario_h ;;
+	r) scenario_r tcp; scenario_r relp ;;
 	idle) scenario_idle ;;
 	*) echo "unknown scenario $s" >&2; exit 2 ;;
 	esac

@@ -271,10 +271,13 @@ func TestReadmeConfig(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	require.NoError(t, err)
 	blocks := strings.Split(string(readme), "```yaml\n")
-	require.Len(t, blocks, 4, "three yaml blocks in README.md: the full example, the edge and the SIEM tier")
+	require.Len(t, blocks, 7, "six yaml blocks in README.md: the full example, the edge and the SIEM tier, the HEC and RELP inputs, the Splunk to Sentinel migration")
 	t.Setenv("SENTINEL_CLIENT_SECRET", "x")
 	t.Setenv("HEC_TOKEN", "y")
 	t.Setenv("KAFKA_PASSWORD", "z")
+	t.Setenv("HEC_TOKEN_APPS", "apps-token")
+	t.Setenv("HEC_TOKEN_FWD", "fwd-token")
+	t.Setenv("HEC_TOKEN_SYSLOG", "syslog-token")
 	var cfgs []Config
 	for _, b := range blocks[1:] {
 		yaml, _, ok := strings.Cut(b, "```")
@@ -291,6 +294,14 @@ func TestReadmeConfig(t *testing.T) {
 	assert.NotNil(t, cfg.Inputs.SyslogTCP[1].TLS)
 	assert.Equal(t, "kafka", cfgs[1].Destinations["kafka"].Type, "edge tier")
 	assert.Len(t, cfgs[2].Inputs.Kafka, 1, "SIEM tier")
+	assert.Len(t, cfgs[3].Inputs.HEC[0].Tokens, 2, "HEC input")
+	assert.Equal(t, 128, cfgs[4].Inputs.RELP[0].Window, "RELP input")
+	mig := cfgs[5]
+	assert.Len(t, mig.Inputs.HEC, 1, "migration")
+	assert.Len(t, mig.Inputs.RELP, 1)
+	assert.Empty(t, mig.Inputs.SyslogUDP)
+	assert.Equal(t, "Microsoft-Syslog", mig.Destinations["sentinel-syslog"].Stream)
+	assert.Equal(t, "Custom-AppEvents_CL", mig.Destinations["sentinel-apps"].Stream)
 }
 
 func freePort(t *testing.T) string {

@@ -8,6 +8,8 @@
 //	tools send -addr A -file F -duration D      replay F's lines over TCP as fast as possible
 //	tools seq -addr A -rate R -duration D       numbered loggen-style lines over TCP at a rate;
 //	                                            prints the count sent even when the relay dies
+//	tools hecsend -url U -token T -duration D   gzipped HEC requests of 100 events (forward.HEC-like)
+//	          [-conns N] [-events 100]          as fast as answered; counts events answered Success
 //
 // The HEC receiver accepts /services/collector/event (gzip or not), answers
 // {"text":"Success","code":0}, and serves the number of events received at
@@ -58,6 +60,8 @@ func main() {
 		send(os.Args[2:])
 	case "seq":
 		seq(os.Args[2:])
+	case "hecsend":
+		hecsend(os.Args[2:])
 	default:
 		log.Fatalf("unknown tool %q", os.Args[1])
 	}
@@ -329,4 +333,63 @@ func seq(args []string) {
 		}
 	}
 	fmt.Printf("count=%d\n", n)
+}
+
+// hecsend posts gzipped requests of -events forward.HEC-like events (time,
+// host, source, sourcetype, a message of about 190 bytes, the priority and
+// one more indexed field) to an HEC endpoint over -conns kept-alive
+// connections, each waiting for its answer before the next request, for
+// -duration, and prints the events answered Success as "count=N" (the
+// loggen format run.sh reads) and those answered otherwise.
+func hecsend(args []string) {
+	fs := flag.NewFlagSet("hecsend", flag.ExitOnError)
+	url := fs.String("url", "http://127.0.0.1:8088/services/collector/event", "HEC event endpoint")
+	token := fs.String("token", "", "HEC token")
+	dur := fs.Duration("duration", 10*time.Second, "how long to send")
+	conns := fs.Int("conns", 4, "connections, one request in flight on each")
+	events := fs.Int("events", 100, "events per request")
+	_ = fs.Parse(args)
+	// A few distinct bodies, compressed once: the sender's CPU stays low.
+	var bodies [][]byte
+	for b := range 16 {
+		var raw bytes.Buffer
+		for i := range *events {
+			fmt.Fprintf(&raw, `{"time":1700000000.%03d,"host":"web-%02d","source":"nginx","sourcetype":"access_combined","event":"10.%d.%d.7 - - [22/Nov/2026:10:00:00 +0000] \"GET /api/v1/items/%d?page=%d HTTP/1.1\" 200 5123 \"-\" \"Mozilla/5.0 (X11; Linux x86_64) bench/1.0\"","fields":{"facility":"local0","severity":"info","dc":"eu-west-%d"}}`,
+				i%1000, b, b, i%250, b*1000+i, i%7, b%3)
+		}
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		_, _ = zw.Write(raw.Bytes())
+		_ = zw.Close()
+		bodies = append(bodies, gz.Bytes())
+	}
+	tr := &http.Transport{MaxIdleConnsPerHost: *conns, MaxConnsPerHost: *conns}
+	cl := &http.Client{Transport: tr, Timeout: 60 * time.Second}
+	var ok, bad atomic.Int64
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(*dur)
+	start := time.Now()
+	for c := range *conns {
+		wg.Go(func() {
+			for i := c; time.Now().Before(deadline); i++ {
+				req, _ := http.NewRequest(http.MethodPost, *url, bytes.NewReader(bodies[i%len(bodies)]))
+				req.Header.Set("Authorization", "Splunk "+*token)
+				req.Header.Set("Content-Encoding", "gzip")
+				resp, err := cl.Do(req)
+				if err != nil {
+					log.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					ok.Add(int64(*events))
+				} else {
+					bad.Add(int64(*events))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	el := time.Since(start).Seconds()
+	fmt.Printf("average rate = %.2f msg/sec, count=%d, refused=%d, time=%.3f\n", float64(ok.Load())/el, ok.Load(), bad.Load(), el)
 }
