@@ -539,3 +539,64 @@ func TestHECAnswerDoesNotWaitForBatchMaxWait(t *testing.T) {
 		assert.Equal(t, int64(i+1), tr.Ledger().Archived, "answered once archived")
 	}
 }
+
+// A graceful shutdown while HEC senders are sending: the requests being
+// served are finished and answered, later ones refused; every event
+// answered Success is in the archive and the ledger balances.
+func TestHECShutdownUnderLoad(t *testing.T) {
+	cfg := testConfig(t)
+	hecInputConfig(&cfg)
+	tr := startRelay(t, cfg)
+	url := "http://" + tr.addr("hec") + "/services/collector/event"
+	var mu sync.Mutex
+	var answered []string
+	var wg sync.WaitGroup
+	for c := range 4 {
+		wg.Go(func() {
+			cl := &http.Client{Timeout: 60 * time.Second}
+			for n := 0; ; n++ {
+				var b bytes.Buffer
+				for i := range 100 {
+					fmt.Fprintf(&b, `{"event":"sd %d-%d-%d"}`, c, n, i)
+				}
+				req, _ := http.NewRequest(http.MethodPost, url, &b) //nolint:noctx // bounded by the client's timeout
+				req.Header.Set("Authorization", "Splunk "+testHECToken)
+				resp, err := cl.Do(req)
+				if err != nil {
+					return // the relay stopped listening
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "only refused while stopping")
+					continue // the sender keeps them
+				}
+				mu.Lock()
+				for i := range 100 {
+					answered = append(answered, fmt.Sprintf("sd %d-%d-%d", c, n, i))
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	waitFor(t, 30*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(answered) >= 20000
+	}, "20,000 events answered")
+	s := tr.stop(t)
+	wg.Wait()
+	checkBalanced(t, s)
+	arch := map[string]bool{}
+	for _, r := range archivedRecords(t, cfg.Destinations["archive"].Dir) {
+		arch[r.Message] = true
+	}
+	lost := 0
+	for _, m := range answered {
+		if !arch[m] {
+			lost++
+		}
+	}
+	assert.Zero(t, lost, "events answered Success and not archived")
+	assert.Equal(t, s.Received, s.Archived, "what was taken in was archived")
+}
