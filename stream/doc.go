@@ -51,24 +51,57 @@
 // # Framing
 //
 // [Auto] framing decides once per connection, from the first frame: "LEN
-// SP <" starts octet counting (RFC 6587 section 3.4.1), anything else
-// delimited framing. The decision is kept for the connection, as
-// syslog-ng's syslog() source does (lib/logproto/logproto-auto-server.c
-// looks at the first bytes of the connection). Deciding per frame instead
-// made one octet-counted frame whose message did not start with '<' switch
-// to LF framing and glue every later frame of the connection into one
-// event. rsyslog's imtcp decides per frame (runtime/tcps_sess.c: a frame
-// that starts with a digit is octet-counted), so a delimited line that
-// starts with "123 " would be misread there; here it stays a line.
+// SP <" starts octet counting (RFC 6587 section 3.4.1), anything that does
+// not start with "LEN SP" delimited framing. The decision is kept for the
+// connection, as syslog-ng's syslog() source does (lib/logproto/
+// logproto-auto-server.c looks at the first bytes of the connection).
+// Deciding per frame instead made one octet-counted frame whose message did
+// not start with '<' switch to LF framing and glue every later frame of the
+// connection into one event. rsyslog's imtcp decides per frame
+// (runtime/tcps_sess.c: a frame that starts with a digit is octet-counted),
+// so a delimited line that starts with "123 " would be misread there; here
+// it stays a line.
+//
+// A first frame "LEN SP x" with x not '<' (an octet-counting sender whose
+// template has no PRI, or a line that starts with a number) is read by
+// what follows the header. When its LEN bytes hold no LF, or an LF only as
+// their last byte (senders that count their trailer), it is an
+// octet-counted frame and the connection is octet-counted. When an LF
+// comes earlier ("123 apples\n") it is a line, and the next frame decides
+// again: a connection of such lines stays delimited, and "7 hello\n"
+// followed by octet-counted frames costs nothing but the odd first line.
+//
+// # Framing errors and resynchronisation
 //
 // On an octet-counted connection, a header that is not "LEN SP" with
-// 1 <= LEN <= [FramerConfig].MaxOctetCount is a framing error: like
-// rsyslog (which falls back to octet stuffing for the frame, and checks LEN
-// against its MaxFrameSize, 200000 by default), the framer reads that frame
-// up to the next LF, flags it [FramingError], counts it, and resumes octet
-// counting with the next frame. syslog-ng closes the connection instead
-// ("Invalid frame header"); keeping it open loses nothing that can be
-// recovered.
+// 1 <= LEN <= [FramerConfig].MaxOctetCount is a framing error. The frame
+// that starts there ends at the next LF or at the next place where a header
+// "LEN SP <" starts, whichever comes first; it is returned flagged
+// [FramingError] and counted, and octet counting resumes. A wrong LEN thus
+// costs its own frame: one too small leaves the rest of its message, which
+// comes out as a frame flagged FramingError; one too large takes the head
+// of the next frame into its own (the framer cannot know before the next
+// header fails), and the rest of that frame comes out flagged. Frames
+// before and after arrive whole. rsyslog's imtcp (runtime/tcps_sess.c)
+// reads a frame that does not start with a digit up to the next LF, so on a
+// connection without LFs everything after a wrong LEN can become one
+// message; syslog-ng closes the connection ("Invalid frame header").
+//
+// A place where a header may start is a run of at most 13 digits, not
+// following a digit, followed by " <". The frame cut short by a too-small
+// LEN may end in digits of its own ("port 22" then "85 <13>..."), so the
+// framer chooses which digits of the run are the header: the longest valid
+// count whose frame is followed by the end of the stream, an LF or another
+// "LEN SP <" (the digits before it are discarded, counted in
+// DiscardedBytes). To check that, it waits for the first bytes after that
+// frame, which a sender that is still sending provides at once; a sender
+// that goes quiet right after a framing error holds its next frame until
+// more arrives or the connection closes (the frame is then returned), or
+// until FrameTimeout cuts the connection (counted in IncompleteBytes). When no count fits, the run starts another bad frame.
+// One case cannot be told from a well-formed stream: a frame cut short
+// whose rest is only digits without a leading zero ("1" before "53 <"
+// reads "153 <"); the header that results is wrong, and the framer
+// resynchronises at the frame after the ones it took.
 //
 // # NUL bytes
 //

@@ -11,10 +11,15 @@ import (
 type Framing uint8
 
 const (
-	// Auto decides once per connection, from its first frame: octet
-	// counting when the stream starts with "LEN SP <" (a non-zero digit, at
-	// most 10 digits, a space, then the '<' of a syslog PRI), delimited
-	// framing otherwise. The decision is kept for the life of the framer.
+	// Auto decides per connection, from its first frame: octet counting
+	// when the stream starts with "LEN SP <" (a non-zero digit, at most 10
+	// digits, a space, then the '<' of a syslog PRI), delimited framing
+	// when it starts with anything but "LEN SP". A first frame "LEN SP x"
+	// with x not '<' is read by what follows it: as an octet-counted frame,
+	// which decides octet counting, when its LEN bytes hold no LF (or an LF
+	// as their last byte); as a line, leaving the decision to the next
+	// frame, when an LF comes earlier. Once decided, the framing is kept
+	// for the life of the framer.
 	Auto Framing = iota
 	// OctetCounting reads every frame as "LEN SP MSG" (RFC 6587 section
 	// 3.4.1); MSG may hold any bytes.
@@ -47,9 +52,10 @@ const (
 	// octet-counted frame.
 	Truncated Flags = 1 << iota
 	// FramingError means an octet-counted connection sent a frame whose
-	// header is not "LEN SP" with 1 <= LEN <= [FramerConfig].MaxOctetCount;
-	// the frame was read up to the next LF instead (what rsyslog's imtcp
-	// does), and octet counting resumes with the next frame.
+	// header is not "LEN SP" with 1 <= LEN <= [FramerConfig].MaxOctetCount.
+	// The frame ends at the next LF or at the next "LEN SP <" (where the
+	// framer resynchronises), whichever comes first, and octet counting
+	// resumes there (see the package documentation, Framing).
 	FramingError
 )
 
@@ -92,7 +98,7 @@ type FramerStats struct {
 	IncompleteBytes  int64
 	EmptyFrames      int64 // delimiters with nothing before them (LF, CRLF, NUL)
 	NULFrames        int64 // frames returned with a NUL inside (LF-terminated connections keep NUL as data)
-	FramingErrors    int64 // octet-counted frames with a bad header (flag FramingError)
+	FramingErrors    int64 // octet-counted frames with a bad header (flag FramingError, or header digits discarded)
 }
 
 // Counters are live totals fed by many framers: the exceptional events of
@@ -128,9 +134,14 @@ type Framer struct {
 	trailer      byte // 0 undecided, '\n' LF only, 0xff LF or NUL
 	afterNUL     bool // the last frame ended with NUL: an LF right after it is part of its trailer
 	inBody       bool // an octet-counted header was read, its message is awaited
+	resync       bool // a bad frame ended at a digit run: choose which of its digits are the header
+	resyncErr    bool // with resync: the run was itself a bad header, not yet counted
+	runBad       bool // the digit run at start is no header: it starts a bad frame
 
 	skip        int64 // bytes still to discard of an oversized octet-counted frame
 	skipToDelim bool  // discard until the next delimiter (oversized delimited frame)
+	skipToHdr   bool  // discard until the next LF or "LEN SP <" (oversized bad octet-counted frame)
+	prevDigit   bool  // while skipToHdr: the last byte discarded was a digit
 	err         error // sticky read error, reported once the buffer is used up
 
 	st FramerStats
@@ -139,8 +150,20 @@ type Framer struct {
 
 const (
 	framerInitial = 4 << 10
-	framerHeader  = 16 // room for "LEN SP" in front of a max-sized frame
-	trailerAny    = 0xff
+	// framerHeader is the room past MaxFrame the buffer may grow to: "LEN
+	// SP" in front of a max-sized frame, and the look-ahead that
+	// resynchronisation needs (a digit run of up to maxRun digits, SP and
+	// '<' starting at MaxFrame; see Framer.boundary and Framer.resyncHeader).
+	framerHeader = 16
+	trailerAny   = 0xff
+	// maxRun is the longest digit run in front of " <" taken as the place
+	// where a new octet-counted frame may start after a framing error: up
+	// to 10 header digits, after up to 3 digits that ended the bad frame.
+	maxRun = 13
+	// undecided is what detect returns for a first frame "LEN SP x" with x
+	// not '<': it is read as a line or as an octet-counted frame by what
+	// follows (undecidedFrame).
+	undecided Framing = 0xff
 )
 
 // NewFramer returns a framer reading from r. When r is a [*Conn], the
@@ -176,8 +199,8 @@ func (f *Framer) Reset(r io.Reader) {
 	}
 }
 
-// Framing reports the framing in use: [Auto] until the first frame
-// decided it.
+// Framing reports the framing in use: [Auto] until a frame decided it
+// (the first one, unless it was a line "LEN SP x" with x not '<').
 func (f *Framer) Framing() Framing { return f.mode }
 
 // Stats returns the framer's counts so far.
@@ -186,7 +209,7 @@ func (f *Framer) Stats() FramerStats { return f.st }
 // inFrame reports whether part of a frame has been read: what the frame
 // deadline measures.
 func (f *Framer) inFrame() bool {
-	return f.start < f.end || f.inBody || f.skip > 0 || f.skipToDelim
+	return f.start < f.end || f.inBody || f.skip > 0 || f.skipToDelim || f.skipToHdr
 }
 
 // fill reads more data into the buffer, compacting and growing it (up to
@@ -244,11 +267,25 @@ func (f *Framer) Next() ([]byte, Flags, error) {
 			continue
 		}
 		if f.mode == Auto {
-			switch f.detect() {
+			mode, n, hdr := f.detect()
+			switch mode {
 			case OctetCounting:
 				f.mode = OctetCounting
 			case Delimited:
 				f.mode = Delimited
+			case undecided:
+				frame, fl, done, err := f.undecidedFrame(n, hdr)
+				if done {
+					if frame == nil && err == nil {
+						continue // an empty frame, counted
+					}
+					return frame, fl, err
+				}
+				if f.fill() {
+					continue
+				}
+				// The stream ended inside the frame: a last line.
+				return f.lastFrame(0)
 			default:
 				if f.fill() {
 					continue
@@ -259,7 +296,26 @@ func (f *Framer) Next() ([]byte, Flags, error) {
 			}
 		}
 		if f.mode == OctetCounting {
-			n, hdr, ok := f.octetHeader()
+			var n int64
+			var hdr int
+			var ok bool
+			if f.resync {
+				decided, good := f.resyncHeader(false)
+				if !decided {
+					if f.fill() {
+						continue
+					}
+					if !errors.Is(f.err, io.EOF) {
+						return nil, 0, f.finalErr()
+					}
+					_, good = f.resyncHeader(true) // at the end of the stream it decides
+				}
+				if good {
+					n, hdr, ok = f.octetHeader()
+				}
+			} else if !f.runBad {
+				n, hdr, ok = f.octetHeader()
+			}
 			if ok {
 				frame, fl, err := f.octetFrame(n, hdr)
 				if frame == nil && err == nil {
@@ -271,10 +327,16 @@ func (f *Framer) Next() ([]byte, Flags, error) {
 				if f.fill() {
 					continue
 				}
-				return f.lastFrame(0)
+				// The stream ended inside a header.
+				frame, fl, err := f.lastFrame(FramingError)
+				if err == nil {
+					f.framingError()
+				}
+				return frame, fl, err
 			}
-			// A bad header: read this frame up to the next LF.
-			frame, fl, ok := f.delimFrame()
+			// A bad header: this frame ends at the next LF or at the next
+			// "LEN SP <" header, whichever comes first.
+			frame, fl, ok := f.badFrame()
 			if !ok {
 				if f.fill() {
 					continue
@@ -449,32 +511,303 @@ func (f *Framer) discard() bool {
 		f.discarded(int64(len(data)))
 		f.start = f.end
 	}
+	for f.skipToHdr {
+		if f.start == f.end && !f.fill() {
+			return false
+		}
+		data := f.buf[f.start:f.end]
+		pos, lf, safe := f.boundary(data, f.prevDigit)
+		if pos >= 0 {
+			f.discarded(int64(pos))
+			f.start += pos
+			f.skipToHdr = false
+			if lf {
+				f.start++
+				f.st.OverheadBytes++
+			} else {
+				f.resync = true
+			}
+			break
+		}
+		if safe > 0 {
+			f.prevDigit = isDigit(data[safe-1])
+			f.discarded(int64(safe))
+			f.start += safe
+		}
+		if f.start < f.end && !f.fill() {
+			// The stream ended in a digit run of the discarded frame.
+			f.discarded(int64(f.end - f.start))
+			f.start = f.end
+			return false
+		}
+	}
 	return true
 }
 
-// detect decides the framing of the stream from its first frame: Auto when
-// more bytes are needed.
-func (f *Framer) detect() Framing {
+// detect decides the framing of the stream from the frame at the start of
+// the buffer: Auto when more bytes are needed; undecided, with the
+// announced length and the header's length, for "LEN SP x" with x not '<'
+// and 1 <= LEN <= MaxOctetCount.
+func (f *Framer) detect() (Framing, int64, int) {
 	data := f.buf[f.start:f.end]
 	if data[0] < '1' || data[0] > '9' {
-		return Delimited
+		return Delimited, 0, 0
 	}
-	for i := 1; i < len(data); i++ {
+	var n int64
+	for i := 0; i < len(data); i++ {
 		switch c := data[i]; {
 		case c >= '0' && c <= '9' && i < 10:
+			n = n*10 + int64(c-'0')
 		case c == ' ':
-			if i+1 == len(data) {
-				return Auto
+			switch {
+			case i+1 == len(data):
+				return Auto, 0, 0
+			case data[i+1] == '<':
+				return OctetCounting, 0, 0
+			case n > f.maxAnnounced:
+				return Delimited, 0, 0
 			}
-			if data[i+1] == '<' {
-				return OctetCounting
-			}
-			return Delimited
+			return undecided, n, i + 1
 		default:
-			return Delimited
+			return Delimited, 0, 0
 		}
 	}
-	return Auto
+	return Auto, 0, 0
+}
+
+// undecidedFrame reads a frame that starts "LEN SP x", x not '<', while
+// the framing is not decided. It is an octet-counted frame, and decides
+// octet counting, when its LEN bytes hold no delimiter, or an LF only as
+// their last byte (a sender that counts its trailer). It is a line, and
+// leaves the framing undecided, when a delimiter comes earlier or LEN is
+// above MaxFrame: "123 apples\n" stays a line, and so does the next one.
+// done is false when more bytes are needed.
+func (f *Framer) undecidedFrame(n int64, hdr int) (frame []byte, fl Flags, done bool, err error) {
+	if n <= int64(f.max) {
+		data := f.buf[f.start:f.end]
+		body := data[hdr:min(len(data), hdr+int(n))]
+		i := bytes.IndexByte(body, '\n')
+		if f.trailer != '\n' {
+			// NUL ends a line too, unless the connection ends lines with LF.
+			if i >= 0 {
+				if z := bytes.IndexByte(body[:i], 0); z >= 0 {
+					i = z
+				}
+			} else {
+				i = bytes.IndexByte(body, 0)
+			}
+		}
+		switch {
+		case i < 0 && len(body) < int(n):
+			return nil, 0, false, nil
+		case i < 0 || (i == int(n)-1 && body[i] == '\n'):
+			f.mode = OctetCounting
+			frame, fl, err = f.octetFrame(n, hdr)
+			return frame, fl, true, err
+		}
+	}
+	frame, fl, done = f.delimFrame()
+	return frame, fl, done, nil
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// headerSuffix returns the start of the longest suffix of the digit run
+// that is a valid octet count (no leading zero, at most 10 digits, 1 <= LEN
+// <= MaxOctetCount), or -1.
+func (f *Framer) headerSuffix(run []byte) int {
+	for q := max(0, len(run)-10); q < len(run); q++ {
+		if run[q] != '0' && parseLen(run[q:]) <= f.maxAnnounced {
+			return q
+		}
+	}
+	return -1
+}
+
+// parseLen returns the value of at most 10 digits.
+func parseLen(digits []byte) int64 {
+	var n int64
+	for _, c := range digits {
+		n = n*10 + int64(c-'0')
+	}
+	return n
+}
+
+// boundary finds where the next frame may start after an octet-counted
+// frame with a bad header: the first LF in data (pos, lf true), or the
+// first digit run that does not continue one (prevDigit tells whether the
+// byte before data was a digit), has at most maxRun digits ending in a
+// valid octet count, and is followed by " <" (pos, lf false). Without one
+// pos is -1. No boundary starts before safe: safe is len(data), or the start
+// of a run that the bytes so far leave undecided.
+func (f *Framer) boundary(data []byte, prevDigit bool) (pos int, lf bool, safe int) {
+	for i := 0; i < len(data); {
+		c := data[i]
+		if c == '\n' {
+			return i, true, i
+		}
+		if !isDigit(c) {
+			prevDigit = false
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(data) && isDigit(data[j]) && j-i <= maxRun {
+			j++
+		}
+		switch {
+		case prevDigit || j-i > maxRun:
+			for j < len(data) && isDigit(data[j]) {
+				j++
+			}
+			prevDigit = true
+			i = j
+			continue
+		case j == len(data) || (data[j] == ' ' && j+1 == len(data)):
+			return -1, false, i
+		case data[j] == ' ' && data[j+1] == '<' && f.headerSuffix(data[i:j]) >= 0:
+			return i, false, i
+		}
+		i = j
+	}
+	return -1, false, len(data)
+}
+
+// badFrame returns the frame at the start of the buffer, whose
+// octet-counted header is bad, once the buffer holds its end (see
+// boundary): an LF, removed with a CR before it, or a digit run followed by
+// " <", where the next frame starts. A frame longer than MaxFrame is cut
+// there and the rest discarded up to that end. ok is false when more bytes
+// are needed.
+func (f *Framer) badFrame() ([]byte, Flags, bool) {
+	data := f.buf[f.start:f.end]
+	if isDigit(data[0]) && !f.runBad {
+		switch pos, _, safe := f.boundary(data, false); {
+		case pos == 0:
+			// The bad header is a digit run followed by " <" that ends in
+			// a valid count ("00153 <"): the digits of a frame cut
+			// short, then the next header.
+			f.resync, f.resyncErr = true, true
+			return nil, 0, true
+		case safe == 0:
+			return nil, 0, false
+		}
+	}
+	pos, lf, safe := f.boundary(data[1:], isDigit(data[0]))
+	if pos >= 0 {
+		pos++
+	}
+	safe++
+	switch {
+	case pos >= 0 && pos <= f.max:
+		f.runBad = false
+		frame := data[:pos]
+		f.start += pos
+		if !lf {
+			f.resync = true
+			return f.frame(frame, 0), 0, true
+		}
+		f.start++
+		f.st.OverheadBytes++
+		if n := len(frame); frame[n-1] == '\r' {
+			frame = frame[:n-1]
+			f.st.OverheadBytes++
+		}
+		if len(frame) == 0 {
+			f.empty(0)
+			return nil, 0, true
+		}
+		return f.frame(frame, 0), 0, true
+	case safe > f.max:
+		f.runBad = false
+		frame := data[:f.max]
+		f.start += f.max
+		f.skipToHdr = true
+		f.prevDigit = isDigit(frame[f.max-1])
+		return f.frame(frame, Truncated), Truncated, true
+	}
+	return nil, 0, false
+}
+
+// resyncHeader chooses, after a bad frame that ended at a digit run
+// followed by " <", which of the run's digits are the next header, since
+// the bad frame may have ended with digits of its own: the longest valid
+// count whose frame is followed by what may follow a frame (the end of the
+// stream, an LF, or "LEN SP <"). The digits before it are discarded
+// (counted). When no count is followed so, or its frame is too long to look
+// past it, the run is no header (good false): it starts another bad frame.
+// decided is false when more bytes are needed.
+func (f *Framer) resyncHeader(eof bool) (decided, good bool) {
+	data := f.buf[f.start:f.end]
+	r := 0
+	for r < len(data) && isDigit(data[r]) {
+		r++
+	}
+	choice := -1
+	limit := f.max + framerHeader // the most the buffer holds from start
+	for q := max(0, r-10); q < r; q++ {
+		if data[q] == '0' {
+			continue
+		}
+		n := parseLen(data[q:r])
+		if n > f.maxAnnounced || int64(r)+1+n > int64(limit) {
+			continue // a frame too long to look past
+		}
+		ok, decided := followsFrame(data, r+1+int(n), eof)
+		if !decided {
+			if len(data) < limit {
+				return false, false
+			}
+			continue // what follows does not fit the buffer
+		}
+		if ok {
+			choice = q
+			break
+		}
+	}
+	f.resync = false
+	if choice < 0 {
+		f.resyncErr = false // counted with the bad frame the run starts
+		f.runBad = true
+		return true, false
+	}
+	if choice > 0 {
+		f.start += choice
+		f.discarded(int64(choice))
+	}
+	if f.resyncErr {
+		f.resyncErr = false
+		f.framingError()
+	}
+	return true, true
+}
+
+// followsFrame reports whether data[e:] starts with what may follow an
+// octet-counted frame: the end of the stream, an LF, or "LEN SP <". decided
+// is false when more bytes are needed.
+func followsFrame(data []byte, e int, eof bool) (ok, decided bool) {
+	if e >= len(data) {
+		return eof && e == len(data), eof
+	}
+	if data[e] == '\n' {
+		return true, true
+	}
+	if data[e] < '1' || data[e] > '9' {
+		return false, true
+	}
+	for i := e + 1; i < len(data); i++ {
+		if c := data[i]; isDigit(c) && i-e < 10 {
+			continue
+		}
+		if data[i] != ' ' {
+			return false, true
+		}
+		if i+1 == len(data) {
+			break
+		}
+		return data[i+1] == '<', true
+	}
+	return false, eof
 }
 
 // octetHeader parses "LEN SP" at the start of the buffer. hdr is the

@@ -46,7 +46,7 @@ var (
 	descIncompleteB   = prometheus.NewDesc("relay_input_incomplete_bytes_total", "Bytes of the incomplete frames dropped.", []string{"input"}, nil)
 	descEmpty         = prometheus.NewDesc("relay_input_empty_frames_total", "Empty frames (a trailer with nothing before it) skipped.", []string{"input"}, nil)
 	descNUL           = prometheus.NewDesc("relay_input_nul_frames_total", "Frames kept whole with a NUL inside (LF-terminated connections).", []string{"input"}, nil)
-	descFramingErr    = prometheus.NewDesc("relay_input_framing_errors_total", "Octet-counted frames with a bad header, read up to the next LF instead.", []string{"input"}, nil)
+	descFramingErr    = prometheus.NewDesc("relay_input_framing_errors_total", "Octet-counted frames with a bad header, read up to the next LF or the next LEN SP < header instead.", []string{"input"}, nil)
 	descDeadLettered  = prometheus.NewDesc("relay_dead_letter_lines_total", "Lines written to the dead-letter file (invalid input, events a destination rejected).", nil, nil)
 	descDeadLetterErr = prometheus.NewDesc("relay_dead_letter_write_errors_total", "Lines the dead-letter file failed to take (lost; their events are counted as dropped all the same).", nil, nil)
 	descRouted        = prometheus.NewDesc("relay_routed_events_total", "Events handed to the route table.", nil, nil)
