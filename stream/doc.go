@@ -32,6 +32,17 @@
 // listener. [Config].RefuseWhenFull restores refusal
 // ([Stats].RefusedFull).
 //
+// # Accept errors
+//
+// A failed accept never ends [Listener.Serve]: EMFILE and ENFILE (out of
+// file descriptors), ENOBUFS and ENOMEM pass, and the connections wait in
+// the kernel's backlog meanwhile. The listener counts each error
+// ([Stats].AcceptErrors), waits 5 ms, doubling after each further error up
+// to 1 s, as net/http's Server.Serve does for temporary errors, and accepts
+// again; [Config].Logger hears of an episode once when it starts and once
+// when an accept succeeds again. Connections are not evicted to free a
+// descriptor: what holds the descriptors may be anything in the process.
+//
 // # Deadlines
 //
 // Three deadlines bound what a sender can hold without sending:

@@ -74,8 +74,9 @@ type Config struct {
 	// syslog); the handshake runs in the connection's goroutine under
 	// HandshakeTimeout.
 	TLS *tls.Config
-	// Logger receives one record when an episode of refusals or evictions
-	// starts (not one per connection). Nil means no logging.
+	// Logger receives one record when an episode of refusals, evictions or
+	// accept errors starts (not one per connection or per error), and one
+	// when accepting works again after accept errors. Nil means no logging.
 	Logger *slog.Logger
 }
 
@@ -100,6 +101,14 @@ type Stats struct {
 	// HandshakeErrors counts TLS handshakes that failed for another reason
 	// than the timeout (bad client certificate, not TLS, reset).
 	HandshakeErrors int64
+	// AcceptErrors counts failed accepts (EMFILE or ENFILE when the process
+	// or the system is out of file descriptors, ENOBUFS, ...): the listener
+	// waits (5 ms, doubling up to 1 s) and accepts again; the connections
+	// meanwhile wait in the kernel's backlog.
+	AcceptErrors int64
+	// AcceptFailing reports that the last accept failed: an episode of
+	// accept errors is under way.
+	AcceptFailing bool
 }
 
 // Handler serves one connection. It runs in the connection's own goroutine
@@ -126,12 +135,21 @@ type Listener struct {
 	conns    map[*Conn]struct{}
 	sources  map[netip.Addr]*source
 	closing  bool
-	fullWarn bool // an episode of evictions or refusals at MaxConns is under way
+	fullWarn bool          // an episode of evictions or refusals at MaxConns is under way
+	done     chan struct{} // closed by shutdown: ends an accept backoff
 	wg       sync.WaitGroup
 
 	open, accepted, bytesRead, refusedSource, refusedFull, evicted atomic.Int64
-	cutIdle, cutFrame, cutHandshake, handshakeErrors               atomic.Int64
+	cutIdle, cutFrame, cutHandshake, handshakeErrors, acceptErrors atomic.Int64
+	acceptFailing                                                  atomic.Bool
 }
+
+// Accept backoff after an error, as net/http's Server.Serve does for
+// temporary errors.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
 
 type source struct {
 	n      int
@@ -190,7 +208,7 @@ func New(ln net.Listener, cfg Config) (*Listener, error) {
 		ln: ln, name: cfg.Name, maxConns: cfg.MaxConns, perSource: cfg.MaxConnsPerSource,
 		refuseFull: cfg.RefuseWhenFull, idle: cfg.IdleTimeout, frame: cfg.FrameTimeout,
 		handshake: cfg.HandshakeTimeout, tls: cfg.TLS, log: cfg.Logger,
-		conns: map[*Conn]struct{}{}, sources: map[netip.Addr]*source{},
+		conns: map[*Conn]struct{}{}, sources: map[netip.Addr]*source{}, done: make(chan struct{}),
 	}, nil
 }
 
@@ -204,6 +222,7 @@ func (l *Listener) Stats() Stats {
 		RefusedPerSource: l.refusedSource.Load(), RefusedFull: l.refusedFull.Load(),
 		Evicted: l.evicted.Load(), CutIdle: l.cutIdle.Load(), CutFrameTimeout: l.cutFrame.Load(),
 		CutHandshakeTimeout: l.cutHandshake.Load(), HandshakeErrors: l.handshakeErrors.Load(),
+		AcceptErrors: l.acceptErrors.Load(), AcceptFailing: l.acceptFailing.Load(),
 	}
 }
 
@@ -219,27 +238,59 @@ func (l *Listener) Close() error {
 // for each in its own goroutine. Then it stops accepting, ends every
 // connection's reads (their next Read returns [ErrClosed]; frames already
 // read are still handed over) and waits for every handler before it
-// returns nil. An accept error other than a timeout ends Serve the same
-// way and is returned.
+// returns nil.
+//
+// A failed accept does not end Serve: running out of file descriptors
+// (EMFILE, ENFILE), memory or buffers passes, and the connections wait in
+// the kernel's backlog meanwhile. Serve counts the error
+// ([Stats].AcceptErrors), waits 5 ms, doubling after each further error up
+// to 1 s (what net/http's Server.Serve does for temporary errors), and
+// accepts again; the [Config].Logger hears of it once when an episode
+// starts and once when an accept succeeds again. Only a listener closed
+// from outside (an error wrapping [net.ErrClosed]) ends Serve the same way
+// as Close, and that error is returned.
 func (l *Listener) Serve(ctx context.Context, h Handler) error {
 	stop := context.AfterFunc(ctx, l.shutdown)
 	defer stop()
 	var err error
+	var delay time.Duration
+	var episode int64 // accept errors in the current episode
 	for {
 		raw, aerr := l.ln.Accept()
 		if aerr != nil {
 			l.mu.Lock()
 			closing := l.closing
 			l.mu.Unlock()
-			if !closing {
-				var ne net.Error
-				if errors.As(aerr, &ne) && ne.Timeout() {
-					continue
-				}
+			if closing {
+				break
+			}
+			var ne net.Error
+			if errors.As(aerr, &ne) && ne.Timeout() {
+				continue
+			}
+			if errors.Is(aerr, net.ErrClosed) {
 				err = fmt.Errorf("stream: %s: accept: %w", l.name, aerr)
 				l.shutdown()
+				break
 			}
-			break
+			l.acceptErrors.Add(1)
+			episode++
+			delay = min(max(2*delay, acceptBackoffMin), acceptBackoffMax)
+			if !l.acceptFailing.Swap(true) {
+				l.log.Warn("accept failing, retrying with backoff; new connections wait in the backlog", "input", l.name, "error", aerr, "max_backoff", acceptBackoffMax)
+			}
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-l.done:
+				t.Stop()
+			}
+			continue
+		}
+		if delay != 0 {
+			l.acceptFailing.Store(false)
+			l.log.Info("accepting again", "input", l.name, "accept_errors", episode)
+			delay, episode = 0, 0
 		}
 		if c := l.admit(raw); c != nil {
 			go l.serveConn(ctx, c, h)
@@ -379,6 +430,7 @@ func (l *Listener) shutdown() {
 		return
 	}
 	l.closing = true
+	close(l.done)
 	l.ln.Close()
 	for c := range l.conns {
 		c.end(ErrClosed)

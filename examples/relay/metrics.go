@@ -41,6 +41,7 @@ var (
 	descEvicted       = prometheus.NewDesc("relay_input_connections_evicted_total", "Longest-idle connections closed to make room at max_connections.", []string{"input"}, nil)
 	descCut           = prometheus.NewDesc("relay_input_connections_cut_total", "Connections closed by a deadline, by reason (idle, frame_timeout, handshake_timeout).", []string{"input", "reason"}, nil)
 	descHandshakeErr  = prometheus.NewDesc("relay_input_tls_handshake_errors_total", "TLS handshakes that failed other than by timeout.", []string{"input"}, nil)
+	descAcceptErrors  = prometheus.NewDesc("relay_input_accept_errors_total", "Accepts that failed (EMFILE: out of file descriptors, ...); the input backed off (5 ms doubling to 1 s) and accepted on, connections waiting in the backlog.", []string{"input"}, nil)
 	descDiscarded     = prometheus.NewDesc("relay_input_discarded_bytes_total", "Bytes of oversized frames thrown away after the cut at max_message_size.", []string{"input"}, nil)
 	descIncomplete    = prometheus.NewDesc("relay_input_incomplete_frames_total", "Frames a connection broke off (reset, timeout, eviction, shutdown) before they were complete; dropped.", []string{"input"}, nil)
 	descIncompleteB   = prometheus.NewDesc("relay_input_incomplete_bytes_total", "Bytes of the incomplete frames dropped.", []string{"input"}, nil)
@@ -73,7 +74,7 @@ var (
 
 func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descInputReceived, descInputBytes, descParseErrors, descTruncated, descInvalid, descReadErrors, descKernelDropped,
-		descConns, descRefused, descReadBytes, descEvicted, descCut, descHandshakeErr, descDiscarded, descIncomplete, descIncompleteB,
+		descConns, descRefused, descReadBytes, descEvicted, descCut, descHandshakeErr, descAcceptErrors, descDiscarded, descIncomplete, descIncompleteB,
 		descEmpty, descNUL, descFramingErr, descDeadLettered, descDeadLetterErr, descRouted, descQueued, descDropped, descDestIn, descDestDelivered, descDestSpooled,
 		descDestPending, descDestDropped, descDestErrors, descDestHealthy, descDestMemory, descDiskFailing, descDiskErrors,
 		descSpoolDamage, descSpoolDamageB, descSpoolMissing, descSpoolEvents, descSpoolBytes, descSpoolAge, descDestLatency} {
@@ -113,6 +114,7 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 			c(descCut, ls.CutFrameTimeout, in.name, "frame_timeout")
 			c(descCut, ls.CutHandshakeTimeout, in.name, "handshake_timeout")
 			c(descHandshakeErr, ls.HandshakeErrors, in.name)
+			c(descAcceptErrors, ls.AcceptErrors, in.name)
 			f := &in.framing
 			c(descDiscarded, f.DiscardedBytes.Load(), in.name)
 			c(descIncomplete, f.IncompleteFrames.Load(), in.name)

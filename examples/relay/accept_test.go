@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const emfileChildEnv = "RELAYKIT_RELAY_EMFILE_CHILD"
+
+// TestEMFILEChild is the child process of TestAcceptEMFILE: as after
+// `ulimit -n 200`, it runs the relay on the config file the environment
+// names, logging to stderr, and writes its listener addresses next to it,
+// until SIGTERM.
+func TestEMFILEChild(t *testing.T) {
+	path := os.Getenv(emfileChildEnv)
+	if path == "" {
+		t.Skip("child process of TestAcceptEMFILE")
+	}
+	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: 200, Max: 200}))
+	cfg, err := LoadConfig(path)
+	require.NoError(t, err)
+	r, err := NewRelay(cfg, slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	require.NoError(t, err)
+	addrs := map[string]string{}
+	for k, a := range r.Addrs() {
+		addrs[k] = a.String()
+	}
+	b, err := json.Marshal(addrs)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path+".addrs.tmp", b, 0o600))
+	require.NoError(t, os.Rename(path+".addrs.tmp", path+".addrs"))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	require.NoError(t, r.Run(ctx))
+}
+
+// TestAcceptEMFILE: a relay with the default max_connections (1024) under
+// `ulimit -n 200` gets 256 idle connections from four addresses (64 each,
+// within max_connections_per_source): accept fails with EMFILE. The relay
+// keeps running, logs the episode once and counts the errors; the events
+// of connections that waited in the backlog meanwhile arrive once the idle
+// connections are gone, and so do a new sender's.
+func TestAcceptEMFILE(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "relay.yaml")
+	conf := `
+inputs:
+  syslog_udp: []
+  syslog_tcp:
+    - name: tcp
+      listen: 127.0.0.1:0
+routes:
+  - name: archive-all
+    final: true
+    destinations: [archive]
+destinations:
+  archive:
+    type: archive
+    format: json
+    dir: ` + filepath.Join(dir, "archive") + `
+spool:
+  dir: ` + filepath.Join(dir, "spool") + `
+dead_letter:
+  dir: ` + filepath.Join(dir, "deadletter") + `
+metrics:
+  listen: 127.0.0.1:0
+`
+	require.NoError(t, os.WriteFile(path, []byte(conf), 0o600))
+	cfg, err := LoadConfig(path)
+	require.NoError(t, err)
+	require.Equal(t, 1024, cfg.Inputs.SyslogTCP[0].MaxConnections, "the shipped default")
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	var log syncBuffer
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestEMFILEChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), emfileChildEnv+"="+path)
+	cmd.Stdout, cmd.Stderr = &log, &log
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("relay output:\n%s", log.String())
+		}
+	})
+	var addrs map[string]string
+	waitFor(t, 30*time.Second, func() bool {
+		b, err := os.ReadFile(path + ".addrs")
+		return err == nil && json.Unmarshal(b, &addrs) == nil
+	}, "relay listening")
+
+	// 256 connections, 64 from each of four addresses; the last one of each
+	// address sends an event at once.
+	var idle, senders []net.Conn
+	defer func() {
+		for _, c := range append(idle, senders...) {
+			c.Close()
+		}
+	}()
+	for i := range 256 {
+		src := fmt.Sprintf("127.0.0.%d", 1+i/64)
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 10 * time.Second}
+		c, err := d.DialContext(ctx, "tcp", addrs["tcp"])
+		require.NoError(t, err, "connection %d", i)
+		if i%64 == 63 {
+			_, err = fmt.Fprintf(c, "<13>Nov 22 10:00:00 host app: waited %s\n", src)
+			require.NoError(t, err)
+			senders = append(senders, c)
+		} else {
+			idle = append(idle, c)
+		}
+	}
+	const warning = "accept failing, retrying with backoff"
+	waitFor(t, 30*time.Second, func() bool { return strings.Contains(log.String(), warning) }, "accept failing")
+	select {
+	case err := <-exited:
+		t.Fatalf("the relay exited at EMFILE: %v", err)
+	default:
+	}
+	assert.NotContains(t, log.String(), "relay stopping")
+
+	// The episode ends when the idle connections go.
+	for _, c := range idle {
+		c.Close()
+	}
+	idle = nil
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.5")}, Timeout: 10 * time.Second}
+	c, err := d.DialContext(ctx, "tcp", addrs["tcp"])
+	require.NoError(t, err)
+	senders = append(senders, c)
+	_, err = io.WriteString(c, "<13>Nov 22 10:00:01 host app: after the episode\n")
+	require.NoError(t, err)
+
+	want := []string{"waited 127.0.0.1", "waited 127.0.0.2", "waited 127.0.0.3", "waited 127.0.0.4", "after the episode"}
+	archive := filepath.Join(dir, "archive")
+	waitFor(t, 30*time.Second, func() bool { return len(archivedRecords(t, archive)) >= len(want) }, "events archived")
+	var got []string
+	for _, r := range archivedRecords(t, archive) {
+		got = append(got, r.Message)
+	}
+	assert.ElementsMatch(t, want, got)
+	metrics := "http://" + addrs["metrics"] + "/metrics"
+	assert.Positive(t, scrapeSample(metrics, `relay_input_accept_errors_total{input="tcp"}`))
+	out := log.String()
+	assert.Equal(t, 1, strings.Count(out, warning), "one warning for the episode")
+	assert.Contains(t, out, "EMFILE")
+	assert.Contains(t, out, "accepting again")
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, <-exited)
+}

@@ -1,0 +1,116 @@
+//go:build linux
+
+package stream_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/relaykit/relaykit/stream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// recordHandler keeps the messages of the records logged to it.
+type recordHandler struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (h *recordHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *recordHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.msgs = append(h.msgs, r.Level.String()+" "+r.Message)
+	return nil
+}
+func (h *recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *recordHandler) WithGroup(string) slog.Handler      { return h }
+
+func (h *recordHandler) messages() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.msgs...)
+}
+
+// When the process runs out of file descriptors, accept fails with EMFILE:
+// the listener backs off and keeps serving, counts the errors, logs the
+// episode once, and accepts the waiting connection, and a new sender, once
+// descriptors are free again. The test lowers this process's soft
+// RLIMIT_NOFILE and fills the descriptor table for real.
+func TestListenerAcceptEMFILE(t *testing.T) {
+	var rl syscall.Rlimit
+	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl))
+	logs := &recordHandler{}
+	s := serve(t, stream.Config{Logger: slog.New(logs)})
+
+	fds, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	low := rl
+	low.Cur = uint64(len(fds) + 32)
+	require.Less(t, low.Cur, rl.Cur, "the soft limit is already low")
+	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low))
+	var fill []*os.File
+	release := func() {
+		for _, f := range fill {
+			f.Close()
+		}
+		fill = nil
+	}
+	t.Cleanup(func() {
+		release()
+		assert.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl))
+	})
+	for {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			require.ErrorIs(t, err, syscall.EMFILE)
+			break
+		}
+		fill = append(fill, f)
+	}
+	// One descriptor for the sender's socket; none is left for accept.
+	fill[len(fill)-1].Close()
+	fill = fill[:len(fill)-1]
+	c1 := dial(t, "127.0.0.2", s.ln.Addr())
+	_, err = io.WriteString(c1, "<13>during\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { st := s.ln.Stats(); return st.AcceptErrors >= 3 && st.AcceptFailing },
+		10*time.Second, time.Millisecond, "accept errors")
+	select {
+	case f := <-s.frames:
+		t.Fatalf("frame %q served without a descriptor", f)
+	default:
+	}
+
+	release()
+	select {
+	case f := <-s.frames:
+		assert.Equal(t, "<13>during", f)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting connection was not served after the episode")
+	}
+	c2 := dial(t, "127.0.0.3", s.ln.Addr())
+	_, err = io.WriteString(c2, "<13>after\n")
+	require.NoError(t, err)
+	select {
+	case f := <-s.frames:
+		assert.Equal(t, "<13>after", f)
+	case <-time.After(5 * time.Second):
+		t.Fatal("a new sender was not served after the episode")
+	}
+	st := s.ln.Stats()
+	assert.GreaterOrEqual(t, st.AcceptErrors, int64(3))
+	assert.False(t, st.AcceptFailing)
+	assert.Equal(t, int64(2), st.Accepted)
+	assert.Equal(t, []string{
+		"WARN accept failing, retrying with backoff; new connections wait in the backlog",
+		"INFO accepting again",
+	}, logs.messages())
+}
