@@ -8,6 +8,8 @@ import (
 	"github.com/leodido/go-syslog/v4/rfc5424"
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/pipeline"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // syslog5424 is a 200-byte RFC 5424 message with STRUCTURED-DATA (RFC 5424
@@ -95,6 +97,13 @@ func goSyslogFields(m *rfc5424.SyslogMessage) (pri uint8, ts *time.Time, host, a
 // recognises RFC 5424 and extracts the same priority, timestamp, hostname,
 // app-name, procid, msgid, structured data and message (the parser removes
 // the BOM and trailing CR/LF; go-syslog keeps them).
+//
+// The parser is deliberately more lenient than go-syslog in
+// STRUCTURED-DATA, as rsyslog is (its pmrfc5424 takes everything up to "] "
+// as STRUCTURED-DATA): SP around '=', more than one SP between parameters
+// and SP before ']'. go-syslog rejects those messages, so the fuzz target
+// says nothing of them; TestSyslogLeniency checks that each is read as
+// go-syslog reads the same message without the extra spaces.
 func FuzzSyslogDifferential(f *testing.F) {
 	for _, s := range []string{
 		string(syslog5424),
@@ -104,6 +113,7 @@ func FuzzSyslogDifferential(f *testing.F) {
 		`<13>1 2026-01-02T03:04:05+01:00 h app 1 - [x@1 q="a\"b" b="c\\d" r="e\]f" o="g\h"] m`,
 		"<13>1 - - - - - - x", "<13>999 - - - - - [a][b x=\"\"]", "<0>1 1985-04-12T23:20:50.52Z - - - - -",
 		"<191>1 2016-02-29T00:00:00-23:59 h a p m - \r\n",
+		`<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 [exampleSDID@32473 iut="3" eventSource= "Application" eventID="1011"] x`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -115,51 +125,83 @@ func FuzzSyslogDifferential(f *testing.F) {
 		if err != nil || m == nil || !m.Valid() {
 			return
 		}
-		sm := m.(*rfc5424.SyslogMessage)
-		pri, ts, host, app, msg, fields := goSyslogFields(sm)
-
-		ev.Reset()
-		got := p.Parse(&ev, in)
-		if got != pipeline.SyslogRFC5424 {
-			t.Fatalf("%q: go-syslog accepts, parser says %v", in, got)
-		}
-		if ev.Flags&relaykit.FlagPriority == 0 || ev.Priority != pri {
-			t.Errorf("%q: priority %d, want %d", in, ev.Priority, pri)
-		}
-		if ts != nil {
-			if y := ts.Year(); y > 1678 && y < 2262 {
-				if ev.Time != ts.UnixNano() {
-					t.Errorf("%q: time %d, want %d (%v)", in, ev.Time, ts.UnixNano(), ts)
-				}
-			} else {
-				if ev.Time != 0 {
-					t.Errorf("%q: out-of-range time %d set", in, ev.Time)
-				}
-				delete(fields, pipeline.FieldTimestamp)
-				if v, ok := ev.Field(pipeline.FieldTimestamp); ok {
-					fields[pipeline.FieldTimestamp] = string(v)
-				}
-			}
-		} else if ev.Time != 0 {
-			t.Errorf("%q: time %d from a NILVALUE", in, ev.Time)
-		}
-		if string(ev.Host) != host || string(ev.Source) != app {
-			t.Errorf("%q: host/app %q/%q, want %q/%q", in, ev.Host, ev.Source, host, app)
-		}
-		if string(ev.Raw) != msg {
-			t.Errorf("%q: message %q, want %q", in, ev.Raw, msg)
-		}
-		gotFields := map[string]string{}
-		for _, f := range ev.Fields {
-			gotFields[string(f.Key)] = string(f.Value)
-		}
-		if len(gotFields) != len(fields) {
-			t.Fatalf("%q: fields %q, want %q", in, gotFields, fields)
-		}
-		for k, v := range fields {
-			if gotFields[k] != v {
-				t.Errorf("%q: field %s = %q, want %q", in, k, gotFields[k], v)
-			}
-		}
+		sameAsGoSyslog(t, p, &ev, in, in, m.(*rfc5424.SyslogMessage))
 	})
+}
+
+// TestSyslogLeniency: each message go-syslog rejects for spaces in
+// STRUCTURED-DATA that rsyslog accepts is read by pipeline.SyslogParser as
+// go-syslog reads it without them.
+func TestSyslogLeniency(t *testing.T) {
+	p := pipeline.NewSyslogParser(pipeline.SyslogConfig{Location: time.UTC})
+	oracle := rfc5424.NewParser()
+	var ev relaykit.Event
+	for _, tt := range []struct{ lenient, strict string }{
+		{ // rsyslog's, syslog_loose's and glossy's test message
+			`<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 [exampleSDID@32473 iut="3" eventSource= "Application" eventID="1011"] ` + "\xEF\xBB\xBF" + `An application event log entry...`,
+			`<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 [exampleSDID@32473 iut="3" eventSource="Application" eventID="1011"] ` + "\xEF\xBB\xBF" + `An application event log entry...`,
+		},
+		{
+			`<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 [exampleSDID@32473 iut="3" eventSource= "Application" eventID="1011"][examplePriority@32473 class="high"]`,
+			`<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 [exampleSDID@32473 iut="3" eventSource="Application" eventID="1011"][examplePriority@32473 class="high"]`,
+		},
+		{`<13>1 - h a - - [x@1  k = "v"  j="w" ][y ] m`, `<13>1 - h a - - [x@1 k="v" j="w"][y] m`},
+	} {
+		_, err := oracle.Parse([]byte(tt.lenient))
+		assert.Error(t, err, "go-syslog rejects %q", tt.lenient)
+		m, err := oracle.Parse([]byte(tt.strict))
+		require.NoError(t, err)
+		sameAsGoSyslog(t, p, &ev, []byte(tt.lenient), []byte(tt.strict), m.(*rfc5424.SyslogMessage))
+	}
+}
+
+// sameAsGoSyslog checks that p reads in as go-syslog read the message
+// strict into sm; strict is in itself, or in without the spaces go-syslog
+// rejects.
+func sameAsGoSyslog(t *testing.T, p *pipeline.SyslogParser, ev *relaykit.Event, in, strict []byte, sm *rfc5424.SyslogMessage) {
+	t.Helper()
+	pri, ts, host, app, msg, fields := goSyslogFields(sm)
+	ev.Reset()
+	got := p.Parse(ev, in)
+	if got != pipeline.SyslogRFC5424 {
+		t.Fatalf("%q: go-syslog accepts %q, parser says %v", in, strict, got)
+	}
+	if ev.Flags&relaykit.FlagPriority == 0 || ev.Priority != pri {
+		t.Errorf("%q: priority %d, want %d", in, ev.Priority, pri)
+	}
+	if ts != nil {
+		if y := ts.Year(); y > 1678 && y < 2262 {
+			if ev.Time != ts.UnixNano() {
+				t.Errorf("%q: time %d, want %d (%v)", in, ev.Time, ts.UnixNano(), ts)
+			}
+		} else {
+			if ev.Time != 0 {
+				t.Errorf("%q: out-of-range time %d set", in, ev.Time)
+			}
+			delete(fields, pipeline.FieldTimestamp)
+			if v, ok := ev.Field(pipeline.FieldTimestamp); ok {
+				fields[pipeline.FieldTimestamp] = string(v)
+			}
+		}
+	} else if ev.Time != 0 {
+		t.Errorf("%q: time %d from a NILVALUE", in, ev.Time)
+	}
+	if string(ev.Host) != host || string(ev.Source) != app {
+		t.Errorf("%q: host/app %q/%q, want %q/%q", in, ev.Host, ev.Source, host, app)
+	}
+	if string(ev.Raw) != msg {
+		t.Errorf("%q: message %q, want %q", in, ev.Raw, msg)
+	}
+	gotFields := map[string]string{}
+	for _, f := range ev.Fields {
+		gotFields[string(f.Key)] = string(f.Value)
+	}
+	if len(gotFields) != len(fields) {
+		t.Fatalf("%q: fields %q, want %q", in, gotFields, fields)
+	}
+	for k, v := range fields {
+		if gotFields[k] != v {
+			t.Errorf("%q: field %s = %q, want %q", in, k, gotFields[k], v)
+		}
+	}
 }

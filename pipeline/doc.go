@@ -94,8 +94,18 @@
 //
 //   - RFC 5424 (VERSION 1 to 999): TIMESTAMP with zone and fraction, and
 //     every STRUCTURED-DATA parameter as the field "sd.<SD-ID>.<PARAM-NAME>"
-//     (escapes \" \\ \] decoded); PROCID and MSGID as the fields "procid"
-//     and "msgid"; the UTF-8 BOM removed from MSG.
+//     (escapes \" \\ \] decoded), tolerating what rsyslog tolerates there
+//     (its pmrfc5424 takes everything up to "] " as STRUCTURED-DATA): SP
+//     around '=' (eventSource= "Application", a test message of rsyslog's
+//     and other parsers' suites), several SP between parameters, SP before
+//     ']'; PROCID and MSGID as the fields "procid" and "msgid".
+//   - On every path but an unparsed message (kept whole), the UTF-8 BOM
+//     that starts MSG is removed: after the header of RFC 5424, after
+//     STRUCTURED-DATA kept in the message (it ends at "] " there, as in
+//     rsyslog), after the TAG of RFC 3164 and lenient messages. go-syslog,
+//     the test oracle, rejects the spaces above; the bench module's
+//     TestSyslogLeniency checks that such a message is read as go-syslog
+//     reads it without them.
 //   - RFC 3164 ("<34>Oct 11 22:14:15 mymachine su: ...") and the variants
 //     rsyslog's pmrfc3164 and syslog-ng's BSD parser accept: a month in any
 //     case ("AUG 10 22:18:24"), an unpadded day ("Mar 7"), the year after

@@ -147,15 +147,19 @@ func NewSyslogParser(cfg SyslogConfig) *SyslogParser {
 //     HOSTNAME into Host, APP-NAME into Source, PROCID into the field
 //     [FieldProcID], MSGID into [FieldMsgID], every SD-PARAM into the field
 //     "sd.<SD-ID>.<PARAM-NAME>" with the escapes \" \\ \] decoded (see
-//     [SDFieldPrefix]), MSG into Raw without its UTF-8 BOM. A NILVALUE
+//     [SDFieldPrefix]), MSG into Raw without its UTF-8 BOM. SP around
+//     '=', several SP between parameters and SP before ']' are tolerated,
+//     as rsyslog does (eventSource= "Application"). A NILVALUE
 //     ("-") sets nothing. If the header is valid but STRUCTURED-DATA is not
 //     (such as Check Point's "[key:"value"; ...]"), the header is kept and
-//     Raw holds everything from STRUCTURED-DATA on ([SyslogLenient]); the
-//     same happens past 256 SD parameters.
+//     Raw holds everything from STRUCTURED-DATA on ([SyslogLenient]), less
+//     the BOM that starts MSG after it (STRUCTURED-DATA ends at the first
+//     "] ", rsyslog's rule); the same happens past 256 SD parameters.
 //   - RFC 3164 and lenient: timestamp into Time, HOSTNAME into Host (only
 //     after a timestamp), TAG into Source and its [pid] into [FieldProcID],
 //     a Cisco "%FAC-SEV-MNEMONIC:" tag into Source (FAC) and [FieldMsgID],
-//     the rest into Raw. Nothing unrecognised is removed from the message.
+//     the rest into Raw without a UTF-8 BOM that starts it. Nothing
+//     unrecognised is removed from the message.
 //   - A malformed PRI ("<999>", "<13"), an empty message, or (with
 //     RequireText) bytes that are not text: Raw holds b as given, minus the
 //     trailing CR/LF, with [relaykit.FlagParseError]; nothing else is set.
@@ -341,8 +345,6 @@ func token5424(b []byte, max int) int {
 	return 0 // no space within max+1 bytes
 }
 
-var bom = []byte{0xEF, 0xBB, 0xBF}
-
 // parse5424 reads the RFC 5424 message after "<PRI>VERSION SP". It
 // reports false, with e unchanged, when the header is not valid RFC 5424.
 func (p *SyslogParser) parse5424(e *relaykit.Event, b []byte) (SyslogFormat, bool) {
@@ -390,6 +392,7 @@ func (p *SyslogParser) parse5424(e *relaykit.Event, b []byte) (SyslogFormat, boo
 	}
 	rest := b[i:]
 	format := SyslogRFC5424
+	sdEnd := 0 // with format lenient: where MSG starts after STRUCTURED-DATA kept in the message
 	switch {
 	case rest[0] == '-':
 		rest = rest[1:]
@@ -400,6 +403,7 @@ func (p *SyslogParser) parse5424(e *relaykit.Event, b []byte) (SyslogFormat, boo
 		} else {
 			truncateFields(e, n1)
 			format = SyslogLenient
+			sdEnd = sdEndLenient(rest)
 		}
 	default:
 		format = SyslogLenient
@@ -412,12 +416,42 @@ func (p *SyslogParser) parse5424(e *relaykit.Event, b []byte) (SyslogFormat, boo
 		default:
 			// Something glued to STRUCTURED-DATA: keep it all as the message.
 			format = SyslogLenient
+			sdEnd = len(b) - i - len(rest)
 			rest = b[i:]
 		}
 	}
-	rest = bytes.TrimPrefix(rest, bom)
-	e.Raw = append(e.Raw, rest...)
+	if sdEnd > 0 {
+		// MSG, and so its BOM, starts after the STRUCTURED-DATA kept.
+		if msg := trimBOM(rest[sdEnd:]); len(msg) < len(rest)-sdEnd {
+			e.Raw = append(append(e.Raw, rest[:sdEnd]...), msg...)
+			return format, true
+		}
+	}
+	e.Raw = append(e.Raw, trimBOM(rest)...)
 	return format, true
+}
+
+// trimBOM removes the UTF-8 byte order marks that start b.
+func trimBOM(b []byte) []byte {
+	for len(b) >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF {
+		b = b[3:]
+	}
+	return b
+}
+
+// sdEndLenient returns where STRUCTURED-DATA that the parser could not read
+// ends by rsyslog's rule (pmrfc5424: at the first ']' that is not escaped
+// as "\]" and is followed by SP), just after that SP; 0 when there is none.
+func sdEndLenient(b []byte) int {
+	for k := 0; k+1 < len(b); k++ {
+		switch {
+		case b[k] == '\\' && b[k+1] == ']':
+			k++
+		case b[k] == ']' && b[k+1] == ' ':
+			return k + 2
+		}
+	}
+	return 0
 }
 
 // sdNameLen returns the length of an SD-NAME (1-32 printable US-ASCII
@@ -435,6 +469,14 @@ func sdNameLen(b []byte) int {
 		return 0
 	}
 	return len(b)
+}
+
+// skipSP returns the index of the first byte of b from i on that is not SP.
+func skipSP(b []byte, i int) int {
+	for i < len(b) && b[i] == ' ' {
+		i++
+	}
+	return i
 }
 
 // parseSD reads one or more SD-ELEMENTs at the start of b into fields and
@@ -462,13 +504,29 @@ func (p *SyslogParser) parseSD(e *relaykit.Event, b []byte, n0 int) ([]byte, boo
 			if b[i] != ' ' {
 				return nil, false
 			}
-			i++
+			// Tolerated as rsyslog does (its pmrfc5424 takes everything up
+			// to "] " as STRUCTURED-DATA): more than one SP before a
+			// parameter or before ']', and SP around '=' (eventSource=
+			// "Application" in the test messages of rsyslog and others).
+			i = skipSP(b, i+1)
+			if i < len(b) && b[i] == ']' {
+				i++
+				break
+			}
 			m := sdNameLen(b[i:])
-			if m == 0 || i+m+1 >= len(b) || b[i+m] != '=' || b[i+m+1] != '"' {
+			if m == 0 {
 				return nil, false
 			}
 			p.key = append(p.key[:base], b[i:i+m]...)
-			i += m + 2
+			i = skipSP(b, i+m)
+			if i >= len(b) || b[i] != '=' {
+				return nil, false
+			}
+			i = skipSP(b, i+1)
+			if i+1 >= len(b) || b[i] != '"' {
+				return nil, false
+			}
+			i++
 			// PARAM-VALUE up to the closing '"'; fast path without escapes.
 			j := i
 			for j < len(b) && b[j] != '"' && b[j] != '\\' && b[j] != ']' {
@@ -591,6 +649,7 @@ func (p *SyslogParser) lenient(e *relaykit.Event, rest []byte) SyslogFormat {
 	for len(rest) > 0 && rest[0] == ' ' {
 		rest = rest[1:] // "<167> Mar  7 ..."
 	}
+	rest = trimBOM(rest)
 	// Cisco IOS sequence number: "52: *Mar  1 ...".
 	orig := rest
 	var seq []byte
@@ -651,7 +710,7 @@ func (p *SyslogParser) lenient(e *relaykit.Event, rest []byte) SyslogFormat {
 		}
 		rest = rest[i+2:]
 	}
-	e.Raw = append(e.Raw, rest...)
+	e.Raw = append(e.Raw, trimBOM(rest)...)
 	return format
 }
 

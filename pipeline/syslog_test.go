@@ -88,6 +88,22 @@ func TestSyslogParserFormats(t *testing.T) {
 			syslogWant{format: pipeline.SyslogRFC5424, pri: 13, time: time.Date(2026, 11, 23, 9, 0, 0, 123456000, utc), host: "vm", source: "myapp", raw: "sd test",
 				fields: map[string]string{"procid": "4242", "msgid": "LOGIN", "sd.timeQuality.tzKnown": "1", "sd.timeQuality.isSynced": "1",
 					"sd.timeQuality.syncAccuracy": "123", "sd.origin@32473.ip": "10.1.2.3"}}},
+		// rsyslog reads STRUCTURED-DATA up to "] " (pmrfc5424); this test
+		// message of rsyslog, syslog_loose and glossy has SP after '='.
+		{"rfc5424 SP after '='", `<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 [exampleSDID@32473 iut="3" eventSource= "Application" eventID="1011"] ` + "\xEF\xBB\xBF" + `An application event log entry...`,
+			syslogWant{format: pipeline.SyslogRFC5424, pri: 165, time: time.Date(2003, 10, 11, 22, 14, 15, 3e6, utc),
+				host: "mymachine.example.com", source: "evntslog", raw: "An application event log entry...",
+				fields: map[string]string{"msgid": "ID47", "sd.exampleSDID@32473.iut": "3", "sd.exampleSDID@32473.eventSource": "Application", "sd.exampleSDID@32473.eventID": "1011"}}},
+		{"rfc5424 SP after '=', two elements", `<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 [exampleSDID@32473 iut="3" eventSource= "Application" eventID="1011"][examplePriority@32473 class="high"]`,
+			syslogWant{format: pipeline.SyslogRFC5424, pri: 165, time: time.Date(2003, 10, 11, 22, 14, 15, 3e6, utc),
+				host: "mymachine.example.com", source: "evntslog",
+				fields: map[string]string{"msgid": "ID47", "sd.exampleSDID@32473.iut": "3", "sd.exampleSDID@32473.eventSource": "Application",
+					"sd.exampleSDID@32473.eventID": "1011", "sd.examplePriority@32473.class": "high"}}},
+		{"rfc5424 SP around '=', between parameters and before ']'", `<13>1 - h a - - [x@1  k = "v"  j="w" ][y ] m`,
+			syslogWant{format: pipeline.SyslogRFC5424, pri: 13, host: "h", source: "a", raw: "m",
+				fields: map[string]string{"sd.x@1.k": "v", "sd.x@1.j": "w", "sd.y": ""}}},
+		{"rfc5424 SP before a value without '=' is no SD", `<13>1 - h a - - [x@1 k "v"] m`,
+			syslogWant{format: pipeline.SyslogLenient, pri: 13, host: "h", source: "a", raw: `[x@1 k "v"] m`}},
 		{"rfc5424 element without params", `<14>1 - - - - - [meta] x`,
 			syslogWant{format: pipeline.SyslogRFC5424, pri: 14, raw: "x", fields: map[string]string{"sd.meta": ""}}},
 		{"rfc5424 nil values", "<13>1 - - - - - - x", syslogWant{format: pipeline.SyslogRFC5424, pri: 13, raw: "x"}},
@@ -98,6 +114,17 @@ func TestSyslogParserFormats(t *testing.T) {
 		{"check point (non-standard SD kept in MSG)", `<134>1 2024-01-05T10:00:00Z gw-1 CheckPoint 12345 - [action:"Accept"; flags:"411908"; ifdir:"inbound"; src:"10.0.0.1"; dst:"8.8.8.8"]`,
 			syslogWant{format: pipeline.SyslogLenient, pri: 134, time: time.Date(2024, 1, 5, 10, 0, 0, 0, utc), host: "gw-1", source: "CheckPoint",
 				raw: `[action:"Accept"; flags:"411908"; ifdir:"inbound"; src:"10.0.0.1"; dst:"8.8.8.8"]`, fields: map[string]string{"procid": "12345"}}},
+		{"non-standard SD, BOM after it", `<134>1 2024-01-05T10:00:00Z gw-1 CheckPoint 12345 - [action:"Accept"; src:"10.0.0.1"] ` + "\xEF\xBB\xBF" + "m",
+			syslogWant{format: pipeline.SyslogLenient, pri: 134, time: time.Date(2024, 1, 5, 10, 0, 0, 0, utc), host: "gw-1", source: "CheckPoint",
+				raw: `[action:"Accept"; src:"10.0.0.1"] m`, fields: map[string]string{"procid": "12345"}}},
+		{"BOM glued to SD", `<13>1 - h a - - [x k="v"]` + "\xEF\xBB\xBF" + "m",
+			syslogWant{format: pipeline.SyslogLenient, pri: 13, host: "h", source: "a", raw: `[x k="v"]m`, fields: map[string]string{"sd.x.k": "v"}}},
+		{"BOM where SD belongs", "<13>1 - h a - - \xEF\xBB\xBFm",
+			syslogWant{format: pipeline.SyslogLenient, pri: 13, host: "h", source: "a", raw: "m"}},
+		{"rfc3164 BOM", "<34>Oct 11 22:14:15 mymachine su: \xEF\xBB\xBF'su root' failed",
+			syslogWant{format: pipeline.SyslogRFC3164, pri: 34, time: time.Date(2026, 10, 11, 22, 14, 15, 0, utc), host: "mymachine", source: "su",
+				raw: "'su root' failed"}},
+		{"no PRI, BOM", "\xEF\xBB\xBFplain text", syslogWant{format: pipeline.SyslogLenient, pri: -1, raw: "plain text"}},
 		{"rfc5424 unterminated SD", `<13>1 - h a - - [x@1 k="v" m`,
 			syslogWant{format: pipeline.SyslogLenient, pri: 13, host: "h", source: "a", raw: `[x@1 k="v" m`}},
 		{"rfc5424 bad date falls back to lenient", "<13>1 2003-02-30T00:00:00Z h a - - - m",
@@ -260,8 +287,8 @@ func TestSyslogFormatString(t *testing.T) {
 }
 
 // FuzzSyslogParser: any input gives an event, never a panic; a parse error
-// keeps the input whole; the message is a substring of the input unless SD
-// decoding or BOM removal applies; the event is reusable.
+// keeps the input whole; the message is a substring of the input but for
+// BOMs removed, and never starts with a BOM; the event is reusable.
 func FuzzSyslogParser(f *testing.F) {
 	for _, s := range []string{
 		"<38>2026-11-22T01:39:01 host prog[123]: msg", "<13>1 - - - - - - x", "<34>Oct 11 22:14:15 h su: m",
@@ -269,6 +296,8 @@ func FuzzSyslogParser(f *testing.F) {
 		"<1>", "<", "<191>1 ", "\xff", "<13>Jan  1 00:00:00.123456789012 h: x", `<13>1 - h a - - [x@1 k="a\]b"][y] m`,
 		"<13>1 2003-10-11T22:14:15.003Z h a - - - \xEF\xBB\xBFm", "<189>52: *Mar  1 18:46:11.123 UTC: %X-1-Y: z",
 		"<134>1 - h a - - - CEF:0|V|P|1|id|n|5|src=1.2.3.4 msg=a b",
+		`<13>1 - h a - - [x@1  k = "v"  j="w" ][y ] m`, "<13>1 - h a - - [a:\"b\"] \xEF\xBB\xBF\xEF\xBB\xBFm",
+		"\xEF\xBB\xBF<13>Oct 11 22:14:15 h su: \xEF\xBB\xBFm",
 	} {
 		f.Add([]byte(s))
 	}
@@ -285,8 +314,12 @@ func FuzzSyslogParser(f *testing.F) {
 			}
 			return
 		}
-		if !bytes.Contains(trimmed, ev.Raw) {
+		noBOM := func(b []byte) []byte { return bytes.ReplaceAll(b, []byte("\xEF\xBB\xBF"), nil) }
+		if !bytes.Contains(noBOM(trimmed), noBOM(ev.Raw)) {
 			t.Fatalf("message %q not in input %q", ev.Raw, in)
+		}
+		if bytes.HasPrefix(ev.Raw, []byte("\xEF\xBB\xBF")) {
+			t.Fatalf("message %q starts with a BOM", ev.Raw)
 		}
 		for _, f := range ev.Fields {
 			if len(f.Key) == 0 {
