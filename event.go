@@ -9,15 +9,26 @@ import (
 type Flags uint32
 
 const (
-	// FlagPriority means [Event.Priority] holds a syslog PRI value that was
-	// present in the input. Without it, Priority is meaningless.
+	// FlagPriority means [Event.Priority] holds a syslog PRI value: present
+	// in the input, or assumed ([FlagPriorityAssumed]). Without it,
+	// Priority is meaningless.
 	FlagPriority Flags = 1 << iota
 	// FlagParseError means the input could not be parsed; [Event.Raw] holds
 	// the bytes as received and the other metadata may be empty.
 	FlagParseError
 	// FlagTruncated means [Event.Raw] was cut at a size limit.
 	FlagTruncated
+	// FlagPriorityAssumed, set with [FlagPriority], means the input had no
+	// valid PRI and Priority is the one a relay assumes for it: 13,
+	// user.notice (RFC 3164 section 4.3.3, what rsyslog does). Destinations
+	// treat the event as user.notice; this flag lets a user tell such
+	// events from those that said user.notice themselves.
+	FlagPriorityAssumed
 )
+
+// PriorityAssumed is the syslog PRI assumed for a message without a valid
+// one: facility user (1), severity notice (5) (RFC 3164 section 4.3.3).
+const PriorityAssumed uint8 = 13
 
 // Field is one extracted key/value pair of an [Event]. Both slices are owned
 // by the Event and are reused by [Event.Reset]; copy them to keep them.

@@ -152,6 +152,23 @@ func ExampleSyslogParser() {
 	// sd.origin@32473.ip=10.1.2.3
 }
 
+// A message without PRI is user.notice, as RFC 3164 section 4.3.3 tells a
+// relay; FlagPriorityAssumed tells it from a message that said so.
+func ExampleSyslogParser_noPRI() {
+	p := pipeline.NewSyslogParser(pipeline.SyslogConfig{Location: time.UTC})
+	for _, msg := range []string{"sshd[99]: Accepted key", "<13>sshd[99]: Accepted key"} {
+		var ev relaykit.Event
+		p.Parse(&ev, []byte(msg))
+		fac, _ := ev.Facility()
+		sev, _ := ev.Severity()
+		fmt.Printf("facility=%d severity=%d assumed=%v source=%s message=%q\n",
+			fac, sev, ev.Flags&relaykit.FlagPriorityAssumed != 0, ev.Source, ev.Raw)
+	}
+	// Output:
+	// facility=1 severity=5 assumed=true source=sshd message="Accepted key"
+	// facility=1 severity=5 assumed=false source=sshd message="Accepted key"
+}
+
 // A BSD syslog variant carrying CEF: one call extracts both.
 func ExampleSyslogParser_cef() {
 	p := pipeline.NewSyslogParser(pipeline.SyslogConfig{Location: time.UTC, CEF: true})

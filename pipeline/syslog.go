@@ -131,8 +131,8 @@ func NewSyslogParser(cfg SyslogConfig) *SyslogParser {
 // recognised. A trailing CR and LF are ignored.
 //
 // Parse overwrites e's Time, Host, Source, Raw and Priority, clears
-// [relaykit.FlagPriority] and [relaykit.FlagParseError] before setting
-// them, and adds fields (replacing fields of the same name). It keeps
+// [relaykit.FlagPriority], [relaykit.FlagPriorityAssumed] and
+// [relaykit.FlagParseError] before setting them, and adds fields (replacing fields of the same name). It keeps
 // ReceiveTime, Index, the other flags and the fields already there; it sets
 // SourceType to [SourceTypeSyslog] (or "cef", see [SyslogConfig.CEF]) only
 // when it is empty, so a value the caller set survives. Host and Source
@@ -141,8 +141,11 @@ func NewSyslogParser(cfg SyslogConfig) *SyslogParser {
 //
 // What Parse sets:
 //
-//   - PRI: Priority and [relaykit.FlagPriority], on every path (a message
-//     without PRI has neither).
+//   - PRI: Priority and [relaykit.FlagPriority], on every path. A message
+//     without a valid PRI (none, malformed, or not parsed at all) gets
+//     [relaykit.PriorityAssumed], 13 (user.notice), with FlagPriority and
+//     [relaykit.FlagPriorityAssumed], as RFC 3164 section 4.3.3 tells a
+//     relay to do and rsyslog does.
 //   - RFC 5424: TIMESTAMP into Time (ns, zone and fraction applied),
 //     HOSTNAME into Host, APP-NAME into Source, PROCID into the field
 //     [FieldProcID], MSGID into [FieldMsgID], every SD-PARAM into the field
@@ -162,7 +165,8 @@ func NewSyslogParser(cfg SyslogConfig) *SyslogParser {
 //     unrecognised is removed from the message.
 //   - A malformed PRI ("<999>", "<13"), an empty message, or (with
 //     RequireText) bytes that are not text: Raw holds b as given, minus the
-//     trailing CR/LF, with [relaykit.FlagParseError]; nothing else is set.
+//     trailing CR/LF, with [relaykit.FlagParseError]; nothing else is set
+//     but the assumed priority.
 //
 // The year of a timestamp without one is the year, in Location, of
 // e.ReceiveTime (or of Config.Now when ReceiveTime is zero), moved back a
@@ -176,9 +180,15 @@ func (p *SyslogParser) Parse(e *relaykit.Event, b []byte) SyslogFormat {
 	}
 	e.Host, e.Source, e.Raw = e.Host[:0], e.Source[:0], e.Raw[:0]
 	e.Time, e.Priority = 0, 0
-	e.Flags &^= relaykit.FlagPriority | relaykit.FlagParseError
+	e.Flags &^= relaykit.FlagPriority | relaykit.FlagPriorityAssumed | relaykit.FlagParseError
 
 	f := p.parse(e, b)
+	if e.Flags&relaykit.FlagPriority == 0 {
+		// RFC 3164 section 4.3.3: a relay assumes PRI 13 for a message
+		// without a valid one.
+		e.Priority = relaykit.PriorityAssumed
+		e.Flags |= relaykit.FlagPriority | relaykit.FlagPriorityAssumed
+	}
 	if p.cef && f != SyslogUnparsed && bytes.HasPrefix(e.Raw, cefPrefix) {
 		_ = DecodeCEF(e, e.Raw) // a malformed CEF header leaves a plain syslog event
 	}

@@ -18,7 +18,7 @@ var ref = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 
 type syslogWant struct {
 	format pipeline.SyslogFormat
-	pri    int // -1: no PRI
+	pri    int // -1: no valid PRI, 13 assumed (FlagPriorityAssumed)
 	time   time.Time
 	host   string
 	source string
@@ -29,10 +29,12 @@ type syslogWant struct {
 func checkSyslog(t *testing.T, w syslogWant, ev *relaykit.Event, got pipeline.SyslogFormat) {
 	t.Helper()
 	assert.Equal(t, w.format, got, "format")
+	assert.NotZero(t, ev.Flags&relaykit.FlagPriority, "priority flag")
 	if w.pri < 0 {
-		assert.Zero(t, ev.Flags&relaykit.FlagPriority, "no priority")
+		assert.NotZero(t, ev.Flags&relaykit.FlagPriorityAssumed, "priority assumed")
+		assert.Equal(t, relaykit.PriorityAssumed, ev.Priority, "user.notice assumed")
 	} else {
-		assert.NotZero(t, ev.Flags&relaykit.FlagPriority, "priority flag")
+		assert.Zero(t, ev.Flags&relaykit.FlagPriorityAssumed, "priority not assumed")
 		assert.Equal(t, uint8(w.pri), ev.Priority, "priority")
 	}
 	if w.time.IsZero() {
@@ -250,6 +252,13 @@ func TestSyslogParserKeepsCallerMetadata(t *testing.T) {
 	assert.Equal(t, int64(42), ev.ReceiveTime)
 	assert.Equal(t, "h", string(ev.Host))
 	assert.Equal(t, relaykit.FlagTruncated|relaykit.FlagPriority, ev.Flags)
+	// An assumed priority does not outlive the message that had no PRI.
+	p.Parse(&ev, []byte("no PRI"))
+	assert.Equal(t, relaykit.FlagTruncated|relaykit.FlagPriority|relaykit.FlagPriorityAssumed, ev.Flags)
+	assert.Equal(t, uint8(13), ev.Priority)
+	p.Parse(&ev, []byte("<34>Oct 11 22:14:15 h su: x"))
+	assert.Equal(t, relaykit.FlagTruncated|relaykit.FlagPriority, ev.Flags)
+	assert.Equal(t, uint8(34), ev.Priority)
 	v, _ := ev.Field("input")
 	assert.Equal(t, "udp", string(v))
 	v, _ = ev.Field("procid")

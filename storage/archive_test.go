@@ -127,6 +127,9 @@ func TestAppendJSONPriority(t *testing.T) {
 	e := relaykit.Event{}
 	e.SetPriority(4, 3)
 	assert.Equal(t, `{"facility":"auth","facility_code":4,"severity":"err","severity_code":3,"message":""}`, string(storage.AppendJSON(nil, &e)))
+	// A message without PRI: user.notice, and the archive says it was assumed.
+	e = relaykit.Event{Priority: relaykit.PriorityAssumed, Flags: relaykit.FlagPriority | relaykit.FlagPriorityAssumed}
+	assert.Equal(t, `{"facility":"user","facility_code":1,"severity":"notice","severity_code":5,"priority_assumed":true,"message":""}`, string(storage.AppendJSON(nil, &e)))
 }
 
 func FuzzAppendJSON(f *testing.F) {

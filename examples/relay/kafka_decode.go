@@ -17,9 +17,9 @@ import (
 // time, host, source, sourcetype, index, the syslog priority, message, or
 // message_base64 when the message was not UTF-8, and fields), or the raw
 // value with host, source and sourcetype from the headers. What it reads
-// is what the edge would have sent its own destinations; only the receive
-// time (the record's time is the event time) and the parse-error and
-// truncation flags stay behind.
+// is what the edge would have sent its own destinations, with
+// FlagPriorityAssumed; only the receive time (the record's time is the
+// event time) and the parse-error and truncation flags stay behind.
 func (k *kafkaInput) decode(r *kgo.Record, ev *relaykit.Event) error {
 	if k.cfg.Format == "raw" {
 		ev.Raw = append(ev.Raw, r.Value...)
@@ -113,7 +113,8 @@ func (k *kafkaInput) decode(r *kgo.Record, ev *relaykit.Event) error {
 // decodePriority sets ev's syslog priority from the archive JSON object v:
 // "facility_code" and "severity_code" (0-23, 0-7), which the archive and
 // the kafka destination write next to the names; without them, "facility"
-// and "severity" as names (auth, err: internal/syslogname) or as numbers.
+// and "severity" as names (auth, err: internal/syslogname) or as numbers;
+// "priority_assumed" (true) sets [relaykit.FlagPriorityAssumed] with them.
 // An object with neither leaves the event without a priority; one with a
 // member that is neither a known name nor a code in range is an error, so
 // the record is dead-lettered rather than delivered without the priority
@@ -130,6 +131,10 @@ func decodePriority(v *fastjson.Value, ev *relaykit.Event) error {
 	switch {
 	case fok && sok:
 		ev.SetPriority(f, s)
+		if v.GetBool("priority_assumed") {
+			// The edge assumed user.notice for a message without PRI.
+			ev.Flags |= relaykit.FlagPriorityAssumed
+		}
 	case fok || sok:
 		return errors.New(`record value has a facility without a severity or the reverse`)
 	}

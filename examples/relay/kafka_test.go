@@ -143,7 +143,7 @@ func TestKafkaDecode(t *testing.T) {
 		if src.Time != 0 {
 			want.ReceiveTime = 0
 		}
-		want.Flags &= relaykit.FlagPriority
+		want.Flags &= relaykit.FlagPriority | relaykit.FlagPriorityAssumed
 		assert.Equal(t, want, got, line)
 		direct, err := hec.AppendEvent(nil, &src)
 		require.NoError(t, err)
@@ -163,6 +163,7 @@ func TestKafkaDecode(t *testing.T) {
 		{`{"message":"m","facility":4,"severity":3}`, 4<<3 | 3},
 		{`{"message":"m","facility_code":0,"severity_code":0}`, 0},
 		{`{"message":"m"}`, -1},
+		{`{"message":"m","facility":"user","facility_code":1,"severity":"notice","severity_code":5,"priority_assumed":true}`, 13},
 	} {
 		var got relaykit.Event
 		require.NoError(t, k.decode(&kgo.Record{Value: []byte(c.json)}, &got), c.json)
@@ -172,6 +173,7 @@ func TestKafkaDecode(t *testing.T) {
 		}
 		assert.NotZero(t, got.Flags&relaykit.FlagPriority, c.json)
 		assert.Equal(t, uint8(c.pri), got.Priority, c.json)
+		assert.Equal(t, strings.Contains(c.json, "priority_assumed"), got.Flags&relaykit.FlagPriorityAssumed != 0, c.json)
 	}
 
 	var src relaykit.Event

@@ -26,7 +26,7 @@ func TestSyslogParse(t *testing.T) {
 		name     string
 		in       string
 		format   pipeline.SyslogFormat
-		pri      int // -1: no PRI
+		pri      int // -1: no valid PRI, user.notice assumed
 		time     time.Time
 		host     string
 		source   string
@@ -64,11 +64,14 @@ func TestSyslogParse(t *testing.T) {
 			got := sp.Parse(&ev, []byte(tt.in), "peer")
 			assert.Equal(t, tt.format, got)
 			pri, ok := ev.Priority, ev.Flags&relaykit.FlagPriority != 0
+			assert.True(t, ok)
 			if tt.pri < 0 {
-				assert.False(t, ok)
+				// RFC 3164 section 4.3.3: a relay assumes user.notice.
+				assert.Equal(t, relaykit.PriorityAssumed, pri)
+				assert.NotZero(t, ev.Flags&relaykit.FlagPriorityAssumed)
 			} else {
-				assert.True(t, ok)
 				assert.Equal(t, uint8(tt.pri), pri)
+				assert.Zero(t, ev.Flags&relaykit.FlagPriorityAssumed)
 			}
 			if !tt.time.IsZero() {
 				assert.Equal(t, tt.time.UnixNano(), ev.Time)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -110,13 +112,14 @@ func tablesConfig(t *testing.T, hec *forwardtest.HECServer, syslogDCR, cefDCR *f
 
 // archiveLine is a JSON archive line with the syslog priority.
 type archiveLine struct {
-	Message      string            `json:"message"`
-	SourceType   string            `json:"sourcetype"`
-	Facility     string            `json:"facility"`
-	FacilityCode *int              `json:"facility_code"`
-	Severity     string            `json:"severity"`
-	SeverityCode *int              `json:"severity_code"`
-	Fields       map[string]string `json:"fields"`
+	Message         string            `json:"message"`
+	SourceType      string            `json:"sourcetype"`
+	Facility        string            `json:"facility"`
+	FacilityCode    *int              `json:"facility_code"`
+	Severity        string            `json:"severity"`
+	SeverityCode    *int              `json:"severity_code"`
+	PriorityAssumed bool              `json:"priority_assumed"`
+	Fields          map[string]string `json:"fields"`
 }
 
 // TestSentinelTablesEndToEnd: logger (RFC 5424 with SD, MSGID, PROCID),
@@ -141,7 +144,13 @@ func TestSentinelTablesEndToEnd(t *testing.T) {
 		"src=10.1.100.11 spt=54190 dst=52.53.140.235 dpt=443 proto=6 act=close app=HTTPS out=3652 in=146668 FTNTFGTvd=vdom1"
 	runTool(t, "logger", "-n", "127.0.0.1", "-P", port, "-T", "--rfc5424", "-t", "FGT-A-LOG", "-p", "local7.notice", cef)
 	out := runTool(t, "loggen", "--inet", "--stream", "--syslog-proto", "--rate", "1000", "--interval", "1", "127.0.0.1", port)
-	total := loggenCount(t, out) + 2
+	// A line without PRI: user.notice, assumed (RFC 3164 section 4.3.3).
+	c, err := net.Dial("tcp", tr.addr("tcp"))
+	require.NoError(t, err)
+	_, err = io.WriteString(c, "a line without priority\n")
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	total := loggenCount(t, out) + 3
 
 	waitFor(t, 30*time.Second, func() bool {
 		s := tr.Ledger()
@@ -153,11 +162,17 @@ func TestSentinelTablesEndToEnd(t *testing.T) {
 	assert.Zero(t, s.DroppedTotal(), "no row refused by the table schemas")
 	assert.Len(t, syslogDCR.Rows(), int(s.Dest["sentinel-syslog"].Delivered))
 
-	// Syslog table: logger's event with its facility, severity, PROCID.
-	var found bool
+	// Syslog table: logger's event with its facility, severity, PROCID;
+	// the line without PRI as user.notice.
+	var found, foundAssumed bool
 	for _, r := range syslogDCR.Rows() {
 		assert.Equal(t, "relay-test", r["CollectorHostName"])
 		assert.NotEmpty(t, r["HostName"])
+		if r["SyslogMessage"] == "a line without priority" {
+			foundAssumed = true
+			assert.Equal(t, "user", r["Facility"])
+			assert.Equal(t, "notice", r["SeverityLevel"])
+		}
 		if r["SyslogMessage"] != "sd test" {
 			continue
 		}
@@ -170,10 +185,16 @@ func TestSentinelTablesEndToEnd(t *testing.T) {
 		assert.NotEmpty(t, r["EventTime"])
 	}
 	assert.True(t, found, "logger's event is in the Syslog table")
+	assert.True(t, foundAssumed, "the line without PRI is in the Syslog table")
 
 	// HEC: facility, severity and the syslog parts as indexed fields.
-	found = false
+	found, foundAssumed = false, false
 	for _, e := range hec.Events() {
+		if e.Message() == "a line without priority" {
+			foundAssumed = true
+			assert.Equal(t, "user", e.Fields["facility"])
+			assert.Equal(t, "notice", e.Fields["severity"])
+		}
 		if e.Message() != "sd test" {
 			continue
 		}
@@ -188,14 +209,24 @@ func TestSentinelTablesEndToEnd(t *testing.T) {
 		assert.Equal(t, "4711", e.Fields["procid"])
 	}
 	assert.True(t, found, "logger's event reached HEC")
+	assert.True(t, foundAssumed, "the line without PRI reached HEC")
 
-	// JSON archive: facility and severity by name and code.
-	found = false
+	// JSON archive: facility and severity by name and code; an assumed
+	// priority says so.
+	found, foundAssumed = false, false
 	for _, l := range archived(t, cfg.Destinations["archive"].Dir) {
 		var a archiveLine
 		require.NoError(t, json.Unmarshal([]byte(l), &a), l)
 		require.NotNil(t, a.FacilityCode, l)
 		require.NotNil(t, a.SeverityCode, l)
+		assert.Equal(t, a.Message == "a line without priority", a.PriorityAssumed, l)
+		if a.PriorityAssumed {
+			foundAssumed = true
+			assert.Equal(t, "user", a.Facility)
+			assert.Equal(t, 1, *a.FacilityCode)
+			assert.Equal(t, "notice", a.Severity)
+			assert.Equal(t, 5, *a.SeverityCode)
+		}
 		if a.Message != "sd test" {
 			continue
 		}
@@ -207,6 +238,7 @@ func TestSentinelTablesEndToEnd(t *testing.T) {
 		assert.Equal(t, "LOGIN", a.Fields["msgid"])
 	}
 	assert.True(t, found, "logger's event is in the archive")
+	assert.True(t, foundAssumed, "the line without PRI is in the archive")
 
 	// CommonSecurityLog: the FortiGate line, parsed as CEF.
 	t.Run("CommonSecurityLog", func(t *testing.T) {

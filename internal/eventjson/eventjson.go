@@ -18,6 +18,7 @@ import (
 //	{"time":"2026-11-22T10:00:00.123456789Z","time_is_receive_time":true,
 //	 "host":"h","source":"s","sourcetype":"st","index":"i",
 //	 "facility":"auth","facility_code":4,"severity":"err","severity_code":3,
+//	 "priority_assumed":true,
 //	 "message":"...","message_base64":"...","fields":{"k":"v"}}
 //
 // time is [relaykit.Event.EventTime] in RFC 3339 with nanoseconds, UTC,
@@ -28,7 +29,10 @@ import (
 // facility and severity are written for events with a syslog priority
 // ([relaykit.FlagPriority]): the names of RFC 5424 tables 1 and 2 as
 // syslog.conf(5) spells them (kern ... local7; emerg, alert, crit, err,
-// warning, notice, info, debug) and the numerical codes (0-23, 0-7).
+// warning, notice, info, debug) and the numerical codes (0-23, 0-7);
+// priority_assumed (true) says the message had no valid PRI and the
+// priority is the one assumed for it, user.notice
+// ([relaykit.FlagPriorityAssumed]), and is omitted otherwise.
 // Strings are escaped as encoding/json does: '"', '\\' and control
 // characters are escaped, and each byte that is not part of valid UTF-8
 // becomes U+FFFD. message_base64 is written only for a message that is not
@@ -76,6 +80,9 @@ func Append(dst []byte, e *relaykit.Event) []byte {
 		dst = append(dst, syslogname.Severity(sev)...)
 		dst = append(dst, `","severity_code":`...)
 		dst = strconv.AppendUint(dst, uint64(sev), 10)
+		if e.Flags&relaykit.FlagPriorityAssumed != 0 {
+			dst = append(dst, `,"priority_assumed":true`...)
+		}
 	}
 	if !first {
 		dst = append(dst, ',')
