@@ -1,0 +1,313 @@
+package stream
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// NetListener is a [Listener] seen as a net.Listener, for a server that
+// runs its own accept loop and connection goroutines: net/http's Server
+// above all (package stream/hec's Handler is served this way, with
+// hec.ConnState as the server's ConnState hook). [Listener.NetListener]
+// returns it.
+//
+// Its Accept admits connections under the listener's limits, as
+// [Listener.Serve] does: [Config].MaxConnsPerSource, then
+// [Config].MaxConns with eviction of the longest-idle connection (or
+// refusal with RefuseWhenFull), counted in the listener's [Stats]. A
+// refused connection is closed at once and Accept goes on to the next,
+// so the server never sees it. Each connection Accept returns holds its
+// slot until it is closed.
+//
+// # Idle and busy
+//
+// A connection is idle, and may be evicted for a newcomer, from accept
+// until it receives data (after the TLS handshake, for a TLS listener),
+// and again from when the server marks it idle with [NetListener.SetIdle]
+// until data arrives. Otherwise it is busy and never evicted: for HTTP a
+// request is in flight, and closing its connection would lose it. net/http
+// reports this through http.Server.ConnState: mark a connection idle on
+// http.StateIdle (a kept-alive connection between requests) and busy on
+// http.StateActive and http.StateHijacked, which is what hec.ConnState
+// does. Without the hook a connection is idle only until its first byte
+// arrives, so it is never evicted once used: safe, but full listeners
+// then refuse newcomers instead (Stats.RefusedFull). An HTTP/2 connection
+// (on which net/http runs no ConnState hooks) is busy from its first byte.
+//
+// # Deadlines
+//
+// The server sets its connections' deadlines itself (net/http: its
+// ReadHeaderTimeout, IdleTimeout and the handlers' own, such as
+// hec.Config.BodyTimeout), so [Config].IdleTimeout and
+// [Config].FrameTimeout do not apply here. A read that fails on a deadline
+// the server set in the future (not one set in the past to interrupt a
+// read) is counted once per connection: in [Stats].CutIdle when the
+// connection was idle (nothing received since accept or since it was
+// marked idle: net/http's IdleTimeout, or its ReadHeaderTimeout on a
+// connection that sends nothing), in [Stats].CutFrameTimeout otherwise (a
+// request's headers or body that did not arrive in time). net/http closes
+// the connection after either.
+//
+// # TLS
+//
+// For a listener with [Config].TLS, Accept returns a *tls.Conn (so that
+// net/http fills Request.TLS and negotiates HTTP/2 when the config offers
+// "h2"), whose handshake a goroutine of the listener starts at once under
+// [Config].HandshakeTimeout, measured from accept. Until the handshake
+// is over, deadlines the server sets are recorded and applied after it,
+// so the server's own handshake timeout neither extends nor shortens
+// HandshakeTimeout. A handshake cut by it closes the connection
+// ([Stats].CutHandshakeTimeout); one that fails otherwise is counted in
+// [Stats].HandshakeErrors and left to the server to close (net/http
+// answers a client that speaks plain HTTP with a 400 first). The goroutine
+// ends with the handshake, within HandshakeTimeout.
+//
+// [Stats].BytesRead does not count the connections of a NetListener.
+//
+// Use either [Listener.Serve] or a NetListener on a listener, not both.
+// A NetListener's methods are safe for concurrent use.
+type NetListener struct {
+	l    *Listener
+	once sync.Once
+	err  error
+}
+
+var _ net.Listener = (*NetListener)(nil)
+
+// NetListener returns l as a net.Listener for a server that accepts and
+// serves connections itself, such as net/http's Server; see
+// [NetListener]. Closing it stops accepting and leaves the connections to
+// the server (http.Server.Shutdown closes its listeners first and then
+// waits for the requests in flight); [Listener.Close] closes it too and
+// also ends every connection's reads.
+func (l *Listener) NetListener() *NetListener { return &NetListener{l: l} }
+
+// Addr is the listener's network address.
+func (nl *NetListener) Addr() net.Addr { return nl.l.ln.Addr() }
+
+// Close stops accepting: Accept returns an error wrapping net.ErrClosed.
+// Open connections are left as they are. Close is idempotent and returns
+// the error of closing the socket, if any, once.
+func (nl *NetListener) Close() error {
+	nl.once.Do(func() {
+		if err := nl.l.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			nl.err = err
+		}
+	})
+	return nl.err
+}
+
+// Accept waits for and returns the next connection admitted under the
+// listener's limits (see [NetListener]). Its errors are the socket's own,
+// unwrapped, so that a server backs off on temporary ones (EMFILE) as
+// net/http's Server does; after Close or [Listener.Close] they wrap
+// net.ErrClosed. For a TLS listener the connection is a *tls.Conn whose
+// handshake has started.
+func (nl *NetListener) Accept() (net.Conn, error) {
+	l := nl.l
+	for {
+		raw, err := l.ln.Accept()
+		if err != nil {
+			return nil, err
+		}
+		c := l.admit(raw)
+		if c == nil {
+			continue // refused and closed, counted
+		}
+		nc := &netConn{Conn: raw, c: c, l: l}
+		if l.tls == nil {
+			return nc, nil
+		}
+		nc.handshaking.Store(true)
+		_ = raw.SetDeadline(time.Now().Add(l.handshake))
+		tc := tls.Server(nc, l.tls)
+		go nc.handshake(tc)
+		return tc, nil
+	}
+}
+
+// SetIdle marks c, a connection Accept returned (or a *tls.Conn, or any
+// connection with a NetConn method, over one), idle or busy; see
+// [NetListener]. Marked idle, it may be evicted for a newcomer until
+// data arrives on it; marked busy, it is not. SetIdle ignores connections
+// of other listeners.
+func (nl *NetListener) SetIdle(c net.Conn, idle bool) {
+	nc := nl.conn(c)
+	if nc == nil {
+		return
+	}
+	if idle {
+		nc.c.waiting.Store(time.Now().UnixNano())
+	} else {
+		nc.c.waiting.Store(0)
+	}
+}
+
+// conn finds the netConn of nl under c and the connections c wraps.
+func (nl *NetListener) conn(c net.Conn) *netConn {
+	for range 8 {
+		switch v := c.(type) {
+		case *netConn:
+			if v.l != nl.l {
+				return nil
+			}
+			return v
+		case interface{ NetConn() net.Conn }:
+			c = v.NetConn()
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+// netConn is a connection handed out by a NetListener: the accepted
+// connection, registered with the listener as c.
+type netConn struct {
+	net.Conn // the accepted connection
+
+	c *Conn // its registration: source, idle time, why the listener ended it
+	l *Listener
+
+	handshaking atomic.Bool // the TLS handshake is in progress
+	mu          sync.Mutex  // guards rdl and wdl, and applying deadlines against the end of the handshake
+	rdl, wdl    time.Time   // the deadlines the server set
+	future      atomic.Bool // the read deadline in force was in the future when set
+	cut         atomic.Bool // a cut was counted
+	closed      atomic.Bool
+}
+
+// Read reads from the connection. A read that returns data marks the
+// connection busy; a read that fails on the server's deadline is counted
+// as a cut (see [NetListener]). Once the listener ended the connection
+// (eviction, [Listener.Close]) it returns [ErrEvicted] or [ErrClosed].
+func (c *netConn) Read(p []byte) (int, error) {
+	if err := c.c.ended(); err != nil {
+		return 0, err
+	}
+	n, err := c.Conn.Read(p)
+	if n > 0 && c.c.waiting.Load() != 0 && !c.handshaking.Load() {
+		c.c.waiting.Store(0)
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		if why := c.c.ended(); why != nil {
+			return n, why
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() && c.future.Load() && !c.handshaking.Load() && c.cut.CompareAndSwap(false, true) {
+			if c.c.waiting.Load() != 0 {
+				c.l.cutIdle.Add(1)
+			} else {
+				c.l.cutFrame.Add(1)
+			}
+		}
+	}
+	return n, err
+}
+
+// SetDeadline sets the read and write deadlines; see SetReadDeadline.
+func (c *netConn) SetDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rdl, c.wdl = t, t
+	c.future.Store(!t.IsZero() && time.Until(t) > 0)
+	if c.handshaking.Load() {
+		return nil // applied when the handshake is over
+	}
+	err := c.Conn.SetDeadline(t)
+	c.keepEnded()
+	return err
+}
+
+// SetReadDeadline sets the read deadline, or records it until the TLS
+// handshake is over (which has its own deadline, HandshakeTimeout).
+func (c *netConn) SetReadDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rdl = t
+	c.future.Store(!t.IsZero() && time.Until(t) > 0)
+	if c.handshaking.Load() {
+		return nil
+	}
+	err := c.Conn.SetReadDeadline(t)
+	c.keepEnded()
+	return err
+}
+
+// SetWriteDeadline sets the write deadline, or records it until the TLS
+// handshake is over.
+func (c *netConn) SetWriteDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.wdl = t
+	if c.handshaking.Load() {
+		return nil
+	}
+	return c.Conn.SetWriteDeadline(t)
+}
+
+// keepEnded keeps the reads of a connection the listener ended failing
+// at once: [Listener.Close] moved the read deadline to now, which a
+// deadline set since must not undo. c.mu is held.
+func (c *netConn) keepEnded() {
+	if c.c.ended() != nil {
+		_ = c.Conn.SetReadDeadline(time.Now())
+	}
+}
+
+// CloseWrite shuts down the writing side of a TCP connection (net/http
+// does before closing a connection whose request it did not read whole).
+func (c *netConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// Close closes the connection and gives its slot back to the listener.
+func (c *netConn) Close() error {
+	err := c.Conn.Close()
+	if c.closed.CompareAndSwap(false, true) {
+		c.l.mu.Lock()
+		c.l.removeLocked(c.c)
+		c.l.mu.Unlock()
+		c.l.wg.Done()
+	}
+	return err
+}
+
+// handshake runs the TLS handshake under the deadline Accept set, then
+// applies the deadlines the server set meanwhile. The server's own call
+// to Handshake waits for it and returns the same result.
+func (c *netConn) handshake(tc *tls.Conn) {
+	err := tc.HandshakeContext(context.Background())
+	c.mu.Lock()
+	c.handshaking.Store(false)
+	if err == nil {
+		_ = c.Conn.SetReadDeadline(c.rdl)
+		_ = c.Conn.SetWriteDeadline(c.wdl)
+		c.keepEnded()
+	}
+	c.mu.Unlock()
+	if err == nil {
+		return
+	}
+	var ne net.Error
+	switch {
+	case c.c.ended() != nil:
+		// Evicted, or the listener closed.
+	case errors.As(err, &ne) && ne.Timeout():
+		c.l.cutHandshake.Add(1)
+		_ = c.Close()
+	case errors.Is(err, net.ErrClosed):
+		// The server closed the connection.
+	default:
+		c.l.handshakeErrors.Add(1)
+	}
+}
