@@ -12,6 +12,17 @@
 // packages; the relay example (examples/relay) builds its syslog and JSON
 // inputs from it.
 //
+// # Serving HTTP
+//
+// A server that runs its own accept loop, such as net/http's, takes the
+// listener as a net.Listener: [Listener.NetListener]. Its connections get
+// the same per-source and global limits and the same TLS handshake
+// deadline; the server's ConnState hook tells the listener which are idle
+// between requests, the only ones it evicts (hec.ConnState for
+// net/http), and the server's own deadlines replace IdleTimeout and
+// FrameTimeout. See [NetListener]. Package stream itself does not import
+// net/http.
+//
 // # Connection limits
 //
 // [Config].MaxConnsPerSource (64 by default) caps the connections one

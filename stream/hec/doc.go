@@ -97,13 +97,24 @@
 //
 // # TLS and limits
 //
-// TLS is the http.Server's job: serve the handler with ListenAndServeTLS
-// (or a tls.Listener), as HEC serves port 8088 over HTTPS by default. The
-// handler bounds each request body to [Config].MaxBodyBytes, as received
-// and after decompression (a gzip bomb is cut at the limit and counted in
-// [Stats].TooLarge), and its reading to [Config].BodyTimeout (408,
-// [Stats].BodyTimeouts) by moving the connection's read deadline; the
-// server's ReadHeaderTimeout and IdleTimeout remain the caller's to set.
+// The handler bounds each request body to [Config].MaxBodyBytes, as
+// received and after decompression (a gzip bomb is cut at the limit and
+// counted in [Stats].TooLarge), and its reading to [Config].BodyTimeout
+// (408, [Stats].BodyTimeouts) by moving the connection's read deadline;
+// the server's ReadHeaderTimeout and IdleTimeout remain the caller's to
+// set.
+//
+// Connections and TLS are the server's: HEC serves port 8088 over HTTPS
+// by default. An http.Server on a plain net.Listener accepts any number
+// of connections from anyone, so one sender that opens thousands costs
+// every other sender. Serve it on a [stream.NetListener] instead, with
+// [ConnState] as its ConnState hook (see the example): connections are
+// then capped per source IP address (64 by default) and in all (1024,
+// the longest-idle kept-alive connection evicted for a newcomer, never
+// one with a request in flight), and for a listener with
+// [stream.Config].TLS the handshake must be done within its
+// HandshakeTimeout (10 s) from accept, each refusal, eviction and cut
+// counted in the listener's [stream.Stats].
 //
 // # Concurrency, ownership and cost
 //
