@@ -32,6 +32,14 @@ type HECInputConfig struct {
 	// IdleTimeout closes a kept-alive connection without requests for
 	// this long; 0 means 2m.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// MaxConnections is the most connections open at once; at it, a new
+	// connection closes the longest-idle kept-alive one (one with a
+	// request in flight never), or is refused with refuse_when_full.
+	// 0 means 1024.
+	MaxConnections int `yaml:"max_connections"`
+	// The per-source limit, the TLS handshake deadline and
+	// refuse_when_full, as the syslog TCP/TLS inputs have them.
+	ConnLimits `yaml:",inline"`
 	// AllowQueryStringToken accepts ?token=... (HEC's allowQueryStringAuth).
 	AllowQueryStringToken bool `yaml:"allow_query_string_token"`
 
@@ -166,6 +174,7 @@ func (c *Config) validateAckInputs(ck *checker) {
 		if in.IdleTimeout == 0 {
 			in.IdleTimeout = 2 * time.Minute
 		}
+		in.ConnLimits.validate(f, &in.MaxConnections, ck.bad)
 		for _, v := range []struct {
 			field string
 			neg   bool
@@ -197,12 +206,6 @@ func (c *Config) validateAckInputs(ck *checker) {
 		if in.MaxMessageSize < 64 || in.MaxMessageSize > 64<<20 {
 			ck.bad(f+".max_message_size", "%d out of range 64..64MiB", in.MaxMessageSize)
 		}
-		if in.MaxConnections == 0 {
-			in.MaxConnections = 1024
-		}
-		if in.MaxConnections < 0 {
-			ck.bad(f+".max_connections", "must be positive")
-		}
 		if in.IdleTimeout == 0 {
 			in.IdleTimeout = 10 * time.Minute
 		}
@@ -212,7 +215,7 @@ func (c *Config) validateAckInputs(ck *checker) {
 		if in.AckTimeout < 0 {
 			ck.bad(f+".ack_timeout", "must be positive")
 		}
-		in.StreamLimits.validate(f, in.MaxConnections, ck.bad)
+		in.StreamLimits.validate(f, &in.MaxConnections, ck.bad)
 	}
 	if len(ins.HEC)+len(ins.RELP) == 0 || len(ins.Kafka) > 0 {
 		return // none, or validateDestinations said it for Kafka already
@@ -266,8 +269,8 @@ func (ins *InputsConfig) summaryAck(b *strings.Builder) {
 			}
 			toks = append(toks, s)
 		}
-		fmt.Fprintf(b, "input %s: hec %s://%s/services/collector tokens=%s (body max %d B, ack timeout %s)\n",
-			in.Name, scheme, in.Listen, strings.Join(toks, ","), in.MaxBodySize, in.AckTimeout)
+		fmt.Fprintf(b, "input %s: hec %s://%s/services/collector tokens=%s (body max %d B, ack timeout %s, %d conns, %d per source)\n",
+			in.Name, scheme, in.Listen, strings.Join(toks, ","), in.MaxBodySize, in.AckTimeout, in.MaxConnections, in.MaxConnectionsPerSource)
 	}
 	for _, in := range ins.RELP {
 		kind := "tcp"

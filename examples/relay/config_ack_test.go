@@ -30,13 +30,16 @@ inputs:
 	assert.Equal(t, 30*time.Second, h.AckTimeout)
 	assert.Equal(t, 16, h.AckConcurrency)
 	assert.Equal(t, Secret("4a6e1f0c-secret-token"), h.Tokens[0].Token)
+	assert.Equal(t, 1024, h.MaxConnections)
+	assert.Equal(t, ConnLimits{MaxConnectionsPerSource: 64, HandshakeTimeout: 10 * time.Second}, h.ConnLimits)
+	assert.Equal(t, 2*time.Minute, h.IdleTimeout)
 	r := cfg.Inputs.RELP[0]
 	assert.Equal(t, 128, r.Window)
 	assert.Equal(t, ByteSize(128<<10), r.MaxMessageSize)
 	assert.Equal(t, 60*time.Second, r.AckTimeout)
 	assert.Equal(t, 30*time.Second, r.FrameTimeout)
 	sum := cfg.Summary()
-	assert.Contains(t, sum, "input hec: hec http://127.0.0.1:8088/services/collector tokens=apps(index=main sourcetype=app route=sentinel),fwd(ack)")
+	assert.Contains(t, sum, "input hec: hec http://127.0.0.1:8088/services/collector tokens=apps(index=main sourcetype=app route=sentinel),fwd(ack) (body max 8388608 B, ack timeout 30s, 1024 conns, 64 per source)")
 	assert.Contains(t, sum, "input relp: relp tcp 127.0.0.1:2514 (window 128")
 	assert.NotContains(t, sum, "secret-token")
 	assert.NotContains(t, sum, "other-token")
@@ -61,6 +64,18 @@ inputs:
 		{"default index not allowed", `
 inputs:
   hec: [{name: h, listen: "127.0.0.1:1", tokens: [{token: a, index: x, indexes: [y]}]}]`, `inputs.hec[0].tokens[0].index: "x" is not in the token's indexes`},
+		{"hec max_connections", `
+inputs:
+  hec: [{name: h, listen: "127.0.0.1:1", tokens: [{token: a}], max_connections: -1}]`, "inputs.hec[0].max_connections: must be positive"},
+		{"hec max_connections_per_source", `
+inputs:
+  hec: [{name: h, listen: "127.0.0.1:1", tokens: [{token: a}], max_connections_per_source: -2}]`, "inputs.hec[0].max_connections_per_source: must be positive"},
+		{"hec handshake_timeout", `
+inputs:
+  hec: [{name: h, listen: "127.0.0.1:1", tokens: [{token: a}], handshake_timeout: -1s}]`, "inputs.hec[0].handshake_timeout: must be positive"},
+		{"hec frame_timeout", `
+inputs:
+  hec: [{name: h, listen: "127.0.0.1:1", tokens: [{token: a}], frame_timeout: 5s}]`, "field frame_timeout not found"},
 		{"tls without key", `
 inputs:
   relp: [{name: r, listen: "127.0.0.1:1", tls: {cert_file: c}}]`, "inputs.relp[0].tls: cert_file and key_file are required"},

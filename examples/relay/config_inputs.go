@@ -46,13 +46,20 @@ type TCPInputConfig struct {
 
 // StreamLimits are what a TCP/TLS input allows one sender (stream.Config).
 type StreamLimits struct {
-	// MaxConnectionsPerSource is the most connections open at once from
-	// one source IP address; 0 means 64.
-	MaxConnectionsPerSource int `yaml:"max_connections_per_source"`
+	ConnLimits `yaml:",inline"`
 	// FrameTimeout is how long a frame that has started may take to
 	// complete; 0 means 30s.
 	FrameTimeout time.Duration `yaml:"frame_timeout"`
-	// HandshakeTimeout bounds the TLS handshake; 0 means 10s.
+}
+
+// ConnLimits are the connection limits of every listening stream input
+// (syslog TCP/TLS, JSON lines, RELP, HEC): stream.Config, beside each
+// input's max_connections.
+type ConnLimits struct {
+	// MaxConnectionsPerSource is the most connections open at once from
+	// one source IP address; 0 means 64.
+	MaxConnectionsPerSource int `yaml:"max_connections_per_source"`
+	// HandshakeTimeout bounds the TLS handshake, from accept; 0 means 10s.
 	HandshakeTimeout time.Duration `yaml:"handshake_timeout"`
 	// RefuseWhenFull refuses new connections at max_connections instead
 	// of closing the longest-idle one.
@@ -134,16 +141,10 @@ func (ins *InputsConfig) validate(ck *checker) {
 		if in.MaxMessageSize < 64 || in.MaxMessageSize > 64<<20 {
 			ck.bad(f+".max_message_size", "%d out of range 64..64MiB", in.MaxMessageSize)
 		}
-		if in.MaxConnections == 0 {
-			in.MaxConnections = 1024
-		}
-		if in.MaxConnections < 0 {
-			ck.bad(f+".max_connections", "must be positive")
-		}
 		if in.IdleTimeout == 0 {
 			in.IdleTimeout = 10 * time.Minute
 		}
-		in.StreamLimits.validate(f, in.MaxConnections, ck.bad)
+		in.StreamLimits.validate(f, &in.MaxConnections, ck.bad)
 		if in.TLS != nil && (in.TLS.CertFile == "" || in.TLS.KeyFile == "") {
 			ck.bad(f+".tls", "cert_file and key_file are required")
 		}
@@ -156,13 +157,10 @@ func (ins *InputsConfig) validate(ck *checker) {
 		if in.MaxLineSize == 0 {
 			in.MaxLineSize = 1 << 20
 		}
-		if in.MaxConnections == 0 {
-			in.MaxConnections = 1024
-		}
 		if in.IdleTimeout == 0 {
 			in.IdleTimeout = 10 * time.Minute
 		}
-		in.StreamLimits.validate(f, in.MaxConnections, ck.bad)
+		in.StreamLimits.validate(f, &in.MaxConnections, ck.bad)
 	}
 	g := &ins.Generator
 	if g.Rate < 0 {

@@ -71,6 +71,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 	}{
 		{"bad address", "inputs:\n  syslog_tcp:\n    - name: t\n      listen: nowhere\n", "inputs.syslog_tcp[0].listen: invalid address"},
 		{"unknown key", "inputs:\n  syslog_tcp:\n    - name: t\n      listen: 127.0.0.1:1\n      max_conections: 3\n", "max_conections"},
+		{"json max_connections", "inputs:\n  json_tcp:\n    - name: j\n      listen: 127.0.0.1:1\n      max_connections: -1\n", "inputs.json_tcp[0].max_connections: must be positive"},
 		{"bad size", "inputs:\n  syslog_tcp:\n    - name: t\n      listen: 127.0.0.1:1\n      max_message_size: lots\n", "invalid size"},
 		{"unknown destination", "routes:\n  - name: r\n    destinations: [nope]\n", `routes[0].destinations[0]: unknown destination "nope"`},
 		{"bad regex", "routes:\n  - name: r\n    filter: '(['\n    destinations: [archive]\n", "routes[0].filter"},

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -16,15 +15,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/stream"
 	"github.com/relaykit/relaykit/stream/hec"
 )
 
-// hecInput is a Splunk HTTP Event Collector listener: an http.Server (TLS
-// optional) serving a hec.Handler whose Sink pushes each request's events
-// into a worker ring and waits until they are finished (ack.go). So a
-// request is answered "Success" (or, with useACK, its ackId turns true)
-// only once every destination it was routed to has its events delivered,
-// on disk or dead-lettered, and the archive wrote them.
+// hecInput is a Splunk HTTP Event Collector listener: an http.Server
+// serving a hec.Handler whose Sink pushes each request's events into a
+// worker ring and waits until they are finished (ack.go). So a request is
+// answered "Success" (or, with useACK, its ackId turns true) only once
+// every destination it was routed to has its events delivered, on disk or
+// dead-lettered, and the archive wrote them. The server accepts from a
+// stream listener (TLS optional): the connection limits and the handshake
+// deadline of the other stream inputs, with their metrics.
 type hecInput struct {
 	cfg     HECInputConfig
 	stats   *inputStats
@@ -33,7 +35,8 @@ type hecInput struct {
 	log     *slog.Logger
 	handler *hec.Handler
 	srv     *http.Server
-	ln      net.Listener
+	sl      *stream.Listener
+	ln      *stream.NetListener
 	rr      atomic.Uint64 // shards of requests without a channel or address
 }
 
@@ -66,30 +69,42 @@ func newHECInput(cfg HECInputConfig, stats *inputStats, d *dispatcher, ready fun
 		return nil, fmt.Errorf("input %s: %w", cfg.Name, err)
 	}
 	in.handler = h
-	var tc *tls.Config
+	lcfg := stream.Config{
+		Name: cfg.Name, MaxConns: cfg.MaxConnections, MaxConnsPerSource: cfg.MaxConnectionsPerSource,
+		RefuseWhenFull: cfg.RefuseWhenFull, HandshakeTimeout: cfg.HandshakeTimeout, Logger: log,
+	}
 	if cfg.TLS != nil {
-		if tc, err = serverTLS(cfg.TLS); err != nil {
+		if lcfg.TLS, err = serverTLS(cfg.TLS); err != nil {
+			_ = h.Close()
 			return nil, fmt.Errorf("input %s: tls: %w", cfg.Name, err)
 		}
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+	sl, err := stream.Listen("tcp", cfg.Listen, lcfg)
 	if err != nil {
+		_ = h.Close()
 		return nil, fmt.Errorf("input %s: %w", cfg.Name, err)
 	}
-	in.ln = ln
-	if tc != nil {
-		in.ln = tls.NewListener(ln, tc)
-	}
+	stats.listener = sl
+	in.sl, in.ln = sl, sl.NetListener()
 	in.srv = &http.Server{
 		Handler: h,
 		// The handler bounds each body (body_timeout) itself; these bound
-		// the rest of a connection's life.
-		ReadHeaderTimeout: 10 * time.Second,
+		// the rest of a connection's life: a request's headers (from
+		// accept, or from the first byte of a later request), and a
+		// kept-alive connection between requests.
+		ReadHeaderTimeout: hecHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
-		ErrorLog:          slog.NewLogLogger(in.log.Handler(), slog.LevelDebug),
+		// Which connections are idle between requests: only those may be
+		// evicted at max_connections.
+		ConnState: hec.ConnState(in.ln),
+		ErrorLog:  slog.NewLogLogger(in.log.Handler(), slog.LevelDebug),
 	}
 	return in, nil
 }
+
+// hecHeaderTimeout bounds the reading of a request's headers (the
+// http.Server's ReadHeaderTimeout).
+const hecHeaderTimeout = 10 * time.Second
 
 // Addr is the bound address.
 func (in *hecInput) Addr() net.Addr { return in.ln.Addr() }
@@ -104,6 +119,8 @@ func (in *hecInput) Run(ctx, hard context.Context) error {
 	go func() { errc <- in.srv.Serve(in.ln) }()
 	select {
 	case err := <-errc:
+		_ = in.srv.Close()
+		_ = in.sl.Close()
 		_ = in.handler.Close()
 		return fmt.Errorf("input %s: %w", in.cfg.Name, err)
 	case <-ctx.Done():
@@ -121,7 +138,7 @@ func (in *hecInput) Run(ctx, hard context.Context) error {
 // Close releases the listening socket of an input that never ran.
 func (in *hecInput) Close() error {
 	_ = in.handler.Close()
-	return in.ln.Close()
+	return in.sl.Close()
 }
 
 // Name implements the sink naming the hec handler's errors use.

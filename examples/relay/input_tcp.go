@@ -15,19 +15,32 @@ import (
 	"github.com/relaykit/relaykit/stream"
 )
 
-// validate fills the defaults of the stream limits and checks them.
-func (s *StreamLimits) validate(field string, maxConns int, bad func(field, format string, args ...any)) {
-	if s.MaxConnectionsPerSource == 0 {
-		s.MaxConnectionsPerSource = min(64, max(maxConns, 1))
-	}
-	if s.MaxConnectionsPerSource < 0 {
-		bad(field+".max_connections_per_source", "must be positive")
-	}
+// validate fills the defaults of the stream limits and of the input's
+// max_connections, and checks them.
+func (s *StreamLimits) validate(field string, maxConns *int, bad func(field, format string, args ...any)) {
+	s.ConnLimits.validate(field, maxConns, bad)
 	if s.FrameTimeout == 0 {
 		s.FrameTimeout = 30 * time.Second
 	}
 	if s.FrameTimeout < 0 {
 		bad(field+".frame_timeout", "must be positive")
+	}
+}
+
+// validate fills the defaults of the connection limits and of the
+// input's max_connections (1024), and checks them.
+func (s *ConnLimits) validate(field string, maxConns *int, bad func(field, format string, args ...any)) {
+	if *maxConns == 0 {
+		*maxConns = 1024
+	}
+	if *maxConns < 0 {
+		bad(field+".max_connections", "must be positive")
+	}
+	if s.MaxConnectionsPerSource == 0 {
+		s.MaxConnectionsPerSource = min(64, max(*maxConns, 1))
+	}
+	if s.MaxConnectionsPerSource < 0 {
+		bad(field+".max_connections_per_source", "must be positive")
 	}
 	if s.HandshakeTimeout == 0 {
 		s.HandshakeTimeout = 10 * time.Second

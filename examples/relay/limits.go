@@ -15,7 +15,7 @@ type fileNeed struct {
 
 // fileNeeds estimates the file descriptors the relay may hold open at once
 // with cfg: the connections its stream inputs accept (max_connections of
-// each syslog_tcp and json_tcp input) and its own needs (listeners, the
+// each syslog_tcp, json_tcp, relp and hec input) and its own needs (listeners, the
 // connections and spool files of each destination, archive and
 // dead-letter files, Kafka clients, the process itself). The own needs are
 // an upper estimate, not a count of what is open now.
@@ -28,6 +28,9 @@ func fileNeeds(cfg Config) []fileNeed {
 		needs = append(needs, fileNeed{"input " + in.Name + " max_connections", in.MaxConnections})
 	}
 	for _, in := range cfg.Inputs.RELP {
+		needs = append(needs, fileNeed{"input " + in.Name + " max_connections", in.MaxConnections})
+	}
+	for _, in := range cfg.Inputs.HEC {
 		needs = append(needs, fileNeed{"input " + in.Name + " max_connections", in.MaxConnections})
 	}
 	listeners := len(cfg.Inputs.SyslogUDP) + len(cfg.Inputs.SyslogTCP) + len(cfg.Inputs.JSONTCP) + len(cfg.Inputs.RELP) + len(cfg.Inputs.HEC)

@@ -77,3 +77,13 @@ func TestFileLimitWarning(t *testing.T) {
 		assert.NotContains(t, out, "open-file limit", "a limit that covers the need: no warning")
 	}
 }
+
+// The HEC input's connections count in the file-descriptor budget like
+// every other stream input's.
+func TestFileNeedsHEC(t *testing.T) {
+	cfg := testConfig(t)
+	hecInputConfig(&cfg)
+	cfg.Inputs.HEC[0].MaxConnections = 500
+	require.NoError(t, cfg.Validate())
+	assert.Contains(t, fileNeeds(cfg), fileNeed{"input hec max_connections", 500})
+}

@@ -39,7 +39,7 @@ var (
 	descRefused       = prometheus.NewDesc("relay_input_connections_refused_total", "Connections closed at accept, by reason (per_source: max_connections_per_source; max_connections: refuse_when_full, or no idle connection to evict).", []string{"input", "reason"}, nil)
 	descReadBytes     = prometheus.NewDesc("relay_input_read_bytes_total", "Bytes read from stream connections (after TLS): message bytes + framing overhead + discarded + incomplete bytes.", []string{"input"}, nil)
 	descEvicted       = prometheus.NewDesc("relay_input_connections_evicted_total", "Longest-idle connections closed to make room at max_connections.", []string{"input"}, nil)
-	descCut           = prometheus.NewDesc("relay_input_connections_cut_total", "Connections closed by a deadline, by reason (idle, frame_timeout, handshake_timeout).", []string{"input", "reason"}, nil)
+	descCut           = prometheus.NewDesc("relay_input_connections_cut_total", "Connections closed by a deadline, by reason (idle; frame_timeout: a frame, or an HEC request's headers or body, not complete in time; handshake_timeout).", []string{"input", "reason"}, nil)
 	descHandshakeErr  = prometheus.NewDesc("relay_input_tls_handshake_errors_total", "TLS handshakes that failed other than by timeout.", []string{"input"}, nil)
 	descAcceptErrors  = prometheus.NewDesc("relay_input_accept_errors_total", "Accepts that failed (EMFILE: out of file descriptors, ...); the input backed off (5 ms doubling to 1 s) and accepted on, connections waiting in the backlog.", []string{"input"}, nil)
 	descDiscarded     = prometheus.NewDesc("relay_input_discarded_bytes_total", "Bytes of oversized frames thrown away after the cut at max_message_size.", []string{"input"}, nil)
@@ -108,13 +108,16 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 			g(descConns, ls.Open, in.name)
 			c(descRefused, ls.RefusedPerSource, in.name, "per_source")
 			c(descRefused, ls.RefusedFull, in.name, "max_connections")
-			c(descReadBytes, ls.BytesRead, in.name)
 			c(descEvicted, ls.Evicted, in.name)
 			c(descCut, ls.CutIdle, in.name, "idle")
 			c(descCut, ls.CutFrameTimeout, in.name, "frame_timeout")
 			c(descCut, ls.CutHandshakeTimeout, in.name, "handshake_timeout")
 			c(descHandshakeErr, ls.HandshakeErrors, in.name)
 			c(descAcceptErrors, ls.AcceptErrors, in.name)
+			if in.kind == "hec" {
+				continue // HTTP: no frames; relay_hec_body_bytes_total counts the bodies
+			}
+			c(descReadBytes, ls.BytesRead, in.name)
 			f := &in.framing
 			c(descDiscarded, f.DiscardedBytes.Load(), in.name)
 			c(descIncomplete, f.IncompleteFrames.Load(), in.name)
