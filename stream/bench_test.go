@@ -3,9 +3,13 @@ package stream_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"testing"
+	"time"
 
 	"github.com/relaykit/relaykit/stream"
 )
@@ -62,3 +66,67 @@ func BenchmarkFramer(b *testing.B) {
 }
 
 var _ io.Reader = (*loopReader)(nil)
+
+// BenchmarkNetListenerHTTP measures one HTTP request per op on a kept-alive
+// connection to an http.Server, accepting from a plain net.Listener or
+// from a stream listener's NetListener with the ConnState hook: the
+// difference is what the limits cost per request (deadline bookkeeping,
+// idle marks). Client and server share the machine.
+func BenchmarkNetListenerHTTP(b *testing.B) {
+	const req = "POST / HTTP/1.1\r\nHost: relay\r\nContent-Length: 16\r\n\r\n{\"event\":\"x123\"}"
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = io.WriteString(w, `{"text":"Success","code":0}`)
+	})
+	for _, impl := range []string{"net", "stream"} {
+		b.Run("impl="+impl, func(b *testing.B) {
+			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+			var ln net.Listener
+			if impl == "net" {
+				l, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					b.Fatal(err)
+				}
+				ln = l
+			} else {
+				sl, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				nl := sl.NetListener()
+				srv.ConnState = func(c net.Conn, s http.ConnState) {
+					switch s {
+					case http.StateIdle:
+						nl.SetIdle(c, true)
+					case http.StateActive:
+						nl.SetIdle(c, false)
+					}
+				}
+				ln = nl
+			}
+			done := make(chan error, 1)
+			go func() { done <- srv.Serve(ln) }()
+			c, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			br := bufio.NewReader(c)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := io.WriteString(c, req); err != nil {
+					b.Fatal(err)
+				}
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil || resp.StatusCode != http.StatusOK {
+					b.Fatalf("response %v: %v", resp, err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			b.StopTimer()
+			c.Close()
+			_ = srv.Shutdown(context.Background())
+			<-done
+		})
+	}
+}

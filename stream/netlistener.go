@@ -199,8 +199,10 @@ func (c *netConn) Read(p []byte) (int, error) {
 		if why := c.c.ended(); why != nil {
 			return n, why
 		}
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() && c.future.Load() && !c.handshaking.Load() && c.cut.CompareAndSwap(false, true) {
+		// Cheap checks first: an interrupted read (net/http ends each
+		// request's background read so) is not a cut, and isTimeout
+		// allocates.
+		if c.future.Load() && !c.handshaking.Load() && !c.cut.Load() && isTimeout(err) && c.cut.CompareAndSwap(false, true) {
 			if c.c.waiting.Load() != 0 {
 				c.l.cutIdle.Add(1)
 			} else {
@@ -298,11 +300,10 @@ func (c *netConn) handshake(tc *tls.Conn) {
 	if err == nil {
 		return
 	}
-	var ne net.Error
 	switch {
 	case c.c.ended() != nil:
 		// Evicted, or the listener closed.
-	case errors.As(err, &ne) && ne.Timeout():
+	case isTimeout(err):
 		c.l.cutHandshake.Add(1)
 		_ = c.Close()
 	case errors.Is(err, net.ErrClosed):
@@ -310,4 +311,9 @@ func (c *netConn) handshake(tc *tls.Conn) {
 	default:
 		c.l.handshakeErrors.Add(1)
 	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
