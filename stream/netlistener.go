@@ -92,8 +92,9 @@ func (l *Listener) NetListener() *NetListener { return &NetListener{l: l} }
 func (nl *NetListener) Addr() net.Addr { return nl.l.ln.Addr() }
 
 // Close stops accepting: Accept returns an error wrapping net.ErrClosed.
-// Open connections are left as they are. Close is idempotent and returns
-// the error of closing the socket, if any, once.
+// Open connections are left as they are. Close is idempotent: every call
+// returns the error of closing the socket, nil if it closed or was closed
+// already.
 func (nl *NetListener) Close() error {
 	nl.once.Do(func() {
 		if err := nl.l.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {

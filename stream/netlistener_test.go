@@ -226,7 +226,7 @@ func TestNetListenerWithoutConnState(t *testing.T) {
 // HandshakeTimeout is served; a plain HTTP client gets net/http's 400. The
 // handler sees Request.TLS.
 func TestNetListenerHandshakeTimeout(t *testing.T) {
-	const handshake = 600 * time.Millisecond
+	const handshake = 2 * time.Second
 	cert := selfSigned(t)
 	s := serveHTTP(t, stream.Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, HandshakeTimeout: handshake},
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -238,7 +238,7 @@ func TestNetListenerHandshakeTimeout(t *testing.T) {
 	silent := dial(t, "127.0.0.2", s.nl.Addr())
 
 	slow := dial(t, "127.0.0.3", s.nl.Addr())
-	time.Sleep(300 * time.Millisecond)                            // the slow client's pace: past the server's 200 ms, within the listener's 600 ms
+	time.Sleep(500 * time.Millisecond)                            // the slow client's pace: past the server's 200 ms, well within the listener's 2 s
 	tc := tls.Client(slow, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // self-signed test certificate
 	require.NoError(t, tc.Handshake())
 	br := bufio.NewReader(tc)
@@ -274,7 +274,7 @@ func TestNetListenerHandshakeTimeout(t *testing.T) {
 // body past a handler's deadline: frame timeout). Requests that end
 // normally, their background reads interrupted by net/http, count nothing.
 func TestNetListenerCuts(t *testing.T) {
-	const header, idle, body = 300 * time.Millisecond, 400 * time.Millisecond, 300 * time.Millisecond
+	const header, idle, body = 500 * time.Millisecond, time.Second, 500 * time.Millisecond
 	s := serveHTTP(t, stream.Config{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/body" {
 			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(body))
