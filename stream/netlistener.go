@@ -73,9 +73,10 @@ import (
 // Use either [Listener.Serve] or a NetListener on a listener, not both.
 // A NetListener's methods are safe for concurrent use.
 type NetListener struct {
-	l    *Listener
-	once sync.Once
-	err  error
+	l       *Listener
+	once    sync.Once
+	err     error
+	episode atomic.Int64 // accept errors since the last accept that succeeded
 }
 
 var _ net.Listener = (*NetListener)(nil)
@@ -106,16 +107,27 @@ func (nl *NetListener) Close() error {
 
 // Accept waits for and returns the next connection admitted under the
 // listener's limits (see [NetListener]). Its errors are the socket's own,
-// unwrapped, so that a server backs off on temporary ones (EMFILE) as
-// net/http's Server does; after Close or [Listener.Close] they wrap
-// net.ErrClosed. For a TLS listener the connection is a *tls.Conn whose
-// handshake has started.
+// unwrapped, so that the server backs off on temporary ones (EMFILE) as
+// net/http's Server does; they count in [Stats].AcceptErrors and
+// AcceptFailing (the first of an episode is logged, as is its end). After
+// Close or [Listener.Close] they wrap net.ErrClosed. For a TLS listener
+// the connection is a *tls.Conn whose handshake has started.
 func (nl *NetListener) Accept() (net.Conn, error) {
 	l := nl.l
 	for {
 		raw, err := l.ln.Accept()
 		if err != nil {
+			if !errors.Is(err, net.ErrClosed) && !isTimeout(err) {
+				l.acceptErrors.Add(1)
+				nl.episode.Add(1)
+				if !l.acceptFailing.Swap(true) {
+					l.log.Warn("accept failing, the server retries with its backoff; new connections wait in the backlog", "input", l.name, "error", err)
+				}
+			}
 			return nil, err
+		}
+		if l.acceptFailing.Load() && l.acceptFailing.Swap(false) {
+			l.log.Info("accepting again", "input", l.name, "accept_errors", nl.episode.Swap(0))
 		}
 		c := l.admit(raw)
 		if c == nil {
