@@ -149,18 +149,21 @@ func (c *Config) validateAckInputs(ck *checker) {
 					ck.bad(f+"."+s.field, "applies to tokens with ack: true, and no token has it")
 				}
 			}
-		}
-		if in.AckConcurrency == 0 {
-			in.AckConcurrency = 16
-		}
-		if in.MaxPendingAcks == 0 {
-			in.MaxPendingAcks = hec.DefaultMaxPendingAcks
-		}
-		if in.MaxAckChannels == 0 {
-			in.MaxAckChannels = hec.DefaultMaxAckChannels
-		}
-		if in.AckChannelIdle == 0 {
-			in.AckChannelIdle = hec.DefaultAckChannelIdle
+		} else {
+			// Defaults only where acknowledgement is used, so that a
+			// validated config validates again unchanged.
+			if in.AckConcurrency == 0 {
+				in.AckConcurrency = 16
+			}
+			if in.MaxPendingAcks == 0 {
+				in.MaxPendingAcks = hec.DefaultMaxPendingAcks
+			}
+			if in.MaxAckChannels == 0 {
+				in.MaxAckChannels = hec.DefaultMaxAckChannels
+			}
+			if in.AckChannelIdle == 0 {
+				in.AckChannelIdle = hec.DefaultAckChannelIdle
+			}
 		}
 		if in.MaxBodySize == 0 {
 			in.MaxBodySize = hec.DefaultMaxBodyBytes

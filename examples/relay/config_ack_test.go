@@ -45,6 +45,22 @@ inputs:
 	assert.NotContains(t, sum, "other-token")
 }
 
+// A validated config validates again, unchanged: the defaults Validate
+// fills in are not taken for settings on a second pass.
+func TestAckInputsValidateTwice(t *testing.T) {
+	for _, tokens := range []string{"[{token: a}]", "[{token: a, ack: true}]"} {
+		cfg, err := LoadConfig(writeConfig(t, `
+inputs:
+  hec: [{name: h, listen: "127.0.0.1:1", tokens: `+tokens+`}]
+  relp: [{name: r, listen: "127.0.0.1:2"}]
+`))
+		require.NoError(t, err, tokens)
+		before := cfg.Summary()
+		require.NoError(t, cfg.Validate(), tokens)
+		assert.Equal(t, before, cfg.Summary(), tokens)
+	}
+}
+
 // Settings the hec and relp inputs do not use, or cannot keep their
 // promise with, are errors naming the field.
 func TestAckInputsConfigErrors(t *testing.T) {
