@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"reflect"
-	"runtime"
 	"sync/atomic"
 )
 
@@ -31,31 +30,6 @@ const MaxCapacity = 1 << 30
 // into the cursor makes Close and the claim of a slot mutually linearizable:
 // a claim either succeeds before Close (and is delivered) or fails after it.
 const closedBit = uint64(1) << 63
-
-// Pre-park budgets of a waiter: spinPolls busy polls, then yieldPolls polls
-// each after runtime.Gosched, then park. A few microseconds in all: long
-// enough to ride out the short gaps of a busy ring without a park and a
-// wake-up, short enough that an idle waiter costs nothing measurable. The
-// yields matter when there are more runnable goroutines than processors:
-// they let the goroutine being waited for run.
-const (
-	spinPolls  = 4
-	yieldPolls = 16
-)
-
-// backoff is the pre-park phase of a waiter: poll i busy-polls, then yields
-// the processor to other runnable goroutines (typically the one being
-// waited for), and returns false when the waiter should park.
-func backoff(i int) bool {
-	if i < spinPolls {
-		return true
-	}
-	if i < spinPolls+yieldPolls {
-		runtime.Gosched()
-		return true
-	}
-	return false
-}
 
 // cacheLinePad separates fields written by different goroutines. 128 bytes
 // covers the adjacent-line prefetcher of x86 and the 128-byte lines of some
@@ -159,10 +133,10 @@ type Stats struct {
 	// of being refused and are not counted.
 	RefusedFull uint64
 	// ConsumerParks is the number of times the consumer parked on an
-	// empty ring after spinning (see [MPSC.Wait]).
+	// empty ring (see [MPSC.Wait]).
 	ConsumerParks uint64
 	// ProducerParks is the number of times a producer parked on a full ring
-	// after spinning (see [MPSC.Push]).
+	// (see [MPSC.Push]).
 	ProducerParks uint64
 	// Len is the number of accepted values not yet delivered.
 	Len int
@@ -308,6 +282,24 @@ func (q *MPSC[T]) TryPush(v T) bool {
 // nil when v was accepted, [ErrFull] when the ring had no free slot, and
 // [ErrClosed] after Close. It never blocks and never allocates.
 func (q *MPSC[T]) Offer(v T) error {
+	if t, ok := q.claimOne(); ok {
+		q.put(t, v)
+		return nil
+	}
+	return q.offerSlow(v)
+}
+
+// claimOne is the common case of claim(1): one CAS when the cached consumer
+// cursor shows a free slot. It fails, changing nothing, when the ring looks
+// full, is closed (the closed bit makes t-headCache larger than any
+// capacity) or another producer moved the cursor first; the caller then
+// takes the slow path through claim.
+func (q *MPSC[T]) claimOne() (uint64, bool) {
+	t := q.tail.Load()
+	return t, t-q.headCache.Load() < q.capacity && q.tail.CompareAndSwap(t, t+1)
+}
+
+func (q *MPSC[T]) offerSlow(v T) error {
 	pos, got, err := q.claim(1)
 	if got == 0 {
 		if err == nil {
@@ -316,10 +308,20 @@ func (q *MPSC[T]) Offer(v T) error {
 		}
 		return err
 	}
+	q.put(pos, v)
+	return nil
+}
+
+// put writes v into the claimed position pos and publishes it as a run of
+// one.
+func (q *MPSC[T]) put(pos uint64, v T) {
 	s := &q.slots[pos&q.mask]
 	s.val = v
-	q.publish(s, pos, 1)
-	return nil
+	s.n = 1
+	s.seq.Store(pos + 1)
+	if q.sleeping.Load() != 0 {
+		q.wakeConsumer()
+	}
 }
 
 // Push appends v, waiting while the ring is full. It returns nil once v is
@@ -327,20 +329,26 @@ func (q *MPSC[T]) Offer(v T) error {
 // accepted, and ctx.Err() if ctx ends first; in both error cases v was not
 // accepted. If a slot is free, Push succeeds even when ctx is already done.
 //
-// A blocked Push spins and yields briefly, then parks; the consumer wakes
-// parked producers once a quarter of the ring is free (or it is about to
-// wait on an empty ring), so waiting costs no CPU and one wake-up serves
-// many values.
+// A Push that finds the ring full looks once more and parks, without
+// spinning or yielding; the consumer wakes parked producers once a quarter
+// of the ring is free (or it is about to wait on an empty ring), so waiting
+// costs no CPU and one wake-up serves many values.
 func (q *MPSC[T]) Push(ctx context.Context, v T) error {
+	if t, ok := q.claimOne(); ok {
+		q.put(t, v)
+		return nil
+	}
+	return q.pushSlow(ctx, v)
+}
+
+func (q *MPSC[T]) pushSlow(ctx context.Context, v T) error {
 	for {
 		pos, got, err := q.claim(1)
 		if err != nil {
 			return err
 		}
 		if got == 1 {
-			s := &q.slots[pos&q.mask]
-			s.val = v
-			q.publish(s, pos, 1)
+			q.put(pos, v)
 			return nil
 		}
 		if err := q.waitSpace(ctx); err != nil {
@@ -428,11 +436,11 @@ func (q *MPSC[T]) hasSpace() bool {
 
 // waitSpace blocks until the ring may have a free slot (nil), closes
 // (ErrClosed) or ctx ends (ctx.Err()). Callers retry their claim after nil.
+// It parks at once rather than polling in a runtime.Gosched loop: see
+// [MPSC.Wait] for why.
 func (q *MPSC[T]) waitSpace(ctx context.Context) error {
-	for i := 0; backoff(i); i++ {
-		if q.hasSpace() {
-			return nil
-		}
+	if q.hasSpace() {
+		return nil
 	}
 	// Register, then look again: the consumer publishes head and then reads
 	// waiters, so either it sees us or we see its progress.
@@ -516,25 +524,32 @@ func (q *MPSC[T]) readyAt(h uint64) bool {
 // Drain, PopBatch and Wait always publish.
 func (q *MPSC[T]) TryPop() (T, bool) {
 	h := q.next
-	if !q.readyAt(h) {
-		if h != q.published {
-			q.release(h)
-		}
-		var zero T
-		return zero, false
-	}
 	s := &q.slots[h&q.mask]
+	if h >= q.ready {
+		if s.seq.Load() != h+1 {
+			q.idle(h)
+			var zero T
+			return zero, false
+		}
+		q.ready = h + uint64(s.n)
+	}
 	v := s.val
 	if q.clear {
 		var zero T
 		s.val = zero
 	}
-	h++
-	q.next = h
-	if h-q.published >= q.releaseEvery {
-		q.release(h)
+	q.next = h + 1
+	if h+1-q.published >= q.releaseEvery {
+		q.release(h + 1)
 	}
 	return v, true
+}
+
+// idle publishes the consumer cursor h when a pop finds nothing ready.
+func (q *MPSC[T]) idle(h uint64) {
+	if h != q.published {
+		q.release(h)
+	}
 }
 
 // Pop removes and returns the oldest value, waiting for one if the ring is
@@ -628,20 +643,28 @@ func (q *MPSC[T]) poll() error {
 var errEmpty = errors.New("ringbuffer: empty")
 
 // Wait blocks until a value is ready to pop (nil), the ring is closed and
-// drained ([ErrClosed]), or ctx ends (ctx.Err()). It polls briefly (a few
-// busy polls, then a few polls after runtime.Gosched), then parks the
-// goroutine on a channel: an idle consumer uses no CPU. A producer pays for
-// a wake-up (one channel send) only on the transition out of the parked
-// state, never per value. Consumer only.
+// drained ([ErrClosed]), or ctx ends (ctx.Err()). It looks once more, sets
+// the sleeping flag, looks again and parks the goroutine on a channel: an
+// idle consumer uses no CPU. A producer pays for a wake-up (one channel
+// send) only on the transition out of the parked state, never per value.
+// Consumer only.
+//
+// Wait does not spin or poll through runtime.Gosched first. A goroutine
+// that yields goes to the scheduler's global run queue, and its processor
+// takes it back from there before it would take a runnable goroutine queued
+// on another processor: a consumer that keeps finding one value per yield
+// keeps its processor to itself while a producer queued behind another one
+// waits for the scheduler's 10 ms time slice. Parked, the consumer leaves
+// its processor free for that producer, and the producer that wakes it
+// queues it on its own processor, where the values it reads are in cache
+// (BENCHMARKS.md, ringbuffer, has the traces and figures).
 func (q *MPSC[T]) Wait(ctx context.Context) error {
 	if q.next != q.published {
 		q.release(q.next)
 	}
 	for {
-		for i := 0; backoff(i); i++ {
-			if err := q.poll(); err != errEmpty {
-				return err
-			}
+		if err := q.poll(); err != errEmpty {
+			return err
 		}
 		// Blocked producers must not wait for a consumer that is about to
 		// sleep.

@@ -389,6 +389,80 @@ func TestCloseRace(t *testing.T) {
 	}
 }
 
+// TestPushAfterCloseWithRoom closes a ring that still has free slots: the
+// single-value pushes, whose common case claims a slot with one CAS without
+// looking at the closed state separately, must refuse with ErrClosed and
+// use no sequence number, and the value accepted before Close is still
+// delivered.
+func TestPushAfterCloseWithRoom(t *testing.T) {
+	q, err := ringbuffer.NewMPSC[int](8)
+	require.NoError(t, err)
+	require.NoError(t, q.Push(t.Context(), 1))
+	require.NoError(t, q.Close())
+
+	assert.ErrorIs(t, q.Push(t.Context(), 2), ringbuffer.ErrClosed)
+	assert.ErrorIs(t, q.Offer(3), ringbuffer.ErrClosed)
+	assert.False(t, q.TryPush(4))
+	n, err := q.TryPushBatch([]int{5})
+	assert.Zero(t, n)
+	assert.ErrorIs(t, err, ringbuffer.ErrClosed)
+
+	v, err := q.Pop(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, 1, v)
+	_, err = q.Pop(t.Context())
+	assert.ErrorIs(t, err, ringbuffer.ErrClosed)
+	assert.Equal(t, ringbuffer.Stats{Pushed: 1, Popped: 1, Cap: 8}, q.Stats())
+}
+
+// TestWaitersParkWithoutYielding checks that a consumer on an empty ring and
+// a producer on a full one park as soon as they find nothing to do, without
+// polling through runtime.Gosched first. A waiter that yields in a loop is
+// put back on the global run queue each time, and its processor takes it
+// from there before it would take a runnable goroutine queued on another
+// processor: with two producers and a consumer on two processors, the
+// consumer kept its processor polling while one producer sat runnable for
+// up to the scheduler's 10 ms time slice (the slow mode in BENCHMARKS.md).
+//
+// With one processor, every yield of the waiter gives this goroutine one
+// turn, so the number of turns before the waiter shows as parked counts its
+// yields: a waiter that parks at once is seen parked on the first turn.
+func TestWaitersParkWithoutYielding(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const maxTurns = 2 // one turn to let it run, one spare
+
+	q, err := ringbuffer.NewMPSC[int](2)
+	require.NoError(t, err)
+	popped := make(chan error, 1)
+	go func() {
+		_, err := q.Pop(t.Context())
+		popped <- err
+	}()
+	turns := 0
+	for !q.Sleeping() {
+		runtime.Gosched()
+		turns++
+	}
+	assert.LessOrEqual(t, turns, maxTurns, "consumer: turns of another goroutine before it parked")
+
+	require.NoError(t, q.Push(t.Context(), 1))
+	require.NoError(t, <-popped)
+	require.True(t, q.TryPush(2))
+	require.True(t, q.TryPush(3))
+	pushed := make(chan error, 1)
+	go func() { pushed <- q.Push(t.Context(), 4) }()
+	turns = 0
+	for q.Waiters() == 0 {
+		runtime.Gosched()
+		turns++
+	}
+	assert.LessOrEqual(t, turns, maxTurns, "producer: turns of another goroutine before it parked")
+
+	assert.Equal(t, []int{2, 3}, q.Drain(nil, 0))
+	require.NoError(t, <-pushed)
+	assert.Equal(t, []int{4}, q.Drain(nil, 0))
+}
+
 func TestContextCancel(t *testing.T) {
 	q, err := ringbuffer.NewMPSC[int](2)
 	require.NoError(t, err)
