@@ -50,17 +50,20 @@
 // producers and the consumer do not invalidate each other's cache lines
 // except to hand values over.
 //
-// Waiting never burns a core. An empty-ring consumer ([MPSC.Wait],
-// [MPSC.Pop], [MPSC.PopBatch]) looks once more, sets a "sleeping" flag,
-// looks again and parks on a channel; a producer checks that flag after
-// publishing and sends a wake-up only when it is set, so a busy consumer
-// costs producers one shared read per push and no channel operation.
-// Producers blocked on a full ring ([MPSC.Push], [MPSC.PushBatch]) likewise
-// register and park; the consumer checks a waiter count after publishing
-// its cursor and wakes them once a quarter of the ring is free, or before it
-// waits on an empty ring. Waiters do not spin or loop on runtime.Gosched:
-// with more goroutines than processors that kept a processor busy polling
-// while a producer sat runnable on the other one's queue (see [MPSC.Wait]).
+// Waiting never burns a core. A consumer waiting for single values
+// ([MPSC.Pop]) looks once more, sets a "sleeping" flag, looks again and
+// parks on a channel; a producer checks that flag after publishing and
+// sends a wake-up only when it is set, so a busy consumer costs producers
+// one shared read per push and no channel operation. A batch consumer
+// ([MPSC.Wait], [MPSC.PopBatch]) first polls for a few microseconds (busy
+// polls, then polls after runtime.Gosched), then parks the same way.
+// Producers blocked on a full ring park likewise: [MPSC.Push] at once,
+// [MPSC.PushBatch] after polling briefly; the consumer checks a waiter count
+// after publishing its cursor and wakes them once a quarter of the ring is
+// free, or before it waits on an empty ring. Single values cross between
+// processors one at a time, so a consumer that polls for them keeps a
+// processor busy for little; batches cross once per batch, so polling keeps
+// both sides running in parallel ([MPSC.Wait] has the details).
 //
 // All shared state uses sync/atomic; the package is clean under the race
 // detector. No operation allocates once the ring is created (Drain

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"runtime"
 	"sync/atomic"
 )
 
@@ -30,6 +31,30 @@ const MaxCapacity = 1 << 30
 // into the cursor makes Close and the claim of a slot mutually linearizable:
 // a claim either succeeds before Close (and is delivered) or fails after it.
 const closedBit = uint64(1) << 63
+
+// Waiting. A single-value waiter (Pop on an empty ring, Push on a full one)
+// looks once more, registers and parks. A batch waiter (PopBatch and Wait on
+// an empty ring, PushBatch on a full one) first polls briefly: spinPolls busy
+// polls, then yieldPolls polls each after runtime.Gosched, a few
+// microseconds in all, then parks. See [MPSC.Wait] for why the two differ.
+const (
+	spinPolls  = 4
+	yieldPolls = 16
+)
+
+// backoff is the pre-park phase of a batch waiter: poll i busy-polls, then
+// yields the processor to other runnable goroutines, and returns false when
+// the waiter should park.
+func backoff(i int) bool {
+	if i < spinPolls {
+		return true
+	}
+	if i < spinPolls+yieldPolls {
+		runtime.Gosched()
+		return true
+	}
+	return false
+}
 
 // cacheLinePad separates fields written by different goroutines. 128 bytes
 // covers the adjacent-line prefetcher of x86 and the 128-byte lines of some
@@ -133,10 +158,10 @@ type Stats struct {
 	// of being refused and are not counted.
 	RefusedFull uint64
 	// ConsumerParks is the number of times the consumer parked on an
-	// empty ring (see [MPSC.Wait]).
+	// empty ring (see [MPSC.Wait] and [MPSC.Pop]).
 	ConsumerParks uint64
 	// ProducerParks is the number of times a producer parked on a full ring
-	// (see [MPSC.Push]).
+	// (see [MPSC.Push] and [MPSC.PushBatch]).
 	ProducerParks uint64
 	// Len is the number of accepted values not yet delivered.
 	Len int
@@ -330,9 +355,10 @@ func (q *MPSC[T]) put(pos uint64, v T) {
 // accepted. If a slot is free, Push succeeds even when ctx is already done.
 //
 // A Push that finds the ring full looks once more and parks, without
-// spinning or yielding; the consumer wakes parked producers once a quarter
-// of the ring is free (or it is about to wait on an empty ring), so waiting
-// costs no CPU and one wake-up serves many values.
+// spinning or yielding (see [MPSC.Wait]); the consumer wakes parked
+// producers once a quarter of the ring is free (or it is about to wait on
+// an empty ring), so waiting costs no CPU and one wake-up serves many
+// values.
 func (q *MPSC[T]) Push(ctx context.Context, v T) error {
 	if t, ok := q.claimOne(); ok {
 		q.put(t, v)
@@ -351,7 +377,7 @@ func (q *MPSC[T]) pushSlow(ctx context.Context, v T) error {
 			q.put(pos, v)
 			return nil
 		}
-		if err := q.waitSpace(ctx); err != nil {
+		if err := q.waitSpace(ctx, false); err != nil {
 			return err
 		}
 	}
@@ -394,7 +420,8 @@ func (q *MPSC[T]) TryPushBatch(vs []T) (int, error) {
 //
 // It returns the number of values accepted, which is len(vs) with a nil
 // error, or fewer with [ErrClosed] or ctx.Err(). The accepted values are the
-// first n of vs and will be delivered.
+// first n of vs and will be delivered. On a full ring it polls briefly, then
+// parks like [MPSC.Push].
 func (q *MPSC[T]) PushBatch(ctx context.Context, vs []T) (int, error) {
 	done := 0
 	for done < len(vs) {
@@ -407,7 +434,7 @@ func (q *MPSC[T]) PushBatch(ctx context.Context, vs []T) (int, error) {
 			done += int(got)
 			continue
 		}
-		if err := q.waitSpace(ctx); err != nil {
+		if err := q.waitSpace(ctx, true); err != nil {
 			return done, err
 		}
 	}
@@ -436,9 +463,14 @@ func (q *MPSC[T]) hasSpace() bool {
 
 // waitSpace blocks until the ring may have a free slot (nil), closes
 // (ErrClosed) or ctx ends (ctx.Err()). Callers retry their claim after nil.
-// It parks at once rather than polling in a runtime.Gosched loop: see
-// [MPSC.Wait] for why.
-func (q *MPSC[T]) waitSpace(ctx context.Context) error {
+// A batch waiter (batch true) polls briefly before it parks; a single-value
+// waiter parks at once (see [MPSC.Wait]).
+func (q *MPSC[T]) waitSpace(ctx context.Context, batch bool) error {
+	for i := 0; batch && backoff(i); i++ {
+		if q.hasSpace() {
+			return nil
+		}
+	}
 	if q.hasSpace() {
 		return nil
 	}
@@ -553,7 +585,8 @@ func (q *MPSC[T]) idle(h uint64) {
 }
 
 // Pop removes and returns the oldest value, waiting for one if the ring is
-// empty (see [MPSC.Wait]). It returns [ErrClosed] once the ring is closed
+// empty: it parks at once, without the polling phase of [MPSC.Wait] (which
+// explains why). It returns [ErrClosed] once the ring is closed
 // and every accepted value has been delivered, and ctx.Err() if ctx ends
 // while waiting. Consumer only.
 func (q *MPSC[T]) Pop(ctx context.Context) (T, error) {
@@ -561,7 +594,7 @@ func (q *MPSC[T]) Pop(ctx context.Context) (T, error) {
 		if v, ok := q.TryPop(); ok {
 			return v, nil
 		}
-		if err := q.Wait(ctx); err != nil {
+		if err := q.wait(ctx, false); err != nil {
 			var zero T
 			return zero, err
 		}
@@ -615,7 +648,7 @@ func (q *MPSC[T]) PopBatch(ctx context.Context, dst []T) (int, error) {
 		if n := len(q.Drain(dst[:0], len(dst))); n > 0 {
 			return n, nil
 		}
-		if err := q.Wait(ctx); err != nil {
+		if err := q.wait(ctx, true); err != nil {
 			return 0, err
 		}
 	}
@@ -643,26 +676,42 @@ func (q *MPSC[T]) poll() error {
 var errEmpty = errors.New("ringbuffer: empty")
 
 // Wait blocks until a value is ready to pop (nil), the ring is closed and
-// drained ([ErrClosed]), or ctx ends (ctx.Err()). It looks once more, sets
-// the sleeping flag, looks again and parks the goroutine on a channel: an
-// idle consumer uses no CPU. A producer pays for a wake-up (one channel
-// send) only on the transition out of the parked state, never per value.
-// Consumer only.
+// drained ([ErrClosed]), or ctx ends (ctx.Err()). It polls briefly (a few
+// busy polls, then a few polls after runtime.Gosched, some microseconds in
+// all), then parks the goroutine on a channel: an idle consumer uses no
+// CPU. A producer pays for a wake-up (one channel send) only on the
+// transition out of the parked state, never per value. Consumer only.
 //
-// Wait does not spin or poll through runtime.Gosched first. A goroutine
-// that yields goes to the scheduler's global run queue, and its processor
-// takes it back from there before it would take a runnable goroutine queued
-// on another processor: a consumer that keeps finding one value per yield
-// keeps its processor to itself while a producer queued behind another one
-// waits for the scheduler's 10 ms time slice. Parked, the consumer leaves
-// its processor free for that producer, and the producer that wakes it
-// queues it on its own processor, where the values it reads are in cache
-// (BENCHMARKS.md, ringbuffer, has the traces and figures).
+// Wait and [MPSC.PopBatch] wait like this because a batch consumer gains
+// from running beside its producers on another processor: a value crosses
+// between processors once per batch there. [MPSC.Pop] waits for single
+// values and parks at once instead, without polling: a goroutine that
+// yields goes to the scheduler's global run queue, and its processor takes
+// it back from there before it would take a runnable goroutine queued on
+// another processor, so a single-value consumer that keeps finding one
+// value per yield keeps its processor to itself, each value crossing
+// between processors on its own, while a producer queued behind another
+// one waits for the scheduler's 10 ms time slice. Parked, the consumer
+// leaves its processor to that producer, and the producer that wakes it
+// queues it on its own processor, where the values are in cache. A Push
+// that finds the ring full parks at once for the same reason; PushBatch
+// polls briefly first. BENCHMARKS.md (ringbuffer) has the traces and the
+// figures.
 func (q *MPSC[T]) Wait(ctx context.Context) error {
+	return q.wait(ctx, true)
+}
+
+// wait is Wait; batch false parks without the polling phase.
+func (q *MPSC[T]) wait(ctx context.Context, batch bool) error {
 	if q.next != q.published {
 		q.release(q.next)
 	}
 	for {
+		for i := 0; batch && backoff(i); i++ {
+			if err := q.poll(); err != errEmpty {
+				return err
+			}
+		}
 		if err := q.poll(); err != errEmpty {
 			return err
 		}

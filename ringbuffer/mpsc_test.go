@@ -415,9 +415,9 @@ func TestPushAfterCloseWithRoom(t *testing.T) {
 	assert.Equal(t, ringbuffer.Stats{Pushed: 1, Popped: 1, Cap: 8}, q.Stats())
 }
 
-// TestWaitersParkWithoutYielding checks that a consumer on an empty ring and
-// a producer on a full one park as soon as they find nothing to do, without
-// polling through runtime.Gosched first. A waiter that yields in a loop is
+// TestWaitersParkWithoutYielding checks that a consumer waiting in Pop on an
+// empty ring and a producer waiting in Push on a full one park as soon as
+// they find nothing to do, without polling through runtime.Gosched first. A waiter that yields in a loop is
 // put back on the global run queue each time, and its processor takes it
 // from there before it would take a runnable goroutine queued on another
 // processor: with two producers and a consumer on two processors, the
