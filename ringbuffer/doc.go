@@ -78,9 +78,10 @@
 // without blocking, or when you want batch pushes and drains that cross
 // between cores once per batch rather than once per value. The batch
 // methods are where most of the gain is: on a small machine, single-value
-// pushes from two producers run at about channel speed (each still moves
-// the shared producer cursor between cores), while 64-value batches are
-// four to six times faster (see BENCHMARKS.md). MPSC does not support
+// pushes and pops run at about channel speed (there a value that crosses
+// between cores on its own costs more than the rest of a push and a pop,
+// so both end up handing values over on one core), while 64-value batches
+// are three to four times faster (see BENCHMARKS.md). MPSC does not support
 // multiple consumers or select, and its consumer must not be shared between
 // goroutines without external locking.
 //
