@@ -64,6 +64,17 @@ type GeoConfig struct {
 	// (15.5 MiB when the default table is full). Zero means 65536;
 	// negative disables the table.
 	AddressCacheSlots int
+	// DisableIPv4Index makes IPv4 lookups walk the database's search tree
+	// instead of the index that [OpenGeoIP] and each reload otherwise build
+	// for a database's IPv4 networks from maxminddb-golang's network
+	// iterator. A walk is about 23 dependent loads through the tree (half
+	// a microsecond of cache misses on GeoLite2-City); the index answers
+	// with a probe and a binary search among the networks of the
+	// address's /16. The index costs 6 bytes per run of networks that
+	// share a record, plus 256 KiB: 14.8 MiB for GeoLite2-City, 2.5 MiB
+	// for GeoLite2-ASN, and about 0.4 s of CPU to build when a
+	// GeoLite2-City file is opened. IPv6 lookups always walk the tree.
+	DisableIPv4Index bool
 	// Logger receives reload events (state changes only, never per
 	// lookup). Nil means no logging.
 	Logger *slog.Logger
@@ -150,6 +161,7 @@ type geoFile struct {
 	path   string
 	info   os.FileInfo
 	reader *maxminddb.Reader
+	v4     *ipv4Index // nil: IPv4 lookups walk the tree
 	strs   *stringTable
 	recs   *recordTable
 	build  time.Time
@@ -226,10 +238,18 @@ func (g *GeoIP) open(path string, kind int) (*geoFile, error) {
 			return nil, fmt.Errorf("enrich: %s is a %q database, want an ASN edition", path, t)
 		}
 	}
+	var v4 *ipv4Index
+	if !g.cfg.DisableIPv4Index {
+		if v4, err = newIPv4Index(r); err != nil {
+			_ = r.Close()
+			return nil, fmt.Errorf("enrich: index GeoIP database %s: %w", path, err)
+		}
+	}
 	return &geoFile{
 		path:   path,
 		info:   info,
 		reader: r,
+		v4:     v4,
 		strs:   newStringTable(g.cfg.StringCacheSlots),
 		recs:   newRecordTable(g.cfg.RecordCacheSlots),
 		build:  r.Metadata.BuildTime(),
@@ -438,14 +458,23 @@ func setFields(e *relaykit.Event, kvs []geoKV, unique bool) {
 
 // lookup fills the part of rec that this file's kind provides.
 func (f *geoFile) lookup(ip netip.Addr, kind int, rec *GeoRecord) (bool, error) {
-	res := f.reader.Lookup(ip)
-	if err := res.Err(); err != nil {
-		return false, err
+	var off uintptr
+	if f.v4 != nil && ip.Is4() {
+		o := f.v4.lookup(ipv4Bits(ip))
+		if o == noRecord {
+			return false, nil
+		}
+		off = uintptr(o)
+	} else {
+		res := f.reader.Lookup(ip)
+		if err := res.Err(); err != nil {
+			return false, err
+		}
+		if !res.Found() {
+			return false, nil
+		}
+		off = res.Offset()
 	}
-	if !res.Found() {
-		return false, nil
-	}
-	off := res.Offset()
 	if f.recs != nil {
 		if e := f.recs.getRecord(off); e != nil {
 			mergeRecord(rec, &e.rec, kind)
@@ -456,7 +485,7 @@ func (f *geoFile) lookup(ip netip.Addr, kind int, rec *GeoRecord) (bool, error) 
 	defer putDecoder(d)
 	d.kind = kind
 	d.strs = f.strs
-	if err := res.Decode(d); err != nil {
+	if err := f.reader.LookupOffset(off).Decode(d); err != nil {
 		return false, err
 	}
 	if f.recs != nil {
