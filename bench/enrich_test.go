@@ -414,7 +414,8 @@ var realIPsMemo = map[string][]netip.Addr{}
 // TestGeoIPRealMatchesGeoip2 compares enrich.GeoIP with geoip2-golang on
 // the real GeoLite2-City for IPv4 addresses drawn over the whole space and
 // IPv6 addresses (native and 6to4), found or not, with the tables off, cold and
-// warm: every field must equal what geoip2-golang decodes.
+// warm, and with IPv4 addresses found through the index or the tree walk:
+// every field must equal what geoip2-golang decodes.
 func TestGeoIPRealMatchesGeoip2(t *testing.T) {
 	dir := geoLite2Dir(t)
 	path := filepath.Join(dir, "GeoLite2-City.mmdb")
@@ -482,6 +483,7 @@ func TestGeoIPRealMatchesGeoip2(t *testing.T) {
 		{"defaults", enrich.GeoConfig{}},
 		{"tables off", enrich.GeoConfig{AddressCacheSlots: -1, RecordCacheSlots: -1, StringCacheSlots: -1}},
 		{"small tables", enrich.GeoConfig{AddressCacheSlots: 64, RecordCacheSlots: 64, StringCacheSlots: 64}},
+		{"tree walk", enrich.GeoConfig{DisableIPv4Index: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.CityPath = path

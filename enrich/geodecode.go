@@ -22,6 +22,11 @@ type geoDecoder struct {
 	kind int
 	strs *stringTable
 	rec  GeoRecord
+	// country and sub are the string table's entries for the country
+	// (or registered country) and first subdivision in rec, nil when
+	// the table does not hold them: a record table entry points to them
+	// instead of copying four strings.
+	country, sub *strEntry
 }
 
 var decoderPool = sync.Pool{New: func() any { return new(geoDecoder) }}
@@ -38,6 +43,7 @@ var _ mmdbdata.CursorUnmarshaler = (*geoDecoder)(nil)
 // UnmarshalMaxMindDBCursor implements mmdbdata.CursorUnmarshaler.
 func (d *geoDecoder) UnmarshalMaxMindDBCursor(c mmdbdata.Cursor) (mmdbdata.Cursor, error) {
 	d.rec = GeoRecord{}
+	d.country, d.sub = nil, nil
 	if d.kind == kindASN {
 		return d.decodeASN(c)
 	}
@@ -81,6 +87,7 @@ func (d *geoDecoder) decodeCity(c mmdbdata.Cursor) (mmdbdata.Cursor, error) {
 		return mmdbdata.Cursor{}, err
 	}
 	var regISO, regName string
+	var regE *strEntry
 	next := m.First()
 	for range m.Len() {
 		key, v, err := next.ReadMapKey()
@@ -89,9 +96,9 @@ func (d *geoDecoder) decodeCity(c mmdbdata.Cursor) (mmdbdata.Cursor, error) {
 		}
 		switch string(key) {
 		case "city":
-			next, err = d.readPlace(v, nil, &d.rec.City)
+			_, next, err = d.readPlace(v, nil, &d.rec.City)
 		case "country":
-			next, err = d.readPlace(v, &d.rec.CountryISO, &d.rec.CountryName)
+			d.country, next, err = d.readPlace(v, &d.rec.CountryISO, &d.rec.CountryName)
 		case "location":
 			next, err = d.readLocation(v)
 		case "registered_country":
@@ -99,7 +106,7 @@ func (d *geoDecoder) decodeCity(c mmdbdata.Cursor) (mmdbdata.Cursor, error) {
 				// Only a fallback: writers sort keys, so "country" has
 				// usually been read already; if not, this is decoded and
 				// used only when no country follows.
-				next, err = d.readPlace(v, &regISO, &regName)
+				regE, next, err = d.readPlace(v, &regISO, &regName)
 			} else {
 				next, err = v.Skip()
 			}
@@ -116,6 +123,7 @@ func (d *geoDecoder) decodeCity(c mmdbdata.Cursor) (mmdbdata.Cursor, error) {
 		// No physical country (e.g. anonymous or satellite networks): fall
 		// back to the country the network is registered in.
 		d.rec.CountryISO, d.rec.CountryName = regISO, regName
+		d.country = regE
 	}
 	return m.End(next)
 }
@@ -144,40 +152,44 @@ func (d *geoDecoder) readString(c mmdbdata.Cursor) (string, mmdbdata.Cursor, err
 // subdivision). iso may be nil. Places are usually shared by many records
 // (the writer stores them once and points to them), so the pair is kept in
 // the string table under the map's offset: a repeated place costs a table
-// probe and a skip over a pointer.
-func (d *geoDecoder) readPlace(c mmdbdata.Cursor, iso, name *string) (mmdbdata.Cursor, error) {
+// probe and a skip over a pointer. It returns the table's entry, or nil
+// without a table.
+func (d *geoDecoder) readPlace(c mmdbdata.Cursor, iso, name *string) (*strEntry, mmdbdata.Cursor, error) {
 	var off uint
 	if d.strs != nil {
 		var err error
 		if off, err = c.Offset(); err != nil {
-			return mmdbdata.Cursor{}, err
+			return nil, mmdbdata.Cursor{}, err
 		}
 		if e := d.strs.entry(off); e != nil {
 			if iso != nil {
 				*iso = e.s2
 			}
 			*name = e.s
-			return c.Skip()
+			next, err := c.Skip()
+			return e, next, err
 		}
 	}
 	// The successor first: past the pointer to a shared place (no walk),
 	// so the place itself need not be read to its end.
 	next, err := c.Skip()
 	if err != nil {
-		return mmdbdata.Cursor{}, err
+		return nil, mmdbdata.Cursor{}, err
 	}
 	isoS, nameS, err := decodePlace(c)
 	if err != nil {
-		return mmdbdata.Cursor{}, err
+		return nil, mmdbdata.Cursor{}, err
 	}
 	if iso != nil {
 		*iso = isoS
 	}
 	*name = nameS
+	var e *strEntry
 	if d.strs != nil {
-		d.strs.putEntry(&strEntry{off: off, s: nameS, s2: isoS})
+		e = &strEntry{off: off, s: nameS, s2: isoS}
+		d.strs.putEntry(e)
 	}
-	return next, nil
+	return e, next, nil
 }
 
 // decodePlace returns the ISO code and English name of the place map at
@@ -259,6 +271,7 @@ func (d *geoDecoder) readSubdivisions(c mmdbdata.Cursor) (mmdbdata.Cursor, error
 		}
 		if e := d.strs.entry(off); e != nil {
 			d.rec.Subdivision, d.rec.SubdivisionISO = e.s, e.s2
+			d.sub = e
 			return c.Skip()
 		}
 	}
@@ -280,7 +293,8 @@ func (d *geoDecoder) readSubdivisions(c mmdbdata.Cursor) (mmdbdata.Cursor, error
 	}
 	d.rec.Subdivision, d.rec.SubdivisionISO = name, iso
 	if d.strs != nil {
-		d.strs.putEntry(&strEntry{off: off, s: name, s2: iso})
+		d.sub = &strEntry{off: off, s: name, s2: iso}
+		d.strs.putEntry(d.sub)
 	}
 	return next, nil
 }

@@ -185,6 +185,18 @@ func TestGeoDecoderLayouts(t *testing.T) {
 				next, err := mmdbdata.NewDecoder(e.b, uint(l.off)).Cursor().UnmarshalCursor(d)
 				require.NoError(t, err, "%s, slots %d, pass %d", l.name, slots, pass)
 				assert.Equal(t, l.want, d.rec, "%s, slots %d, pass %d", l.name, slots, pass)
+				// What the record table keeps gives the same record back,
+				// with the places it points to in the string table.
+				var got GeoRecord
+				newRecEntry(uintptr(l.off), kindCity, &d.rec, d.country, d.sub).fill(&got, kindCity)
+				assert.Equal(t, l.want, got, "%s, slots %d, pass %d: from a record entry", l.name, slots, pass)
+				if strs != nil && (d.rec.CountryName != "" || d.rec.CountryISO != "") {
+					require.NotNil(t, d.country, "%s: country entry", l.name)
+					assert.Equal(t, [2]string{d.rec.CountryName, d.rec.CountryISO}, [2]string{d.country.s, d.country.s2})
+				}
+				if strs != nil && d.rec.Subdivision != "" {
+					require.NotNil(t, d.sub, "%s: subdivision entry", l.name)
+				}
 				end, _, err := next.ReadString()
 				require.NoError(t, err)
 				assert.Equal(t, "END", end, "%s: successor", l.name)

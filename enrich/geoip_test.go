@@ -64,9 +64,14 @@ func TestGeoIPLookup(t *testing.T) {
 		{name: "not in database", ip: "10.1.2.3", found: false},
 		{name: "invalid addr", ip: "", found: false},
 	}
-	for _, slots := range []int{0, -1} { // with and without the record table
-		g := openTestGeo(t, enrich.GeoConfig{CityPath: city, ASNPath: asn,
-			RecordCacheSlots: slots, StringCacheSlots: slots, AddressCacheSlots: slots})
+	for _, cfg := range []enrich.GeoConfig{
+		{}, // defaults: the tables and the IPv4 index
+		{RecordCacheSlots: -1, StringCacheSlots: -1, AddressCacheSlots: -1},
+		{DisableIPv4Index: true},
+		{RecordCacheSlots: -1, StringCacheSlots: -1, AddressCacheSlots: -1, DisableIPv4Index: true},
+	} {
+		cfg.CityPath, cfg.ASNPath = city, asn
+		g := openTestGeo(t, cfg)
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				var ip netip.Addr
@@ -125,8 +130,8 @@ func TestOpenGeoIPErrors(t *testing.T) {
 }
 
 // TestGeoIPLookupAllocs checks that warm lookups do not allocate: answered
-// by the address table, by the record table after the tree walk, and
-// decoded with places from the string table.
+// by the address table, by the record table after the IPv4 index or the
+// tree walk, and decoded with places from the string table.
 func TestGeoIPLookupAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under -race")
@@ -135,10 +140,17 @@ func TestGeoIPLookupAllocs(t *testing.T) {
 	for _, tc := range []struct {
 		name           string
 		addrs, records int
-	}{{"address table", 0, 0}, {"record table", -1, 0}, {"decode", -1, -1}} {
+		noIndex        bool
+	}{
+		{"address table", 0, 0, false},
+		{"record table", -1, 0, false},
+		{"decode", -1, -1, false},
+		{"record table after the tree walk", -1, 0, true},
+		{"decode after the tree walk", -1, -1, true},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := openTestGeo(t, enrich.GeoConfig{CityPath: city, ASNPath: asn,
-				AddressCacheSlots: tc.addrs, RecordCacheSlots: tc.records})
+				AddressCacheSlots: tc.addrs, RecordCacheSlots: tc.records, DisableIPv4Index: tc.noIndex})
 			ips := []netip.Addr{netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("198.51.100.7"),
 				netip.MustParseAddr("2001:db8::5"), netip.MustParseAddr("10.0.0.1")}
 			var rec enrich.GeoRecord

@@ -152,12 +152,58 @@ func (t *assocTable[E]) store(set []assocSlot[E], w int, h uint64, e *E) {
 // recordTable maps the offset of a record in a database (the data
 // section offset of a lookup result, [maxminddb.Result.Offset]) to its
 // decoded fields: many networks share one record, so an address whose
-// record is here costs the tree walk and one probe, not a decode.
+// record is here costs finding the offset and one probe, not a decode.
 type recordTable struct{ assocTable[recEntry] }
 
+// recEntry is one decoded record in 64 bytes, so that a table of a given
+// memory holds twice as many records as a copy of GeoRecord (128 bytes)
+// would: the country and subdivision are pointers to the string table's
+// place entries, shared by all the records of a country or region; the
+// city, of which there are many more, is held as a string.
 type recEntry struct {
-	off uintptr
-	rec GeoRecord
+	off      uintptr
+	name     string // the city (City database) or the AS organisation (ASN)
+	lat, lon float64
+	country  *strEntry // name in s, ISO code in s2; nil when empty
+	sub      *strEntry // first subdivision, the same way
+	asn      uint32
+	hasLoc   bool
+}
+
+// newRecEntry returns the entry for the record at off of a database of
+// kind, decoded into rec, whose country and subdivision are the place
+// entries country and sub when they are not nil.
+func newRecEntry(off uintptr, kind int, rec *GeoRecord, country, sub *strEntry) *recEntry {
+	if kind == kindASN {
+		return &recEntry{off: off, name: rec.ASOrg, asn: rec.ASN}
+	}
+	e := &recEntry{off: off, name: rec.City, lat: rec.Latitude, lon: rec.Longitude,
+		hasLoc: rec.HasLocation, country: country, sub: sub}
+	if e.country == nil && (rec.CountryName != "" || rec.CountryISO != "") {
+		e.country = &strEntry{s: rec.CountryName, s2: rec.CountryISO}
+	}
+	if e.sub == nil && (rec.Subdivision != "" || rec.SubdivisionISO != "") {
+		e.sub = &strEntry{s: rec.Subdivision, s2: rec.SubdivisionISO}
+	}
+	return e
+}
+
+// fill sets the fields of dst that a database of kind provides.
+func (e *recEntry) fill(dst *GeoRecord, kind int) {
+	if kind == kindASN {
+		dst.ASN, dst.ASOrg = e.asn, e.name
+		return
+	}
+	dst.City = e.name
+	dst.Latitude, dst.Longitude, dst.HasLocation = e.lat, e.lon, e.hasLoc
+	dst.CountryName, dst.CountryISO = "", ""
+	if c := e.country; c != nil {
+		dst.CountryName, dst.CountryISO = c.s, c.s2
+	}
+	dst.Subdivision, dst.SubdivisionISO = "", ""
+	if c := e.sub; c != nil {
+		dst.Subdivision, dst.SubdivisionISO = c.s, c.s2
+	}
 }
 
 func newRecordTable(n int) *recordTable {
@@ -189,12 +235,13 @@ func (t *recordTable) getRecord(off uintptr) *recEntry {
 	return nil
 }
 
-// putRecord stores a copy of rec as the record at off, if admitted.
-func (t *recordTable) putRecord(off uintptr, rec *GeoRecord) {
+// putRecord stores the record at off, decoded into rec from a database of
+// kind, if admitted (see assocTable); see newRecEntry for country and sub.
+func (t *recordTable) putRecord(off uintptr, kind int, rec *GeoRecord, country, sub *strEntry) {
 	h := offsetHash(off)
 	set := t.bucket(h)
 	if w := t.admit(set, h, t.seen(h)); w >= 0 {
-		t.store(set, w, h, &recEntry{off: off, rec: *rec})
+		t.store(set, w, h, newRecEntry(off, kind, rec, country, sub))
 	}
 }
 

@@ -3,6 +3,7 @@ package enrich
 import (
 	"net/netip"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,7 +56,7 @@ func (t *addrTable) getEntry(ip netip.Addr) *addrEntry {
 }
 
 // TestRecordTableSets checks the same admission rule for records keyed by
-// their offset, and that an entry is a copy.
+// their offset, and that an entry gives back the record it was made from.
 func TestRecordTableSets(t *testing.T) {
 	tbl := newRecordTable(64) // 16 sets of 4
 	var same []uintptr        // offsets of set 0
@@ -64,23 +65,30 @@ func TestRecordTableSets(t *testing.T) {
 			same = append(same, off)
 		}
 	}
-	rec := GeoRecord{City: "Berlin", CountryISO: "DE", HasLocation: true, Latitude: 52.5244}
+	rec := GeoRecord{City: "Berlin", CountryISO: "DE", CountryName: "Germany",
+		Subdivision: "Land Berlin", SubdivisionISO: "BE", HasLocation: true, Latitude: 52.5244, Longitude: 13.4105}
 	for _, off := range same[:4] {
-		tbl.putRecord(off, &rec)
+		tbl.putRecord(off, kindCity, &rec, nil, nil)
 		e := tbl.getRecord(off)
 		require.NotNil(t, e, "a free way takes the record at once")
 		assert.Equal(t, off, e.off)
-		assert.Equal(t, rec, e.rec)
+		got := GeoRecord{ASN: 64496, ASOrg: "kept", City: "overwritten"}
+		e.fill(&got, kindCity)
+		want := rec
+		want.ASN, want.ASOrg = 64496, "kept"
+		assert.Equal(t, want, got)
 	}
 	rec.City = "changed"
-	assert.Equal(t, "Berlin", tbl.getRecord(same[0]).rec.City, "the entry is a copy")
-	tbl.putRecord(same[4], &rec)
+	var got GeoRecord
+	tbl.getRecord(same[0]).fill(&got, kindCity)
+	assert.Equal(t, "Berlin", got.City, "the entry is a copy")
+	tbl.putRecord(same[4], kindCity, &rec, nil, nil)
 	assert.Nil(t, tbl.getRecord(same[4]), "full set: first miss not admitted")
-	tbl.putRecord(same[5], &rec)
+	tbl.putRecord(same[5], kindCity, &rec, nil, nil)
 	for _, off := range same[:4] {
 		assert.NotNil(t, tbl.getRecord(off), "one-off misses evict nothing: %d", off)
 	}
-	tbl.putRecord(same[4], &rec)
+	tbl.putRecord(same[4], kindCity, &rec, nil, nil)
 	require.NotNil(t, tbl.getRecord(same[4]), "second miss admitted")
 	hits := 0
 	for _, off := range same[:4] {
@@ -91,4 +99,44 @@ func TestRecordTableSets(t *testing.T) {
 	assert.Equal(t, 3, hits, "one way replaced")
 	assert.Nil(t, tbl.getRecord(same[5]))
 	assert.Nil(t, newRecordTable(-1), "negative size: no table")
+}
+
+// TestRecEntry checks that a record entry gives back every field of the
+// record it was made from, with the places from the string table's
+// entries or its own, and for an ASN record the AS fields only.
+func TestRecEntry(t *testing.T) {
+	city := GeoRecord{CountryISO: "DE", CountryName: "Germany", Subdivision: "Land Berlin", SubdivisionISO: "BE",
+		City: "Berlin", Latitude: 52.5244, Longitude: 13.4105, HasLocation: true}
+	noLoc := GeoRecord{CountryISO: "JP", Latitude: 48.8534} // a latitude without longitude stays
+	country := &strEntry{off: 7, s: "Germany", s2: "DE"}
+	sub := &strEntry{off: 9, s: "Land Berlin", s2: "BE"}
+	for _, tc := range []struct {
+		name         string
+		rec          GeoRecord
+		country, sub *strEntry
+	}{
+		{"places from the table", city, country, sub},
+		{"own places", city, nil, nil},
+		{"partial", noLoc, nil, nil},
+		{"empty", GeoRecord{}, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newRecEntry(42, kindCity, &tc.rec, tc.country, tc.sub)
+			got := GeoRecord{ASN: 64496, ASOrg: "Example", CountryName: "stale", Subdivision: "stale", City: "stale"}
+			e.fill(&got, kindCity)
+			want := tc.rec
+			want.ASN, want.ASOrg = 64496, "Example"
+			assert.Equal(t, want, got)
+			if tc.country != nil {
+				assert.Same(t, tc.country, e.country, "shared, not copied")
+			}
+		})
+	}
+	e := newRecEntry(42, kindASN, &GeoRecord{ASN: 64496, ASOrg: "Example", City: "ignored"}, nil, nil)
+	got := city
+	e.fill(&got, kindASN)
+	want := city
+	want.ASN, want.ASOrg = 64496, "Example"
+	assert.Equal(t, want, got)
+	assert.Equal(t, 64, int(unsafe.Sizeof(recEntry{})), "one cache line, the 64-byte size class")
 }
