@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,6 +97,30 @@ func ExampleGeoIP_Lookup() {
 	rec, ok := g.Lookup(ip)
 	fmt.Println(ok, rec.CountryISO, rec.CountryName, rec.City, rec.Latitude, rec.Longitude, rec.ASN, rec.ASOrg)
 	// Output: true DE Germany Berlin 52.5244 13.4105 64496 Example Net
+}
+
+// A GeoConfig sized for a process that looks up few distinct addresses and
+// must open its databases fast: no IPv4 index (IPv4 lookups walk the
+// search tree, about half a microsecond more each on GeoLite2-City, and
+// opening takes no index build), smaller record and address tables.
+func ExampleGeoConfig_small() {
+	dir, _ := os.MkdirTemp("", "geoip")
+	defer os.RemoveAll(dir)
+	city, _ := exampleDBs(dir)
+
+	g, err := enrich.OpenGeoIP(enrich.GeoConfig{
+		CityPath:          city,
+		DisableIPv4Index:  true,
+		RecordCacheSlots:  4096,
+		AddressCacheSlots: 4096,
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer g.Close()
+	rec, ok := g.Lookup(netip.MustParseAddr("192.0.2.44"))
+	fmt.Println(ok, rec.City)
+	// Output: true Berlin
 }
 
 func ExampleGeoEnricher() {

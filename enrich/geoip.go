@@ -174,9 +174,12 @@ const (
 	kindASN
 )
 
-// OpenGeoIP opens the databases named by cfg. The error wraps
-// [ErrInvalidConfig] for a bad configuration, or says which file could not
-// be opened or has the wrong type.
+// OpenGeoIP opens the databases named by cfg and builds their IPv4
+// indexes (see [GeoConfig.DisableIPv4Index]; about 0.3 s of CPU for
+// GeoLite2-City). The error wraps [ErrInvalidConfig] for a bad
+// configuration, or says which file could not be opened, has the wrong
+// type, or has a search tree that its network iterator reports as
+// corrupt.
 func OpenGeoIP(cfg GeoConfig) (*GeoIP, error) {
 	if cfg.CityPath == "" && cfg.ASNPath == "" {
 		return nil, fmt.Errorf("%w: GeoIP needs a CityPath or an ASNPath", ErrInvalidConfig)
