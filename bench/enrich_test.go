@@ -171,8 +171,8 @@ func BenchmarkGeoIP(b *testing.B) {
 		}
 	}
 	// cached: the address table answers (every address recurs);
-	// record-cached: tree walk, then the record table by offset; uncached:
-	// tree walk and a full decode of the record every time.
+	// record-cached: the IPv4 index, then the record table by offset;
+	// uncached: the index and a full decode of the record every time.
 	for _, tc := range []struct {
 		name           string
 		addrs, records int
@@ -517,14 +517,15 @@ func TestGeoIPRealMatchesGeoip2(t *testing.T) {
 //     address table; default configuration.
 //   - miss: default configuration, a stream of 1 048 576 distinct
 //     addresses (221 000 records), 16 times what the address table
-//     holds, so each lookup misses it, walks the tree, and finds its
+//     holds, so each lookup misses it, finds its record's offset (the
+//     IPv4 index, or the tree walk with DisableIPv4Index), and finds the
 //     record in the record table or decodes it: what a lookup of a new
 //     address costs in the relay.
 //   - record-cached: address table off, a different address each time
-//     out of 65 536 (36 000 records), so each lookup walks the tree
-//     through cold memory, then finds the record in the record table
-//     (default size) or decodes it.
-//   - uncached: address and record tables off: the tree walk and a decode
+//     out of 65 536 (36 000 records), so each lookup finds the offset
+//     through cold memory, then the record in the record table (default
+//     size) or decodes it.
+//   - uncached: address and record tables off: the offset and a decode
 //     of the record every time, places (city, country, subdivision) from
 //     the string table.
 //   - cold: all tables off: every record and place decoded, every string
