@@ -3,6 +3,7 @@ package enrich_test
 import (
 	"context"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -116,6 +117,20 @@ func TestOpenGeoIPErrors(t *testing.T) {
 		{name: "ASN file as City", cfg: enrich.GeoConfig{CityPath: asn}, msg: "want a City or Country edition"},
 		{name: "City file as ASN", cfg: enrich.GeoConfig{ASNPath: city}, msg: "want an ASN edition"},
 	}
+	// A City database whose search tree's root points out of the file.
+	b, err := os.ReadFile(city)
+	require.NoError(t, err)
+	for i := range 7 { // the root node (28-bit records)
+		b[i] = 0xff
+	}
+	corrupt := filepath.Join(t.TempDir(), "corrupt.mmdb")
+	require.NoError(t, os.WriteFile(corrupt, b, 0o644))
+	tests = append(tests, struct {
+		name    string
+		cfg     enrich.GeoConfig
+		invalid bool
+		msg     string
+	}{name: "corrupt search tree", cfg: enrich.GeoConfig{CityPath: corrupt}, msg: "index GeoIP database"})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g, err := enrich.OpenGeoIP(tt.cfg)
@@ -127,6 +142,24 @@ func TestOpenGeoIPErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGeoIPCorruptTreeWithoutIndex checks that without the IPv4 index a
+// database whose search tree is corrupt opens, and its lookups fail and
+// are counted, as the tree walk finds the damage.
+func TestGeoIPCorruptTreeWithoutIndex(t *testing.T) {
+	city, _ := testDBs(t)
+	b, err := os.ReadFile(city)
+	require.NoError(t, err)
+	for i := range 7 {
+		b[i] = 0xff
+	}
+	corrupt := filepath.Join(t.TempDir(), "corrupt.mmdb")
+	require.NoError(t, os.WriteFile(corrupt, b, 0o644))
+	g := openTestGeo(t, enrich.GeoConfig{CityPath: corrupt, DisableIPv4Index: true})
+	_, ok := g.Lookup(netip.MustParseAddr("192.0.2.1"))
+	assert.False(t, ok)
+	assert.Equal(t, uint64(1), g.Stats().Errors)
 }
 
 // TestGeoIPLookupAllocs checks that warm lookups do not allocate: answered
