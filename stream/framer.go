@@ -63,7 +63,8 @@ const (
 type FramerConfig struct {
 	// MaxFrame is the largest frame returned, in bytes; longer frames are
 	// cut there and flagged [Truncated]. The framer's buffer never grows
-	// past MaxFrame plus a few bytes of header. Zero means 64 KiB.
+	// past the larger of ReadSize and MaxFrame plus a few bytes of header.
+	// Zero means 64 KiB.
 	MaxFrame int
 	// Framing selects octet counting, delimited framing, or detection per
 	// connection. Zero means [Auto]. Use [Delimited] for JSON lines.
@@ -80,6 +81,25 @@ type FramerConfig struct {
 	// one set of live totals. The framer keeps its own counts in [Framer.Stats]
 	// either way.
 	Counters *Counters
+	// ReadSize is the most the framer asks for in one read, in bytes: its
+	// buffer starts at 4 KiB and grows towards ReadSize while reads come
+	// back full, and shrinks again when they stay small (see [ReadBudget]).
+	// It is rounded up to a power of two between 4 KiB and 1 MiB. Zero
+	// means [DefaultReadSize] (64 KiB).
+	ReadSize int
+	// Budget, when not nil, bounds the read buffers of every framer that
+	// shares it; see [ReadBudget]. Call [Framer.Release] when the
+	// connection ends, to give the buffer back. Nil means each framer is
+	// bounded by ReadSize alone.
+	Budget *ReadBudget
+	// BeforeRead, when not nil, is called each time the framer is about to
+	// read from its reader, a read that may block: every frame complete in
+	// its buffer has been returned by then. It is where a caller that
+	// gathers the frames of one read hands them on (to a queue, in one
+	// batch) before waiting for more. An error it returns ends the stream
+	// as a read error does: the reader is not read again, the bytes of an
+	// incomplete frame are counted, and Next returns the error.
+	BeforeRead func() error
 }
 
 // FramerStats are one framer's counts. Every byte read from the stream is
@@ -99,13 +119,19 @@ type FramerStats struct {
 	EmptyFrames      int64 // delimiters with nothing before them (LF, CRLF, NUL)
 	NULFrames        int64 // frames returned with a NUL inside (LF-terminated connections keep NUL as data)
 	FramingErrors    int64 // octet-counted frames with a bad header (flag FramingError, or header digits discarded)
+	// Reads counts the calls to the reader's Read, each a system call on
+	// a plain TCP connection: bytes read divided by Reads is the bytes
+	// per read.
+	Reads int64
 }
 
 // Counters are live totals fed by many framers: the exceptional events of
 // [FramerStats] (everything but Frames, FrameBytes and OverheadBytes, which
-// the caller counts on its hot path if it wants them). Safe for concurrent
-// use; read the fields with Load.
+// the caller counts on its hot path if it wants them), and the reads (one
+// atomic add per read, not per frame). Safe for concurrent use; read the
+// fields with Load.
 type Counters struct {
+	Reads            atomic.Int64
 	Truncated        atomic.Int64
 	DiscardedBytes   atomic.Int64
 	IncompleteFrames atomic.Int64
@@ -119,6 +145,8 @@ type Counters struct {
 // octet counting or LF/NUL trailers (RFC 6587), or JSON lines. It enforces
 // the maximum frame size with bounded memory, decides the framing once per
 // stream, and counts every byte it does not return (see [FramerStats]).
+// Its read buffer follows the stream's pace (see [ReadBudget]): large
+// reads while data waits, 4 KiB when the stream is quiet.
 //
 // A Framer must not be used from concurrent goroutines; use one per
 // connection. Once warm, Next does not allocate.
@@ -126,7 +154,13 @@ type Framer struct {
 	r            io.Reader
 	conn         *Conn
 	buf          []byte
+	bufp         *[]byte // buf's pool entry; nil for a buffer of no size class
 	start, end   int
+	readMax      int  // ReadSize
+	full         bool // the last read filled the room it was given: grow
+	sparse       int  // reads in a row that filled less than an eighth of buf
+	budget       *ReadBudget
+	before       func() error
 	max          int
 	maxAnnounced int64
 	mode         Framing
@@ -149,7 +183,6 @@ type Framer struct {
 }
 
 const (
-	framerInitial = 4 << 10
 	// framerHeader is the room past MaxFrame the buffer may grow to: "LEN
 	// SP" in front of a max-sized frame, and the look-ahead that
 	// resynchronisation needs (a digit run of up to maxRun digits, SP and
@@ -176,26 +209,34 @@ func NewFramer(r io.Reader, cfg FramerConfig) *Framer {
 	if cfg.MaxOctetCount <= 0 {
 		cfg.MaxOctetCount = max(16*int64(cfg.MaxFrame), 1<<20)
 	}
-	f := &Framer{r: r, max: cfg.MaxFrame, maxAnnounced: cfg.MaxOctetCount, mode: cfg.Framing, cfgMode: cfg.Framing, c: cfg.Counters}
+	f := &Framer{r: r, max: cfg.MaxFrame, maxAnnounced: cfg.MaxOctetCount, mode: cfg.Framing, cfgMode: cfg.Framing, c: cfg.Counters,
+		readMax: readSizeOf(cfg.ReadSize), budget: cfg.Budget, before: cfg.BeforeRead}
 	if c, ok := r.(*Conn); ok {
 		f.conn = c
 		c.fr = f
 	}
-	f.buf = make([]byte, min(framerInitial, cfg.MaxFrame+framerHeader))
+	f.setBuf(minRead)
+	f.take(minRead)
 	return f
 }
 
 // Reset discards the framer's state and counts and makes it read from r,
 // keeping its buffer and configuration: a framer can serve connection after
-// connection without allocating.
+// connection without allocating. After [Framer.Release] it takes a new
+// buffer.
 func (f *Framer) Reset(r io.Reader) {
 	if f.conn != nil {
 		f.conn.fr = nil
 	}
-	*f = Framer{r: r, buf: f.buf, max: f.max, maxAnnounced: f.maxAnnounced, mode: f.cfgMode, cfgMode: f.cfgMode, c: f.c}
+	*f = Framer{r: r, buf: f.buf, bufp: f.bufp, max: f.max, maxAnnounced: f.maxAnnounced, mode: f.cfgMode, cfgMode: f.cfgMode, c: f.c,
+		readMax: f.readMax, budget: f.budget, before: f.before}
 	if c, ok := r.(*Conn); ok {
 		f.conn = c
 		c.fr = f
+	}
+	if f.buf == nil { // released
+		f.setBuf(minRead)
+		f.take(minRead)
 	}
 }
 
@@ -213,22 +254,32 @@ func (f *Framer) inFrame() bool {
 }
 
 // fill reads more data into the buffer, compacting and growing it (up to
-// max+header) as needed. It returns false when no more data can come.
+// max+header for a frame, up to readMax for read-ahead) as needed. It
+// returns false when no more data can come.
 func (f *Framer) fill() bool {
 	if f.err != nil {
 		return false
 	}
+	if f.before != nil {
+		if err := f.before(); err != nil {
+			f.err = err
+			return false
+		}
+	}
 	if f.start > 0 && f.start == f.end {
 		f.start, f.end = 0, 0
 	}
+	f.resize()
 	if f.end == len(f.buf) {
 		if f.start > 0 {
 			n := copy(f.buf, f.buf[f.start:f.end])
 			f.start, f.end = 0, n
 		} else if limit := f.max + framerHeader; len(f.buf) < limit {
-			nb := make([]byte, min(2*len(f.buf), limit))
-			copy(nb, f.buf[:f.end])
-			f.buf = nb
+			// A frame that does not fit: grow for it, budget or not.
+			n := len(f.buf)
+			want := min(2*n, limit)
+			f.setBuf(want)
+			f.take(want - n)
 		}
 	}
 	if f.end == len(f.buf) {
@@ -236,8 +287,21 @@ func (f *Framer) fill() bool {
 		return true
 	}
 	for range 100 {
+		room := len(f.buf) - f.end
 		n, err := f.r.Read(f.buf[f.end:])
 		f.end += n
+		f.st.Reads++
+		if f.c != nil {
+			f.c.Reads.Add(1)
+		}
+		// Full: the reader had at least as much as the buffer had room
+		// for (and the room was worth it); sparse: it had little.
+		f.full = n == room && 2*room >= len(f.buf)
+		if 8*n < len(f.buf) {
+			f.sparse++
+		} else {
+			f.sparse = 0
+		}
 		if err != nil {
 			f.err = err
 			return n > 0

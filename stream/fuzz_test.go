@@ -85,6 +85,7 @@ func FuzzFramer(f *testing.F) {
 				t.Fatalf("frame %d: %q read whole, %q read split", i, whole[i], split[i])
 			}
 		}
+		ws.Reads, ss.Reads = 0, 0 // the split reads more often, by design
 		if ws != ss {
 			t.Fatalf("counts differ: whole %+v, split %+v", ws, ss)
 		}
