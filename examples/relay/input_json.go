@@ -7,22 +7,30 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/stream"
 	"github.com/valyala/fastjson"
 )
 
 // jsonStream handles one JSON-lines connection: each LF-terminated line
 // (at most MaxLineSize bytes) must be a valid JSON value. Valid lines become
-// events (Raw = the line, SourceType "json"); invalid or oversized lines are
-// counted and written to the dead-letter file, never forwarded.
-func jsonStream(in JSONInputConfig, stats *inputStats, d *dispatcher, dl *deadLetter) func(context.Context, *stream.Conn, string, uint64) {
+// events (Raw = the line, SourceType "json"), handed to the ring a read at
+// a time as syslogStream does (and counted the same way when the shutdown
+// deadline cuts a push short); invalid or oversized lines are counted and
+// written to the dead-letter file, never forwarded.
+func jsonStream(in JSONInputConfig, stats *inputStats, d *dispatcher, dl *deadLetter, budget *stream.ReadBudget) func(context.Context, *stream.Conn, string, uint64) {
 	return func(ctx context.Context, c *stream.Conn, peer string, shard uint64) {
-		fr := stream.NewFramer(c, stream.FramerConfig{MaxFrame: int(in.MaxLineSize), Framing: stream.Delimited, Counters: &stats.framing})
-		var ev relaykit.Event
+		b := d.newBatch(shard, stats)
+		defer b.release()
+		fr := stream.NewFramer(c, stream.FramerConfig{
+			MaxFrame: int(in.MaxLineSize), Framing: stream.Delimited, Counters: &stats.framing,
+			ReadSize: int(in.ReadSize), Budget: budget,
+			BeforeRead: func() error { return b.push(ctx) },
+		})
+		defer fr.Release()
 		for {
 			line, fl, err := fr.Next()
 			if err != nil {
+				_ = b.push(ctx) // lines read with the error
 				return
 			}
 			cut := fl&stream.Truncated != 0
@@ -38,12 +46,17 @@ func jsonStream(in JSONInputConfig, stats *inputStats, d *dispatcher, dl *deadLe
 				_ = dl.Write(in.Name, peer, reason, line) // failures are counted by the dead letter
 				continue
 			}
+			if b.failed != nil {
+				b.lost(1)
+				continue
+			}
+			ev := b.event()
 			ev.Reset()
 			ev.Raw = append(ev.Raw, line...)
 			ev.Host = append(ev.Host, peer...)
 			ev.SourceType = append(ev.SourceType, "json"...)
-			if err := d.Push(ctx, shard, &ev, stats); err != nil {
-				return
+			if b.full() {
+				_ = b.push(ctx) // a failure is counted; later lines are lost() above
 			}
 		}
 	}

@@ -48,6 +48,18 @@ func (s *ConnLimits) validate(field string, maxConns *int, bad func(field, forma
 	if s.HandshakeTimeout < 0 {
 		bad(field+".handshake_timeout", "must be positive")
 	}
+	if s.ReadSize == 0 {
+		s.ReadSize = stream.DefaultReadSize
+	}
+	if s.ReadSize < 4<<10 || s.ReadSize > 1<<20 {
+		bad(field+".read_size", "%d out of range 4KiB..1MiB", s.ReadSize)
+	}
+	if s.ReadBuffers == 0 {
+		s.ReadBuffers = 16 << 20
+	}
+	if s.ReadBuffers < s.ReadSize {
+		bad(field+".read_buffers", "%d is less than read_size", s.ReadBuffers)
+	}
 }
 
 // streamInput is a syslog TCP/TLS or JSON-lines listener: stream.Listener
@@ -57,6 +69,7 @@ type streamInput struct {
 	name   string
 	ln     *stream.Listener
 	stats  *inputStats
+	budget *stream.ReadBudget // the read buffers of its connections
 	handle func(ctx context.Context, c *stream.Conn, peer string, shard uint64)
 }
 
@@ -75,12 +88,17 @@ func listenStream(name, addr string, tlsCfg *TLSConfig, maxConns int, idle time.
 		}
 		cfg.TLS = tc
 	}
+	budget, err := stream.NewReadBudget(int64(lim.ReadBuffers))
+	if err != nil {
+		return nil, fmt.Errorf("input %s: read_buffers: %w", name, err)
+	}
 	ln, err := stream.Listen("tcp", addr, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("input %s: %w", name, err)
 	}
 	stats.listener = ln
-	return &streamInput{name: name, ln: ln, stats: stats}, nil
+	stats.buffers = budget
+	return &streamInput{name: name, ln: ln, stats: stats, budget: budget}, nil
 }
 
 func serverTLS(c *TLSConfig) (*tls.Config, error) {
@@ -124,18 +142,39 @@ func (l *streamInput) Run(ctx context.Context, work context.Context) error {
 func (l *streamInput) Close() error { return l.ln.Close() }
 
 // syslogStream handles one syslog TCP/TLS connection: frames (octet
-// counting or LF/NUL, decided by the connection's first frame), parses and
-// dispatches each.
-func syslogStream(in TCPInputConfig, stats *inputStats, d *dispatcher, loc *time.Location) func(context.Context, *stream.Conn, string, uint64) {
+// counting or LF/NUL, decided by the connection's first frame), parses
+// each, and hands the events parsed from one read to the ring at once,
+// before the framer reads again (and may wait).
+//
+// When the shutdown deadline (ctx) ends a push that waited for room (the
+// destinations did not keep up), the events not pushed, and every frame
+// still buffered after them, are counted as received and
+// dropped{shutdown_unqueued}; the connection is not read again.
+func syslogStream(in TCPInputConfig, stats *inputStats, d *dispatcher, loc *time.Location, budget *stream.ReadBudget) func(context.Context, *stream.Conn, string, uint64) {
 	return func(ctx context.Context, c *stream.Conn, peer string, shard uint64) {
-		fr := stream.NewFramer(c, stream.FramerConfig{MaxFrame: int(in.MaxMessageSize), Counters: &stats.framing})
+		b := d.newBatch(shard, stats)
+		defer b.release()
+		fr := stream.NewFramer(c, stream.FramerConfig{
+			MaxFrame: int(in.MaxMessageSize), Counters: &stats.framing,
+			ReadSize: int(in.ReadSize), Budget: budget,
+			BeforeRead: func() error { return b.push(ctx) },
+		})
+		defer fr.Release()
 		sp := newSyslogParser(loc)
 		for {
 			frame, fl, err := fr.Next()
 			if err != nil {
+				// Complete frames read with the error (EOF, a reset, the
+				// listener closing) are still pending.
+				_ = b.push(ctx)
 				return
 			}
-			ev := newEvent()
+			stats.bytes.Add(int64(len(frame)))
+			if b.failed != nil {
+				b.lost(1)
+				continue
+			}
+			ev := b.event()
 			sp.Parse(ev, frame, peer)
 			if fl&stream.Truncated != 0 {
 				ev.Flags |= relaykit.FlagTruncated
@@ -144,9 +183,8 @@ func syslogStream(in TCPInputConfig, stats *inputStats, d *dispatcher, loc *time
 			if ev.Flags&relaykit.FlagParseError != 0 {
 				stats.parseErrors.Add(1)
 			}
-			stats.bytes.Add(int64(len(frame)))
-			if err := d.PushOwned(ctx, shard, ev, stats); err != nil {
-				return
+			if b.full() {
+				_ = b.push(ctx) // a failure is counted; later frames are lost() above
 			}
 		}
 	}

@@ -224,7 +224,9 @@ func rxqOverflow(oob []byte) (uint32, bool) {
 	return 0, false
 }
 
-// read is one reader: recvmmsg batches, parse, hand to the rings.
+// read is one reader: recvmmsg batches, parse, hand to the rings: the
+// events of one recvmmsg go to each ring at once (TryPushBatch), one batch
+// per ring, so a sender's datagrams keep their order.
 func (u *udpInput) read(ctx context.Context) error {
 	n := u.cfg.BatchSize
 	ms := make([]ipv4.Message, n)
@@ -237,14 +239,20 @@ func (u *udpInput) read(ctx context.Context) error {
 	}
 	var drops uint32 // the last SO_RXQ_OVFL count this reader saw
 	sp := newSyslogParser(u.loc)
+	batches := make([]*eventBatch, len(u.d.rings))
+	for i := range batches {
+		batches[i] = u.d.newBatch(uint64(i), u.stats)
+		defer batches[i].release()
+	}
 	// The last sender's address, as a string and a shard key: senders send
 	// in bursts, so most datagrams skip formatting and hashing it.
 	var lastAddr netip.AddrPort
 	var peer string
-	var shard uint64
+	var b *eventBatch         // the batch of the last sender's ring
 	var backoff time.Duration // since the last read that succeeded
 	for {
 		k, err := u.rd.ReadBatch(ms, 0)
+		u.stats.reads.Add(1)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -275,13 +283,15 @@ func (u *udpInput) read(ctx context.Context) error {
 				}
 			}
 			if ua, ok := m.Addr.(*net.UDPAddr); ok {
-				if ap := ua.AddrPort(); ap != lastAddr {
+				if ap := ua.AddrPort(); ap != lastAddr || b == nil {
 					lastAddr, peer = ap, ap.Addr().Unmap().String()
-					shard = maphash.Comparable(shardSeed, ap)
+					b = batches[maphash.Comparable(shardSeed, ap)%uint64(len(batches))]
 				}
+			} else if b == nil {
+				b = batches[0]
 			}
 			u.stats.bytes.Add(int64(len(data)))
-			ev := newEvent()
+			ev := b.event()
 			sp.Parse(ev, data, peer)
 			if m.Flags&syscall.MSG_TRUNC != 0 {
 				ev.Flags |= relaykit.FlagTruncated
@@ -290,7 +300,12 @@ func (u *udpInput) read(ctx context.Context) error {
 			if ev.Flags&relaykit.FlagParseError != 0 {
 				u.stats.parseErrors.Add(1)
 			}
-			u.d.TryPushOwned(shard, ev, u.stats)
+			if b.full() {
+				b.tryPush()
+			}
+		}
+		for _, b := range batches {
+			b.tryPush()
 		}
 	}
 }

@@ -26,10 +26,14 @@ const (
 	dropSinkError    = "sink_error"    // a sink the router could not hand it to (none today)
 	dropShutdown     = "shutdown"      // the shutdown deadline came before a destination accepted it
 	dropRcvbuf       = "rcvbuf_full"   // the kernel dropped a UDP datagram: the input's socket buffer (read_buffer) was full
+	// dropUnqueued: a stream input had read the frame, but the shutdown
+	// deadline came before a ring took its event (rings full: the
+	// destinations did not keep up).
+	dropUnqueued = "shutdown_unqueued"
 )
 
 var dropReasons = [...]string{dropQueueFull, dropInvalidJSON, dropUnrouted, dropFiltered, dropSpoolFull, dropSpoolOldest,
-	dropSpoolCorrupt, dropRejected, dropSinkError, dropShutdown, dropRcvbuf}
+	dropSpoolCorrupt, dropRejected, dropSinkError, dropShutdown, dropRcvbuf, dropUnqueued}
 
 // inputStats counts one input. Fields are updated with atomics by the
 // input's goroutines.
@@ -45,10 +49,16 @@ type inputStats struct {
 	// socket (SO_RXQ_OVFL); they are in received and dropped{rcvbuf_full}.
 	kernelDropped atomic.Int64
 
+	// reads counts a UDP input's recvmmsg calls (stream inputs count
+	// theirs in framing.Reads).
+	reads atomic.Int64
+
 	// Stream inputs (syslog TCP/TLS, JSON lines): the listener's
-	// connection counters and the framers' byte accounting.
+	// connection counters, the framers' byte accounting, and the budget
+	// of their read buffers.
 	listener *stream.Listener
 	framing  stream.Counters
+	buffers  *stream.ReadBudget
 }
 
 // destStats counts one destination. A network destination's queue keeps
@@ -127,7 +137,7 @@ func (s *destStats) observeDelivered(batch []relaykit.Event) {
 
 // ledger is the relay's accounting. Stage by stage it balances:
 //
-//	received (inputs)   = routed + dropped{queue_full, invalid_json, rcvbuf_full} + queued
+//	received (inputs)   = routed + dropped{queue_full, invalid_json, rcvbuf_full, shutdown_unqueued} + queued
 //	routed   (router)   = events handed to the route table
 //	in_d + recovered_d  = delivered_d + dropped_d + pending_d
 //

@@ -38,6 +38,8 @@ var (
 	descConns         = prometheus.NewDesc("relay_input_connections", "Open connections per input.", []string{"input"}, nil)
 	descRefused       = prometheus.NewDesc("relay_input_connections_refused_total", "Connections closed at accept, by reason (per_source: max_connections_per_source; max_connections: refuse_when_full, or no idle connection to evict).", []string{"input", "reason"}, nil)
 	descReadBytes     = prometheus.NewDesc("relay_input_read_bytes_total", "Bytes read from stream connections (after TLS): message bytes + framing overhead + discarded + incomplete bytes.", []string{"input"}, nil)
+	descReads         = prometheus.NewDesc("relay_input_reads_total", "Reads from the input's sockets: read(2) calls on stream connections (TLS: reads of the TLS layer), recvmmsg(2) calls for UDP. Bytes (or datagrams) per read is read bytes (received events) divided by this.", []string{"input"}, nil)
+	descReadBuffers   = prometheus.NewDesc("relay_input_read_buffer_bytes", "Bytes of read buffers the input's connections hold now (bounded by read_buffers, beyond which only frames that need it grow).", []string{"input"}, nil)
 	descEvicted       = prometheus.NewDesc("relay_input_connections_evicted_total", "Longest-idle connections closed to make room at max_connections.", []string{"input"}, nil)
 	descCut           = prometheus.NewDesc("relay_input_connections_cut_total", "Connections closed by a deadline, by reason (idle; frame_timeout: a frame, or an HEC request's headers or body, not complete in time; handshake_timeout).", []string{"input", "reason"}, nil)
 	descHandshakeErr  = prometheus.NewDesc("relay_input_tls_handshake_errors_total", "TLS handshakes that failed other than by timeout.", []string{"input"}, nil)
@@ -74,7 +76,7 @@ var (
 
 func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descInputReceived, descInputBytes, descParseErrors, descTruncated, descInvalid, descReadErrors, descKernelDropped,
-		descConns, descRefused, descReadBytes, descEvicted, descCut, descHandshakeErr, descAcceptErrors, descDiscarded, descIncomplete, descIncompleteB,
+		descConns, descRefused, descReadBytes, descReads, descReadBuffers, descEvicted, descCut, descHandshakeErr, descAcceptErrors, descDiscarded, descIncomplete, descIncompleteB,
 		descEmpty, descNUL, descFramingErr, descDeadLettered, descDeadLetterErr, descRouted, descQueued, descDropped, descDestIn, descDestDelivered, descDestSpooled,
 		descDestPending, descDestDropped, descDestErrors, descDestHealthy, descDestMemory, descDiskFailing, descDiskErrors,
 		descSpoolDamage, descSpoolDamageB, descSpoolMissing, descSpoolEvents, descSpoolBytes, descSpoolAge, descDestLatency} {
@@ -102,6 +104,7 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 		if in.kind == "syslog_udp" {
 			c(descReadErrors, in.readErrors.Load(), in.name)
 			c(descKernelDropped, in.kernelDropped.Load(), in.name)
+			c(descReads, in.reads.Load(), in.name)
 		}
 		if in.listener != nil {
 			ls := in.listener.Stats()
@@ -118,6 +121,12 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 				continue // HTTP: no frames; relay_hec_body_bytes_total counts the bodies
 			}
 			c(descReadBytes, ls.BytesRead, in.name)
+			if in.kind != "relp" { // RELP sessions read their own frames
+				c(descReads, in.framing.Reads.Load(), in.name)
+				if in.buffers != nil {
+					g(descReadBuffers, in.buffers.InUse(), in.name)
+				}
+			}
 			f := &in.framing
 			c(descDiscarded, f.DiscardedBytes.Load(), in.name)
 			c(descIncomplete, f.IncompleteFrames.Load(), in.name)

@@ -121,7 +121,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		if err != nil {
 			return nil, err
 		}
-		l.handle = syslogStream(in, st, r.disp, loc)
+		l.handle = syslogStream(in, st, r.disp, loc, l.budget)
 		r.streams = append(r.streams, l)
 	}
 	for _, in := range cfg.Inputs.JSONTCP {
@@ -130,7 +130,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		if err != nil {
 			return nil, err
 		}
-		l.handle = jsonStream(in, st, r.disp, r.dl)
+		l.handle = jsonStream(in, st, r.disp, r.dl, l.budget)
 		r.streams = append(r.streams, l)
 	}
 	for _, in := range cfg.Inputs.Kafka {

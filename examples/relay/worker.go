@@ -30,11 +30,13 @@ type dispatcher struct {
 
 // Events travel through the rings as values whose byte slices belong to
 // the event. Once a batch has been routed (sinks do not retain events), the
-// worker recycles those buffers: warm holds events with spare capacity for
-// producers to copy into, empty holds the holders themselves. In steady
-// state moving an event from an input to a sink allocates nothing.
+// worker recycles those buffers, a slab at a time (eventbatch.go). Inputs
+// that push one event at a time take theirs one by one: warm holds single
+// events with spare capacity (those an input took and did not use), empty
+// holds the holders themselves. In steady state moving an event from an
+// input to a sink allocates nothing.
 var (
-	warmEvents   = sync.Pool{New: func() any { return new(relaykit.Event) }}
+	warmEvents   sync.Pool // *relaykit.Event, reset; no New: newEvent falls back to a slab
 	emptyHolders = sync.Pool{New: func() any { return new(relaykit.Event) }}
 )
 
@@ -44,7 +46,7 @@ const maxRecycled = 16 << 10
 
 // own returns a copy of ev in recycled buffers.
 func own(ev *relaykit.Event) relaykit.Event {
-	h := warmEvents.Get().(*relaykit.Event)
+	h := newEvent()
 	ev.CopyTo(h)
 	out := *h
 	*h = relaykit.Event{}
@@ -55,19 +57,67 @@ func own(ev *relaykit.Event) relaykit.Event {
 // newEvent returns an empty event with recycled buffers for an input to fill
 // and hand over with PushOwned or TryPushOwned, which saves the copy Push
 // makes.
-func newEvent() *relaykit.Event { return warmEvents.Get().(*relaykit.Event) }
-
-// recycle returns the buffers of routed events for reuse.
-func recycle(b []relaykit.Event) {
-	for i := range b {
-		if cap(b[i].Raw) > maxRecycled {
-			continue
-		}
-		h := emptyHolders.Get().(*relaykit.Event)
-		*h = b[i]
-		h.Reset()
-		warmEvents.Put(h)
+func newEvent() *relaykit.Event {
+	if h, ok := warmEvents.Get().(*relaykit.Event); ok {
+		return h
 	}
+	h := emptyHolders.Get().(*relaykit.Event)
+	s := warmSlabs.Get().(*eventSlab)
+	s.n--
+	*h = s.evs[s.n]
+	s.evs[s.n] = relaykit.Event{}
+	if s.n > 0 {
+		warmSlabs.Put(s)
+	} else {
+		emptySlabs.Put(s)
+	}
+	h.Reset()
+	return h
+}
+
+// PushBatch stamps the events without a receive time and moves them into
+// ring i (their buffers go with them), waiting for room as Push does. It
+// returns how many the ring accepted, the first k, which count as received;
+// with an error (ctx ended: the shutdown deadline; or the ring closed) the
+// rest were not accepted and are still the caller's.
+func (d *dispatcher) PushBatch(ctx context.Context, i int, evs []relaykit.Event, st *inputStats) (int, error) {
+	stamp(evs)
+	d.ledger.queued.Add(int64(len(evs)))
+	k, err := d.rings[i].PushBatch(ctx, evs)
+	if k < len(evs) {
+		d.ledger.queued.Add(int64(k - len(evs)))
+	}
+	st.received.Add(int64(k))
+	return k, err
+}
+
+// stamp sets the receive time of the events that have none (the syslog
+// parser sets it as it parses), one clock read for all of them.
+func stamp(evs []relaykit.Event) {
+	var now int64
+	for j := range evs {
+		if evs[j].ReceiveTime == 0 {
+			if now == 0 {
+				now = clock.Nano()
+			}
+			evs[j].ReceiveTime = now
+		}
+	}
+}
+
+// TryPushBatch is PushBatch without waiting, for UDP: the events the ring
+// has no room for are counted as received and dropped{queue_full} (their
+// buffers stay with the caller). It returns how many the ring accepted.
+func (d *dispatcher) TryPushBatch(i int, evs []relaykit.Event, st *inputStats) int {
+	stamp(evs)
+	d.ledger.queued.Add(int64(len(evs)))
+	k, _ := d.rings[i].TryPushBatch(evs)
+	st.received.Add(int64(len(evs)))
+	if k < len(evs) {
+		d.ledger.queued.Add(int64(k - len(evs)))
+		d.ledger.drop(dropQueueFull, int64(len(evs)-k))
+	}
+	return k
 }
 
 // Push stamps ev with the receive time (the relay's coarse clock, not a
@@ -331,12 +381,10 @@ func (w *worker) Run(hard context.Context) error {
 	var err error
 	for {
 		n, perr := w.ring.PopBatch(context.Background(), buf)
-		for i := range n {
-			if aerr := w.coll.Add(hard, buf[i]); aerr != nil {
-				w.lateRoute(buf[i : i+1])
-			}
-			buf[i] = relaykit.Event{}
+		if k, aerr := w.coll.AddBatch(hard, buf[:n]); aerr != nil {
+			w.lateRoute(buf[k:n])
 		}
+		clear(buf[:n])
 		if n < len(buf) && w.ack.waiting.Load() > 0 {
 			select {
 			case kick <- struct{}{}:
