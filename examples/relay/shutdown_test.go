@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/ringbuffer"
+)
+
+// TestStreamShutdownCountsWhatWasRead: a stream input is blocked pushing
+// into a full ring (nobody drains it: the destinations are stuck) when
+// the shutdown deadline comes. Every frame the connection had read is in
+// the ledger: the events the ring took as received, the others (the rest
+// of the push, and the frames still buffered behind it) as received and
+// dropped{shutdown_unqueued}; the bytes of a frame broken off by the
+// shutdown as incomplete. Before, the handler returned and those frames
+// were gone without a count. Syslog and JSON lines, with the shipped
+// defaults of their inputs.
+func TestStreamShutdownCountsWhatWasRead(t *testing.T) {
+	const frames, ringSize = 2000, 16
+	for _, tt := range []struct {
+		name, kind string
+		line       func(i int) string // all of one length
+	}{
+		{"syslog", "syslog", func(i int) string { return fmt.Sprintf("<13>1 - host app - - - message %06d\n", i) }},
+		// More frames in the first read than a slab holds: the push that
+		// fails is the one of a full slab, with frames still buffered.
+		{"syslog short frames", "syslog", func(i int) string { return fmt.Sprintf("<13>%06d\n", i) }},
+		{"json", "json", func(i int) string { return fmt.Sprintf("{\"n\":\"%06d\",\"msg\":\"message\"}\n", i) }},
+	} {
+		kind, line := tt.kind, tt.line
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := LoadConfig("")
+			require.NoError(t, err)
+			l := newLedger()
+			st := l.input(kind, kind)
+			ring, err := ringbuffer.NewMPSC[relaykit.Event](ringSize)
+			require.NoError(t, err)
+			d := &dispatcher{rings: []*ringbuffer.MPSC[relaykit.Event]{ring}, ledger: l}
+
+			// The shipped defaults of the input (a JSON input has none in
+			// the default config: add one and let Validate fill it).
+			cfg.Inputs.JSONTCP = []JSONInputConfig{{Name: "json", Listen: "127.0.0.1:0"}}
+			require.NoError(t, cfg.Validate())
+			var in *streamInput
+			if kind == "syslog" {
+				tc := cfg.Inputs.SyslogTCP[0]
+				in, err = listenStream(kind, "127.0.0.1:0", nil, tc.MaxConnections, tc.IdleTimeout, tc.StreamLimits, st, slog.New(slog.DiscardHandler))
+				require.NoError(t, err)
+				in.handle = syslogStream(tc, st, d, time.UTC, in.budget)
+			} else {
+				jc := cfg.Inputs.JSONTCP[0]
+				in, err = listenStream(kind, "127.0.0.1:0", nil, jc.MaxConnections, jc.IdleTimeout, jc.StreamLimits, st, slog.New(slog.DiscardHandler))
+				require.NoError(t, err)
+				in.handle = jsonStream(jc, st, d, newDeadLetter(discard{}), in.budget)
+			}
+			size := len(line(0))
+			inCtx, stopInputs := context.WithCancel(context.Background())
+			work, deadline := context.WithCancel(context.Background())
+			defer stopInputs()
+			defer deadline()
+			ran := make(chan error, 1)
+			go func() { ran <- in.Run(inCtx, work) }()
+
+			c, err := net.Dial("tcp", in.Addr().String())
+			require.NoError(t, err)
+			defer c.Close()
+			var b strings.Builder
+			for i := range frames {
+				b.WriteString(line(i))
+			}
+			b.WriteString(line(frames)[:10]) // a frame the shutdown breaks off
+			sent := make(chan error, 1)
+			go func() { _, err := c.Write([]byte(b.String())); sent <- err }()
+
+			// The ring is full and the handler waits in a push with frames
+			// of its read still buffered.
+			waitFor(t, 10*time.Second, func() bool { return ring.Len() == ringSize }, "ring full")
+			waitFor(t, 10*time.Second, func() bool { return ring.Stats().ProducerParks > 0 }, "handler waiting for room")
+			stopInputs() // the relay stops: reads end
+			deadline()   // and the shutdown deadline passes
+			require.NoError(t, <-ran)
+			c.Close()
+			<-sent
+
+			read := in.ln.Stats().BytesRead
+			incomplete := st.framing.IncompleteBytes.Load()
+			require.Zero(t, (read-incomplete)%int64(size), "whole frames read: %d bytes, %d incomplete", read, incomplete)
+			whole := (read - incomplete) / int64(size)
+			assert.Greater(t, whole, int64(ringSize), "the handler had read more than the ring took")
+			assert.Equal(t, whole, st.received.Load(), "every frame read is received")
+			assert.Zero(t, st.invalid.Load())
+			assert.Equal(t, whole-ringSize, l.dropped[slicesIndex(dropUnqueued)].Load(), "and all but the ring's are dropped{shutdown_unqueued}")
+			assert.Equal(t, int64(ringSize), int64(ring.Len()), "the ring kept what it took")
+			assert.Equal(t, whole*int64(size-1), st.bytes.Load(), "message bytes of every frame read")
+			assert.Equal(t, int64(ringSize), l.queued.Load(), "queued: what the ring holds")
+		})
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+func slicesIndex(reason string) int {
+	for i, r := range dropReasons {
+		if r == reason {
+			return i
+		}
+	}
+	panic(reason)
+}
+
+// TestShutdownWithArchiveDiskFull: the relay with the shipped defaults
+// archives to a 1 MiB file system, which fills within a second of load from
+// two TCP senders. The worker holds the batch it cannot write (retrying),
+// the rings fill, and the TCP inputs wait for room (backpressure). The
+// relay is stopped and waits out its shutdown deadline. Then every frame
+// the relay read is in the ledger: each input byte is in a received event,
+// a trailer, or a frame the shutdown broke off; what the rings held is
+// dropped{shutdown} at the archive, what the inputs held
+// dropped{shutdown_unqueued}; and the ledger balances stage by stage.
+func TestShutdownWithArchiveDiskFull(t *testing.T) {
+	cfg := testConfig(t)
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("mount tmpfs (CI runs as root): %v", err)
+		}
+		t.Skipf("mount tmpfs: %v (needs root)", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
+	a := cfg.Destinations["archive"]
+	a.Dir = filepath.Join(dir, "archive")
+	cfg.Destinations["archive"] = a
+	tr := startRelay(t, cfg)
+
+	const line = "<13>1 - host app - - - a message of the flood that fills the disk\n"
+	var senders sync.WaitGroup
+	for range 2 {
+		c := dialFrom(t, "127.0.0.1", tr.addr("tcp"))
+		senders.Go(func() {
+			buf := []byte(strings.Repeat(line, 256))
+			for {
+				// The relay closes the connection when it stops.
+				_ = c.SetWriteDeadline(time.Now().Add(time.Minute))
+				if _, err := c.Write(buf); err != nil {
+					return
+				}
+			}
+		})
+	}
+	// A sender's ring is full and its input waits for room.
+	waitFor(t, 30*time.Second, func() bool {
+		for _, w := range tr.workers {
+			if w.ring.Len() == w.ring.Cap() && w.ring.Stats().ProducerParks > 0 {
+				return !tr.Ledger().Dest["archive"].Healthy
+			}
+		}
+		return false
+	}, "archive failing and an input waiting on a full ring")
+	s := tr.stop(t)
+	senders.Wait()
+
+	checkBalanced(t, s)
+	in := tr.ledger.inputs[slices.IndexFunc(tr.ledger.inputs, func(in *inputStats) bool { return in.name == "tcp" })]
+	read := tr.streams[0].ln.Stats().BytesRead
+	frames := in.received.Load()
+	assert.Equal(t, read, in.bytes.Load()+frames+in.framing.IncompleteBytes.Load(),
+		"every byte read is in a received event, its LF, or an incomplete frame")
+	assert.Equal(t, frames, s.Received)
+	assert.Positive(t, s.Dropped[dropUnqueued], "the inputs held events at the deadline: %s", s)
+	assert.Positive(t, s.Dropped[dropShutdown], "the rings and the worker held events at the deadline: %s", s)
+	assert.Equal(t, s.Received, s.Archived+s.DroppedTotal(), "received = archived + dropped: %s", s)
+	t.Logf("ledger: %s", s)
+}
