@@ -25,7 +25,9 @@ const slabEvents = 256
 // eventSlab is a set of events whose buffers are recycled together.
 type eventSlab struct {
 	evs [slabEvents]relaykit.Event
-	n   int // evs[:n] hold recycled buffers; a warm slab's events are not reset
+	// evs[lo:n] hold recycled buffers, free to fill (not reset: the
+	// parser resets); the others are zero.
+	lo, n int
 }
 
 var (
@@ -51,7 +53,7 @@ func recycle(b []relaykit.Event) {
 				s.evs[k] = relaykit.Event{}
 			}
 		}
-		s.n = k
+		s.lo, s.n = 0, k
 		warmSlabs.Put(s)
 		b = b[k:]
 	}
@@ -61,7 +63,9 @@ func recycle(b []relaykit.Event) {
 // them to a ring at once. It takes its events from a warm slab: event
 // returns the next one (its buffers reused, the content not yet reset:
 // the parser resets it), and push hands the events taken since the last
-// push to the ring. An eventBatch belongs to one goroutine.
+// push to the ring. Between reads (idle) gives the slab's unused events
+// back, so a connection waiting for data holds none. An eventBatch belongs
+// to one goroutine.
 type eventBatch struct {
 	d    *dispatcher
 	st   *inputStats
@@ -92,19 +96,22 @@ func (b *eventBatch) event() *relaykit.Event {
 // full reports whether the slab has no event left to fill: push first.
 func (b *eventBatch) full() bool { return b.slab != nil && b.next == b.slab.n && b.from < b.next }
 
+// flush pushes what is pending and goes idle: what a stream input does
+// before each read, which may wait.
+func (b *eventBatch) flush(ctx context.Context) error {
+	err := b.push(ctx)
+	b.idle()
+	return err
+}
+
 // pending is the number of events taken and not pushed.
 func (b *eventBatch) pending() int { return b.next - b.from }
 
 // swapSlab replaces a slab whose events were all pushed by a warm one.
 func (b *eventBatch) swapSlab() {
-	if b.slab != nil {
-		// Its events belong to the rings now: forget them.
-		clear(b.slab.evs[:b.next])
-		b.slab.n = 0
-		emptySlabs.Put(b.slab)
-	}
+	b.idle()
 	b.slab = warmSlabs.Get().(*eventSlab)
-	b.from, b.next = 0, 0
+	b.from, b.next = b.slab.lo, b.slab.lo
 }
 
 // drop gives back the last event taken, unpushed (a frame that became no
@@ -159,18 +166,24 @@ func (b *eventBatch) lost(n int) {
 	}
 }
 
-// release gives the slab back; events taken and not pushed are reused by
-// the next user. The batch must not be used afterwards.
-func (b *eventBatch) release() {
-	if b.slab == nil {
+// idle gives the slab back, its events not taken (and those taken and not
+// pushed) to the next user: call it after a push, before waiting for
+// data. The next event takes a slab again.
+func (b *eventBatch) idle() {
+	s := b.slab
+	if s == nil {
 		return
 	}
-	if b.from > 0 {
-		clear(b.slab.evs[:b.from]) // pushed: not ours
-		b.slab.n = 0
-		emptySlabs.Put(b.slab)
-	} else {
-		warmSlabs.Put(b.slab)
-	}
 	b.slab = nil
+	clear(s.evs[s.lo:b.from]) // pushed: they belong to the rings now
+	s.lo = b.from
+	if s.lo < s.n {
+		warmSlabs.Put(s)
+		return
+	}
+	s.lo, s.n = 0, 0
+	emptySlabs.Put(s)
 }
+
+// release ends the batch (the connection's end): see idle.
+func (b *eventBatch) release() { b.idle() }

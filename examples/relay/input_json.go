@@ -24,7 +24,7 @@ func jsonStream(in JSONInputConfig, stats *inputStats, d *dispatcher, dl *deadLe
 		fr := stream.NewFramer(c, stream.FramerConfig{
 			MaxFrame: int(in.MaxLineSize), Framing: stream.Delimited, Counters: &stats.framing,
 			ReadSize: int(in.ReadSize), Budget: budget,
-			BeforeRead: func() error { return b.push(ctx) },
+			BeforeRead: func() error { return b.flush(ctx) },
 		})
 		defer fr.Release()
 		for {

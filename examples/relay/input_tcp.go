@@ -157,7 +157,7 @@ func syslogStream(in TCPInputConfig, stats *inputStats, d *dispatcher, loc *time
 		fr := stream.NewFramer(c, stream.FramerConfig{
 			MaxFrame: int(in.MaxMessageSize), Counters: &stats.framing,
 			ReadSize: int(in.ReadSize), Budget: budget,
-			BeforeRead: func() error { return b.push(ctx) },
+			BeforeRead: func() error { return b.flush(ctx) },
 		})
 		defer fr.Release()
 		sp := newSyslogParser(loc)

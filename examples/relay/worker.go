@@ -66,9 +66,10 @@ func newEvent() *relaykit.Event {
 	s.n--
 	*h = s.evs[s.n]
 	s.evs[s.n] = relaykit.Event{}
-	if s.n > 0 {
+	if s.n > s.lo {
 		warmSlabs.Put(s)
 	} else {
+		s.lo, s.n = 0, 0
 		emptySlabs.Put(s)
 	}
 	h.Reset()
