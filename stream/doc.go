@@ -148,6 +148,22 @@
 // exceptional ones across the framers of many connections, live; the fuzz
 // test checks the sum for any input and any read boundaries.
 //
+// # Read buffers
+//
+// A [Framer] reads into a buffer that follows the stream's pace: it starts
+// at 4 KiB, doubles while reads come back full (the socket held more than
+// the buffer had room for) up to [FramerConfig].ReadSize (64 KiB by
+// default), and halves after 16 reads in a row that each filled less than
+// an eighth of it. A busy connection is read 64 KiB at a time, about 250
+// syslog messages of 256 bytes per read(2) instead of 16; a quiet one
+// costs 4 KiB. A [ReadBudget] shared by the framers of a listener bounds
+// the total: growth for read-ahead stops at its limit, while what a frame
+// needs (up to MaxFrame) is taken regardless, so a full budget slows
+// readers down but never cuts a frame. Buffers come from and go back to
+// pools per size ([Framer.Release]). [FramerConfig].BeforeRead runs before
+// each read, once the frames of the previous read have all been returned:
+// the place to hand them on as one batch before the read waits.
+//
 // # RELP
 //
 // A [RELPServer] serves RELP, rsyslog's Reliable Event Logging Protocol

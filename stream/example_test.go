@@ -137,3 +137,39 @@ func ExampleRELPServer() {
 	// 3 rsp 6 200 OK
 	// <nil> 2
 }
+
+// Framers of many connections share a ReadBudget: each reads up to
+// ReadSize at a time while data waits, and BeforeRead hands on the frames
+// of one read together, before the framer reads (and maybe waits) again.
+func ExampleReadBudget() {
+	budget, err := stream.NewReadBudget(16 << 20) // for all connections
+	if err != nil {
+		panic(err)
+	}
+	in := strings.Repeat("<13>1 - host app - - - hello\n", 10000) // 290 kB
+	var batch, batches int
+	f := stream.NewFramer(strings.NewReader(in), stream.FramerConfig{
+		ReadSize: 64 << 10,
+		Budget:   budget,
+		BeforeRead: func() error {
+			if batch > 0 {
+				batches++ // hand the batch on here
+				batch = 0
+			}
+			return nil
+		},
+	})
+	defer f.Release() // the buffer goes back to the budget
+	frames := 0
+	for {
+		_, _, err := f.Next()
+		if err != nil {
+			break
+		}
+		frames++
+		batch++
+	}
+	fmt.Printf("%d frames in %d batches, %d reads; buffer %d KiB\n", frames, batches, f.Stats().Reads, budget.InUse()>>10)
+	// Output:
+	// 10000 frames in 8 batches, 9 reads; buffer 64 KiB
+}

@@ -31,7 +31,13 @@
 #
 # Each scenario also prints the receive -> delivered latency (p50, p99) per
 # destination from relay_destination_latency_seconds. RELAY_CPUPROFILE=path
-# writes a CPU profile per scenario to path.<scenario>.
+# writes a CPU profile per scenario to path.<scenario>. Scenarios a and c
+# print the relay's reads (bytes or datagrams per read) and a its archive's
+# bytes per write(2), from its metrics. SYSCALLS=1 counts the system calls
+# of the relay (and of rsyslog in a) during the load with perf stat
+# (tracepoints; needs perf and root) and prints them per event. A_IDLE=N
+# opens N idle connections to the relay in scenario a before the load (one
+# line each, then quiet; tools idle) and prints its RSS with them at rest.
 # Usage: bench/relay/run.sh [seconds] [scenario...]     (default: 10 a b c)
 # rsyslog is taken from its Debian package, unpacked beside the run (it
 # conflicts with syslog-ng-core in apt): set RSYSLOG_ROOT to a directory
@@ -58,6 +64,23 @@ go -C "$root/bench" build -o "$work/tools" ./relay/tools
 
 freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 cpu_s() { awk -v t="$tck" '{printf "%.2f", ($14+$15)/t}' "/proc/$1/stat"; }
+cpu_split() { awk -v t="$tck" '{printf "user=%.2fs sys=%.2fs", $14/t, $15/t}' "/proc/$1/stat"; }
+rss_now_mb() { awk '/VmRSS/ {printf "%.0f", $2/1024}' "/proc/$1/status"; }
+# syscalls_start PID: count PID's system calls (SYSCALLS=1) until syscalls_stop.
+syscalls_start() {
+	[ -n "${SYSCALLS:-}" ] || return 0
+	perf stat -x, -o "$work/perf.$1" -p "$1" -e raw_syscalls:sys_enter,syscalls:sys_enter_read,syscalls:sys_enter_recvfrom,syscalls:sys_enter_recvmmsg,syscalls:sys_enter_write,syscalls:sys_enter_futex,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_nanosleep,context-switches &
+	perfpid=$!
+}
+# syscalls_stop PID EVENTS: stop counting and print the counts per event.
+syscalls_stop() {
+	[ -n "${SYSCALLS:-}" ] || return 0
+	kill -INT "$perfpid"
+	wait "$perfpid" || true
+	awk -F, -v n="$2" '$1 ~ /^[0-9]+$/ && $1 > 0 {
+		name = $3; sub(/^(raw_)?syscalls:sys_enter_?/, "", name); if (name == "") name = "all"
+		printf "  %s=%d (%.4f/event)", name, $1, $1 / n } END { print "" }' "$work/perf.$1"
+}
 rss_mb() { awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/$1/status"; }
 metric() { curl -s "http://127.0.0.1:$1/metrics" | awk -v m="$2" 'index($0, m) == 1 {s += $NF} END {printf "%d", s}'; }
 loggen_count() { grep -o 'count=[0-9]*' "$1" | tail -1 | cut -d= -f2; }
@@ -144,17 +167,37 @@ dead_letter: {dir: $d/dl}
 metrics: {listen: 127.0.0.1:$mport}
 EOF
 	start_relay "$d" "$d/relay.yaml"
+	local idle=${A_IDLE:-0} ipid rest=""
+	if [ "$idle" -gt 0 ]; then
+		"$work/tools" idle -addr "127.0.0.1:$port" -conns "$idle" >"$d/idle.txt" 2>&1 &
+		ipid=$!
+		pids+=("$ipid")
+		wait_for "metric $mport relay_destination_delivered_events_total" "$idle" || true
+		rest=$(rss_now_mb "$rpid")
+	fi
+	syscalls_start "$rpid"
 	loggen --inet --stream --active-connections 2 --rate 1000000 --interval "$DUR" -Q 127.0.0.1 "$port" >"$d/loggen.txt" 2>&1
 	local sent
 	sent=$(loggen_count "$d/loggen.txt")
-	wait_for "metric $mport relay_destination_delivered_events_total" "$sent" || true
-	local cpu rss
+	wait_for "metric $mport relay_destination_delivered_events_total" $((sent + idle)) || true
+	syscalls_stop "$rpid" "$sent"
+	local cpu rss split
 	cpu=$(cpu_s "$rpid")
+	split=$(cpu_split "$rpid")
 	rss=$(rss_mb "$rpid")
-	local lat
+	local lat reads rbytes writes wbytes
 	lat=$(latency "$mport" archive)
+	reads=$(metric "$mport" 'relay_input_reads_total{input="tcp"}')
+	rbytes=$(metric "$mport" 'relay_input_read_bytes_total{input="tcp"}')
+	writes=$(metric "$mport" 'relay_archive_writes_total{destination="archive"}')
+	wbytes=$(metric "$mport" 'relay_archive_written_bytes_total{destination="archive"}')
+	[ "$idle" -gt 0 ] && kill "$ipid" 2>/dev/null
 	stop_relay
-	report "a relay tcp->archive" "$sent" "$(cat "$d"/archive/* | wc -l)" "$cpu" "$rss"
+	report "a relay tcp->archive" "$sent" $(($(cat "$d"/archive/* | wc -l) - idle)) "$cpu" "$rss"
+	awk -v s="$split" -v r="$reads" -v rb="$rbytes" -v w="$writes" -v wb="$wbytes" -v n="$sent" 'BEGIN {
+		printf "  %s; reads=%d (%.0f bytes, %.1f events per read); archive writes=%d (%.0f bytes per write)\n",
+			s, r, (r > 0 ? rb / r : 0), (r > 0 ? n / r : 0), w, (w > 0 ? wb / w : 0) }'
+	[ "$idle" -gt 0 ] && echo "  $idle idle connections open: RSS at rest with them ${rest} MB, peak under load ${rss} MB"
 	echo "$lat"
 }
 
@@ -184,16 +227,20 @@ EOF
 	pids+=("$p")
 	for _ in $(seq 100); do [ -s "$d/pid" ] && break; sleep 0.05; done
 	sleep 0.5 # rsyslog has no readiness signal; its listener opens after the pid file
+	syscalls_start "$p"
 	loggen --inet --stream --active-connections 2 --rate 1000000 --interval "$DUR" -Q 127.0.0.1 "$port" >"$d/loggen.txt" 2>&1
 	local sent
 	sent=$(loggen_count "$d/loggen.txt")
 	wait_for "lines $d/out.log" "$sent" || true
-	local cpu rss
+	syscalls_stop "$p" "$sent"
+	local cpu rss split
 	cpu=$(cpu_s "$p")
+	split=$(cpu_split "$p")
 	rss=$(rss_mb "$p")
 	kill -TERM "$p"
 	wait "$p" || true
 	report "a rsyslog imtcp->omfile" "$sent" "$(lines "$d/out.log")" "$cpu" "$rss"
+	echo "  $split"
 }
 lines() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
 
@@ -286,19 +333,23 @@ EOF
 	start_relay "$d" "$d/relay.yaml"
 	local before after
 	before=$(awk '/^Udp:/ {n++} /^Udp:/ && n == 2 {print $6}' /proc/net/snmp)
+	syscalls_start "$rpid"
 	loggen --inet --dgram --active-connections 2 --rate "${UDP_RATE:-125000}" --interval "$DUR" -Q 127.0.0.1 "$port" >"$d/loggen.txt" 2>&1
 	local sent
 	sent=$(loggen_count "$d/loggen.txt")
 	wait_stable "metric $mport relay_destination_delivered_events_total"
+	syscalls_stop "$rpid" "$sent"
 	after=$(awk '/^Udp:/ {n++} /^Udp:/ && n == 2 {print $6}' /proc/net/snmp)
 	local cpu rss qf
 	cpu=$(cpu_s "$rpid")
 	rss=$(rss_mb "$rpid")
 	qf=$(metric "$mport" 'relay_dropped_events_total{reason="queue_full"}')
-	local lat
+	local lat reads
 	lat=$(latency "$mport" archive)
+	reads=$(metric "$mport" 'relay_input_reads_total{input="udp"}')
 	stop_relay
 	report "c relay udp->archive (${UDP_READERS:-2} readers)" "$sent" "$(cat "$d"/archive/* | wc -l)" "$cpu" "$rss" "$qf"
+	awk -v r="$reads" -v n="$sent" 'BEGIN { printf "  recvmmsg calls=%d (%.1f datagrams per call)\n", r, (r > 0 ? n / r : 0) }' 
 	echo "  kernel UDP receive-buffer errors during the run: $((after - before)); relay queue_full drops: $qf;" \
 		"SO_RCVBUF granted: $(cat /proc/sys/net/core/rmem_max) max"
 	echo "$lat"

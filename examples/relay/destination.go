@@ -122,7 +122,7 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}
-		d.sink, d.closer = a, a
+		d.sink, d.closer, d.stats.archive = a, a, a
 		return d, nil
 	case "hec":
 		h, err := forward.NewHEC(forward.HECConfig{

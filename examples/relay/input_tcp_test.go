@@ -429,3 +429,30 @@ func TestFramingFaultLogger(t *testing.T) {
 		})
 	}
 }
+
+// TestIdleConnectionsReadBuffers: connections that sent a line and went
+// quiet hold 4 KiB of read buffer each (the shipped
+// defaults); the buffers go back when they close.
+func TestIdleConnectionsReadBuffers(t *testing.T) {
+	cfg := testConfig(t)
+	tr := startRelay(t, cfg)
+	const n = 50
+	var conns []*net.TCPConn
+	for i := range n {
+		c := dialFrom(t, fmt.Sprintf("127.0.3.%d", 1+i), tr.addr("tcp"))
+		_, err := fmt.Fprintf(c, "<13>1 - h app - - - quiet sender %d\n", i)
+		require.NoError(t, err)
+		conns = append(conns, c)
+	}
+	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == n }, "one line from each")
+	assert.Equal(t, float64(n*4096), metricValue(t, tr, "relay_input_read_buffer_bytes", "input", "tcp"))
+	assert.GreaterOrEqual(t, metricValue(t, tr, "relay_input_reads_total", "input", "tcp"), float64(n))
+	for _, c := range conns {
+		require.NoError(t, c.Close())
+	}
+	waitFor(t, 10*time.Second, func() bool { return tr.streams[0].ln.Stats().Open == 0 }, "connections closed")
+	assert.Zero(t, metricValue(t, tr, "relay_input_read_buffer_bytes", "input", "tcp"))
+	s := tr.stop(t)
+	checkBalanced(t, s)
+	assert.Equal(t, int64(n), s.Archived)
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/delivery"
+	"github.com/relaykit/relaykit/storage"
 	"github.com/relaykit/relaykit/stream"
 )
 
@@ -72,7 +73,8 @@ type destStats struct {
 	errors     atomic.Int64 // archive write errors
 	healthy    atomic.Bool  // archive: the last write succeeded
 	queue      *delivery.Queue
-	latency    latencyHist // receive -> delivered
+	archive    *storage.Archive // archives: its write counts
+	latency    latencyHist      // receive -> delivered
 }
 
 // latencyBounds are the upper bounds, in seconds, of the buckets of

@@ -71,6 +71,8 @@ var (
 	descSpoolEvents   = prometheus.NewDesc("relay_spool_events", "Events waiting in a destination's spool (the backlog).", []string{"destination"}, nil)
 	descSpoolBytes    = prometheus.NewDesc("relay_spool_bytes", "Bytes of a destination's spool files.", []string{"destination"}, nil)
 	descSpoolAge      = prometheus.NewDesc("relay_spool_oldest_age_seconds", "Age of the oldest batch in a destination's spool; 0 when empty.", []string{"destination"}, nil)
+	descArchiveWrites = prometheus.NewDesc("relay_archive_writes_total", "write(2) calls of an archive destination (one per batch, or per 512 KiB of one): written bytes divided by this is the bytes per system call.", []string{"destination"}, nil)
+	descArchiveBytes  = prometheus.NewDesc("relay_archive_written_bytes_total", "Bytes an archive destination wrote to its files (lines and their newlines).", []string{"destination"}, nil)
 	descDestLatency   = prometheus.NewDesc("relay_destination_latency_seconds", "Time from receiving an event to its delivery (archives: written), spool time included.", []string{"destination"}, nil)
 )
 
@@ -79,7 +81,7 @@ func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
 		descConns, descRefused, descReadBytes, descReads, descReadBuffers, descEvicted, descCut, descHandshakeErr, descAcceptErrors, descDiscarded, descIncomplete, descIncompleteB,
 		descEmpty, descNUL, descFramingErr, descDeadLettered, descDeadLetterErr, descRouted, descQueued, descDropped, descDestIn, descDestDelivered, descDestSpooled,
 		descDestPending, descDestDropped, descDestErrors, descDestHealthy, descDestMemory, descDiskFailing, descDiskErrors,
-		descSpoolDamage, descSpoolDamageB, descSpoolMissing, descSpoolEvents, descSpoolBytes, descSpoolAge, descDestLatency} {
+		descSpoolDamage, descSpoolDamageB, descSpoolMissing, descSpoolEvents, descSpoolBytes, descSpoolAge, descArchiveWrites, descArchiveBytes, descDestLatency} {
 		ch <- d
 	}
 }
@@ -157,6 +159,11 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 		if d.queue == nil {
 			c(descDestErrors, d.errors.Load(), d.name)
 			g(descDestHealthy, b(d.healthy.Load()), d.name)
+			if d.archive != nil {
+				as := d.archive.Stats()
+				c(descArchiveWrites, as.Writes, d.name)
+				c(descArchiveBytes, as.Bytes, d.name)
+			}
 			continue
 		}
 		q := d.queue.Stats()

@@ -10,6 +10,9 @@
 //	                                            prints the count sent even when the relay dies
 //	tools hecsend -url U -token T -duration D   gzipped HEC requests of 100 events (forward.HEC-like)
 //	          [-conns N] [-events 100]          as fast as answered; counts events answered Success
+//	tools idle -addr A -conns N                 N connections that send one line each and then
+//	                                            stay open, idle, until killed (from 127.0.x.y,
+//	                                            60 per source address); prints "ready N"
 //
 // The HEC receiver accepts /services/collector/event (gzip or not), answers
 // {"text":"Success","code":0}, and serves the number of events received at
@@ -62,6 +65,8 @@ func main() {
 		seq(os.Args[2:])
 	case "hecsend":
 		hecsend(os.Args[2:])
+	case "idle":
+		idle(os.Args[2:])
 	default:
 		log.Fatalf("unknown tool %q", os.Args[1])
 	}
@@ -392,4 +397,35 @@ func hecsend(args []string) {
 	wg.Wait()
 	el := time.Since(start).Seconds()
 	fmt.Printf("average rate = %.2f msg/sec, count=%d, refused=%d, time=%.3f\n", float64(ok.Load())/el, ok.Load(), bad.Load(), el)
+}
+
+// idle opens conns connections to addr, from source addresses 127.0.x.y
+// (60 per address, under the relay's max_connections_per_source), sends one
+// syslog line on each, prints "ready N" and holds them open until it is
+// killed: senders that have nothing more to say.
+func idle(args []string) {
+	fs := flag.NewFlagSet("idle", flag.ExitOnError)
+	addr := fs.String("addr", "127.0.0.1:5514", "relay TCP address")
+	n := fs.Int("conns", 1000, "connections")
+	_ = fs.Parse(args)
+	conns := make([]net.Conn, 0, *n)
+	for i := range *n {
+		src := &net.TCPAddr{IP: net.IPv4(127, 0, byte(1+i/60), byte(1+i%60))}
+		d := net.Dialer{LocalAddr: src, Timeout: 5 * time.Second}
+		c, err := d.Dial("tcp", *addr)
+		if err != nil {
+			log.Fatalf("connection %d: %v", i, err)
+		}
+		if _, err := fmt.Fprintf(c, "<13>1 - idle%d app - - - one line, then quiet\n", i); err != nil {
+			log.Fatalf("connection %d: %v", i, err)
+		}
+		conns = append(conns, c)
+	}
+	fmt.Printf("ready %d\n", len(conns))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	for _, c := range conns {
+		c.Close()
+	}
 }
