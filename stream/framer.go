@@ -269,6 +269,10 @@ func (f *Framer) fill() bool {
 	if f.start > 0 && f.start == f.end {
 		f.start, f.end = 0, 0
 	}
+	if f.buf == nil { // used after Release
+		f.setBuf(minRead)
+		f.take(minRead)
+	}
 	f.resize()
 	if f.end == len(f.buf) {
 		if f.start > 0 {
