@@ -218,6 +218,13 @@ func (c *Config) validateAckInputs(ck *checker) {
 		if in.AckTimeout < 0 {
 			ck.bad(f+".ack_timeout", "must be positive")
 		}
+		// RELP sessions read their own frames, not through a Framer.
+		if in.ReadSize != 0 {
+			ck.bad(f+".read_size", "not used by relp inputs")
+		}
+		if in.ReadBuffers != 0 {
+			ck.bad(f+".read_buffers", "not used by relp inputs")
+		}
 		in.StreamLimits.validate(f, &in.MaxConnections, ck.bad)
 	}
 	if len(ins.HEC)+len(ins.RELP) == 0 || len(ins.Kafka) > 0 {

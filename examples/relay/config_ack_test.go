@@ -101,6 +101,9 @@ inputs:
 		{"unknown key", `
 inputs:
   relp: [{name: r, listen: "127.0.0.1:1", windw: 10}]`, "field windw not found"},
+		{"read size", `
+inputs:
+  relp: [{name: r, listen: "127.0.0.1:1", read_size: 16KiB}]`, "inputs.relp[0].read_size: not used by relp inputs"},
 		{"on_failure destination", `
 inputs:
   relp: [{name: r, listen: "127.0.0.1:1"}]

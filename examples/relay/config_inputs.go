@@ -50,6 +50,14 @@ type StreamLimits struct {
 	// FrameTimeout is how long a frame that has started may take to
 	// complete; 0 means 30s.
 	FrameTimeout time.Duration `yaml:"frame_timeout"`
+	// ReadSize is the most one connection reads at a time: its buffer
+	// grows from 4 KiB towards it while reads come back full and shrinks
+	// when they stay small (stream.ReadBudget); 0 means 64KiB, at most
+	// 1MiB.
+	ReadSize ByteSize `yaml:"read_size"`
+	// ReadBuffers bounds the read buffers of all the input's connections
+	// together (what a frame needs is taken beyond it); 0 means 16MiB.
+	ReadBuffers ByteSize `yaml:"read_buffers"`
 }
 
 // ConnLimits are the connection limits of every listening stream input
@@ -64,14 +72,6 @@ type ConnLimits struct {
 	// RefuseWhenFull refuses new connections at max_connections instead
 	// of closing the longest-idle one.
 	RefuseWhenFull bool `yaml:"refuse_when_full"`
-	// ReadSize is the most one connection reads at a time: its buffer
-	// grows from 4 KiB towards it while reads come back full and shrinks
-	// when they stay small (stream.ReadBudget); 0 means 64KiB, at most
-	// 1MiB.
-	ReadSize ByteSize `yaml:"read_size"`
-	// ReadBuffers bounds the read buffers of all the input's connections
-	// together (what a frame needs is taken beyond it); 0 means 16MiB.
-	ReadBuffers ByteSize `yaml:"read_buffers"`
 }
 
 // TLSConfig enables TLS on a listener (RFC 5425 for syslog).

@@ -25,6 +25,18 @@ func (s *StreamLimits) validate(field string, maxConns *int, bad func(field, for
 	if s.FrameTimeout < 0 {
 		bad(field+".frame_timeout", "must be positive")
 	}
+	if s.ReadSize == 0 {
+		s.ReadSize = stream.DefaultReadSize
+	}
+	if s.ReadSize < 4<<10 || s.ReadSize > 1<<20 {
+		bad(field+".read_size", "%d out of range 4KiB..1MiB", s.ReadSize)
+	}
+	if s.ReadBuffers == 0 {
+		s.ReadBuffers = 16 << 20
+	}
+	if s.ReadBuffers < s.ReadSize {
+		bad(field+".read_buffers", "%d is less than read_size", s.ReadBuffers)
+	}
 }
 
 // validate fills the defaults of the connection limits and of the
@@ -47,18 +59,6 @@ func (s *ConnLimits) validate(field string, maxConns *int, bad func(field, forma
 	}
 	if s.HandshakeTimeout < 0 {
 		bad(field+".handshake_timeout", "must be positive")
-	}
-	if s.ReadSize == 0 {
-		s.ReadSize = stream.DefaultReadSize
-	}
-	if s.ReadSize < 4<<10 || s.ReadSize > 1<<20 {
-		bad(field+".read_size", "%d out of range 4KiB..1MiB", s.ReadSize)
-	}
-	if s.ReadBuffers == 0 {
-		s.ReadBuffers = 16 << 20
-	}
-	if s.ReadBuffers < s.ReadSize {
-		bad(field+".read_buffers", "%d is less than read_size", s.ReadBuffers)
 	}
 }
 
