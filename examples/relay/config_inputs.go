@@ -153,6 +153,7 @@ func (ins *InputsConfig) validate(ck *checker) {
 			in.IdleTimeout = 10 * time.Minute
 		}
 		in.StreamLimits.validate(f, &in.MaxConnections, ck.bad)
+		in.StreamLimits.validateReads(f, ck.bad)
 		if in.TLS != nil && (in.TLS.CertFile == "" || in.TLS.KeyFile == "") {
 			ck.bad(f+".tls", "cert_file and key_file are required")
 		}
@@ -169,6 +170,7 @@ func (ins *InputsConfig) validate(ck *checker) {
 			in.IdleTimeout = 10 * time.Minute
 		}
 		in.StreamLimits.validate(f, &in.MaxConnections, ck.bad)
+		in.StreamLimits.validateReads(f, ck.bad)
 	}
 	g := &ins.Generator
 	if g.Rate < 0 {

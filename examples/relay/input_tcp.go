@@ -25,6 +25,12 @@ func (s *StreamLimits) validate(field string, maxConns *int, bad func(field, for
 	if s.FrameTimeout < 0 {
 		bad(field+".frame_timeout", "must be positive")
 	}
+}
+
+// validateReads fills the defaults of read_size and read_buffers, for the
+// inputs that read through a stream.Framer (syslog TCP/TLS, JSON lines),
+// and checks them.
+func (s *StreamLimits) validateReads(field string, bad func(field, format string, args ...any)) {
 	if s.ReadSize == 0 {
 		s.ReadSize = stream.DefaultReadSize
 	}
@@ -88,9 +94,12 @@ func listenStream(name, addr string, tlsCfg *TLSConfig, maxConns int, idle time.
 		}
 		cfg.TLS = tc
 	}
-	budget, err := stream.NewReadBudget(int64(lim.ReadBuffers))
-	if err != nil {
-		return nil, fmt.Errorf("input %s: read_buffers: %w", name, err)
+	var budget *stream.ReadBudget // none for RELP, which reads its own frames
+	if lim.ReadBuffers > 0 {
+		var err error
+		if budget, err = stream.NewReadBudget(int64(lim.ReadBuffers)); err != nil {
+			return nil, fmt.Errorf("input %s: read_buffers: %w", name, err)
+		}
 	}
 	ln, err := stream.Listen("tcp", addr, cfg)
 	if err != nil {
