@@ -114,10 +114,6 @@ func (b *eventBatch) swapSlab() {
 	b.from, b.next = b.slab.lo, b.slab.lo
 }
 
-// drop gives back the last event taken, unpushed (a frame that became no
-// event).
-func (b *eventBatch) drop() { b.next-- }
-
 // push hands the pending events to the ring, waiting for room: stream
 // inputs get backpressure (TCP flow control) rather than loss. If ctx ends
 // (the shutdown deadline) first, the events not accepted are counted as
