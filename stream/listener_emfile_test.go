@@ -45,41 +45,12 @@ func (h *recordHandler) messages() []string {
 // descriptors are free again. The test lowers this process's soft
 // RLIMIT_NOFILE and fills the descriptor table for real.
 func TestListenerAcceptEMFILE(t *testing.T) {
-	var rl syscall.Rlimit
-	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl))
 	logs := &recordHandler{}
 	s := serve(t, stream.Config{Logger: slog.New(logs)})
 
-	fds, err := os.ReadDir("/proc/self/fd")
-	require.NoError(t, err)
-	low := rl
-	low.Cur = uint64(len(fds) + 32)
-	require.Less(t, low.Cur, rl.Cur, "the soft limit is already low")
-	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low))
-	var fill []*os.File
-	release := func() {
-		for _, f := range fill {
-			f.Close()
-		}
-		fill = nil
-	}
-	t.Cleanup(func() {
-		release()
-		assert.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl))
-	})
-	for {
-		f, err := os.Open(os.DevNull)
-		if err != nil {
-			require.ErrorIs(t, err, syscall.EMFILE)
-			break
-		}
-		fill = append(fill, f)
-	}
-	// One descriptor for the sender's socket; none is left for accept.
-	fill[len(fill)-1].Close()
-	fill = fill[:len(fill)-1]
+	release := exhaustDescriptors(t, 1) // one for the sender's socket; none is left for accept
 	c1 := dial(t, "127.0.0.2", s.ln.Addr())
-	_, err = io.WriteString(c1, "<13>during\n")
+	_, err := io.WriteString(c1, "<13>during\n")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { st := s.ln.Stats(); return st.AcceptErrors >= 3 && st.AcceptFailing },
 		10*time.Second, time.Millisecond, "accept errors")
@@ -113,4 +84,45 @@ func TestListenerAcceptEMFILE(t *testing.T) {
 		"WARN accept failing, retrying with backoff; new connections wait in the backlog",
 		"INFO accepting again",
 	}, logs.messages())
+}
+
+// exhaustDescriptors lowers this process's soft RLIMIT_NOFILE to a little
+// above what it uses and opens files until open fails with EMFILE, then
+// closes keep of them again. It returns a func that closes the rest (the
+// episode's end); the limit is restored when the test ends.
+func exhaustDescriptors(t *testing.T, keep int) (release func()) {
+	t.Helper()
+	var rl syscall.Rlimit
+	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl))
+	fds, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	low := rl
+	low.Cur = uint64(len(fds) + 32)
+	require.Less(t, low.Cur, rl.Cur, "the soft limit is already low")
+	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low))
+	var fill []*os.File
+	release = func() {
+		for _, f := range fill {
+			f.Close()
+		}
+		fill = nil
+	}
+	t.Cleanup(func() {
+		release()
+		assert.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl))
+	})
+	for {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			require.ErrorIs(t, err, syscall.EMFILE)
+			break
+		}
+		fill = append(fill, f)
+	}
+	require.Greater(t, len(fill), keep)
+	for _, f := range fill[len(fill)-keep:] {
+		f.Close()
+	}
+	fill = fill[:len(fill)-keep]
+	return release
 }

@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,43 +20,14 @@ import (
 // the errors and logs the episode once, and the waiting client is served
 // once descriptors are free again.
 func TestNetListenerAcceptEMFILE(t *testing.T) {
-	var rl syscall.Rlimit
-	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl))
 	logs := &recordHandler{}
 	s := serveHTTP(t, stream.Config{Logger: slog.New(logs)}, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "ok")
 	}), nil)
 
-	fds, err := os.ReadDir("/proc/self/fd")
-	require.NoError(t, err)
-	low := rl
-	low.Cur = uint64(len(fds) + 32)
-	require.Less(t, low.Cur, rl.Cur, "the soft limit is already low")
-	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low))
-	var fill []*os.File
-	release := func() {
-		for _, f := range fill {
-			f.Close()
-		}
-		fill = nil
-	}
-	t.Cleanup(func() {
-		release()
-		assert.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl))
-	})
-	for {
-		f, err := os.Open(os.DevNull)
-		if err != nil {
-			require.ErrorIs(t, err, syscall.EMFILE)
-			break
-		}
-		fill = append(fill, f)
-	}
-	// One descriptor for the client's socket; none is left for accept.
-	fill[len(fill)-1].Close()
-	fill = fill[:len(fill)-1]
+	release := exhaustDescriptors(t, 1) // one for the client's socket; none is left for accept
 	c := dial(t, "127.0.0.2", s.nl.Addr())
-	_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost: relay\r\n\r\n")
+	_, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: relay\r\n\r\n")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { st := s.ln.Stats(); return st.AcceptErrors >= 3 && st.AcceptFailing },
 		10*time.Second, time.Millisecond, "accept errors")
