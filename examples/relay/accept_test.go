@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -19,35 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-const emfileChildEnv = "RELAYKIT_RELAY_EMFILE_CHILD"
-
-// TestEMFILEChild is the child process of TestAcceptEMFILE: as after
-// `ulimit -n 200`, it runs the relay on the config file the environment
-// names, logging to stderr, and writes its listener addresses next to it,
-// until SIGTERM.
-func TestEMFILEChild(t *testing.T) {
-	path := os.Getenv(emfileChildEnv)
-	if path == "" {
-		t.Skip("child process of TestAcceptEMFILE")
-	}
-	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: 200, Max: 200}))
-	cfg, err := LoadConfig(path)
-	require.NoError(t, err)
-	r, err := NewRelay(cfg, slog.New(slog.NewTextHandler(os.Stderr, nil)))
-	require.NoError(t, err)
-	addrs := map[string]string{}
-	for k, a := range r.Addrs() {
-		addrs[k] = a.String()
-	}
-	b, err := json.Marshal(addrs)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path+".addrs.tmp", b, 0o600))
-	require.NoError(t, os.Rename(path+".addrs.tmp", path+".addrs"))
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
-	defer stop()
-	require.NoError(t, r.Run(ctx))
-}
 
 // TestAcceptEMFILE: a relay with the default max_connections (1024) under
 // `ulimit -n 200` gets 256 idle connections from four addresses (64 each,
@@ -88,22 +55,13 @@ metrics:
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	var log syncBuffer
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestEMFILEChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), emfileChildEnv+"="+path)
-	cmd.Stdout, cmd.Stderr = &log, &log
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("relay output:\n%s", log.String())
 		}
 	})
-	var addrs map[string]string
-	waitFor(t, 30*time.Second, func() bool {
-		b, err := os.ReadFile(path + ".addrs")
-		return err == nil && json.Unmarshal(b, &addrs) == nil
-	}, "relay listening")
+	child := startChildWith(t, ctx, path, childOptions{nofile: 200, out: &log}) // as after `ulimit -n 200`
+	addrs, exited := child.addrs, child.exited
 
 	// 256 connections, 64 from each of four addresses; the last one of each
 	// address sends an event at once.
@@ -167,6 +125,6 @@ metrics:
 	}
 	assert.Contains(t, out, "accepting again")
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, child.cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, <-exited)
 }

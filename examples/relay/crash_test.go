@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -23,19 +25,29 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const childConfigEnv = "RELAYKIT_RELAY_CHILD_CONFIG"
+const (
+	childConfigEnv = "RELAYKIT_RELAY_CHILD_CONFIG"
+	childNofileEnv = "RELAYKIT_RELAY_CHILD_NOFILE"
+)
 
-// TestRelayChild is the child process of TestKillDuringOutage: it runs the
-// relay with the config file named by the environment and writes its
-// listener addresses next to it, until it is killed.
+// TestRelayChild is the child process of the tests that run the relay as a
+// process of its own (startChild): it runs the relay with the config file
+// named by the environment, logging to stderr, under the open-file limit
+// the environment may name (as after `ulimit -n`), and writes its listener
+// addresses next to the config, until SIGTERM (or it is killed).
 func TestRelayChild(t *testing.T) {
 	path := os.Getenv(childConfigEnv)
 	if path == "" {
-		t.Skip("child process of TestKillDuringOutage")
+		t.Skip("child process of the tests that start a relay process")
+	}
+	if v := os.Getenv(childNofileEnv); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		require.NoError(t, err)
+		require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: n, Max: n}))
 	}
 	cfg, err := LoadConfig(path)
 	require.NoError(t, err)
-	r, err := NewRelay(cfg, nil)
+	r, err := NewRelay(cfg, slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	require.NoError(t, err)
 	addrs := map[string]string{}
 	for k, a := range r.Addrs() {
@@ -114,14 +126,34 @@ type childRelay struct {
 	exited chan error
 }
 
+// childOptions adjust a relay process: its open-file limit (zero: the
+// test's own) and where its output goes (nil: the test's log).
+type childOptions struct {
+	nofile uint64
+	out    io.Writer
+}
+
 // startChild starts a relay process on the config at path and waits for
 // its listeners.
 func startChild(t *testing.T, ctx context.Context, path string) *childRelay {
 	t.Helper()
+	return startChildWith(t, ctx, path, childOptions{})
+}
+
+// startChildWith is startChild with options.
+func startChildWith(t *testing.T, ctx context.Context, path string, o childOptions) *childRelay {
+	t.Helper()
 	_ = os.Remove(path + ".addrs")
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestRelayChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), childConfigEnv+"="+path)
-	cmd.Stdout, cmd.Stderr = testWriter{t}, testWriter{t}
+	if o.nofile != 0 {
+		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", childNofileEnv, o.nofile))
+	}
+	var out io.Writer = testWriter{t}
+	if o.out != nil {
+		out = o.out
+	}
+	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
 	c := &childRelay{cmd: cmd, exited: make(chan error, 1)}
 	go func() { c.exited <- cmd.Wait() }()
