@@ -44,12 +44,19 @@ type Collector[T any] struct {
 	arm      chan struct{}   // a batch received its first item
 	stopping chan struct{}   // closed when the collector closes
 
+	// flushing holds a token while a goroutine runs inline flushes
+	// (Config.InlineFlush): flushes run one at a time, in ready's order.
+	// A channel rather than a mutex, so that waiting for it can end with
+	// a context.
+	flushing chan struct{}
+
 	mu          sync.Mutex
 	open        *buffer[T] // nil when every buffer is busy
 	closed      bool
 	running     bool
 	abandoned   bool // the drain deadline passed: drop what is still queued
 	cancelFlush context.CancelFunc
+	flushCtx    context.Context // of inline flushes: Run's (see start), or one Close cancels
 	bufs        []*buffer[T]  // all buffers, for Flush and Close to scan
 	progress    chan struct{} // closed when a batch completes, if waited on
 	nextID      uint64
@@ -88,9 +95,15 @@ func NewCollector[T any](cfg Config[T], flush func(context.Context, []T) error) 
 		ready:    make(chan *buffer[T], n),
 		arm:      make(chan struct{}, 1),
 		stopping: make(chan struct{}),
+		flushing: make(chan struct{}, 1),
 	}
 	if cfg.Now != nil {
 		c.now, c.slack = cfg.Now, 0
+	}
+	if cfg.InlineFlush {
+		// Inline flushes may start before Run: the drain deadline of
+		// Close cancels them too.
+		c.flushCtx, c.cancelFlush = context.WithCancel(context.Background())
 	}
 	for range n {
 		b := new(buffer[T])
@@ -116,6 +129,7 @@ func (c *Collector[T]) Add(ctx context.Context, v T) error {
 		return err // unlocked
 	}
 	c.mu.Unlock()
+	c.flushCut(ctx)
 	return nil
 }
 
@@ -135,11 +149,70 @@ func (c *Collector[T]) AddBatch(ctx context.Context, items []T) (int, error) {
 	}
 	for i := range items {
 		if err := c.addLocked(ctx, &items[i], c.sizeOf(&items[i])); err != nil {
+			c.flushCut(ctx)
 			return i, err // unlocked
 		}
 	}
 	c.mu.Unlock()
+	c.flushCut(ctx)
 	return len(items), nil
+}
+
+// flushCut flushes, with Config.InlineFlush, the batches cut and not yet
+// taken by a flush (see flushReady). It is called without c.mu.
+func (c *Collector[T]) flushCut(ctx context.Context) {
+	if c.cfg.InlineFlush && len(c.ready) > 0 {
+		_ = c.flushReady(ctx)
+	}
+}
+
+// flushReady flushes the batches waiting in ready, in order, on the calling
+// goroutine (Config.InlineFlush). If another goroutine is flushing, it
+// waits for that flush until ctx ends, in which case it returns ctx.Err()
+// and leaves the batches to that goroutine, which looks at ready again
+// after it lets go of the flush token. It is called without c.mu.
+func (c *Collector[T]) flushReady(ctx context.Context) error {
+	select {
+	case c.flushing <- struct{}{}:
+	default:
+		select {
+		case c.flushing <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	c.mu.Lock()
+	fctx := c.flushCtx
+	c.mu.Unlock()
+	for {
+		c.flushQueued(fctx)
+		<-c.flushing
+		// A batch cut after the last look, by a goroutine that then found
+		// the token taken, is ours unless another goroutine took it since.
+		if len(c.ready) == 0 {
+			return nil
+		}
+		select {
+		case c.flushing <- struct{}{}:
+		default:
+			return nil
+		}
+	}
+}
+
+// flushQueued flushes what ready holds, holding the flush token.
+func (c *Collector[T]) flushQueued(ctx context.Context) {
+	for {
+		select {
+		case b, ok := <-c.ready:
+			if !ok {
+				return
+			}
+			_ = c.flushOne(ctx, b) // reported through hooks and Stats
+		default:
+			return
+		}
+	}
 }
 
 // lockAdder takes c.mu for an adder. Critical sections under c.mu last tens
@@ -228,6 +301,15 @@ func (c *Collector[T]) acquireLocked(ctx context.Context) error {
 	default:
 	}
 	c.mu.Unlock()
+	if c.cfg.InlineFlush {
+		// Every buffer is cut: flush what waits (or wait for the flush
+		// in progress), which frees one; the caller looks again.
+		if err := c.flushReady(ctx); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		return nil
+	}
 	select {
 	case b := <-c.free:
 		c.mu.Lock()
@@ -287,7 +369,15 @@ func (c *Collector[T]) Flush(ctx context.Context) error {
 	if c.open != nil && len(c.open.items) > 0 {
 		c.cutLocked(ReasonManual)
 	}
-	return c.waitLocked(ctx, c.nextID)
+	target := c.nextID
+	if c.cfg.InlineFlush {
+		c.mu.Unlock()
+		if err := c.flushReady(ctx); err != nil {
+			return err
+		}
+		c.mu.Lock()
+	}
+	return c.waitLocked(ctx, target)
 }
 
 // waitLocked waits, with c.mu held, until no batch with an id up to target
@@ -334,6 +424,16 @@ func (c *Collector[T]) start(ctx context.Context) (context.Context, context.Canc
 	}
 	c.running = true
 	flushCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if c.cfg.InlineFlush {
+		// Flushes that started before Run keep the earlier context; the
+		// drain deadline cancels both, and closeInline ends them, not
+		// Run's return (Run returns as soon as Close is called, while
+		// Close may still be flushing).
+		prev := c.cancelFlush
+		c.cancelFlush = func() { prev(); cancel() }
+		c.flushCtx = flushCtx
+		return flushCtx, func() {}, nil
+	}
 	c.cancelFlush = cancel
 	return flushCtx, cancel, nil
 }
@@ -366,7 +466,7 @@ func (c *Collector[T]) Run(ctx context.Context) error {
 	defer cancel()
 
 	var wg sync.WaitGroup
-	for range c.cfg.MaxInFlight {
+	for range c.flushers() {
 		wg.Go(func() { c.work(flushCtx) })
 	}
 	err = c.loop(ctx)
@@ -401,8 +501,18 @@ func (c *Collector[T]) loop(ctx context.Context) error {
 				c.cutLocked(ReasonTime)
 			}
 			c.mu.Unlock()
+			c.flushCut(ctx)
 		}
 	}
+}
+
+// flushers returns the number of flushing goroutines Run and Pump start:
+// none with InlineFlush.
+func (c *Collector[T]) flushers() int {
+	if c.cfg.InlineFlush {
+		return 0
+	}
+	return c.cfg.MaxInFlight
 }
 
 // remaining returns how long the batch that started at firstAt may still
@@ -509,6 +619,10 @@ func (c *Collector[T]) close(ctx context.Context, fromClose bool) error {
 	}
 	close(c.ready) // every send on ready happens under c.mu with !c.closed
 	close(c.stopping)
+	if c.cfg.InlineFlush {
+		c.mu.Unlock()
+		return c.closeInline(ctx)
+	}
 	if fromClose && !c.running {
 		c.mu.Unlock()
 		return c.drainInline(ctx)
@@ -523,6 +637,31 @@ func (c *Collector[T]) close(ctx context.Context, fromClose bool) error {
 		return &DrainError{Unflushed: n, Err: context.Cause(ctx)}
 	}
 	return nil
+}
+
+// closeInline ends close with Config.InlineFlush: the closer flushes what
+// waits, after the flush in progress on another goroutine, if any. If ctx
+// ends while that flush runs, its context is canceled, as Run's flushers'
+// would be, and the batches behind it are dropped.
+func (c *Collector[T]) closeInline(ctx context.Context) error {
+	c.mu.Lock()
+	cancel := c.cancelFlush
+	c.mu.Unlock()
+	defer cancel() // nothing flushes after close
+	select {
+	case c.flushing <- struct{}{}:
+	case <-ctx.Done():
+		c.mu.Lock()
+		c.abandoned = true
+		n := c.stats.PendingItems
+		c.mu.Unlock()
+		cancel()
+		c.flushing <- struct{}{} // the flush in progress returns, the rest is dropped
+		<-c.flushing
+		return &DrainError{Unflushed: n, Err: context.Cause(ctx)}
+	}
+	defer func() { <-c.flushing }()
+	return c.drainInline(ctx)
 }
 
 // drainInline flushes the queued batches on the calling goroutine; used by

@@ -143,6 +143,19 @@ type Config[T any] struct {
 	// Negative is invalid.
 	MaxInFlight int
 
+	// InlineFlush makes the goroutine that cuts a batch flush it, instead of
+	// a flushing goroutine of [Collector.Run]: Add and AddBatch flush the
+	// batches they cut before they return, Flush flushes on its caller's
+	// goroutine, and the MaxWait timer's cuts are flushed on Run's. A batch
+	// is then flushed on the processor whose cache holds its items, with no
+	// goroutine to wake per batch; in exchange an adder that cuts a batch
+	// takes as long as the flush. Flushes still run one at a time, in the
+	// order the batches were cut, whichever goroutine runs them; an adder
+	// that finds every buffer taken flushes what is waiting, or waits for
+	// the flush in progress (not for its context). MaxInFlight must be 0
+	// or 1. False (the default) flushes on Run's goroutines.
+	InlineFlush bool
+
 	// DrainTimeout is how long [Collector.Run], once its context has ended,
 	// waits for the open batch and the batches already cut to be flushed.
 	// The flush functions still running at the deadline see their context
@@ -175,6 +188,8 @@ func (cfg Config[T]) withDefaults() (Config[T], error) {
 		return cfg, fmt.Errorf("%w: MaxBytes %d needs a Size function", ErrInvalidConfig, cfg.MaxBytes)
 	case cfg.MaxInFlight < 0:
 		return cfg, fmt.Errorf("%w: MaxInFlight %d is negative", ErrInvalidConfig, cfg.MaxInFlight)
+	case cfg.InlineFlush && cfg.MaxInFlight > 1:
+		return cfg, fmt.Errorf("%w: MaxInFlight %d with InlineFlush (one flush at a time)", ErrInvalidConfig, cfg.MaxInFlight)
 	case cfg.DrainTimeout < 0:
 		return cfg, fmt.Errorf("%w: DrainTimeout %v is negative", ErrInvalidConfig, cfg.DrainTimeout)
 	}

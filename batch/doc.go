@@ -48,6 +48,14 @@
 // default), batches are flushed one at a time in the order their items were
 // added.
 //
+// With [Config].InlineFlush there are no flushing goroutines: the goroutine
+// that cuts a batch flushes it (an adder before its Add returns, the caller
+// of Flush, Run for the MaxWait timer), one flush at a time, in cut order.
+// A batch is then flushed where its items are in cache and no goroutine is
+// woken for it; an adder that cuts a batch takes as long as its flush, so
+// this suits adders that may wait, such as the one goroutine moving a
+// queue's items into the collector.
+//
 // # Feeding from a queue
 //
 // A relay's producers usually push into a bounded queue (a

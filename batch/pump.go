@@ -80,7 +80,7 @@ func (c *Collector[T]) Pump(ctx context.Context, q Queue[T]) error {
 	popCtx, endPop := context.WithCancel(ctx)
 	defer endPop()
 	var wg sync.WaitGroup
-	for range c.cfg.MaxInFlight {
+	for range c.flushers() {
 		wg.Go(func() { c.work(flushCtx) })
 	}
 	// The timer loop ends when the collector closes (c.stopping), not with

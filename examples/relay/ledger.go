@@ -153,6 +153,7 @@ type ledger struct {
 	mu      sync.Mutex
 	inputs  []*inputStats
 	dests   []*destStats
+	workers []*worker // for their metrics
 	routed  atomic.Int64
 	queued  atomic.Int64 // in rings and collectors right now
 	dropped [len(dropReasons)]atomic.Int64

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -74,6 +75,9 @@ var (
 	descArchiveWrites = prometheus.NewDesc("relay_archive_writes_total", "write(2) calls of an archive destination (one per batch, or per 512 KiB of one): written bytes divided by this is the bytes per system call.", []string{"destination"}, nil)
 	descArchiveBytes  = prometheus.NewDesc("relay_archive_written_bytes_total", "Bytes an archive destination wrote to its files (lines and their newlines).", []string{"destination"}, nil)
 	descDestLatency   = prometheus.NewDesc("relay_destination_latency_seconds", "Time from receiving an event to its delivery (archives: written), spool time included.", []string{"destination"}, nil)
+	descWorkerEvents  = prometheus.NewDesc("relay_worker_events_total", "Events the inputs pushed into a worker's ring (which worker an input's connection or source uses is fixed by a hash of its address).", []string{"worker"}, nil)
+	descWorkerParks   = prometheus.NewDesc("relay_worker_ring_parks_total", "Times a worker's ring put a goroutine to sleep, by side: consumer (the worker found its ring empty), producer (an input found it full and waited for room).", []string{"worker", "side"}, nil)
+	descWorkerBatches = prometheus.NewDesc("relay_worker_batches_total", "Batches a worker handed to the route table, by why they were cut (size: batch_max_events, bytes: batch_max_bytes, time: batch_max_wait, manual: an acknowledging input waited, close: shutdown).", []string{"worker", "reason"}, nil)
 )
 
 func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
@@ -81,7 +85,8 @@ func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
 		descConns, descRefused, descReadBytes, descReads, descReadBuffers, descEvicted, descCut, descHandshakeErr, descAcceptErrors, descDiscarded, descIncomplete, descIncompleteB,
 		descEmpty, descNUL, descFramingErr, descDeadLettered, descDeadLetterErr, descRouted, descQueued, descDropped, descDestIn, descDestDelivered, descDestSpooled,
 		descDestPending, descDestDropped, descDestErrors, descDestHealthy, descDestMemory, descDiskFailing, descDiskErrors,
-		descSpoolDamage, descSpoolDamageB, descSpoolMissing, descSpoolEvents, descSpoolBytes, descSpoolAge, descArchiveWrites, descArchiveBytes, descDestLatency} {
+		descSpoolDamage, descSpoolDamageB, descSpoolMissing, descSpoolEvents, descSpoolBytes, descSpoolAge, descArchiveWrites, descArchiveBytes, descDestLatency,
+		descWorkerEvents, descWorkerParks, descWorkerBatches} {
 		ch <- d
 	}
 }
@@ -90,6 +95,7 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 	l.mu.Lock()
 	inputs := slices.Clone(l.inputs)
 	dests := slices.Clone(l.dests)
+	workers := slices.Clone(l.workers)
 	l.mu.Unlock()
 	c := func(d *prometheus.Desc, v int64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
@@ -137,6 +143,19 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 			c(descNUL, f.NULFrames.Load(), in.name)
 			c(descFramingErr, f.FramingErrors.Load(), in.name)
 		}
+	}
+	for _, w := range workers {
+		id := strconv.Itoa(w.id)
+		rs, cs := w.ring.Stats(), w.coll.Stats()
+		c(descWorkerEvents, int64(rs.Pushed), id)
+		c(descWorkerParks, int64(rs.ConsumerParks), id, "consumer")
+		c(descWorkerParks, int64(rs.ProducerParks), id, "producer")
+		b := cs.Batches
+		c(descWorkerBatches, int64(b.Size), id, "size")
+		c(descWorkerBatches, int64(b.Bytes), id, "bytes")
+		c(descWorkerBatches, int64(b.Time), id, "time")
+		c(descWorkerBatches, int64(b.Manual), id, "manual")
+		c(descWorkerBatches, int64(b.Close), id, "close")
 	}
 	c(descDeadLettered, l.deadLettered.Load())
 	c(descDeadLetterErr, l.deadLetterErrors.Load())

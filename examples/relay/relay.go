@@ -99,6 +99,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 			return nil, err
 		}
 		r.workers = append(r.workers, w)
+		r.ledger.workers = append(r.ledger.workers, w)
 		r.disp.rings = append(r.disp.rings, w.ring)
 		r.disp.done = append(r.disp.done, &w.done)
 		r.disp.acks = append(r.disp.acks, &w.ack)
