@@ -57,8 +57,8 @@ type Collector[T any] struct {
 	abandoned   bool // the drain deadline passed: drop what is still queued
 	cancelFlush context.CancelFunc
 	flushCtx    context.Context // of inline flushes: Run's (see start), or one Close cancels
-	bufs        []*buffer[T]  // all buffers, for Flush and Close to scan
-	progress    chan struct{} // closed when a batch completes, if waited on
+	bufs        []*buffer[T]    // all buffers, for Flush and Close to scan
+	progress    chan struct{}   // closed when a batch completes, if waited on
 	nextID      uint64
 	stats       Stats
 }
