@@ -103,6 +103,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		r.disp.rings = append(r.disp.rings, w.ring)
 		r.disp.done = append(r.disp.done, &w.done)
 		r.disp.acks = append(r.disp.acks, &w.ack)
+		r.disp.workers = append(r.disp.workers, w)
 	}
 
 	for _, in := range cfg.Inputs.SyslogUDP {
@@ -279,7 +280,8 @@ func (r *Relay) Run(ctx context.Context) error {
 
 	var workers sync.WaitGroup
 	for _, w := range r.workers {
-		workers.Go(func() { keep(w.Run(hard)) })
+		w.hard = hard // before the inputs that drain with it start
+		workers.Go(func() { keep(w.Run()) })
 	}
 	var inputs sync.WaitGroup
 	for _, u := range r.udp {
@@ -335,7 +337,7 @@ func (r *Relay) Run(ctx context.Context) error {
 	r.log.Info("relay stopping: inputs closed, draining", "timeout", r.cfg.ShutdownTimeout)
 	inputs.Wait()
 	for _, w := range r.workers {
-		_ = w.ring.Close()
+		w.closeRing()
 	}
 	workers.Wait()
 	// Every batch is with the destinations: each queue delivers what it

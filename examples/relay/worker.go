@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,17 @@ type dispatcher struct {
 	done []*atomic.Uint64
 	// acks[i] lets acknowledging inputs wait on rings[i]'s worker (ack.go).
 	acks []*ackRing
+	// workers[i] consumes rings[i] (see worker for who drains when). A
+	// dispatcher without workers (tests) only pushes.
+	workers []*worker
+}
+
+// worker returns the worker of ring i, or nil.
+func (d *dispatcher) worker(i int) *worker {
+	if i < len(d.workers) {
+		return d.workers[i]
+	}
+	return nil
 }
 
 // Events travel through the rings as values whose byte slices belong to
@@ -81,14 +93,26 @@ func newEvent() *relaykit.Event {
 // returns how many the ring accepted, the first k, which count as received;
 // with an error (ctx ended: the shutdown deadline; or the ring closed) the
 // rest were not accepted and are still the caller's.
+//
+// The caller is a stream input, which may wait: when the ring holds a
+// batch's worth after the push, it moves them into the collector and
+// flushes the batch itself (worker.help), and it wakes the worker only when
+// the worker is idle.
 func (d *dispatcher) PushBatch(ctx context.Context, i int, evs []relaykit.Event, st *inputStats) (int, error) {
 	stamp(evs)
+	r, w := d.rings[i], d.worker(i)
 	d.ledger.queued.Add(int64(len(evs)))
-	k, err := d.rings[i].PushBatch(ctx, evs)
+	if w != nil && r.Cap()-r.Len() < len(evs) {
+		w.unblock() // full: drain it, or have the worker drain it, before waiting for room
+	}
+	k, err := r.PushBatch(ctx, evs)
 	if k < len(evs) {
 		d.ledger.queued.Add(int64(k - len(evs)))
 	}
 	st.received.Add(int64(k))
+	if w != nil && k > 0 {
+		w.help()
+	}
 	return k, err
 }
 
@@ -113,6 +137,9 @@ func (d *dispatcher) TryPushBatch(i int, evs []relaykit.Event, st *inputStats) i
 	stamp(evs)
 	d.ledger.queued.Add(int64(len(evs)))
 	k, _ := d.rings[i].TryPushBatch(evs)
+	if w := d.worker(i); w != nil && k > 0 {
+		w.notify()
+	}
 	st.received.Add(int64(len(evs)))
 	if k < len(evs) {
 		d.ledger.queued.Add(int64(k - len(evs)))
@@ -127,13 +154,14 @@ func (d *dispatcher) TryPushBatch(i int, evs []relaykit.Event, st *inputStats) i
 // control) instead of loss. The event counts as received only once the ring
 // accepted it.
 func (d *dispatcher) Push(ctx context.Context, shard uint64, ev *relaykit.Event, st *inputStats) error {
-	r := d.rings[shard%uint64(len(d.rings))]
+	i := int(shard % uint64(len(d.rings)))
 	ev.ReceiveTime = clock.Nano()
 	d.ledger.queued.Add(1)
-	if err := r.Push(ctx, own(ev)); err != nil {
+	if err := d.rings[i].Push(ctx, own(ev)); err != nil {
 		d.ledger.queued.Add(-1)
 		return err
 	}
+	d.notify(i)
 	st.received.Add(1)
 	return nil
 }
@@ -143,7 +171,7 @@ func (d *dispatcher) Push(ctx context.Context, shard uint64, ev *relaykit.Event,
 // already set is kept (the syslog parser's, taken as the frame was read; a
 // Kafka record's from the edge relay).
 func (d *dispatcher) PushOwned(ctx context.Context, shard uint64, h *relaykit.Event, st *inputStats) error {
-	r := d.rings[shard%uint64(len(d.rings))]
+	i := int(shard % uint64(len(d.rings)))
 	if h.ReceiveTime == 0 {
 		h.ReceiveTime = clock.Nano()
 	}
@@ -151,21 +179,22 @@ func (d *dispatcher) PushOwned(ctx context.Context, shard uint64, h *relaykit.Ev
 	*h = relaykit.Event{}
 	emptyHolders.Put(h)
 	d.ledger.queued.Add(1)
-	if err := r.Push(ctx, v); err != nil {
+	if err := d.rings[i].Push(ctx, v); err != nil {
 		d.ledger.queued.Add(-1)
 		return err
 	}
+	d.notify(i)
 	st.received.Add(1)
 	return nil
 }
 
 // TryPushOwned is TryPush for an event from newEvent (see PushOwned).
 func (d *dispatcher) TryPushOwned(shard uint64, h *relaykit.Event, st *inputStats) {
-	r := d.rings[shard%uint64(len(d.rings))]
+	i := int(shard % uint64(len(d.rings)))
 	h.ReceiveTime = clock.Nano()
 	st.received.Add(1)
 	d.ledger.queued.Add(1)
-	if !r.TryPush(*h) {
+	if !d.rings[i].TryPush(*h) {
 		d.ledger.queued.Add(-1)
 		d.ledger.drop(dropQueueFull, 1)
 		h.Reset()
@@ -174,23 +203,54 @@ func (d *dispatcher) TryPushOwned(shard uint64, h *relaykit.Event, st *inputStat
 	}
 	*h = relaykit.Event{}
 	emptyHolders.Put(h)
+	d.notify(i)
 }
 
 // TryPush is Push without waiting, for UDP: a full ring drops the datagram
 // and counts it as received and dropped(queue_full).
 func (d *dispatcher) TryPush(shard uint64, ev *relaykit.Event, st *inputStats) {
-	r := d.rings[shard%uint64(len(d.rings))]
+	i := int(shard % uint64(len(d.rings)))
 	ev.ReceiveTime = clock.Nano()
 	st.received.Add(1)
 	d.ledger.queued.Add(1)
-	if !r.TryPush(own(ev)) {
+	if !d.rings[i].TryPush(own(ev)) {
 		d.ledger.queued.Add(-1)
 		d.ledger.drop(dropQueueFull, 1)
+		return
+	}
+	d.notify(i)
+}
+
+// notify wakes the worker of ring i, if parked, to drain what an input
+// that does not drain pushed.
+func (d *dispatcher) notify(i int) {
+	if w := d.worker(i); w != nil {
+		w.notify()
 	}
 }
 
 // worker drains one ring into a batch collector whose flushes go through
 // the route table.
+//
+// Who drains the ring, and so on which goroutine (and processor, whose
+// cache holds the events) a batch is routed: the collector flushes inline
+// (batch.Config.InlineFlush), on the goroutine that moved the events in.
+//
+//   - A stream input (syslog TCP/TLS, JSON lines), which may wait, drains
+//     the ring itself after a push that leaves a batch's worth in it
+//     (help): the events it parsed are routed and archived where they are
+//     in cache, and no goroutine is woken for them.
+//   - The worker drains what the other inputs push (UDP, which must never
+//     wait; the single-event inputs, acknowledging ones included): each
+//     such push wakes it (notify).
+//   - The worker bounds how long events wait in the ring: parked, it is
+//     armed to drain and flush batch_max_wait after the last drain (when
+//     stream inputs stop short of a batch), and idle, woken by the next
+//     push of any input, once nothing came for batch_max_wait: an idle
+//     relay has no timer running.
+//
+// consume makes one goroutine at a time the ring's consumer. Flushes run
+// one at a time in ring order whoever runs them, which keeps done exact.
 type worker struct {
 	id     int
 	ring   *ringbuffer.MPSC[relaykit.Event]
@@ -209,8 +269,104 @@ type worker struct {
 	// before the shutdown deadline: done stops there.
 	stuck  bool
 	failed sendFailures // of the flush in progress (flushes run one at a time)
-	hard   context.Context
-	ack    ackRing // inputs waiting for done to reach their mark (ack.go)
+	hard   context.Context // the shutdown deadline, set before the inputs start
+	ack    ackRing         // inputs waiting for done to reach their mark (ack.go)
+
+	consume  sync.Mutex       // held by the goroutine draining the ring
+	drainBuf []relaykit.Event // under consume
+	helpAt   int              // ring length from which a stream input drains
+	maxWait  int64            // batch_max_wait, ns
+	// last is the clock.Nano() of the last drain that took events: what
+	// the ring holds arrived after it.
+	last   atomic.Int64
+	state  atomic.Uint32 // workerBusy, workerArmed or workerIdle
+	urgent atomic.Uint64 // pushes the worker must drain (notify), and Close
+	wake   chan struct{} // a token for a parked worker (cap 1)
+}
+
+// States of a worker (worker.state).
+const (
+	workerBusy  uint32 = iota // draining, or about to look at its ring again
+	workerArmed               // parked until batch_max_wait after the last drain
+	workerIdle                // parked with nothing received for batch_max_wait
+)
+
+// help is called by a stream input after it pushed: with a batch's worth
+// in the ring it moves what the ring holds (at most twice that, so it
+// gets back to its connection) into the collector, which flushes full
+// batches on this goroutine, unless another goroutine is draining; an idle
+// worker is woken (it starts the batch_max_wait clock).
+func (w *worker) help() {
+	if n := w.ring.Len(); n >= w.helpAt && w.consume.TryLock() {
+		w.drainLocked(2 * n)
+		w.consume.Unlock()
+		return
+	}
+	if w.state.Load() == workerIdle && w.state.CompareAndSwap(workerIdle, workerBusy) {
+		w.wake <- struct{}{} // never blocks: one token per parked period
+	}
+}
+
+// unblock is called by a stream input that found the ring too full for
+// its push: it drains the ring if no one else is, else it wakes the
+// worker, which drains it once the goroutine draining now is done.
+func (w *worker) unblock() {
+	if w.consume.TryLock() {
+		w.drainLocked(w.ring.Cap())
+		w.consume.Unlock()
+		return
+	}
+	w.notify()
+}
+
+// notify is called after a push the worker must drain soon: it wakes the
+// worker if it is parked.
+func (w *worker) notify() {
+	w.urgent.Add(1)
+	for {
+		s := w.state.Load()
+		if s == workerBusy {
+			return
+		}
+		if w.state.CompareAndSwap(s, workerBusy) {
+			w.wake <- struct{}{} // never blocks: one token per parked period
+			return
+		}
+	}
+}
+
+// closeRing closes the ring (pushes fail from now on) and wakes the worker
+// to drain it and stop.
+func (w *worker) closeRing() {
+	_ = w.ring.Close()
+	w.notify()
+}
+
+// drainLocked moves up to limit events from the ring into the collector,
+// which flushes the batches they fill on this goroutine, and returns how
+// many it moved. The caller holds w.consume. With an acknowledging input
+// waiting and the ring emptied, it cuts the open batch too (ack.go), so
+// that input's sender waits for a flush, not for batch_max_wait.
+func (w *worker) drainLocked(limit int) int {
+	took := 0
+	for took < limit {
+		n := len(w.ring.Drain(w.drainBuf[:0], min(len(w.drainBuf), limit-took)))
+		if n == 0 {
+			break
+		}
+		took += n
+		if k, err := w.coll.AddBatch(w.hard, w.drainBuf[:n]); err != nil {
+			w.lateRoute(w.drainBuf[k:n])
+		}
+		clear(w.drainBuf[:n])
+	}
+	if took > 0 {
+		w.last.Store(clock.Nano())
+	}
+	if w.ack.waiting.Load() > 0 && w.ring.Len() == 0 {
+		_ = w.coll.Flush(w.hard)
+	}
+	return took
 }
 
 // lateRoute routes events the shutdown deadline caught before they could be
@@ -238,13 +394,18 @@ func newWorker(id int, cfg WorkersConfig, l *ledger, routes *pipeline.Swapper, d
 	}
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
-	w := &worker{id: id, ring: ring, ledger: l, routes: routes, ended: ended}
+	w := &worker{
+		id: id, ring: ring, ledger: l, routes: routes, ended: ended, hard: context.Background(),
+		drainBuf: make([]relaykit.Event, 256), helpAt: min(cfg.BatchMaxEvents, cfg.RingSize/2),
+		maxWait: int64(cfg.BatchMaxWait), wake: make(chan struct{}, 1),
+	}
 	w.coll, err = batch.NewCollector(batch.Config[relaykit.Event]{
 		MaxEvents:    cfg.BatchMaxEvents,
 		MaxBytes:     int(cfg.BatchMaxBytes),
 		Size:         func(e relaykit.Event) int { return e.Size() },
 		MaxWait:      cfg.BatchMaxWait,
 		MaxInFlight:  1,
+		InlineFlush:  true,
 		DrainTimeout: drain,
 		Now:          clock.Nano,
 		Hooks: batch.Hooks[relaykit.Event]{
@@ -354,58 +515,83 @@ func (w *worker) redeliver() bool {
 	return ok
 }
 
-// Run moves events from the ring to the collector until the ring is closed
-// and empty, then stops the collector, which flushes what is open within
-// its drain timeout. hard ends at the shutdown deadline: an Add still
-// blocked then (destinations stuck) gives up and the event takes the late
+// Run drains the ring into the collector, when the inputs do not (see
+// worker), until the ring is closed and empty, then stops the collector,
+// which flushes what is open within its drain timeout. w.hard, set before
+// the inputs start, ends at the shutdown deadline: an AddBatch still
+// waiting then (destinations stuck) gives up and the events take the late
 // route (see lateRoute).
-func (w *worker) Run(hard context.Context) error {
-	w.hard = hard
+func (w *worker) Run() error {
 	collCtx, stopColl := context.WithCancel(context.Background())
 	defer stopColl()
 	collDone := make(chan error, 1)
 	go func() { collDone <- w.coll.Run(collCtx) }()
-	// The kicker cuts the open batch when an acknowledging input waits
-	// and the ring is empty (ack.go), so that input's sender waits for a
-	// flush, not for batch_max_wait. Kicks that come while a flush runs
-	// coalesce into one: what arrived meanwhile goes out together.
-	kick := make(chan struct{}, 1)
-	kickerDone := make(chan struct{})
-	go func() {
-		defer close(kickerDone)
-		for range kick {
-			_ = w.coll.Flush(hard)
-		}
-	}()
 
-	buf := make([]relaykit.Event, 256)
-	var err error
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	expired := false
 	for {
-		n, perr := w.ring.PopBatch(context.Background(), buf)
-		if k, aerr := w.coll.AddBatch(hard, buf[:n]); aerr != nil {
-			w.lateRoute(buf[k:n])
-		}
-		clear(buf[:n])
-		if n < len(buf) && w.ack.waiting.Load() > 0 {
-			select {
-			case kick <- struct{}{}:
-			default:
+		urgent := w.urgent.Load()
+		w.consume.Lock()
+		if expired {
+			now := clock.Nano()
+			if last := w.last.Load(); now < last+w.maxWait-int64(clock.resolution) {
+				// Someone drained meanwhile: what the ring holds is
+				// younger than batch_max_wait. Sleep again.
+				w.consume.Unlock()
+				timer.Reset(time.Duration(last + w.maxWait - now))
+				expired = w.sleep(workerArmed, urgent, timer.C)
+				continue
 			}
 		}
-		if perr != nil {
-			if !errors.Is(perr, ringbuffer.ErrClosed) {
-				err = perr
-			}
+		took := w.drainLocked(math.MaxInt)
+		if expired && took > 0 {
+			// These waited in the ring for up to batch_max_wait.
+			_ = w.coll.Flush(w.hard)
+		}
+		closed := w.ring.Closed() && w.ring.Len() == 0
+		w.consume.Unlock()
+		if closed {
 			break
 		}
+		now := clock.Nano()
+		last := w.last.Load()
+		if took == 0 && now >= last+w.maxWait {
+			expired = w.sleep(workerIdle, urgent, nil)
+			continue
+		}
+		timer.Reset(time.Duration(max(last+w.maxWait-now, 0)))
+		expired = w.sleep(workerArmed, urgent, timer.C)
 	}
-	close(kick)
-	<-kickerDone
 	stopColl()
 	// A drain timeout is not a loss: late batches were spooled (OnDrop) and
 	// flushes cut short spooled what they had not delivered.
 	if cerr := <-collDone; cerr != nil && !errors.Is(cerr, batch.ErrClosed) && !errors.Is(cerr, batch.ErrDrainTimeout) {
-		err = errors.Join(err, fmt.Errorf("worker %d: %w", w.id, cerr))
+		return fmt.Errorf("worker %d: %w", w.id, cerr)
 	}
-	return err
+	return nil
+}
+
+// sleep parks the worker in state s until a push wakes it or, when armed,
+// tc fires (it then reports true). It does not park if a push the worker
+// must drain came since urgent was read, or, idle, if the ring holds
+// anything: the pushers saw it busy and did not wake it.
+func (w *worker) sleep(s uint32, urgent uint64, tc <-chan time.Time) bool {
+	w.state.Store(s)
+	if w.urgent.Load() != urgent || s == workerIdle && w.ring.Len() > 0 {
+		if w.state.CompareAndSwap(s, workerBusy) {
+			return false
+		}
+		// A pusher woke us meanwhile: take its token.
+	}
+	select {
+	case <-w.wake:
+		return false
+	case <-tc:
+		if !w.state.CompareAndSwap(s, workerBusy) {
+			<-w.wake // a pusher woke us at the same time: take its token
+		}
+		return true
+	}
 }
