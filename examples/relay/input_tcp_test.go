@@ -456,3 +456,49 @@ func TestIdleConnectionsReadBuffers(t *testing.T) {
 	checkBalanced(t, s)
 	assert.Equal(t, int64(n), s.Archived)
 }
+
+// TestStreamEventsWithinMaxWait: a stream input drains its worker's ring
+// itself only once a batch's worth waits there, and wakes the worker only
+// when it is idle; events short of a batch, pushed while the worker is
+// parked armed (it was woken by the first ones), must still be archived
+// within batch_max_wait, by the worker's own deadline, and so must a
+// trickle that keeps the open batch from filling.
+func TestStreamEventsWithinMaxWait(t *testing.T) {
+	const wait = 300 * time.Millisecond
+	cfg := testConfig(t)
+	cfg.Workers.Count = 1
+	cfg.Workers.BatchMaxWait = wait
+	tr := startRelay(t, cfg)
+	c, err := net.Dial("tcp", tr.addr("tcp"))
+	require.NoError(t, err)
+	defer c.Close()
+	send := func(from, n int) {
+		var b strings.Builder
+		for i := from; i < from+n; i++ {
+			fmt.Fprintf(&b, "<13>1 - host app - - - message %d\n", i)
+		}
+		_, err := c.Write([]byte(b.String()))
+		require.NoError(t, err)
+	}
+	archivedBy := func(n int64, within time.Duration, what string) {
+		t.Helper()
+		waitFor(t, within, func() bool { return tr.Ledger().Dest["archive"].Delivered >= n }, what)
+	}
+
+	send(0, 10)
+	waitFor(t, 5*time.Second, func() bool { return tr.Ledger().Input["tcp"] == 10 }, "first events received")
+	start := time.Now()
+	send(10, 10) // the worker took the first ones and sleeps armed: not woken for these
+	waitFor(t, 5*time.Second, func() bool { return tr.Ledger().Input["tcp"] == 20 }, "second events received")
+	archivedBy(20, 3*wait, "events short of a batch archived within batch_max_wait")
+	assert.Less(t, time.Since(start), 3*wait)
+
+	// A trickle, one event every tenth of batch_max_wait: each batch is
+	// archived within batch_max_wait of its first event.
+	for i := range 20 {
+		send(20+i, 1)
+		time.Sleep(wait / 10) // the pace of the sender, not synchronisation
+	}
+	archivedBy(40, 3*wait, "a trickle archived within batch_max_wait")
+	assert.Equal(t, int64(40), tr.stop(t).Archived)
+}
