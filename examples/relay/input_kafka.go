@@ -80,11 +80,20 @@ type partState struct {
 	hw        int64           // high watermark of the last fetch
 }
 
-// mark returns the ring a shard maps to and its producer position: every
-// event pushed to that ring before the call has a position below it.
+// mark returns the ring a shard maps to and a position in the order its
+// worker's collector takes events: every event pushed to that ring before
+// the call has a position below it. It is the ring's producer position
+// plus the events stream inputs added without the ring (worker.direct):
+// those added before a pushed event were announced before it was pushed;
+// those announced later and counted all the same only make the wait
+// longer, never shorter.
 func (d *dispatcher) mark(shard uint64) (ring int, pos uint64) {
 	ring = int(shard % uint64(len(d.rings)))
-	return ring, d.rings[ring].Stats().Pushed
+	pos = d.rings[ring].Stats().Pushed
+	if w := d.worker(ring); w != nil {
+		pos += w.direct.Load()
+	}
+	return ring, pos
 }
 
 // finished returns how many events of ring have finished (worker.done).

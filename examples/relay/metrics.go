@@ -75,7 +75,7 @@ var (
 	descArchiveWrites = prometheus.NewDesc("relay_archive_writes_total", "write(2) calls of an archive destination (one per batch, or per 512 KiB of one): written bytes divided by this is the bytes per system call.", []string{"destination"}, nil)
 	descArchiveBytes  = prometheus.NewDesc("relay_archive_written_bytes_total", "Bytes an archive destination wrote to its files (lines and their newlines).", []string{"destination"}, nil)
 	descDestLatency   = prometheus.NewDesc("relay_destination_latency_seconds", "Time from receiving an event to its delivery (archives: written), spool time included.", []string{"destination"}, nil)
-	descWorkerEvents  = prometheus.NewDesc("relay_worker_events_total", "Events the inputs pushed into a worker's ring (which worker an input's connection or source uses is fixed by a hash of its address).", []string{"worker"}, nil)
+	descWorkerEvents  = prometheus.NewDesc("relay_worker_events_total", "Events the inputs handed to a worker: through its ring, or (stream inputs, when nothing else drains it) straight into its open batch. Which worker a connection or source uses is fixed by a hash of its address.", []string{"worker"}, nil)
 	descWorkerParks   = prometheus.NewDesc("relay_worker_ring_parks_total", "Times a worker's ring put a goroutine to sleep, by side: consumer (the worker found its ring empty), producer (an input found it full and waited for room).", []string{"worker", "side"}, nil)
 	descWorkerBatches = prometheus.NewDesc("relay_worker_batches_total", "Batches a worker handed to the route table, by why they were cut (size: batch_max_events, bytes: batch_max_bytes, time: batch_max_wait, manual: an acknowledging input waited, close: shutdown).", []string{"worker", "reason"}, nil)
 )
@@ -147,7 +147,7 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 	for _, w := range workers {
 		id := strconv.Itoa(w.id)
 		rs, cs := w.ring.Stats(), w.coll.Stats()
-		c(descWorkerEvents, int64(rs.Pushed), id)
+		c(descWorkerEvents, int64(rs.Pushed+w.direct.Load()), id)
 		c(descWorkerParks, int64(rs.ConsumerParks), id, "consumer")
 		c(descWorkerParks, int64(rs.ProducerParks), id, "producer")
 		b := cs.Batches

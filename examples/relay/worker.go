@@ -88,20 +88,32 @@ func newEvent() *relaykit.Event {
 	return h
 }
 
-// PushBatch stamps the events without a receive time and moves them into
-// ring i (their buffers go with them), waiting for room as Push does. It
-// returns how many the ring accepted, the first k, which count as received;
-// with an error (ctx ended: the shutdown deadline; or the ring closed) the
-// rest were not accepted and are still the caller's.
+// PushBatch stamps the events without a receive time and hands them to
+// the worker of ring i (their buffers go with them), waiting for room as
+// Push does. It returns how many were accepted, the first k, which count
+// as received; with an error (ctx ended: the shutdown deadline; or the
+// ring closed) the rest were not accepted and are still the caller's.
 //
-// The caller is a stream input, which may wait: when the ring holds a
-// batch's worth after the push, it moves them into the collector and
-// flushes the batch itself (worker.help), and it wakes the worker only when
-// the worker is idle.
+// The caller is a stream input, which may wait. When no other goroutine is
+// draining the ring, the input becomes its consumer for the call: it moves
+// what the ring holds (older events) into the worker's collector, then its
+// own events, straight from its slab, and flushes the batches they fill,
+// all on its goroutine, where the events are in cache (worker.addDirect).
+// Otherwise the events go through the ring, and the input drains it itself
+// once a batch's worth waits there (worker.help).
 func (d *dispatcher) PushBatch(ctx context.Context, i int, evs []relaykit.Event, st *inputStats) (int, error) {
 	stamp(evs)
 	r, w := d.rings[i], d.worker(i)
 	d.ledger.queued.Add(int64(len(evs)))
+	if w != nil && w.consume.TryLock() {
+		k, err := w.addDirect(evs)
+		w.consume.Unlock()
+		if k < len(evs) {
+			d.ledger.queued.Add(int64(k - len(evs)))
+		}
+		st.received.Add(int64(k))
+		return k, err
+	}
 	if w != nil && r.Cap()-r.Len() < len(evs) {
 		w.unblock() // full: drain it, or have the worker drain it, before waiting for room
 	}
@@ -236,8 +248,10 @@ func (d *dispatcher) notify(i int) {
 // cache holds the events) a batch is routed: the collector flushes inline
 // (batch.Config.InlineFlush), on the goroutine that moved the events in.
 //
-//   - A stream input (syslog TCP/TLS, JSON lines), which may wait, drains
-//     the ring itself after a push that leaves a batch's worth in it
+//   - A stream input (syslog TCP/TLS, JSON lines), which may wait, hands
+//     the events of a read straight to the collector when no one else is
+//     draining (addDirect, after what the ring holds), or pushes them
+//     into the ring and drains it itself once a batch's worth waits there
 //     (help): the events it parsed are routed and archived where they are
 //     in cache, and no goroutine is woken for them.
 //   - The worker drains what the other inputs push (UDP, which must never
@@ -258,10 +272,12 @@ type worker struct {
 	ledger *ledger
 	routes *pipeline.Swapper
 	ended  context.Context // already canceled; see lateRoute
-	// done counts the events of this worker's ring whose flush returned,
-	// that is, every destination delivered, spooled or dropped them. The
-	// ring is FIFO and flushes run one at a time in order, so done ≥ n
-	// means the first n events ever pushed are finished (dispatcher.mark).
+	// done counts the events of this worker whose flush returned, that
+	// is, every destination delivered, spooled or dropped them. Events
+	// reach the collector in ring order (stream inputs' direct events
+	// after what the ring held) and flushes run one at a time in order, so
+	// done ≥ n means the first n events the collector took are finished
+	// (dispatcher.mark).
 	// Late-routed events are not counted: an acknowledging input then
 	// redelivers them rather than risk acknowledging too early.
 	done atomic.Uint64
@@ -273,6 +289,10 @@ type worker struct {
 	ack    ackRing         // inputs waiting for done to reach their mark (ack.go)
 
 	consume  sync.Mutex       // held by the goroutine draining the ring
+	// direct counts the events stream inputs added to the collector
+	// without the ring (addDirect), announced before they are added:
+	// dispatcher.mark adds it to the ring's producer position.
+	direct   atomic.Uint64
 	drainBuf []relaykit.Event // under consume
 	helpAt   int              // ring length from which a stream input drains
 	maxWait  int64            // batch_max_wait, ns
@@ -305,6 +325,25 @@ func (w *worker) help() {
 	if w.state.Load() == workerIdle && w.state.CompareAndSwap(workerIdle, workerBusy) {
 		w.wake <- struct{}{} // never blocks: one token per parked period
 	}
+}
+
+// addDirect adds the events of a stream input's read to the collector,
+// after what the ring holds (which is older), and returns how many it
+// added (fewer only with the collector's error, at the shutdown deadline).
+// The caller holds w.consume.
+func (w *worker) addDirect(evs []relaykit.Event) (int, error) {
+	// Announced before the ring is drained, so that a mark taken after a
+	// push into the ring counts every event added before that push's
+	// (see dispatcher.mark).
+	w.direct.Add(uint64(len(evs)))
+	w.drainLocked(math.MaxInt)
+	k, err := w.coll.AddBatch(w.hard, evs)
+	if k < len(evs) {
+		w.direct.Add(^uint64(len(evs) - k - 1)) // subtract
+	}
+	w.last.Store(clock.Nano())
+	w.kickAcks()
+	return k, err
 }
 
 // unblock is called by a stream input that found the ring too full for
@@ -363,10 +402,16 @@ func (w *worker) drainLocked(limit int) int {
 	if took > 0 {
 		w.last.Store(clock.Nano())
 	}
+	w.kickAcks()
+	return took
+}
+
+// kickAcks cuts the open batch when an acknowledging input waits and the
+// ring is empty (ack.go). The caller holds w.consume.
+func (w *worker) kickAcks() {
 	if w.ack.waiting.Load() > 0 && w.ring.Len() == 0 {
 		_ = w.coll.Flush(w.hard)
 	}
-	return took
 }
 
 // lateRoute routes events the shutdown deadline caught before they could be
