@@ -284,11 +284,11 @@ type worker struct {
 	// stuck is set when a batch could not be handed to every destination
 	// before the shutdown deadline: done stops there.
 	stuck  bool
-	failed sendFailures // of the flush in progress (flushes run one at a time)
+	failed sendFailures    // of the flush in progress (flushes run one at a time)
 	hard   context.Context // the shutdown deadline, set before the inputs start
 	ack    ackRing         // inputs waiting for done to reach their mark (ack.go)
 
-	consume  sync.Mutex       // held by the goroutine draining the ring
+	consume sync.Mutex // held by the goroutine draining the ring
 	// direct counts the events stream inputs added to the collector
 	// without the ring (addDirect), announced before they are added:
 	// dispatcher.mark adds it to the ring's producer position.
