@@ -127,8 +127,10 @@ func slicesIndex(reason string) int {
 
 // TestShutdownWithArchiveDiskFull: the relay with the shipped defaults
 // archives to a 1 MiB file system, which fills within a second of load from
-// two TCP senders. The worker holds the batch it cannot write (retrying),
-// the rings fill, and the TCP inputs wait for room (backpressure). The
+// three TCP senders. Whoever flushes a worker's batch (its connection's
+// goroutine or the worker) holds the batch it cannot write (retrying); with
+// three connections on two workers, one worker has two, so the other
+// connection fills that worker's ring and waits for room (backpressure). The
 // relay is stopped and waits out its shutdown deadline. Then every frame
 // the relay read is in the ledger: each input byte is in a received event,
 // a trailer, or a frame the shutdown broke off; what the rings held is
@@ -147,11 +149,12 @@ func TestShutdownWithArchiveDiskFull(t *testing.T) {
 	a := cfg.Destinations["archive"]
 	a.Dir = filepath.Join(dir, "archive")
 	cfg.Destinations["archive"] = a
+	cfg.Workers.Count = 2
 	tr := startRelay(t, cfg)
 
 	const line = "<13>1 - host app - - - a message of the flood that fills the disk\n"
 	var senders sync.WaitGroup
-	for range 2 {
+	for range 3 {
 		c := dialFrom(t, "127.0.0.1", tr.addr("tcp"))
 		senders.Go(func() {
 			buf := []byte(strings.Repeat(line, 256))
