@@ -8,7 +8,9 @@
 #            (load from "tools send", as fast as it goes or at B_RATE
 #            events/s; or loggen -R with B_LOADGEN=loggen); B_SPOOL_MODE
 #            sets the spool mode (always, the default, or on_failure)
-#   c        syslog UDP -> archive at 200 k datagrams/s
+#   c        syslog UDP -> archive at 2 x UDP_RATE (125000) datagrams/s from
+#            loggen, or with C_LOADGEN=tools from "tools udpsend" (sendmmsg;
+#            loggen sends at most about 216 k datagrams/s here)
 #   d        syslog UDP at 50 k ev/s -> HEC that answers 503 for D_OUTAGE (60) s,
 #            then recovers: drops, spool bytes, replay rate, time to drain;
 #            D_TIMELINE=file keeps the per-second timeline (bench/results format)
@@ -334,7 +336,11 @@ EOF
 	local before after
 	before=$(awk '/^Udp:/ {n++} /^Udp:/ && n == 2 {print $6}' /proc/net/snmp)
 	syscalls_start "$rpid"
-	loggen --inet --dgram --active-connections 2 --rate "${UDP_RATE:-125000}" --interval "$DUR" -Q 127.0.0.1 "$port" >"$d/loggen.txt" 2>&1
+	if [ "${C_LOADGEN:-loggen}" = tools ]; then
+		"$work/tools" udpsend -addr "127.0.0.1:$port" -rate "$((2 * ${UDP_RATE:-125000}))" -duration "${DUR}s" -conns 2 >"$d/loggen.txt" 2>&1
+	else
+		loggen --inet --dgram --active-connections 2 --rate "${UDP_RATE:-125000}" --interval "$DUR" -Q 127.0.0.1 "$port" >"$d/loggen.txt" 2>&1
+	fi
 	local sent
 	sent=$(loggen_count "$d/loggen.txt")
 	wait_stable "metric $mport relay_destination_delivered_events_total"
