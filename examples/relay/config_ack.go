@@ -22,6 +22,11 @@ type HECInputConfig struct {
 	// MaxBodySize bounds a request body, as received and after gzip
 	// decompression (413 beyond); 0 means 8MiB.
 	MaxBodySize ByteSize `yaml:"max_body_size"`
+	// HeaderTimeout bounds the reading of a request's line and headers,
+	// from accept or, on a kept-alive connection, from the first byte of
+	// the request (the http.Server's ReadHeaderTimeout); the connection is
+	// closed beyond it. 0 means 10s.
+	HeaderTimeout time.Duration `yaml:"header_timeout"`
 	// BodyTimeout bounds the reading of a body (408 beyond); 0 means 30s.
 	BodyTimeout time.Duration `yaml:"body_timeout"`
 	// AckTimeout bounds the wait for a request's events to be finished
@@ -168,6 +173,9 @@ func (c *Config) validateAckInputs(ck *checker) {
 		if in.MaxBodySize == 0 {
 			in.MaxBodySize = hec.DefaultMaxBodyBytes
 		}
+		if in.HeaderTimeout == 0 {
+			in.HeaderTimeout = defaultHECHeaderTimeout
+		}
 		if in.BodyTimeout == 0 {
 			in.BodyTimeout = hec.DefaultBodyTimeout
 		}
@@ -181,7 +189,7 @@ func (c *Config) validateAckInputs(ck *checker) {
 		for _, v := range []struct {
 			field string
 			neg   bool
-		}{{"max_body_size", in.MaxBodySize < 0}, {"body_timeout", in.BodyTimeout < 0}, {"ack_timeout", in.AckTimeout < 0},
+		}{{"max_body_size", in.MaxBodySize < 0}, {"header_timeout", in.HeaderTimeout < 0}, {"body_timeout", in.BodyTimeout < 0}, {"ack_timeout", in.AckTimeout < 0},
 			{"idle_timeout", in.IdleTimeout < 0}, {"ack_concurrency", in.AckConcurrency < 0}, {"max_pending_acks", in.MaxPendingAcks < 0},
 			{"max_ack_channels", in.MaxAckChannels < 0}, {"ack_channel_idle", in.AckChannelIdle < 0}} {
 			if v.neg {

@@ -171,6 +171,7 @@ func TestHECSlowSendersCut(t *testing.T) {
 	handshakeTimeout, bodyTimeout := cfg.Inputs.HEC[1].HandshakeTimeout, cfg.Inputs.HEC[0].BodyTimeout
 	require.Equal(t, 10*time.Second, handshakeTimeout, "the shipped default")
 	require.Equal(t, 30*time.Second, bodyTimeout, "the shipped default")
+	require.Equal(t, 10*time.Second, cfg.Inputs.HEC[0].HeaderTimeout, "the shipped default")
 
 	type cut struct {
 		took   time.Duration
@@ -238,7 +239,7 @@ func TestHECSlowSendersCut(t *testing.T) {
 	}
 	c := within("silent TLS client", silentDone, handshakeTimeout)
 	assert.Empty(t, c.answer)
-	within("header trickler", headersDone, hecHeaderTimeout)
+	within("header trickler", headersDone, cfg.Inputs.HEC[0].HeaderTimeout)
 	c = within("body trickler", bodyDone, bodyTimeout)
 	assert.True(t, strings.HasPrefix(c.answer, "HTTP/1.1 408 "), "%q", c.answer)
 
@@ -256,4 +257,52 @@ func TestHECSlowSendersCut(t *testing.T) {
 	for _, m := range msgs {
 		assert.True(t, strings.HasPrefix(m, "good "), "%q archived", m)
 	}
+}
+
+// TestHECHeaderTimeoutConfigured: header_timeout bounds what a sender owes
+// for a request's line and headers. With 500 ms, a client that sends half
+// a head is cut after it, another that sends nothing at all too, and a
+// well-behaved sender on the same input is answered meanwhile.
+func TestHECHeaderTimeoutConfigured(t *testing.T) {
+	const headerTimeout = 500 * time.Millisecond
+	cfg := testConfig(t)
+	hecInputConfig(&cfg)
+	cfg.Inputs.HEC[0].HeaderTimeout = headerTimeout
+	tr := startRelay(t, cfg)
+	require.Equal(t, headerTimeout, cfg.Inputs.HEC[0].HeaderTimeout)
+
+	// closedAfter reads c until the relay closes it and reports how long
+	// that took from start.
+	closedAfter := func(c net.Conn, start time.Time) <-chan time.Duration {
+		done := make(chan time.Duration, 1)
+		go func() {
+			_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+			_, _ = io.Copy(io.Discard, c)
+			done <- time.Since(start)
+		}()
+		return done
+	}
+	half := dialFrom(t, "127.0.0.6", tr.addr("hec"))
+	halfStart := time.Now()
+	_, err := io.WriteString(half, "POST /services/collector/event HTTP/1.1\r\nHost: relay\r\n")
+	require.NoError(t, err)
+	halfDone := closedAfter(half, halfStart)
+	silent := dialFrom(t, "127.0.0.7", tr.addr("hec"))
+	silentDone := closedAfter(silent, time.Now())
+
+	client := hecClientFrom(t, "127.0.0.3")
+	assert.Less(t, hecSendAndArchived(t, tr, client, "http://"+tr.addr("hec"), "good"), 2*time.Second)
+
+	for what, ch := range map[string]<-chan time.Duration{"half a head": halfDone, "nothing sent": silentDone} {
+		select {
+		case took := <-ch:
+			assert.GreaterOrEqual(t, took, headerTimeout-100*time.Millisecond, what)
+			assert.Less(t, took, headerTimeout+2*time.Second, what)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: not cut within 10 s of a %v header_timeout", what, headerTimeout)
+		}
+	}
+	st := tr.stop(t)
+	checkBalanced(t, st)
+	assert.Equal(t, []string{"good"}, archivedMessages(t, cfg))
 }

@@ -92,7 +92,7 @@ func newHECInput(cfg HECInputConfig, stats *inputStats, d *dispatcher, ready fun
 		// the rest of a connection's life: a request's headers (from
 		// accept, or from the first byte of a later request), and a
 		// kept-alive connection between requests.
-		ReadHeaderTimeout: hecHeaderTimeout,
+		ReadHeaderTimeout: cfg.HeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		// Which connections are idle between requests: only those may be
 		// evicted at max_connections.
@@ -102,9 +102,9 @@ func newHECInput(cfg HECInputConfig, stats *inputStats, d *dispatcher, ready fun
 	return in, nil
 }
 
-// hecHeaderTimeout bounds the reading of a request's headers (the
-// http.Server's ReadHeaderTimeout).
-const hecHeaderTimeout = 10 * time.Second
+// defaultHECHeaderTimeout is the default of header_timeout: the reading
+// of a request's headers (the http.Server's ReadHeaderTimeout).
+const defaultHECHeaderTimeout = 10 * time.Second
 
 // Addr is the bound address.
 func (in *hecInput) Addr() net.Addr { return in.ln.Addr() }
