@@ -163,6 +163,11 @@ type Stats struct {
 	// ProducerParks is the number of times a producer parked on a full ring
 	// (see [MPSC.Push] and [MPSC.PushBatch]).
 	ProducerParks uint64
+	// ProducersWaiting is the number of producers parked on a full ring
+	// now (or about to park): registered for room and not yet woken. A
+	// parked producer is woken once a quarter of the ring is free, so it
+	// may wait while Len is a little below Cap.
+	ProducersWaiting int
 	// Len is the number of accepted values not yet delivered.
 	Len int
 	// Cap is the capacity, in values.
@@ -212,13 +217,14 @@ func (q *MPSC[T]) Stats() Stats {
 	h := q.head.Load()
 	t := q.tail.Load() &^ closedBit
 	return Stats{
-		Pushed:        t,
-		Popped:        h,
-		RefusedFull:   q.refused.Load(),
-		ConsumerParks: q.consumerParks.Load(),
-		ProducerParks: q.producerParks.Load(),
-		Len:           int(t - h),
-		Cap:           int(q.capacity),
+		Pushed:           t,
+		Popped:           h,
+		RefusedFull:      q.refused.Load(),
+		ConsumerParks:    q.consumerParks.Load(),
+		ProducerParks:    q.producerParks.Load(),
+		ProducersWaiting: int(max(q.waiters.Load(), 0)),
+		Len:              int(t - h),
+		Cap:              int(q.capacity),
 	}
 }
 

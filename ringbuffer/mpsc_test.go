@@ -315,6 +315,7 @@ func TestCloseWithBlockedProducers(t *testing.T) {
 	for q.Waiters() < blocked { // wait until all are parked
 		runtime.Gosched()
 	}
+	assert.Equal(t, blocked, q.Stats().ProducersWaiting)
 	require.NoError(t, q.Close())
 	require.NoError(t, q.Close(), "Close is idempotent")
 	wg.Wait()
@@ -338,6 +339,7 @@ func TestCloseWithBlockedProducers(t *testing.T) {
 	assert.Equal(t, uint64(4), st.Popped)
 	assert.Zero(t, st.Len)
 	assert.LessOrEqual(t, st.ProducerParks, uint64(blocked))
+	assert.Zero(t, st.ProducersWaiting, "Close woke them all")
 }
 
 // TestCloseRace closes the ring while producers push as fast as they can

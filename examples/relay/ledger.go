@@ -60,6 +60,12 @@ type inputStats struct {
 	listener *stream.Listener
 	framing  stream.Counters
 	buffers  *stream.ReadBudget
+	// handing is the number of a stream input's connections inside a
+	// hand-over to their worker right now (dispatcher.PushBatch): waiting
+	// for room in the ring, or routing and writing the batches their
+	// events filled. When it stays at the number of busy connections,
+	// the destinations hold the senders back.
+	handing atomic.Int64
 }
 
 // destStats counts one destination. A network destination's queue keeps

@@ -37,6 +37,7 @@ var (
 	descKernelDropped = prometheus.NewDesc("relay_input_kernel_dropped_total", "UDP datagrams the kernel dropped because the input's socket receive buffer (read_buffer) was full (SO_RXQ_OVFL); counted in received and in dropped{rcvbuf_full}.", []string{"input"}, nil)
 	descReadErrors    = prometheus.NewDesc("relay_input_read_errors_total", "Reads of a UDP input's socket that failed; the input backed off and read on.", []string{"input"}, nil)
 	descConns         = prometheus.NewDesc("relay_input_connections", "Open connections per input.", []string{"input"}, nil)
+	descHanding       = prometheus.NewDesc("relay_input_connections_handing_over", "Connections of a stream input handing a read's events to their worker right now: waiting for room in its ring, or routing and writing the batches those events filled. Near relay_input_connections while busy: the destinations hold the senders back.", []string{"input"}, nil)
 	descRefused       = prometheus.NewDesc("relay_input_connections_refused_total", "Connections closed at accept, by reason (per_source: max_connections_per_source; max_connections: refuse_when_full, or no idle connection to evict).", []string{"input", "reason"}, nil)
 	descReadBytes     = prometheus.NewDesc("relay_input_read_bytes_total", "Bytes read from stream connections (after TLS): message bytes + framing overhead + discarded + incomplete bytes.", []string{"input"}, nil)
 	descReads         = prometheus.NewDesc("relay_input_reads_total", "Reads from the input's sockets: read(2) calls on stream connections (TLS: reads of the TLS layer), recvmmsg(2) calls for UDP. Bytes (or datagrams) per read is read bytes (received events) divided by this.", []string{"input"}, nil)
@@ -82,7 +83,7 @@ var (
 
 func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descInputReceived, descInputBytes, descParseErrors, descTruncated, descInvalid, descReadErrors, descKernelDropped,
-		descConns, descRefused, descReadBytes, descReads, descReadBuffers, descEvicted, descCut, descHandshakeErr, descAcceptErrors, descDiscarded, descIncomplete, descIncompleteB,
+		descConns, descHanding, descRefused, descReadBytes, descReads, descReadBuffers, descEvicted, descCut, descHandshakeErr, descAcceptErrors, descDiscarded, descIncomplete, descIncompleteB,
 		descEmpty, descNUL, descFramingErr, descDeadLettered, descDeadLetterErr, descRouted, descQueued, descDropped, descDestIn, descDestDelivered, descDestSpooled,
 		descDestPending, descDestDropped, descDestErrors, descDestHealthy, descDestMemory, descDiskFailing, descDiskErrors,
 		descSpoolDamage, descSpoolDamageB, descSpoolMissing, descSpoolEvents, descSpoolBytes, descSpoolAge, descArchiveWrites, descArchiveBytes, descDestLatency,
@@ -117,6 +118,7 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 		if in.listener != nil {
 			ls := in.listener.Stats()
 			g(descConns, ls.Open, in.name)
+			g(descHanding, in.handing.Load(), in.name)
 			c(descRefused, ls.RefusedPerSource, in.name, "per_source")
 			c(descRefused, ls.RefusedFull, in.name, "max_connections")
 			c(descEvicted, ls.Evicted, in.name)

@@ -127,11 +127,12 @@ func slicesIndex(reason string) int {
 
 // TestShutdownWithArchiveDiskFull: the relay with the shipped defaults
 // archives to a 1 MiB file system, which fills within a second of load from
-// three TCP senders. Whoever flushes a worker's batch (its connection's
-// goroutine or the worker) holds the batch it cannot write (retrying); with
-// three connections on two workers, one worker has two, so the other
-// connection fills that worker's ring and waits for room (backpressure). The
-// relay is stopped and waits out its shutdown deadline. Then every frame
+// three TCP senders. Whoever flushes a worker's batch (a connection's
+// goroutine or the worker) holds the batch it cannot write (retrying), and
+// the connections wait: for that flush, or for room in their worker's full
+// ring (backpressure; with three connections on two workers, one worker
+// has two, and one of them fills the ring). The relay is stopped and waits out its shutdown
+// deadline. Then every frame
 // the relay read is in the ledger: each input byte is in a received event,
 // a trailer, or a frame the shutdown broke off; what the rings held is
 // dropped{shutdown} at the archive, what the inputs held
@@ -167,20 +168,34 @@ func TestShutdownWithArchiveDiskFull(t *testing.T) {
 			}
 		})
 	}
-	// A sender's ring is full and its input waits for room.
-	waitFor(t, 30*time.Second, func() bool {
+	// The archive fails and an input waits for room in a full ring, with
+	// events of its read in hand. (The goroutine that drained the ring
+	// last may have taken a few hundred events before it blocked: a parked
+	// producer is woken only when a quarter of the ring is free, so it
+	// stays parked with the ring a little short of full.) On a timeout the
+	// workers' state is in the log.
+	in := tr.ledger.inputs[slices.IndexFunc(tr.ledger.inputs, func(in *inputStats) bool { return in.name == "tcp" })]
+	held := func() bool {
 		for _, w := range tr.workers {
-			if w.ring.Len() == w.ring.Cap() && w.ring.Stats().ProducerParks > 0 {
+			if w.ring.Stats().ProducersWaiting > 0 {
 				return !tr.Ledger().Dest["archive"].Healthy
 			}
 		}
 		return false
-	}, "archive failing and an input waiting on a full ring")
+	}
+	for deadline := time.Now().Add(30 * time.Second); !held(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			for _, w := range tr.workers {
+				t.Logf("worker %d: ring %+v collector %+v state %d", w.id, w.ring.Stats(), w.coll.Stats(), w.state.Load())
+			}
+			t.Fatalf("timed out after 30s waiting for the archive to fail and an input to wait on a full ring (%d connections handing over)", in.handing.Load())
+		}
+	}
+	assert.GreaterOrEqual(t, metricValue(t, tr, "relay_input_connections_handing_over", "input", "tcp"), 1.0, "the waiting input shows as handing over")
 	s := tr.stop(t)
 	senders.Wait()
 
 	checkBalanced(t, s)
-	in := tr.ledger.inputs[slices.IndexFunc(tr.ledger.inputs, func(in *inputStats) bool { return in.name == "tcp" })]
 	read := tr.streams[0].ln.Stats().BytesRead
 	frames := in.received.Load()
 	assert.Equal(t, read, in.bytes.Load()+frames+in.framing.IncompleteBytes.Load(),

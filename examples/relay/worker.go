@@ -102,6 +102,8 @@ func newEvent() *relaykit.Event {
 // Otherwise the events go through the ring, and the input drains it itself
 // once a batch's worth waits there (worker.help).
 func (d *dispatcher) PushBatch(ctx context.Context, i int, evs []relaykit.Event, st *inputStats) (int, error) {
+	st.handing.Add(1)
+	defer st.handing.Add(-1)
 	stamp(evs)
 	r, w := d.rings[i], d.worker(i)
 	d.ledger.queued.Add(int64(len(evs)))
