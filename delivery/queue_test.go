@@ -15,6 +15,7 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/delivery"
+	"github.com/relaykit/relaykit/internal/testtool"
 	"github.com/relaykit/relaykit/storage"
 	"github.com/relaykit/relaykit/storage/storagetest"
 )
@@ -313,7 +314,7 @@ func TestDiskFaults(t *testing.T) {
 // a healthy destination: Sends wait for delivery instead of failing,
 // nothing is dropped.
 func TestDiskFull(t *testing.T) {
-	dir := tmpfs(t, "2m")
+	dir := testtool.Tmpfs(t, "2m")
 	d := &dest{}
 	q := start(t, d, delivery.Config{Dir: filepath.Join(dir, "spool")})
 	const size = 200
@@ -335,20 +336,6 @@ func TestDiskFull(t *testing.T) {
 	assert.Empty(t, st.Dropped)
 	assert.Positive(t, st.DiskErrors, "the disk filled up")
 	t.Logf("disk errors %d; spool appended %d batches of %d", st.DiskErrors, st.Spool.Appended, n)
-}
-
-// tmpfs mounts a tmpfs of the given size for the test (root only).
-func tmpfs(t *testing.T, size string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("mount tmpfs (CI runs as root): %v", err)
-		}
-		t.Skipf("mount tmpfs: %v (needs root)", err)
-	}
-	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
-	return dir
 }
 
 // TestDiskFailsDuringOutage: destination down and disk failing at once:

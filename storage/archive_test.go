@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/internal/testtool"
 	"github.com/relaykit/relaykit/storage"
 )
 
@@ -292,7 +293,7 @@ func TestArchiveWrittenOnSend(t *testing.T) {
 // TestArchiveDiskFull: on a full file system Send fails, writes nothing of
 // the batch, and works again once there is room, without a restart.
 func TestArchiveDiskFull(t *testing.T) {
-	dir := tmpfs(t, "256k")
+	dir := testtool.Tmpfs(t, "256k")
 	a, err := storage.NewArchive(storage.ArchiveConfig{Writer: storage.Config{Dir: dir}})
 	require.NoError(t, err)
 	defer a.Close()

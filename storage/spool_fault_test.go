@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/internal/testtool"
 	"github.com/relaykit/relaykit/storage"
 	"github.com/relaykit/relaykit/storage/storagetest"
 )
@@ -300,7 +301,7 @@ func TestSpoolHeadWriteFault(t *testing.T) {
 // once the backlog is acknowledged Append reclaims the space and works
 // again without a restart.
 func TestSpoolDiskFull(t *testing.T) {
-	dir := tmpfs(t, "1m")
+	dir := testtool.Tmpfs(t, "1m")
 	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: dir})
 	require.NoError(t, err)
 	defer s.Close()
@@ -357,20 +358,6 @@ func newestSlot(t *testing.T, path string) int64 {
 		return 1
 	}
 	return 0
-}
-
-// tmpfs mounts a tmpfs of the given size for the test (root only).
-func tmpfs(t *testing.T, size string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("mount tmpfs (CI runs as root): %v", err)
-		}
-		t.Skipf("mount tmpfs: %v (needs root)", err)
-	}
-	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
-	return dir
 }
 
 // TestSpoolLock: one Spool per directory, in this process or another.

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/relaykit/relaykit/internal/testtool"
 	"github.com/relaykit/relaykit/storage"
 )
 
@@ -430,7 +431,7 @@ func TestWriterErrorsNotSticky(t *testing.T) {
 // does not fit fails with ENOSPC and leaves no partial line; after space
 // is freed, writing goes on in the same file.
 func TestWriterDiskFull(t *testing.T) {
-	dir := tmpfs(t, "256k")
+	dir := testtool.Tmpfs(t, "256k")
 	w, err := storage.NewWriter(storage.Config{Dir: dir, BufferSize: -1})
 	require.NoError(t, err)
 	defer w.Close()

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -11,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/relaykit/relaykit/forward/forwardtest"
+	"github.com/relaykit/relaykit/internal/testtool"
 )
 
 // TestSpoolDiskFull: the spool directory is on a 3 MiB file system, HEC
@@ -27,14 +26,7 @@ func TestSpoolDiskFull(t *testing.T) {
 	needTool(t, "loggen")
 	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
 	cfg := userConfig(t, hec)
-	spool := t.TempDir()
-	if err := syscall.Mount("tmpfs", spool, "tmpfs", 0, "size=3m"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("mount tmpfs (CI runs as root): %v", err)
-		}
-		t.Skipf("mount tmpfs: %v (needs root)", err)
-	}
-	t.Cleanup(func() { _ = syscall.Unmount(spool, syscall.MNT_DETACH) })
+	spool := testtool.Tmpfs(t, "3m")
 	cfg.Spool.Dir = filepath.Join(spool, "spool")
 	tr := startRelay(t, cfg)
 	out := runTool(t, "loggen", "--inet", "--stream", "--rate", "20000", "--interval", "5", "--size", "300", "127.0.0.1", tr.port("tcp"))

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/internal/testtool"
 	"github.com/relaykit/relaykit/ringbuffer"
 )
 
@@ -139,14 +138,7 @@ func slicesIndex(reason string) int {
 // dropped{shutdown_unqueued}; and the ledger balances stage by stage.
 func TestShutdownWithArchiveDiskFull(t *testing.T) {
 	cfg := testConfig(t)
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("mount tmpfs (CI runs as root): %v", err)
-		}
-		t.Skipf("mount tmpfs: %v (needs root)", err)
-	}
-	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
+	dir := testtool.Tmpfs(t, "1m")
 	a := cfg.Destinations["archive"]
 	a.Dir = filepath.Join(dir, "archive")
 	cfg.Destinations["archive"] = a

@@ -9,6 +9,7 @@ package testtool
 import (
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 )
 
@@ -43,4 +44,19 @@ func Missing(t testing.TB, msg string) {
 		t.Fatal("CI: " + msg)
 	}
 	t.Skip(msg)
+}
+
+// Tmpfs mounts a tmpfs of size (a mount(8) size, such as "1m") on a new
+// temporary directory, unmounted when the test ends, and returns the
+// directory: a small disk to fill. Mounting needs root (CI runs as root);
+// without it the test is skipped, or failed under CI.
+func Tmpfs(t testing.TB, size string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
+		Missing(t, "mount tmpfs: "+err.Error()+" (needs root)")
+		return dir
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
+	return dir
 }
