@@ -865,25 +865,30 @@ func TestAddBatch(t *testing.T) {
 	})
 }
 
-// AddBatch allocates nothing once every buffer has been used.
+// AddBatch allocates nothing once every buffer has been used, whether
+// Run's goroutines flush or the adder does (InlineFlush).
 func TestAddBatchAllocs(t *testing.T) {
-	c, err := batch.NewCollector(batch.Config[int]{MaxEvents: 100}, noFlush)
-	require.NoError(t, err)
-	stop := run(t.Context(), c)
-	ctx := t.Context()
-	items := seq(0, 64)
-	for range 20 {
-		_, err := c.AddBatch(ctx, items)
-		require.NoError(t, err)
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inline=%v", inline), func(t *testing.T) {
+			c, err := batch.NewCollector(batch.Config[int]{MaxEvents: 100, InlineFlush: inline}, noFlush)
+			require.NoError(t, err)
+			stop := run(t.Context(), c)
+			ctx := t.Context()
+			items := seq(0, 64)
+			for range 20 {
+				_, err := c.AddBatch(ctx, items)
+				require.NoError(t, err)
+			}
+			allocs := testing.AllocsPerRun(1000, func() {
+				if _, err := c.AddBatch(ctx, items); err != nil {
+					t.Fatal(err)
+				}
+			})
+			assert.Zero(t, allocs)
+			require.NoError(t, c.Close(ctx))
+			require.NoError(t, stop())
+		})
 	}
-	allocs := testing.AllocsPerRun(1000, func() {
-		if _, err := c.AddBatch(ctx, items); err != nil {
-			t.Fatal(err)
-		}
-	})
-	assert.Zero(t, allocs)
-	require.NoError(t, c.Close(ctx))
-	require.NoError(t, stop())
 }
 
 // With the real cached clock (go-timecache), a batch is never cut before
