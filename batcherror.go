@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // BatchError reports which events of a batch a [Sink] did not deliver;
@@ -26,8 +27,14 @@ type FailedRange struct {
 	// the destination refused them as invalid or too large. A caller
 	// dead-letters such events rather than retrying them.
 	Permanent bool
-	// Reason is a short, stable label for metrics, such as "rejected",
-	// "too_large" or "retries_exhausted".
+	// RetryAfter is the wait the destination asked for before these
+	// events are sent again (HTTP 429 or 503 with Retry-After or
+	// retry-after-ms, HEC code 9 with Retry-After, gRPC RetryInfo), or
+	// zero when it named none. Only meaningful when Permanent is false. A
+	// retrying caller (delivery.Queue) never sends sooner than this.
+	RetryAfter time.Duration
+	// Reason is a short, stable label for metrics, one of the Reason
+	// constants such as [ReasonRejected] or [ReasonTooLarge].
 	Reason string
 	// Err is the cause. It never contains secrets.
 	Err error
@@ -50,6 +57,18 @@ func (e *BatchError) Permanent() bool {
 		}
 	}
 	return len(e.Failed) > 0
+}
+
+// RetryAfter returns the longest wait a destination asked for among the
+// retryable runs, or zero when none named one.
+func (e *BatchError) RetryAfter() time.Duration {
+	var d time.Duration
+	for _, f := range e.Failed {
+		if !f.Permanent {
+			d = max(d, f.RetryAfter)
+		}
+	}
+	return d
 }
 
 // Error summarises the failures: the number of undelivered events and the
@@ -86,7 +105,7 @@ func (e *BatchError) Unwrap() []error {
 
 // AsBatchError returns the [*BatchError] in err's chain, or, for any other
 // non-nil error, a BatchError that lists the whole batch of n events as
-// undelivered and retryable with reason "error". It returns nil for a nil
+// undelivered and retryable with reason [ReasonSinkError]. It returns nil for a nil
 // err. It lets a caller treat every Send error in terms of events.
 func AsBatchError(err error, n int) *BatchError {
 	if err == nil {
@@ -99,5 +118,5 @@ func AsBatchError(err error, n int) *BatchError {
 	if n == 0 {
 		return &BatchError{}
 	}
-	return &BatchError{Failed: []FailedRange{{From: 0, To: n, Reason: "error", Err: err}}}
+	return &BatchError{Failed: []FailedRange{{From: 0, To: n, Reason: ReasonSinkError, Err: err}}}
 }

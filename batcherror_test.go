@@ -33,7 +33,7 @@ func TestAsBatchError(t *testing.T) {
 	assert.Nil(t, relaykit.AsBatchError(nil, 3))
 	be := relaykit.AsBatchError(io.EOF, 3)
 	require.Len(t, be.Failed, 1)
-	assert.Equal(t, relaykit.FailedRange{From: 0, To: 3, Reason: "error", Err: io.EOF}, be.Failed[0])
+	assert.Equal(t, relaykit.FailedRange{From: 0, To: 3, Reason: relaykit.ReasonSinkError, Err: io.EOF}, be.Failed[0])
 	assert.False(t, be.Permanent())
 	assert.Empty(t, relaykit.AsBatchError(io.EOF, 0).Failed)
 }
