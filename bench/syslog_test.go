@@ -7,7 +7,7 @@ import (
 
 	"github.com/leodido/go-syslog/v4/rfc5424"
 	"github.com/relaykit/relaykit"
-	"github.com/relaykit/relaykit/pipeline"
+	"github.com/relaykit/relaykit/syslog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,7 +16,7 @@ import (
 // section 6.5 example 3, with PROCID and a longer MSG).
 var syslog5424 = []byte(`<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog 1234 ID47 [exampleSDID@32473 iut="3" eventSource="Application" eventID="1011"] ` + "\xEF\xBB\xBF" + `An application event log entry with some texts, padded.`)
 
-// BenchmarkSyslogParse compares pipeline.SyslogParser, filling a reused
+// BenchmarkSyslogParse compares syslog.Parser, filling a reused
 // event, with go-syslog's RFC 5424 machine, which returns a new message
 // (strings, a map per SD element) on every call. One op is one message.
 func BenchmarkSyslogParse(b *testing.B) {
@@ -25,21 +25,21 @@ func BenchmarkSyslogParse(b *testing.B) {
 	}
 	for _, c := range []struct {
 		name string
-		cfg  pipeline.SyslogConfig
+		cfg  syslog.Config
 	}{
-		{"impl=relaykit", pipeline.SyslogConfig{Location: time.UTC}},
+		{"impl=relaykit", syslog.Config{Location: time.UTC}},
 		// As the relay runs it: UTF-8 and control byte check, CEF detection.
-		{"impl=relaykit-text-cef", pipeline.SyslogConfig{Location: time.UTC, RequireText: true, CEF: true}},
+		{"impl=relaykit-text-cef", syslog.Config{Location: time.UTC, RequireText: true, CEF: true}},
 	} {
 		b.Run("msg=rfc5424-sd-200B/"+c.name, func(b *testing.B) {
-			p := pipeline.NewSyslogParser(c.cfg)
+			p := syslog.NewParser(c.cfg)
 			var ev relaykit.Event
 			b.SetBytes(int64(len(syslog5424)))
 			b.ReportAllocs()
 			cpu := startCPU()
 			for b.Loop() {
 				ev.Reset()
-				if p.Parse(&ev, syslog5424) != pipeline.SyslogRFC5424 || len(ev.Fields) != 5 {
+				if p.Parse(&ev, syslog5424) != syslog.RFC5424 || len(ev.Fields) != 5 {
 					b.Fatal("not parsed")
 				}
 			}
@@ -72,18 +72,18 @@ func goSyslogFields(m *rfc5424.SyslogMessage) (pri uint8, ts *time.Time, host, a
 		return *p
 	}
 	if m.ProcID != nil {
-		fields[pipeline.FieldProcID] = *m.ProcID
+		fields[syslog.FieldProcID] = *m.ProcID
 	}
 	if m.MsgID != nil {
-		fields[pipeline.FieldMsgID] = *m.MsgID
+		fields[syslog.FieldMsgID] = *m.MsgID
 	}
 	if m.StructuredData != nil {
 		for id, params := range *m.StructuredData {
 			if len(params) == 0 {
-				fields[pipeline.SDFieldPrefix+id] = ""
+				fields[syslog.SDFieldPrefix+id] = ""
 			}
 			for k, v := range params {
-				fields[pipeline.SDFieldPrefix+id+"."+k] = v
+				fields[syslog.SDFieldPrefix+id+"."+k] = v
 			}
 		}
 	}
@@ -93,7 +93,7 @@ func goSyslogFields(m *rfc5424.SyslogMessage) (pri uint8, ts *time.Time, host, a
 }
 
 // FuzzSyslogDifferential: on every input go-syslog (the former parser,
-// kept as the oracle) accepts as valid RFC 5424, pipeline.SyslogParser
+// kept as the oracle) accepts as valid RFC 5424, syslog.Parser
 // recognises RFC 5424 and extracts the same priority, timestamp, hostname,
 // app-name, procid, msgid, structured data and message (the parser removes
 // the BOM and trailing CR/LF; go-syslog keeps them).
@@ -117,7 +117,7 @@ func FuzzSyslogDifferential(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	p := pipeline.NewSyslogParser(pipeline.SyslogConfig{Location: time.UTC})
+	p := syslog.NewParser(syslog.Config{Location: time.UTC})
 	oracle := rfc5424.NewParser()
 	var ev relaykit.Event
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -130,10 +130,10 @@ func FuzzSyslogDifferential(f *testing.F) {
 }
 
 // TestSyslogLeniency: each message go-syslog rejects for spaces in
-// STRUCTURED-DATA that rsyslog accepts is read by pipeline.SyslogParser as
+// STRUCTURED-DATA that rsyslog accepts is read by syslog.Parser as
 // go-syslog reads it without them.
 func TestSyslogLeniency(t *testing.T) {
-	p := pipeline.NewSyslogParser(pipeline.SyslogConfig{Location: time.UTC})
+	p := syslog.NewParser(syslog.Config{Location: time.UTC})
 	oracle := rfc5424.NewParser()
 	var ev relaykit.Event
 	for _, tt := range []struct{ lenient, strict string }{
@@ -158,12 +158,12 @@ func TestSyslogLeniency(t *testing.T) {
 // sameAsGoSyslog checks that p reads in as go-syslog read the message
 // strict into sm; strict is in itself, or in without the spaces go-syslog
 // rejects.
-func sameAsGoSyslog(t *testing.T, p *pipeline.SyslogParser, ev *relaykit.Event, in, strict []byte, sm *rfc5424.SyslogMessage) {
+func sameAsGoSyslog(t *testing.T, p *syslog.Parser, ev *relaykit.Event, in, strict []byte, sm *rfc5424.SyslogMessage) {
 	t.Helper()
 	pri, ts, host, app, msg, fields := goSyslogFields(sm)
 	ev.Reset()
 	got := p.Parse(ev, in)
-	if got != pipeline.SyslogRFC5424 {
+	if got != syslog.RFC5424 {
 		t.Fatalf("%q: go-syslog accepts %q, parser says %v", in, strict, got)
 	}
 	if ev.Flags&relaykit.FlagPriority == 0 || ev.Priority != pri {
@@ -178,9 +178,9 @@ func sameAsGoSyslog(t *testing.T, p *pipeline.SyslogParser, ev *relaykit.Event, 
 			if ev.Time != 0 {
 				t.Errorf("%q: out-of-range time %d set", in, ev.Time)
 			}
-			delete(fields, pipeline.FieldTimestamp)
-			if v, ok := ev.Field(pipeline.FieldTimestamp); ok {
-				fields[pipeline.FieldTimestamp] = string(v)
+			delete(fields, syslog.FieldTimestamp)
+			if v, ok := ev.Field(syslog.FieldTimestamp); ok {
+				fields[syslog.FieldTimestamp] = string(v)
 			}
 		}
 	} else if ev.Time != 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/pipeline"
@@ -38,33 +37,6 @@ func BenchmarkFilterMatch(b *testing.B) {
 			for b.Loop() {
 				if re.Match(line) {
 					b.Fatal("match")
-				}
-			}
-		})
-	}
-}
-
-// BenchmarkSyslogParser: one op is one message parsed into a reused event.
-func BenchmarkSyslogParser(b *testing.B) {
-	for _, c := range []struct {
-		name string
-		in   []byte
-	}{
-		{"format=rfc5424-sd-200B", sample5424},
-		{"format=rfc3164", sample3164},
-		{"format=iso-lenient", sampleISO},
-		{"format=cef", sampleCEF},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			p := pipeline.NewSyslogParser(pipeline.SyslogConfig{Location: time.UTC, RequireText: true, CEF: true})
-			var ev relaykit.Event
-			b.SetBytes(int64(len(c.in)))
-			b.ReportAllocs()
-			for b.Loop() {
-				ev.Reset()
-				ev.ReceiveTime = 1763775541e9
-				if p.Parse(&ev, c.in) == pipeline.SyslogUnparsed {
-					b.Fatal("unparsed")
 				}
 			}
 		})

@@ -68,10 +68,11 @@
 //
 // A [Pipeline] is an ordered list of [Function] values, each processing an
 // event in place and returning whether to keep it. The built-ins are
-// [ParseJSON] (object members into fields, nested keys dotted), [ParseCEF]
-// (CEF header and extension into fields), [Set],
+// [ParseJSON] (object members into fields, nested keys dotted), [Set],
 // [Rename], [Remove], [Mask] (regular expression replacement), [Drop] (by
-// filter) and [Sample] (keep one in n); [Func] adapts a plain function. A
+// filter) and [Sample] (keep one in n); [Func] adapts a plain function.
+// The syslog package's ParseCEF is a Function too (CEF header and
+// extension into fields). A
 // function error is counted and reported to [Hooks.OnFunctionError]; the
 // event is kept.
 //
@@ -85,65 +86,10 @@
 // a [*SinkError] for it. A caller that ignores both loses those events, so a
 // relay should always set OnSendError.
 //
-// # Parsing syslog and CEF
-//
-// [SyslogParser] fills an event from one syslog message in place, without
-// allocating once the event's buffers are warm (about 0.2 µs of CPU for a
-// 200-byte RFC 5424 message with structured data; BENCHMARKS.md). Inputs
-// call it at the listener; agents can use it on their own. It reads:
-//
-//   - RFC 5424 (VERSION 1 to 999): TIMESTAMP with zone and fraction, and
-//     every STRUCTURED-DATA parameter as the field "sd.<SD-ID>.<PARAM-NAME>"
-//     (escapes \" \\ \] decoded), tolerating what rsyslog tolerates there
-//     (its pmrfc5424 takes everything up to "] " as STRUCTURED-DATA): SP
-//     around '=' (eventSource= "Application", a test message of rsyslog's
-//     and other parsers' suites), several SP between parameters, SP before
-//     ']'; PROCID and MSGID as the fields "procid" and "msgid".
-//   - On every path but an unparsed message (kept whole), the UTF-8 BOM
-//     that starts MSG is removed: after the header of RFC 5424, after
-//     STRUCTURED-DATA kept in the message (it ends at "] " there, as in
-//     rsyslog), after the TAG of RFC 3164 and lenient messages. go-syslog,
-//     the test oracle, rejects the spaces above; the bench module's
-//     TestSyslogLeniency checks that such a message is read as go-syslog
-//     reads it without them.
-//   - RFC 3164 ("<34>Oct 11 22:14:15 mymachine su: ...") and the variants
-//     rsyslog's pmrfc3164 and syslog-ng's BSD parser accept: a month in any
-//     case ("AUG 10 22:18:24"), an unpadded day ("Mar 7"), the year after
-//     the day ("Mar 7 2008 19:06:53", Cisco ASA) or after the time, a
-//     fraction of a second, "UTC"/"GMT" after the time, a colon after the
-//     timestamp ("Mar 7 19:06:53: host"), a space after the PRI
-//     ("<167> Mar  7 ..."), no hostname before the tag ("su: ..."), a
-//     Cisco IOS sequence number and '*' or '.' clock marks
-//     ("52: *Mar  1 18:46:11.123: %LINK-3-UPDOWN: ..."), Cisco tags
-//     ("%ASA-6-302013: ", also after "host : "), messages without PRI.
-//   - ISO 8601 / RFC 3339 timestamps in place of the BSD one, with or
-//     without zone (loggen's default "<38>2026-11-22T01:39:01 host prog[1]:").
-//
-// A timestamp without zone is read in [SyslogConfig.Location]; one without
-// year gets the year of the receive time (December logs read in January
-// stay in December). What is not recognised stays in the message. Only a malformed PRI or an empty message (and,
-// with [SyslogConfig.RequireText], binary input) leave the input whole in
-// Raw with relaykit.FlagParseError.
-//
-// [DecodeCEF] and the [ParseCEF] step read ArcSight CEF
-// ("CEF:0|Vendor|Product|Version|ID|Name|Severity|k=v ..."): the header into
-// "cef.version", "cef.device_vendor", "cef.device_product",
-// "cef.device_version", "cef.device_event_class_id", "cef.name" and
-// "cef.severity", each extension key under its own name ("src", "act",
-// "cs1Label", ...). With [SyslogConfig.CEF] the syslog parser does this
-// for every message starting with "CEF:" after the syslog header and sets
-// SourceType to "cef". Raw is never modified.
-//
-// go-syslog (github.com/leodido/go-syslog), the parser the example relay
-// used before, is the test oracle: a differential fuzz test in the bench
-// module checks that both extract the same values from every message
-// go-syslog accepts as RFC 5424.
-//
 // # Concurrency
 //
 // Router, Swapper, Pipeline, Filter and the built-in functions are safe for
-// concurrent use by multiple goroutines; a SyslogParser is not (use one per
-// goroutine). Each Route call works on its own
+// concurrent use by multiple goroutines. Each Route call works on its own
 // batch; counters are summed per call and added to the shared totals once,
 // so workers routing in parallel do not contend per event.
 package pipeline

@@ -15,9 +15,3 @@ var CompileFilterUncached = compileFilter
 
 // LowerASCII exposes lowerASCII.
 var LowerASCII = lowerASCII
-
-// HasControl exposes hasControl.
-var HasControl = hasControl
-
-// IsText exposes isText.
-var IsText = isText

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/internal/evfield"
 	"github.com/valyala/fastjson"
 )
 
@@ -185,5 +186,5 @@ func fieldSlotBytes(e *relaykit.Event, key []byte) (*relaykit.Field, bool) {
 	if i, ok := fieldIndex(e, key); ok {
 		return &e.Fields[i], false
 	}
-	return addField(e, key), true
+	return evfield.Add(e, key), true
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/pipeline"
+	"github.com/relaykit/relaykit/syslog"
 )
 
 // buildRouter turns the configured routes into a pipeline.Router whose
@@ -84,7 +85,7 @@ func builtinStep(sc StepConfig) (pipeline.Function, error) {
 	case "parse_json":
 		return pipeline.ParseJSON(pipeline.JSONConfig{Field: sc.Field, Prefix: sc.Prefix})
 	case "parse_cef":
-		return pipeline.ParseCEF(), nil
+		return syslog.ParseCEF(), nil
 	}
 	return nil, fmt.Errorf("unknown step type %q", sc.Type)
 }

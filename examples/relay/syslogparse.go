@@ -4,17 +4,17 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit"
-	"github.com/relaykit/relaykit/pipeline"
+	"github.com/relaykit/relaykit/syslog"
 )
 
 // Field names the syslog parser sets on events.
 const (
-	fieldProcID = pipeline.FieldProcID
-	fieldMsgID  = pipeline.FieldMsgID
+	fieldProcID = syslog.FieldProcID
+	fieldMsgID  = syslog.FieldMsgID
 )
 
 // syslogParser turns one syslog frame into a relaykit.Event with
-// pipeline.SyslogParser: RFC 5424 with structured data, RFC 3164 and the
+// syslog.Parser: RFC 5424 with structured data, RFC 3164 and the
 // variants rsyslog and syslog-ng accept, a lenient path for the rest, and
 // CEF after any of them. A frame it cannot read (malformed PRI, invalid
 // UTF-8, control bytes) becomes a raw event with [relaykit.FlagParseError]:
@@ -23,14 +23,14 @@ const (
 // A syslogParser must not be used from concurrent goroutines; use one per
 // connection or listener.
 type syslogParser struct {
-	p *pipeline.SyslogParser
+	p *syslog.Parser
 }
 
 func newSyslogParser(loc *time.Location) *syslogParser {
 	if loc == nil {
 		loc = time.Local
 	}
-	return &syslogParser{p: pipeline.NewSyslogParser(pipeline.SyslogConfig{
+	return &syslogParser{p: syslog.NewParser(syslog.Config{
 		Location:    loc,
 		Now:         clock.Time,
 		RequireText: true,
@@ -40,7 +40,7 @@ func newSyslogParser(loc *time.Location) *syslogParser {
 
 // Parse fills ev (which it resets first) from frame. peer is used as the
 // host when the message carries none. ev's buffers are reused.
-func (sp *syslogParser) Parse(ev *relaykit.Event, frame []byte, peer string) pipeline.SyslogFormat {
+func (sp *syslogParser) Parse(ev *relaykit.Event, frame []byte, peer string) syslog.Format {
 	ev.Reset()
 	// The receive time is the reference for timestamps without a year;
 	// PushOwned keeps it, TryPushOwned (UDP) stamps it again.

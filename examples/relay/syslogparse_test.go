@@ -8,16 +8,16 @@ import (
 
 	"github.com/leodido/go-syslog/v4/rfc5424"
 	"github.com/relaykit/relaykit"
-	"github.com/relaykit/relaykit/pipeline"
+	"github.com/relaykit/relaykit/syslog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 const (
-	parsed5424    = pipeline.SyslogRFC5424
-	parsed3164    = pipeline.SyslogRFC3164
-	parsedLenient = pipeline.SyslogLenient
-	parsedRaw     = pipeline.SyslogUnparsed
+	parsed5424    = syslog.RFC5424
+	parsed3164    = syslog.RFC3164
+	parsedLenient = syslog.Lenient
+	parsedRaw     = syslog.Unparsed
 )
 
 func TestSyslogParse(t *testing.T) {
@@ -25,7 +25,7 @@ func TestSyslogParse(t *testing.T) {
 	tests := []struct {
 		name     string
 		in       string
-		format   pipeline.SyslogFormat
+		format   syslog.Format
 		pri      int // -1: no valid PRI, user.notice assumed
 		time     time.Time
 		host     string

@@ -1,10 +1,11 @@
-package pipeline
+package syslog
 
 import (
 	"bytes"
 	"errors"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/internal/evfield"
 )
 
 // Names of the fields [DecodeCEF] sets from the CEF header. Extension keys
@@ -25,7 +26,7 @@ const SourceTypeCEF = "cef"
 
 // ErrCEFHeader is returned by [DecodeCEF] for a message that starts with
 // "CEF:" but has fewer than the seven '|'-terminated header fields.
-var ErrCEFHeader = errors.New("pipeline: CEF header incomplete")
+var ErrCEFHeader = errors.New("syslog: CEF header incomplete")
 
 var cefHeaderFields = [7]string{
 	FieldCEFVersion, FieldCEFDeviceVendor, FieldCEFDeviceProduct, FieldCEFDeviceVersion,
@@ -50,7 +51,7 @@ var cefHeaderFields = [7]string{
 //
 // DecodeCEF never modifies Raw (msg may be e.Raw), so the message is never
 // lost. On success it sets SourceType to [SourceTypeCEF] when it is empty or
-// [SourceTypeSyslog] (the syslog parser's default), keeping any other value
+// [SourceType] (the syslog parser's default), keeping any other value
 // the caller set. It returns [ErrCEFHeader], with e unchanged, if the header
 // is incomplete, and an error if msg does not start with "CEF:". It does
 // not allocate once e's buffers are warm and is safe for concurrent use
@@ -77,18 +78,18 @@ func DecodeCEF(e *relaykit.Event, msg []byte) error {
 		return ErrCEFHeader
 	}
 	for j, name := range cefHeaderFields {
-		f := fieldSlotString(e, name)
+		f := evfield.SlotString(e, name)
 		f.Value = appendCEFHeader(f.Value, msg[start:ends[j]])
 		start = ends[j] + 1
 	}
 	decodeCEFExtension(e, msg[start:])
-	if len(e.SourceType) == 0 || string(e.SourceType) == SourceTypeSyslog {
+	if len(e.SourceType) == 0 || string(e.SourceType) == SourceType {
 		e.SourceType = append(e.SourceType[:0], SourceTypeCEF...)
 	}
 	return nil
 }
 
-var errNotCEF = errors.New("pipeline: not a CEF message")
+var errNotCEF = errors.New("syslog: not a CEF message")
 
 // appendCEFHeader appends the header value v with \| and \\ decoded.
 func appendCEFHeader(dst, v []byte) []byte {
@@ -181,25 +182,31 @@ func decodeCEFExtension(e *relaykit.Event, ext []byte) {
 		for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
 			v = v[:len(v)-1]
 		}
-		f := fieldSlot(e, ext[key:eq])
+		f := evfield.Slot(e, ext[key:eq])
 		f.Value = appendCEFValue(f.Value, v)
 		eq, key = next, nextKey
 	}
 }
 
-// ParseCEF returns a Function named "parse_cef" that decodes a raw message
+// ParseCEF returns a pipeline step (it satisfies pipeline.Function) named
+// "parse_cef" that decodes a raw message
 // starting with "CEF:" (after leading spaces) with [DecodeCEF]. Other
 // messages are left alone without error, so the step can run over mixed
 // streams; an incomplete header is reported as [ErrCEFHeader] and the event
 // is kept unchanged. The Function is safe for concurrent use and does not
 // allocate once the event's buffers are warm.
-func ParseCEF() Function { return cefFn{} }
+func ParseCEF() CEFFunction { return CEFFunction{} }
 
-type cefFn struct{}
+// CEFFunction is the step [ParseCEF] returns. It has the method set of
+// pipeline.Function, which this package does not import.
+type CEFFunction struct{}
 
-func (cefFn) Name() string { return "parse_cef" }
+// Name returns "parse_cef".
+func (CEFFunction) Name() string { return "parse_cef" }
 
-func (cefFn) Apply(e *relaykit.Event) (bool, error) {
+// Apply decodes e.Raw as CEF when it starts with "CEF:"; it always keeps
+// the event.
+func (CEFFunction) Apply(e *relaykit.Event) (bool, error) {
 	raw := e.Raw
 	for len(raw) > 0 && raw[0] == ' ' {
 		raw = raw[1:]

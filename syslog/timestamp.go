@@ -1,4 +1,4 @@
-package pipeline
+package syslog
 
 // Timestamp parsing for the syslog parser, by hand: time.Parse allocates a
 // zone for every numeric offset and is several times slower than reading

@@ -1,4 +1,4 @@
-package pipeline
+package syslog
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/internal/evfield"
 )
 
 // Names of the fields the syslog parser sets.
@@ -30,46 +31,46 @@ const (
 	SDFieldPrefix = "sd."
 )
 
-// SourceTypeSyslog is the [relaykit.Event.SourceType] the syslog parser
+// SourceType is the [relaykit.Event.SourceType] the syslog parser
 // sets when the event has none.
-const SourceTypeSyslog = "syslog"
+const SourceType = "syslog"
 
 // maxParsedFields caps the fields one message's STRUCTURED-DATA or CEF
 // extension adds, so that a hostile message cannot make field lookup
-// quadratic; see [SyslogParser.Parse] and [DecodeCEF] for what happens
+// quadratic; see [Parser.Parse] and [DecodeCEF] for what happens
 // beyond it.
 const maxParsedFields = 256
 
-// SyslogFormat says which grammar [SyslogParser.Parse] recognised.
-type SyslogFormat uint8
+// Format says which grammar [Parser.Parse] recognised.
+type Format uint8
 
 const (
-	// SyslogUnparsed: the input could not be read (malformed PRI, empty,
-	// or not text under [SyslogConfig.RequireText]); Raw holds it whole
+	// Unparsed: the input could not be read (malformed PRI, empty,
+	// or not text under [Config.RequireText]); Raw holds it whole
 	// and [relaykit.FlagParseError] is set.
-	SyslogUnparsed SyslogFormat = iota
-	// SyslogRFC5424: a complete RFC 5424 message.
-	SyslogRFC5424
-	// SyslogRFC3164: a BSD syslog message (RFC 3164 or a variant listed in
+	Unparsed Format = iota
+	// RFC5424: a complete RFC 5424 message.
+	RFC5424
+	// RFC3164: a BSD syslog message (RFC 3164 or a variant listed in
 	// the package documentation) with its timestamp.
-	SyslogRFC3164
-	// SyslogLenient: anything else with a well-formed or absent PRI: what
+	RFC3164
+	// Lenient: anything else with a well-formed or absent PRI: what
 	// could be recognised was extracted, the rest is the message.
-	SyslogLenient
+	Lenient
 )
 
 var syslogFormatNames = [...]string{"unparsed", "rfc5424", "rfc3164", "lenient"}
 
 // String returns "unparsed", "rfc5424", "rfc3164" or "lenient".
-func (f SyslogFormat) String() string {
+func (f Format) String() string {
 	if int(f) < len(syslogFormatNames) {
 		return syslogFormatNames[f]
 	}
 	return "unknown"
 }
 
-// SyslogConfig configures a [SyslogParser]. The zero value is ready to use.
-type SyslogConfig struct {
+// Config configures a [Parser]. The zero value is ready to use.
+type Config struct {
 	// Location is the time zone of timestamps that carry none (RFC 3164,
 	// ISO 8601 local time). Nil means time.Local.
 	Location *time.Location
@@ -80,7 +81,7 @@ type SyslogConfig struct {
 	Now func() time.Time
 	// RequireText makes input that is not valid UTF-8, or that contains
 	// control bytes other than tab (NUL, ESC, DEL, ...), unparsed:
-	// [SyslogUnparsed] with the input whole in Raw. False parses any
+	// [Unparsed] with the input whole in Raw. False parses any
 	// bytes.
 	RequireText bool
 	// CEF makes the parser decode a message that starts with "CEF:" with
@@ -89,17 +90,17 @@ type SyslogConfig struct {
 	CEF bool
 }
 
-// SyslogParser parses syslog messages into [relaykit.Event] values in place,
+// Parser parses syslog messages into [relaykit.Event] values in place,
 // without allocating once the event's buffers are warm: RFC 5424 (with
 // STRUCTURED-DATA), RFC 3164 and its common variants, and a lenient path
 // for anything else. See the package documentation for the field names and
 // the variants handled.
 //
-// A SyslogParser holds small caches (the last local time zone conversion)
+// A Parser holds small caches (the last local time zone conversion)
 // and must not be used from concurrent goroutines; use one per goroutine
 // (for example per connection or listener). It holds no reference to the
 // events or bytes it parsed.
-type SyslogParser struct {
+type Parser struct {
 	loc        *time.Location
 	now        func() time.Time
 	text       bool
@@ -111,8 +112,8 @@ type SyslogParser struct {
 	lastRefYr  int    // ...and the reference year
 }
 
-// NewSyslogParser returns a parser configured by cfg.
-func NewSyslogParser(cfg SyslogConfig) *SyslogParser {
+// NewParser returns a parser configured by cfg.
+func NewParser(cfg Config) *Parser {
 	loc := cfg.Location
 	if loc == nil {
 		loc = time.Local
@@ -121,7 +122,7 @@ func NewSyslogParser(cfg SyslogConfig) *SyslogParser {
 	if now == nil {
 		now = time.Now
 	}
-	return &SyslogParser{
+	return &Parser{
 		loc: loc, now: now, text: cfg.RequireText, cef: cfg.CEF,
 		key: make([]byte, 0, 64), lastLocal: -1 << 63, lastRefKey: -1 << 63,
 	}
@@ -134,7 +135,7 @@ func NewSyslogParser(cfg SyslogConfig) *SyslogParser {
 // [relaykit.FlagPriority], [relaykit.FlagPriorityAssumed] and
 // [relaykit.FlagParseError] before setting them, and adds fields (replacing fields of the same name). It keeps
 // ReceiveTime, Index, the other flags and the fields already there; it sets
-// SourceType to [SourceTypeSyslog] (or "cef", see [SyslogConfig.CEF]) only
+// SourceType to [SourceType] (or "cef", see [Config.CEF]) only
 // when it is empty, so a value the caller set survives. Host and Source
 // stay empty when the message carries none; callers typically fill in the
 // peer address.
@@ -155,7 +156,7 @@ func NewSyslogParser(cfg SyslogConfig) *SyslogParser {
 //     as rsyslog does (eventSource= "Application"). A NILVALUE
 //     ("-") sets nothing. If the header is valid but STRUCTURED-DATA is not
 //     (such as Check Point's "[key:"value"; ...]"), the header is kept and
-//     Raw holds everything from STRUCTURED-DATA on ([SyslogLenient]), less
+//     Raw holds everything from STRUCTURED-DATA on ([Lenient]), less
 //     the BOM that starts MSG after it (STRUCTURED-DATA ends at the first
 //     "] ", rsyslog's rule); the same happens past 256 SD parameters.
 //   - RFC 3164 and lenient: timestamp into Time, HOSTNAME into Host (only
@@ -174,7 +175,7 @@ func NewSyslogParser(cfg SyslogConfig) *SyslogParser {
 // year if more than 335 days in the past (December logs read in January).
 //
 // Parse never retains b or e; Raw and the fields are copies.
-func (p *SyslogParser) Parse(e *relaykit.Event, b []byte) SyslogFormat {
+func (p *Parser) Parse(e *relaykit.Event, b []byte) Format {
 	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
 		b = b[:len(b)-1]
 	}
@@ -189,16 +190,16 @@ func (p *SyslogParser) Parse(e *relaykit.Event, b []byte) SyslogFormat {
 		e.Priority = relaykit.PriorityAssumed
 		e.Flags |= relaykit.FlagPriority | relaykit.FlagPriorityAssumed
 	}
-	if p.cef && f != SyslogUnparsed && bytes.HasPrefix(e.Raw, cefPrefix) {
+	if p.cef && f != Unparsed && bytes.HasPrefix(e.Raw, cefPrefix) {
 		_ = DecodeCEF(e, e.Raw) // a malformed CEF header leaves a plain syslog event
 	}
 	if len(e.SourceType) == 0 {
-		e.SourceType = append(e.SourceType, SourceTypeSyslog...)
+		e.SourceType = append(e.SourceType, SourceType...)
 	}
 	return f
 }
 
-func (p *SyslogParser) parse(e *relaykit.Event, b []byte) SyslogFormat {
+func (p *Parser) parse(e *relaykit.Event, b []byte) Format {
 	if len(b) == 0 || p.text && !isText(b) {
 		return unparsed(e, b)
 	}
@@ -219,10 +220,10 @@ func (p *SyslogParser) parse(e *relaykit.Event, b []byte) SyslogFormat {
 	return p.lenient(e, rest)
 }
 
-func unparsed(e *relaykit.Event, b []byte) SyslogFormat {
+func unparsed(e *relaykit.Event, b []byte) Format {
 	e.Raw = append(e.Raw[:0], b...)
 	e.Flags |= relaykit.FlagParseError
-	return SyslogUnparsed
+	return Unparsed
 }
 
 // parsePRI reads "<N>" (N in 0..191, no leading zeros except "0"). ok is
@@ -357,7 +358,7 @@ func token5424(b []byte, max int) int {
 
 // parse5424 reads the RFC 5424 message after "<PRI>VERSION SP". It
 // reports false, with e unchanged, when the header is not valid RFC 5424.
-func (p *SyslogParser) parse5424(e *relaykit.Event, b []byte) (SyslogFormat, bool) {
+func (p *Parser) parse5424(e *relaykit.Event, b []byte) (Format, bool) {
 	var c civil
 	hasTime := false
 	i, tsLen := 0, 0
@@ -393,15 +394,15 @@ func (p *SyslogParser) parse5424(e *relaykit.Event, b []byte) (SyslogFormat, boo
 	e.Source = append(e.Source, parts[1]...)
 	n0 := len(e.Fields)
 	if parts[2] != nil {
-		f := fieldSlotString(e, FieldProcID)
+		f := evfield.SlotString(e, FieldProcID)
 		f.Value = append(f.Value, parts[2]...)
 	}
 	if parts[3] != nil {
-		f := fieldSlotString(e, FieldMsgID)
+		f := evfield.SlotString(e, FieldMsgID)
 		f.Value = append(f.Value, parts[3]...)
 	}
 	rest := b[i:]
-	format := SyslogRFC5424
+	format := RFC5424
 	sdEnd := 0 // with format lenient: where MSG starts after STRUCTURED-DATA kept in the message
 	switch {
 	case rest[0] == '-':
@@ -411,21 +412,21 @@ func (p *SyslogParser) parse5424(e *relaykit.Event, b []byte) (SyslogFormat, boo
 		if r, ok := p.parseSD(e, rest, n0); ok {
 			rest = r
 		} else {
-			truncateFields(e, n1)
-			format = SyslogLenient
+			evfield.Truncate(e, n1)
+			format = Lenient
 			sdEnd = sdEndLenient(rest)
 		}
 	default:
-		format = SyslogLenient
+		format = Lenient
 	}
-	if format == SyslogRFC5424 {
+	if format == RFC5424 {
 		switch {
 		case len(rest) == 0:
 		case rest[0] == ' ':
 			rest = rest[1:]
 		default:
 			// Something glued to STRUCTURED-DATA: keep it all as the message.
-			format = SyslogLenient
+			format = Lenient
 			sdEnd = len(b) - i - len(rest)
 			rest = b[i:]
 		}
@@ -493,7 +494,7 @@ func skipSP(b []byte, i int) int {
 // returns what follows them. It reports false on a syntax error (the
 // caller removes the fields added). n0 is the number of fields before the
 // message's own, for the field cap.
-func (p *SyslogParser) parseSD(e *relaykit.Event, b []byte, n0 int) ([]byte, bool) {
+func (p *Parser) parseSD(e *relaykit.Event, b []byte, n0 int) ([]byte, bool) {
 	for len(b) > 0 && b[0] == '[' {
 		n := sdNameLen(b[1:])
 		if n == 0 {
@@ -548,7 +549,7 @@ func (p *SyslogParser) parseSD(e *relaykit.Event, b []byte, n0 int) ([]byte, boo
 			if len(e.Fields)-n0 >= maxParsedFields {
 				return nil, false
 			}
-			f := fieldSlot(e, p.key)
+			f := evfield.Slot(e, p.key)
 			if b[j] == '"' {
 				f.Value = append(f.Value, b[i:j]...)
 			} else {
@@ -580,7 +581,7 @@ func (p *SyslogParser) parseSD(e *relaykit.Event, b []byte, n0 int) ([]byte, boo
 			if len(e.Fields)-n0 >= maxParsedFields {
 				return nil, false
 			}
-			fieldSlot(e, p.key[:base-1])
+			evfield.Slot(e, p.key[:base-1])
 		}
 		b = b[i:]
 	}
@@ -591,7 +592,7 @@ func (p *SyslogParser) parseSD(e *relaykit.Event, b []byte, n0 int) ([]byte, boo
 // Location and a missing year is inferred (see Parse). A time outside the
 // range of int64 nanoseconds leaves Time zero and keeps the text (raw) in
 // the field FieldTimestamp.
-func (p *SyslogParser) setTime(e *relaykit.Event, c *civil, raw []byte) {
+func (p *Parser) setTime(e *relaykit.Event, c *civil, raw []byte) {
 	if !c.hasYear {
 		c.year = p.inferYear(e, c)
 	}
@@ -610,7 +611,7 @@ func (p *SyslogParser) setTime(e *relaykit.Event, c *civil, raw []byte) {
 		sec = p.lastUnix
 	}
 	if sec < minUnixSec || sec > maxUnixSec {
-		f := fieldSlotString(e, FieldTimestamp)
+		f := evfield.SlotString(e, FieldTimestamp)
 		f.Value = append(f.Value, bytes.TrimRight(raw, " ")...)
 		return
 	}
@@ -618,7 +619,7 @@ func (p *SyslogParser) setTime(e *relaykit.Event, c *civil, raw []byte) {
 }
 
 // inferYear returns the year of a BSD timestamp without one (see Parse).
-func (p *SyslogParser) inferYear(e *relaykit.Event, c *civil) int {
+func (p *Parser) inferYear(e *relaykit.Event, c *civil) int {
 	ref := e.ReceiveTime
 	if ref == 0 {
 		ref = p.now().UnixNano()
@@ -642,7 +643,7 @@ func (p *SyslogParser) inferYear(e *relaykit.Event, c *civil) int {
 }
 
 // zoneOffset returns the Location's offset at Unix time ns, in seconds.
-func (p *SyslogParser) zoneOffset(ns int64) int {
+func (p *Parser) zoneOffset(ns int64) int {
 	if p.loc == time.UTC {
 		return 0
 	}
@@ -654,8 +655,8 @@ func (p *SyslogParser) zoneOffset(ns int64) int {
 // [TIMESTAMP SP [HOSTNAME SP]] [TAG: ] MSG, where TIMESTAMP is a BSD
 // timestamp (see parseBSD) or an ISO 8601 / RFC 3339 one (see parseISO),
 // optionally preceded by a Cisco sequence number "NN: " and a '*' or '.'.
-func (p *SyslogParser) lenient(e *relaykit.Event, rest []byte) SyslogFormat {
-	format := SyslogLenient
+func (p *Parser) lenient(e *relaykit.Event, rest []byte) Format {
+	format := Lenient
 	for len(rest) > 0 && rest[0] == ' ' {
 		rest = rest[1:] // "<167> Mar  7 ..."
 	}
@@ -678,14 +679,14 @@ func (p *SyslogParser) lenient(e *relaykit.Event, rest []byte) SyslogFormat {
 	if n > 0 {
 		p.setTime(e, &c, t[:n])
 		if c.bsd {
-			format = SyslogRFC3164
+			format = RFC3164
 		}
 		rest = t[n:]
 		for len(rest) > 0 && rest[0] == ' ' {
 			rest = rest[1:]
 		}
 		if seq != nil {
-			f := fieldSlotString(e, FieldSequence)
+			f := evfield.SlotString(e, FieldSequence)
 			f.Value = append(f.Value, seq...)
 		}
 		// HOSTNAME: a token followed by a space that is not itself a tag.
@@ -705,7 +706,7 @@ func (p *SyslogParser) lenient(e *relaykit.Event, rest []byte) SyslogFormat {
 		tag := rest[:i]
 		switch {
 		case tag[0] == '%':
-			f := fieldSlotString(e, FieldMsgID)
+			f := evfield.SlotString(e, FieldMsgID)
 			f.Value = append(f.Value, tag[1:]...)
 			if d := bytes.IndexByte(tag, '-'); d > 1 {
 				e.Source = append(e.Source, tag[1:d]...)
@@ -713,7 +714,7 @@ func (p *SyslogParser) lenient(e *relaykit.Event, rest []byte) SyslogFormat {
 		case tag[len(tag)-1] == ']' && bytes.IndexByte(tag, '[') > 0:
 			lb := bytes.IndexByte(tag, '[')
 			e.Source = append(e.Source, tag[:lb]...)
-			f := fieldSlotString(e, FieldProcID)
+			f := evfield.SlotString(e, FieldProcID)
 			f.Value = append(f.Value, tag[lb+1:len(tag)-1]...)
 		default:
 			e.Source = append(e.Source, tag...)

@@ -1,4 +1,4 @@
-package pipeline_test
+package syslog_test
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit"
-	"github.com/relaykit/relaykit/pipeline"
+	"github.com/relaykit/relaykit/syslog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -67,7 +67,7 @@ func TestDecodeCEF(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var ev relaykit.Event
 			ev.Raw = append(ev.Raw, tt.in...)
-			require.NoError(t, pipeline.DecodeCEF(&ev, ev.Raw))
+			require.NoError(t, syslog.DecodeCEF(&ev, ev.Raw))
 			got := map[string]string{}
 			for _, f := range ev.Fields {
 				got[string(f.Key)] = string(f.Value)
@@ -82,16 +82,16 @@ func TestDecodeCEF(t *testing.T) {
 func TestDecodeCEFErrors(t *testing.T) {
 	var ev relaykit.Event
 	ev.SetFieldString("keep", "1")
-	assert.ErrorIs(t, pipeline.DecodeCEF(&ev, []byte(`CEF:0|V|P|1|id|n \| x`)), pipeline.ErrCEFHeader)
+	assert.ErrorIs(t, syslog.DecodeCEF(&ev, []byte(`CEF:0|V|P|1|id|n \| x`)), syslog.ErrCEFHeader)
 	assert.Len(t, ev.Fields, 1, "short header changes nothing")
 	assert.Empty(t, ev.SourceType)
-	assert.Error(t, pipeline.DecodeCEF(&ev, []byte("LEEF:1.0|x")))
+	assert.Error(t, syslog.DecodeCEF(&ev, []byte("LEEF:1.0|x")))
 }
 
 // The step decodes CEF messages, leaves others alone, keeps a sourcetype
 // the user chose and replaces the syslog parser's default.
 func TestParseCEFFunction(t *testing.T) {
-	fn := pipeline.ParseCEF()
+	fn := syslog.ParseCEF()
 	assert.Equal(t, "parse_cef", fn.Name())
 	for _, tt := range []struct {
 		raw, st, wantST string
@@ -117,8 +117,8 @@ func TestParseCEFFunction(t *testing.T) {
 }
 
 // The syslog parser with CEF set decodes CEF after any syslog header.
-func TestSyslogParserCEF(t *testing.T) {
-	p := pipeline.NewSyslogParser(pipeline.SyslogConfig{Location: time.UTC, CEF: true})
+func TestParserCEF(t *testing.T) {
+	p := syslog.NewParser(syslog.Config{Location: time.UTC, CEF: true})
 	for _, in := range []string{
 		"<134>Jan  5 10:00:00 fw01 CEF:0|Security|threatmanager|1.0|100|worm successfully stopped|10|src=10.0.0.1 dst=2.1.2.2 spt=1232",
 		"<134>1 2024-01-05T10:00:00Z fw01 - - - - CEF:0|Security|threatmanager|1.0|100|worm successfully stopped|10|src=10.0.0.1 dst=2.1.2.2 spt=1232",
@@ -135,7 +135,7 @@ func TestSyslogParserCEF(t *testing.T) {
 		assert.Equal(t, uint8(134), ev.Priority)
 	}
 	// Without CEF the message is plain syslog.
-	p = pipeline.NewSyslogParser(pipeline.SyslogConfig{Location: time.UTC})
+	p = syslog.NewParser(syslog.Config{Location: time.UTC})
 	var ev relaykit.Event
 	p.Parse(&ev, []byte("<134>CEF:0|V|P|1|id|n|5|src=1.2.3.4"))
 	assert.Equal(t, "syslog", string(ev.SourceType))
@@ -156,7 +156,7 @@ func FuzzDecodeCEF(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		ev.Reset()
 		ev.Raw = append(ev.Raw, in...)
-		err := pipeline.DecodeCEF(&ev, ev.Raw)
+		err := syslog.DecodeCEF(&ev, ev.Raw)
 		if !bytes.Equal(ev.Raw, in) {
 			t.Fatalf("raw changed: %q -> %q", in, ev.Raw)
 		}

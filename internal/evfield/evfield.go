@@ -1,4 +1,7 @@
-package pipeline
+// Package evfield holds the allocation-free field helpers that the parsers
+// (syslog, CEF, JSON) share: find-or-add a field of an event reusing the
+// buffers Reset left as spare capacity.
+package evfield
 
 import (
 	"bytes"
@@ -6,10 +9,10 @@ import (
 	"github.com/relaykit/relaykit"
 )
 
-// fieldSlot returns the field of e whose key is key, adding it at the end
+// Slot returns the field of e whose key is key, adding it at the end
 // (reusing spare capacity left by Reset) when it does not exist. The
 // returned field's Value is emptied. It does not allocate once warm.
-func fieldSlot(e *relaykit.Event, key []byte) *relaykit.Field {
+func Slot(e *relaykit.Event, key []byte) *relaykit.Field {
 	for i := range e.Fields {
 		// Length and first byte first: most keys differ there, and the
 		// comparison then costs no call.
@@ -20,12 +23,12 @@ func fieldSlot(e *relaykit.Event, key []byte) *relaykit.Field {
 			return f
 		}
 	}
-	return addField(e, key)
+	return Add(e, key)
 }
 
-// addField appends a field named key to e, reusing the buffers of spare
+// Add appends a field named key to e, reusing the buffers of spare
 // capacity left by Reset, and returns it with an empty Value.
-func addField[K string | []byte](e *relaykit.Event, key K) *relaykit.Field {
+func Add[K string | []byte](e *relaykit.Event, key K) *relaykit.Field {
 	n := len(e.Fields)
 	if n < cap(e.Fields) {
 		e.Fields = e.Fields[:n+1]
@@ -38,8 +41,8 @@ func addField[K string | []byte](e *relaykit.Event, key K) *relaykit.Field {
 	return f
 }
 
-// fieldSlotString is fieldSlot with a string key.
-func fieldSlotString(e *relaykit.Event, key string) *relaykit.Field {
+// SlotString is Slot with a string key.
+func SlotString(e *relaykit.Event, key string) *relaykit.Field {
 	for i := range e.Fields {
 		if string(e.Fields[i].Key) == key {
 			f := &e.Fields[i]
@@ -47,12 +50,12 @@ func fieldSlotString(e *relaykit.Event, key string) *relaykit.Field {
 			return f
 		}
 	}
-	return addField(e, key)
+	return Add(e, key)
 }
 
-// truncateFields drops the fields from index n on, keeping their buffers as
+// Truncate drops the fields from index n on, keeping their buffers as
 // spare capacity.
-func truncateFields(e *relaykit.Event, n int) {
+func Truncate(e *relaykit.Event, n int) {
 	for i := n; i < len(e.Fields); i++ {
 		e.Fields[i].Key = e.Fields[i].Key[:0]
 		e.Fields[i].Value = e.Fields[i].Value[:0]

@@ -1,4 +1,4 @@
-package pipeline_test
+package syslog_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/relaykit/relaykit"
-	"github.com/relaykit/relaykit/pipeline"
+	"github.com/relaykit/relaykit/syslog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,7 +17,7 @@ import (
 var ref = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 
 type syslogWant struct {
-	format pipeline.SyslogFormat
+	format syslog.Format
 	pri    int // -1: no valid PRI, 13 assumed (FlagPriorityAssumed)
 	time   time.Time
 	host   string
@@ -26,7 +26,7 @@ type syslogWant struct {
 	fields map[string]string
 }
 
-func checkSyslog(t *testing.T, w syslogWant, ev *relaykit.Event, got pipeline.SyslogFormat) {
+func checkSyslog(t *testing.T, w syslogWant, ev *relaykit.Event, got syslog.Format) {
 	t.Helper()
 	assert.Equal(t, w.format, got, "format")
 	assert.NotZero(t, ev.Flags&relaykit.FlagPriority, "priority flag")
@@ -53,14 +53,14 @@ func checkSyslog(t *testing.T, w syslogWant, ev *relaykit.Event, got pipeline.Sy
 		w.fields = map[string]string{}
 	}
 	assert.Equal(t, w.fields, fields, "fields")
-	assert.Equal(t, w.format == pipeline.SyslogUnparsed, ev.Flags&relaykit.FlagParseError != 0, "parse error flag")
+	assert.Equal(t, w.format == syslog.Unparsed, ev.Flags&relaykit.FlagParseError != 0, "parse error flag")
 }
 
 // Expected values per format and field. Sources: RFC 5424 section 6.5
 // (examples 1-4), RFC 3164 section 5.4, rsyslog's pmrfc3164 and syslog-ng's
 // BSD parser variants, and vendor documentation samples (Cisco ASA and IOS
 // message formats, FortiGate, Palo Alto PAN-OS, Check Point Log Exporter).
-func TestSyslogParserFormats(t *testing.T) {
+func TestParserFormats(t *testing.T) {
 	utc := time.UTC
 	tests := []struct {
 		name string
@@ -69,139 +69,139 @@ func TestSyslogParserFormats(t *testing.T) {
 	}{
 		// RFC 5424 section 6.5.
 		{"rfc5424 example 1 (BOM)", "<34>1 2003-10-11T22:14:15.003Z mymachine.example.com su - ID47 - \xEF\xBB\xBF'su root' failed for lonvick on /dev/pts/8",
-			syslogWant{format: pipeline.SyslogRFC5424, pri: 34, time: time.Date(2003, 10, 11, 22, 14, 15, 3e6, utc),
+			syslogWant{format: syslog.RFC5424, pri: 34, time: time.Date(2003, 10, 11, 22, 14, 15, 3e6, utc),
 				host: "mymachine.example.com", source: "su", raw: "'su root' failed for lonvick on /dev/pts/8", fields: map[string]string{"msgid": "ID47"}}},
 		{"rfc5424 example 2 (offset, microseconds)", "<165>1 2003-08-24T05:14:15.000003-07:00 192.0.2.1 myproc 8710 - - %% It's time to make the do-nuts.",
-			syslogWant{format: pipeline.SyslogRFC5424, pri: 165, time: time.Date(2003, 8, 24, 12, 14, 15, 3000, utc),
+			syslogWant{format: syslog.RFC5424, pri: 165, time: time.Date(2003, 8, 24, 12, 14, 15, 3000, utc),
 				host: "192.0.2.1", source: "myproc", raw: "%% It's time to make the do-nuts.", fields: map[string]string{"procid": "8710"}}},
 		{"rfc5424 example 3 (SD)", `<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 [exampleSDID@32473 iut="3" eventSource="Application" eventID="1011"] ` + "\xEF\xBB\xBF" + `An application event log entry...`,
-			syslogWant{format: pipeline.SyslogRFC5424, pri: 165, time: time.Date(2003, 10, 11, 22, 14, 15, 3e6, utc),
+			syslogWant{format: syslog.RFC5424, pri: 165, time: time.Date(2003, 10, 11, 22, 14, 15, 3e6, utc),
 				host: "mymachine.example.com", source: "evntslog", raw: "An application event log entry...",
 				fields: map[string]string{"msgid": "ID47", "sd.exampleSDID@32473.iut": "3", "sd.exampleSDID@32473.eventSource": "Application", "sd.exampleSDID@32473.eventID": "1011"}}},
 		{"rfc5424 example 4 (two elements, no MSG)", `<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 [exampleSDID@32473 iut="3" eventSource="Application" eventID="1011"][examplePriority@32473 class="high"]`,
-			syslogWant{format: pipeline.SyslogRFC5424, pri: 165, time: time.Date(2003, 10, 11, 22, 14, 15, 3e6, utc),
+			syslogWant{format: syslog.RFC5424, pri: 165, time: time.Date(2003, 10, 11, 22, 14, 15, 3e6, utc),
 				host: "mymachine.example.com", source: "evntslog",
 				fields: map[string]string{"msgid": "ID47", "sd.exampleSDID@32473.iut": "3", "sd.exampleSDID@32473.eventSource": "Application",
 					"sd.exampleSDID@32473.eventID": "1011", "sd.examplePriority@32473.class": "high"}}},
 		{"rfc5424 SD escapes", `<13>1 2026-01-02T03:04:05+01:00 h app 1 - [x@1 q="a\"b" b="c\\d" r="e\]f" o="g\h"] m`,
-			syslogWant{format: pipeline.SyslogRFC5424, pri: 13, time: time.Date(2026, 1, 2, 2, 4, 5, 0, utc), host: "h", source: "app", raw: "m",
+			syslogWant{format: syslog.RFC5424, pri: 13, time: time.Date(2026, 1, 2, 2, 4, 5, 0, utc), host: "h", source: "app", raw: "m",
 				fields: map[string]string{"procid": "1", "sd.x@1.q": `a"b`, "sd.x@1.b": `c\d`, "sd.x@1.r": "e]f", "sd.x@1.o": `g\h`}}},
 		{"rfc5424 logger --sd-id", `<13>1 2026-11-23T09:00:00.123456+00:00 vm myapp 4242 LOGIN [timeQuality tzKnown="1" isSynced="1" syncAccuracy="123"][origin@32473 ip="10.1.2.3"] sd test`,
-			syslogWant{format: pipeline.SyslogRFC5424, pri: 13, time: time.Date(2026, 11, 23, 9, 0, 0, 123456000, utc), host: "vm", source: "myapp", raw: "sd test",
+			syslogWant{format: syslog.RFC5424, pri: 13, time: time.Date(2026, 11, 23, 9, 0, 0, 123456000, utc), host: "vm", source: "myapp", raw: "sd test",
 				fields: map[string]string{"procid": "4242", "msgid": "LOGIN", "sd.timeQuality.tzKnown": "1", "sd.timeQuality.isSynced": "1",
 					"sd.timeQuality.syncAccuracy": "123", "sd.origin@32473.ip": "10.1.2.3"}}},
 		// rsyslog reads STRUCTURED-DATA up to "] " (pmrfc5424); this test
 		// message of rsyslog, syslog_loose and glossy has SP after '='.
 		{"rfc5424 SP after '='", `<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 [exampleSDID@32473 iut="3" eventSource= "Application" eventID="1011"] ` + "\xEF\xBB\xBF" + `An application event log entry...`,
-			syslogWant{format: pipeline.SyslogRFC5424, pri: 165, time: time.Date(2003, 10, 11, 22, 14, 15, 3e6, utc),
+			syslogWant{format: syslog.RFC5424, pri: 165, time: time.Date(2003, 10, 11, 22, 14, 15, 3e6, utc),
 				host: "mymachine.example.com", source: "evntslog", raw: "An application event log entry...",
 				fields: map[string]string{"msgid": "ID47", "sd.exampleSDID@32473.iut": "3", "sd.exampleSDID@32473.eventSource": "Application", "sd.exampleSDID@32473.eventID": "1011"}}},
 		{"rfc5424 SP after '=', two elements", `<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 [exampleSDID@32473 iut="3" eventSource= "Application" eventID="1011"][examplePriority@32473 class="high"]`,
-			syslogWant{format: pipeline.SyslogRFC5424, pri: 165, time: time.Date(2003, 10, 11, 22, 14, 15, 3e6, utc),
+			syslogWant{format: syslog.RFC5424, pri: 165, time: time.Date(2003, 10, 11, 22, 14, 15, 3e6, utc),
 				host: "mymachine.example.com", source: "evntslog",
 				fields: map[string]string{"msgid": "ID47", "sd.exampleSDID@32473.iut": "3", "sd.exampleSDID@32473.eventSource": "Application",
 					"sd.exampleSDID@32473.eventID": "1011", "sd.examplePriority@32473.class": "high"}}},
 		{"rfc5424 SP around '=', between parameters and before ']'", `<13>1 - h a - - [x@1  k = "v"  j="w" ][y ] m`,
-			syslogWant{format: pipeline.SyslogRFC5424, pri: 13, host: "h", source: "a", raw: "m",
+			syslogWant{format: syslog.RFC5424, pri: 13, host: "h", source: "a", raw: "m",
 				fields: map[string]string{"sd.x@1.k": "v", "sd.x@1.j": "w", "sd.y": ""}}},
 		{"rfc5424 SP before a value without '=' is no SD", `<13>1 - h a - - [x@1 k "v"] m`,
-			syslogWant{format: pipeline.SyslogLenient, pri: 13, host: "h", source: "a", raw: `[x@1 k "v"] m`}},
+			syslogWant{format: syslog.Lenient, pri: 13, host: "h", source: "a", raw: `[x@1 k "v"] m`}},
 		{"rfc5424 element without params", `<14>1 - - - - - [meta] x`,
-			syslogWant{format: pipeline.SyslogRFC5424, pri: 14, raw: "x", fields: map[string]string{"sd.meta": ""}}},
-		{"rfc5424 nil values", "<13>1 - - - - - - x", syslogWant{format: pipeline.SyslogRFC5424, pri: 13, raw: "x"}},
-		{"rfc5424 CRLF", "<13>1 - h a - - - hello\r\n", syslogWant{format: pipeline.SyslogRFC5424, pri: 13, host: "h", source: "a", raw: "hello"}},
-		{"rfc5424 version 2", "<13>2 - h a - - - v2", syslogWant{format: pipeline.SyslogRFC5424, pri: 13, host: "h", source: "a", raw: "v2"}},
+			syslogWant{format: syslog.RFC5424, pri: 14, raw: "x", fields: map[string]string{"sd.meta": ""}}},
+		{"rfc5424 nil values", "<13>1 - - - - - - x", syslogWant{format: syslog.RFC5424, pri: 13, raw: "x"}},
+		{"rfc5424 CRLF", "<13>1 - h a - - - hello\r\n", syslogWant{format: syslog.RFC5424, pri: 13, host: "h", source: "a", raw: "hello"}},
+		{"rfc5424 version 2", "<13>2 - h a - - - v2", syslogWant{format: syslog.RFC5424, pri: 13, host: "h", source: "a", raw: "v2"}},
 		{"rfc5424 year beyond int64 ns", "<13>1 2300-01-01T00:00:00Z h a - - - far",
-			syslogWant{format: pipeline.SyslogRFC5424, pri: 13, host: "h", source: "a", raw: "far", fields: map[string]string{"timestamp": "2300-01-01T00:00:00Z"}}},
+			syslogWant{format: syslog.RFC5424, pri: 13, host: "h", source: "a", raw: "far", fields: map[string]string{"timestamp": "2300-01-01T00:00:00Z"}}},
 		{"check point (non-standard SD kept in MSG)", `<134>1 2024-01-05T10:00:00Z gw-1 CheckPoint 12345 - [action:"Accept"; flags:"411908"; ifdir:"inbound"; src:"10.0.0.1"; dst:"8.8.8.8"]`,
-			syslogWant{format: pipeline.SyslogLenient, pri: 134, time: time.Date(2024, 1, 5, 10, 0, 0, 0, utc), host: "gw-1", source: "CheckPoint",
+			syslogWant{format: syslog.Lenient, pri: 134, time: time.Date(2024, 1, 5, 10, 0, 0, 0, utc), host: "gw-1", source: "CheckPoint",
 				raw: `[action:"Accept"; flags:"411908"; ifdir:"inbound"; src:"10.0.0.1"; dst:"8.8.8.8"]`, fields: map[string]string{"procid": "12345"}}},
 		{"non-standard SD, BOM after it", `<134>1 2024-01-05T10:00:00Z gw-1 CheckPoint 12345 - [action:"Accept"; src:"10.0.0.1"] ` + "\xEF\xBB\xBF" + "m",
-			syslogWant{format: pipeline.SyslogLenient, pri: 134, time: time.Date(2024, 1, 5, 10, 0, 0, 0, utc), host: "gw-1", source: "CheckPoint",
+			syslogWant{format: syslog.Lenient, pri: 134, time: time.Date(2024, 1, 5, 10, 0, 0, 0, utc), host: "gw-1", source: "CheckPoint",
 				raw: `[action:"Accept"; src:"10.0.0.1"] m`, fields: map[string]string{"procid": "12345"}}},
 		{"BOM glued to SD", `<13>1 - h a - - [x k="v"]` + "\xEF\xBB\xBF" + "m",
-			syslogWant{format: pipeline.SyslogLenient, pri: 13, host: "h", source: "a", raw: `[x k="v"]m`, fields: map[string]string{"sd.x.k": "v"}}},
+			syslogWant{format: syslog.Lenient, pri: 13, host: "h", source: "a", raw: `[x k="v"]m`, fields: map[string]string{"sd.x.k": "v"}}},
 		{"BOM where SD belongs", "<13>1 - h a - - \xEF\xBB\xBFm",
-			syslogWant{format: pipeline.SyslogLenient, pri: 13, host: "h", source: "a", raw: "m"}},
+			syslogWant{format: syslog.Lenient, pri: 13, host: "h", source: "a", raw: "m"}},
 		{"rfc3164 BOM", "<34>Oct 11 22:14:15 mymachine su: \xEF\xBB\xBF'su root' failed",
-			syslogWant{format: pipeline.SyslogRFC3164, pri: 34, time: time.Date(2026, 10, 11, 22, 14, 15, 0, utc), host: "mymachine", source: "su",
+			syslogWant{format: syslog.RFC3164, pri: 34, time: time.Date(2026, 10, 11, 22, 14, 15, 0, utc), host: "mymachine", source: "su",
 				raw: "'su root' failed"}},
-		{"no PRI, BOM", "\xEF\xBB\xBFplain text", syslogWant{format: pipeline.SyslogLenient, pri: -1, raw: "plain text"}},
+		{"no PRI, BOM", "\xEF\xBB\xBFplain text", syslogWant{format: syslog.Lenient, pri: -1, raw: "plain text"}},
 		{"rfc5424 unterminated SD", `<13>1 - h a - - [x@1 k="v" m`,
-			syslogWant{format: pipeline.SyslogLenient, pri: 13, host: "h", source: "a", raw: `[x@1 k="v" m`}},
+			syslogWant{format: syslog.Lenient, pri: 13, host: "h", source: "a", raw: `[x@1 k="v" m`}},
 		{"rfc5424 bad date falls back to lenient", "<13>1 2003-02-30T00:00:00Z h a - - - m",
-			syslogWant{format: pipeline.SyslogLenient, pri: 13, raw: "1 2003-02-30T00:00:00Z h a - - - m"}},
+			syslogWant{format: syslog.Lenient, pri: 13, raw: "1 2003-02-30T00:00:00Z h a - - - m"}},
 
 		// RFC 3164 section 5.4.
 		{"rfc3164 example 1", "<34>Oct 11 22:14:15 mymachine su: 'su root' failed for lonvick on /dev/pts/8",
-			syslogWant{format: pipeline.SyslogRFC3164, pri: 34, time: time.Date(2026, 10, 11, 22, 14, 15, 0, utc), host: "mymachine", source: "su",
+			syslogWant{format: syslog.RFC3164, pri: 34, time: time.Date(2026, 10, 11, 22, 14, 15, 0, utc), host: "mymachine", source: "su",
 				raw: "'su root' failed for lonvick on /dev/pts/8"}},
 		{"rfc3164 example 2 (no tag)", "<13>Feb  5 17:32:18 10.0.0.99 Use the BFG!",
-			syslogWant{format: pipeline.SyslogRFC3164, pri: 13, time: time.Date(2026, 2, 5, 17, 32, 18, 0, utc), host: "10.0.0.99", raw: "Use the BFG!"}},
+			syslogWant{format: syslog.RFC3164, pri: 13, time: time.Date(2026, 2, 5, 17, 32, 18, 0, utc), host: "10.0.0.99", raw: "Use the BFG!"}},
 		{"rfc3164 example 4 (relayed, no timestamp)", "<0>1990 Oct 22 10:52:01 TZ-6 scapegoat.dmz.example.org 10.1.2.3 sched[0]: That's All Folks!",
-			syslogWant{format: pipeline.SyslogLenient, pri: 0, raw: "1990 Oct 22 10:52:01 TZ-6 scapegoat.dmz.example.org 10.1.2.3 sched[0]: That's All Folks!"}},
+			syslogWant{format: syslog.Lenient, pri: 0, raw: "1990 Oct 22 10:52:01 TZ-6 scapegoat.dmz.example.org 10.1.2.3 sched[0]: That's All Folks!"}},
 		{"rfc3164 pid", "<38>Nov 22 02:11:09 host-12 sshd[2211]: Accepted publickey",
-			syslogWant{format: pipeline.SyslogRFC3164, pri: 38, time: time.Date(2026, 11, 22, 2, 11, 9, 0, utc), host: "host-12", source: "sshd",
+			syslogWant{format: syslog.RFC3164, pri: 38, time: time.Date(2026, 11, 22, 2, 11, 9, 0, utc), host: "host-12", source: "sshd",
 				raw: "Accepted publickey", fields: map[string]string{"procid": "2211"}}},
 		{"rfc3164 December read in January is last year", "<38>Dec 31 23:59:59 h t: m",
-			syslogWant{format: pipeline.SyslogRFC3164, pri: 38, time: time.Date(2025, 12, 31, 23, 59, 59, 0, utc), host: "h", source: "t", raw: "m"}},
+			syslogWant{format: syslog.RFC3164, pri: 38, time: time.Date(2025, 12, 31, 23, 59, 59, 0, utc), host: "h", source: "t", raw: "m"}},
 
 		// rsyslog and syslog-ng BSD variants.
 		{"upper-case month", "<38>AUG 10 22:18:24 host tag: test message",
-			syslogWant{format: pipeline.SyslogRFC3164, pri: 38, time: time.Date(2026, 8, 10, 22, 18, 24, 0, utc), host: "host", source: "tag", raw: "test message"}},
+			syslogWant{format: syslog.RFC3164, pri: 38, time: time.Date(2026, 8, 10, 22, 18, 24, 0, utc), host: "host", source: "tag", raw: "test message"}},
 		{"year after the day", "<38>Mar 7 2008 19:06:53 example tag: testmessage",
-			syslogWant{format: pipeline.SyslogRFC3164, pri: 38, time: time.Date(2008, 3, 7, 19, 6, 53, 0, utc), host: "example", source: "tag", raw: "testmessage"}},
+			syslogWant{format: syslog.RFC3164, pri: 38, time: time.Date(2008, 3, 7, 19, 6, 53, 0, utc), host: "example", source: "tag", raw: "testmessage"}},
 		{"year after the time", "<38>Mar  7 19:06:53 2008 example tag: testmessage",
-			syslogWant{format: pipeline.SyslogRFC3164, pri: 38, time: time.Date(2008, 3, 7, 19, 6, 53, 0, utc), host: "example", source: "tag", raw: "testmessage"}},
+			syslogWant{format: syslog.RFC3164, pri: 38, time: time.Date(2008, 3, 7, 19, 6, 53, 0, utc), host: "example", source: "tag", raw: "testmessage"}},
 		{"colon after the time", "<38>Mar 7 19:06:53: example tag: testmessage",
-			syslogWant{format: pipeline.SyslogRFC3164, pri: 38, time: time.Date(2026, 3, 7, 19, 6, 53, 0, utc), host: "example", source: "tag", raw: "testmessage"}},
+			syslogWant{format: syslog.RFC3164, pri: 38, time: time.Date(2026, 3, 7, 19, 6, 53, 0, utc), host: "example", source: "tag", raw: "testmessage"}},
 		{"space after PRI", "<167> Mar  7 19:06:53 example tag: testmessage",
-			syslogWant{format: pipeline.SyslogRFC3164, pri: 167, time: time.Date(2026, 3, 7, 19, 6, 53, 0, utc), host: "example", source: "tag", raw: "testmessage"}},
+			syslogWant{format: syslog.RFC3164, pri: 167, time: time.Date(2026, 3, 7, 19, 6, 53, 0, utc), host: "example", source: "tag", raw: "testmessage"}},
 		{"no hostname (local socket)", "<13>Oct 11 22:14:15 su: hi",
-			syslogWant{format: pipeline.SyslogRFC3164, pri: 13, time: time.Date(2026, 10, 11, 22, 14, 15, 0, utc), source: "su", raw: "hi"}},
+			syslogWant{format: syslog.RFC3164, pri: 13, time: time.Date(2026, 10, 11, 22, 14, 15, 0, utc), source: "su", raw: "hi"}},
 		{"loggen default (ISO without zone)", "<38>2026-11-22T01:39:01 localhost prog[123]: seq: 0000000000, thread: 0000, runid: 1",
-			syslogWant{format: pipeline.SyslogLenient, pri: 38, time: time.Date(2026, 11, 22, 1, 39, 1, 0, utc), host: "localhost", source: "prog",
+			syslogWant{format: syslog.Lenient, pri: 38, time: time.Date(2026, 11, 22, 1, 39, 1, 0, utc), host: "localhost", source: "prog",
 				raw: "seq: 0000000000, thread: 0000, runid: 1", fields: map[string]string{"procid": "123"}}},
 		{"ISO with offset and fraction", "<38>2026-11-22T01:39:01.5+01:00 host app: m",
-			syslogWant{format: pipeline.SyslogLenient, pri: 38, time: time.Date(2026, 11, 22, 0, 39, 1, 5e8, utc), host: "host", source: "app", raw: "m"}},
-		{"no PRI", "plain text line", syslogWant{format: pipeline.SyslogLenient, pri: -1, raw: "plain text line"}},
-		{"no PRI with tag", "sshd[99]: Accepted key", syslogWant{format: pipeline.SyslogLenient, pri: -1, source: "sshd", raw: "Accepted key", fields: map[string]string{"procid": "99"}}},
+			syslogWant{format: syslog.Lenient, pri: 38, time: time.Date(2026, 11, 22, 0, 39, 1, 5e8, utc), host: "host", source: "app", raw: "m"}},
+		{"no PRI", "plain text line", syslogWant{format: syslog.Lenient, pri: -1, raw: "plain text line"}},
+		{"no PRI with tag", "sshd[99]: Accepted key", syslogWant{format: syslog.Lenient, pri: -1, source: "sshd", raw: "Accepted key", fields: map[string]string{"procid": "99"}}},
 		{"no PRI, BSD header", "Oct 11 22:14:15 mymachine su: x",
-			syslogWant{format: pipeline.SyslogRFC3164, pri: -1, time: time.Date(2026, 10, 11, 22, 14, 15, 0, utc), host: "mymachine", source: "su", raw: "x"}},
+			syslogWant{format: syslog.RFC3164, pri: -1, time: time.Date(2026, 10, 11, 22, 14, 15, 0, utc), host: "mymachine", source: "su", raw: "x"}},
 
 		// Vendor samples.
 		{"cisco asa", "<166>Jan 05 2024 10:00:00: %ASA-6-302013: Built outbound TCP connection 123 for outside:10.0.0.1/443 (10.0.0.1/443) to inside:192.168.1.2/5000 (192.168.1.2/5000)",
-			syslogWant{format: pipeline.SyslogRFC3164, pri: 166, time: time.Date(2024, 1, 5, 10, 0, 0, 0, utc), source: "ASA",
+			syslogWant{format: syslog.RFC3164, pri: 166, time: time.Date(2024, 1, 5, 10, 0, 0, 0, utc), source: "ASA",
 				raw:    "Built outbound TCP connection 123 for outside:10.0.0.1/443 (10.0.0.1/443) to inside:192.168.1.2/5000 (192.168.1.2/5000)",
 				fields: map[string]string{"msgid": "ASA-6-302013"}}},
 		{"cisco asa device-id", "<166>Jan 05 2024 10:00:00 asa-fw01 : %ASA-4-106023: Deny tcp src outside:10.0.0.1/5000 dst inside:10.0.0.2/22",
-			syslogWant{format: pipeline.SyslogRFC3164, pri: 166, time: time.Date(2024, 1, 5, 10, 0, 0, 0, utc), host: "asa-fw01", source: "ASA",
+			syslogWant{format: syslog.RFC3164, pri: 166, time: time.Date(2024, 1, 5, 10, 0, 0, 0, utc), host: "asa-fw01", source: "ASA",
 				raw: "Deny tcp src outside:10.0.0.1/5000 dst inside:10.0.0.2/22", fields: map[string]string{"msgid": "ASA-4-106023"}}},
 		{"cisco asa without timestamp", "<166>%ASA-6-302013: Built outbound TCP connection",
-			syslogWant{format: pipeline.SyslogLenient, pri: 166, source: "ASA", raw: "Built outbound TCP connection", fields: map[string]string{"msgid": "ASA-6-302013"}}},
+			syslogWant{format: syslog.Lenient, pri: 166, source: "ASA", raw: "Built outbound TCP connection", fields: map[string]string{"msgid": "ASA-6-302013"}}},
 		{"cisco ios sequence, msec, unsynced", "<189>52: *Mar  1 18:46:11.123: %LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to up",
-			syslogWant{format: pipeline.SyslogRFC3164, pri: 189, time: time.Date(2026, 3, 1, 18, 46, 11, 123e6, utc), source: "LINK",
+			syslogWant{format: syslog.RFC3164, pri: 189, time: time.Date(2026, 3, 1, 18, 46, 11, 123e6, utc), source: "LINK",
 				raw: "Interface GigabitEthernet0/1, changed state to up", fields: map[string]string{"sequence": "52", "msgid": "LINK-3-UPDOWN"}}},
 		{"cisco ios UTC", "<189>53: Nov 22 12:00:01.5 UTC: %SYS-5-CONFIG_I: Configured from console",
-			syslogWant{format: pipeline.SyslogRFC3164, pri: 189, time: time.Date(2026, 11, 22, 12, 0, 1, 5e8, utc), source: "SYS",
+			syslogWant{format: syslog.RFC3164, pri: 189, time: time.Date(2026, 11, 22, 12, 0, 1, 5e8, utc), source: "SYS",
 				raw: "Configured from console", fields: map[string]string{"sequence": "53", "msgid": "SYS-5-CONFIG_I"}}},
-		{"digits that are no sequence number", "<13>404: not found", syslogWant{format: pipeline.SyslogLenient, pri: 13, source: "404", raw: "not found"}},
+		{"digits that are no sequence number", "<13>404: not found", syslogWant{format: syslog.Lenient, pri: 13, source: "404", raw: "not found"}},
 		{"fortigate", `<189>date=2024-01-05 time=10:00:00 devname="FGT60E" devid="FGT60E0000000001" logid="0000000013" type="traffic" subtype="forward" level="notice" srcip=10.0.0.1 dstip=8.8.8.8 action="accept"`,
-			syslogWant{format: pipeline.SyslogLenient, pri: 189,
+			syslogWant{format: syslog.Lenient, pri: 189,
 				raw: `date=2024-01-05 time=10:00:00 devname="FGT60E" devid="FGT60E0000000001" logid="0000000013" type="traffic" subtype="forward" level="notice" srcip=10.0.0.1 dstip=8.8.8.8 action="accept"`}},
 		{"palo alto", "<14>Jan  5 10:00:00 PA-VM 1,2024/01/05 10:00:00,012801096514,TRAFFIC,end,2561,2024/01/05 10:00:00,10.0.0.1,8.8.8.8",
-			syslogWant{format: pipeline.SyslogRFC3164, pri: 14, time: time.Date(2026, 1, 5, 10, 0, 0, 0, utc), host: "PA-VM",
+			syslogWant{format: syslog.RFC3164, pri: 14, time: time.Date(2026, 1, 5, 10, 0, 0, 0, utc), host: "PA-VM",
 				raw: "1,2024/01/05 10:00:00,012801096514,TRAFFIC,end,2561,2024/01/05 10:00:00,10.0.0.1,8.8.8.8"}},
 
 		// Unparsable input.
-		{"bad PRI", "<999>x", syslogWant{format: pipeline.SyslogUnparsed, pri: -1, raw: "<999>x"}},
-		{"unclosed PRI", "<13 x", syslogWant{format: pipeline.SyslogUnparsed, pri: -1, raw: "<13 x"}},
-		{"leading zero PRI", "<013>x", syslogWant{format: pipeline.SyslogUnparsed, pri: -1, raw: "<013>x"}},
-		{"empty", "", syslogWant{format: pipeline.SyslogUnparsed, pri: -1}},
-		{"invalid UTF-8", "<13>bad \xff\xfe bytes", syslogWant{format: pipeline.SyslogUnparsed, pri: -1, raw: "<13>bad \xff\xfe bytes"}},
-		{"control bytes", "\x01\x02\x03garbage", syslogWant{format: pipeline.SyslogUnparsed, pri: -1, raw: "\x01\x02\x03garbage"}},
+		{"bad PRI", "<999>x", syslogWant{format: syslog.Unparsed, pri: -1, raw: "<999>x"}},
+		{"unclosed PRI", "<13 x", syslogWant{format: syslog.Unparsed, pri: -1, raw: "<13 x"}},
+		{"leading zero PRI", "<013>x", syslogWant{format: syslog.Unparsed, pri: -1, raw: "<013>x"}},
+		{"empty", "", syslogWant{format: syslog.Unparsed, pri: -1}},
+		{"invalid UTF-8", "<13>bad \xff\xfe bytes", syslogWant{format: syslog.Unparsed, pri: -1, raw: "<13>bad \xff\xfe bytes"}},
+		{"control bytes", "\x01\x02\x03garbage", syslogWant{format: syslog.Unparsed, pri: -1, raw: "\x01\x02\x03garbage"}},
 	}
-	p := pipeline.NewSyslogParser(pipeline.SyslogConfig{Location: time.UTC, RequireText: true})
+	p := syslog.NewParser(syslog.Config{Location: time.UTC, RequireText: true})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ev := relaykit.Event{ReceiveTime: ref.UnixNano()}
@@ -217,10 +217,10 @@ func TestSyslogParserFormats(t *testing.T) {
 
 // Timestamps without zone are read in the configured Location, and the year
 // comes from Now when the event has no receive time.
-func TestSyslogParserLocation(t *testing.T) {
+func TestParserLocation(t *testing.T) {
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	require.NoError(t, err)
-	p := pipeline.NewSyslogParser(pipeline.SyslogConfig{Location: berlin, Now: func() time.Time { return ref }})
+	p := syslog.NewParser(syslog.Config{Location: berlin, Now: func() time.Time { return ref }})
 	for _, tt := range []struct {
 		in   string
 		want time.Time
@@ -239,8 +239,8 @@ func TestSyslogParserLocation(t *testing.T) {
 
 // Parse keeps what the caller set (SourceType, Index, ReceiveTime, fields,
 // FlagTruncated) and replaces what it parsed.
-func TestSyslogParserKeepsCallerMetadata(t *testing.T) {
-	p := pipeline.NewSyslogParser(pipeline.SyslogConfig{Location: time.UTC})
+func TestParserKeepsCallerMetadata(t *testing.T) {
+	p := syslog.NewParser(syslog.Config{Location: time.UTC})
 	ev := relaykit.Event{ReceiveTime: 42, Flags: relaykit.FlagTruncated | relaykit.FlagParseError}
 	ev.SourceType = append(ev.SourceType, "fw"...)
 	ev.Index = append(ev.Index, "net"...)
@@ -267,7 +267,7 @@ func TestSyslogParserKeepsCallerMetadata(t *testing.T) {
 
 // A hostile message with thousands of SD parameters keeps its header and
 // loses nothing: past the field cap the SD text stays in Raw.
-func TestSyslogParserSDCap(t *testing.T) {
+func TestParserSDCap(t *testing.T) {
 	var b bytes.Buffer
 	b.WriteString("<13>1 - h a - - [x@1")
 	for i := range 300 {
@@ -277,10 +277,10 @@ func TestSyslogParserSDCap(t *testing.T) {
 		b.WriteString(`="v"`)
 	}
 	b.WriteString("] msg")
-	p := pipeline.NewSyslogParser(pipeline.SyslogConfig{Location: time.UTC})
+	p := syslog.NewParser(syslog.Config{Location: time.UTC})
 	var ev relaykit.Event
 	got := p.Parse(&ev, b.Bytes())
-	assert.Equal(t, pipeline.SyslogLenient, got)
+	assert.Equal(t, syslog.Lenient, got)
 	assert.Equal(t, "h", string(ev.Host))
 	assert.Empty(t, ev.Fields)
 	assert.True(t, bytes.HasPrefix(ev.Raw, []byte("[x@1 kaa=")))
@@ -288,17 +288,17 @@ func TestSyslogParserSDCap(t *testing.T) {
 }
 
 func TestSyslogFormatString(t *testing.T) {
-	assert.Equal(t, "rfc5424", pipeline.SyslogRFC5424.String())
-	assert.Equal(t, "rfc3164", pipeline.SyslogRFC3164.String())
-	assert.Equal(t, "lenient", pipeline.SyslogLenient.String())
-	assert.Equal(t, "unparsed", pipeline.SyslogUnparsed.String())
-	assert.Equal(t, "unknown", pipeline.SyslogFormat(9).String())
+	assert.Equal(t, "rfc5424", syslog.RFC5424.String())
+	assert.Equal(t, "rfc3164", syslog.RFC3164.String())
+	assert.Equal(t, "lenient", syslog.Lenient.String())
+	assert.Equal(t, "unparsed", syslog.Unparsed.String())
+	assert.Equal(t, "unknown", syslog.Format(9).String())
 }
 
-// FuzzSyslogParser: any input gives an event, never a panic; a parse error
+// FuzzParser: any input gives an event, never a panic; a parse error
 // keeps the input whole; the message is a substring of the input but for
 // BOMs removed, and never starts with a BOM; the event is reusable.
-func FuzzSyslogParser(f *testing.F) {
+func FuzzParser(f *testing.F) {
 	for _, s := range []string{
 		"<38>2026-11-22T01:39:01 host prog[123]: msg", "<13>1 - - - - - - x", "<34>Oct 11 22:14:15 h su: m",
 		"<166>%ASA-6-302013: B", "<166>Nov 22 2026 01:39:01: %ASA-6-1: x", "*Mar  1 18:46:11.123: %LINK-3-UPDOWN: x",
@@ -310,14 +310,14 @@ func FuzzSyslogParser(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	p := pipeline.NewSyslogParser(pipeline.SyslogConfig{Location: time.UTC, CEF: true})
+	p := syslog.NewParser(syslog.Config{Location: time.UTC, CEF: true})
 	var ev relaykit.Event
 	f.Fuzz(func(t *testing.T, in []byte) {
 		ev.Reset()
 		ev.ReceiveTime = ref.UnixNano()
 		got := p.Parse(&ev, in)
 		trimmed := bytes.TrimRight(in, "\r\n")
-		if got == pipeline.SyslogUnparsed {
+		if got == syslog.Unparsed {
 			if !bytes.Equal(ev.Raw, trimmed) || ev.Flags&relaykit.FlagParseError == 0 {
 				t.Fatalf("unparsed event %q lost input %q", ev.Raw, in)
 			}
@@ -348,13 +348,13 @@ var (
 )
 
 // Once the event is warm, parsing allocates nothing on any path.
-func TestSyslogParserAllocs(t *testing.T) {
+func TestParserAllocs(t *testing.T) {
 	skipIfRace(t)
 	require.Len(t, sample5424, 200)
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	require.NoError(t, err)
 	for _, loc := range []*time.Location{time.UTC, berlin} {
-		p := pipeline.NewSyslogParser(pipeline.SyslogConfig{Location: loc, RequireText: true, CEF: true})
+		p := syslog.NewParser(syslog.Config{Location: loc, RequireText: true, CEF: true})
 		for _, in := range [][]byte{sample5424, sample3164, sampleISO, sampleCEF, []byte("<999>bad"), []byte("<189>52: *Mar  1 18:46:11.123: %LINK-3-UPDOWN: x")} {
 			ev := relaykit.Event{ReceiveTime: ref.UnixNano()}
 			p.Parse(&ev, in)
@@ -367,7 +367,7 @@ func TestSyslogParserAllocs(t *testing.T) {
 		}
 	}
 	var ev relaykit.Event
-	fn := pipeline.ParseCEF()
+	fn := syslog.ParseCEF()
 	ev.Raw = append(ev.Raw, sampleCEF[26:]...)
 	_, err = fn.Apply(&ev)
 	require.NoError(t, err)
@@ -385,15 +385,15 @@ func TestHasControl(t *testing.T) {
 			b := bytes.Repeat([]byte{'a'}, 20)
 			b[pos] = byte(c)
 			want := c < 0x20 && c != '\t' || c == 0x7f
-			if got := pipeline.HasControl(b); got != want {
+			if got := syslog.HasControl(b); got != want {
 				t.Fatalf("byte %#x at %d: got %t", c, pos, got)
 			}
-			if got, want := pipeline.IsText(b), !want && utf8.Valid(b); got != want {
+			if got, want := syslog.IsText(b), !want && utf8.Valid(b); got != want {
 				t.Fatalf("IsText: byte %#x at %d: got %t", c, pos, got)
 			}
 			// A multi-byte rune before the byte moves the check to the slow path.
 			m := append([]byte("é"), b...)
-			if got, want := pipeline.IsText(m), utf8.Valid(m) && !pipeline.HasControl(m); got != want {
+			if got, want := syslog.IsText(m), utf8.Valid(m) && !syslog.HasControl(m); got != want {
 				t.Fatalf("IsText after a rune: byte %#x at %d: got %t", c, pos, got)
 			}
 		}
@@ -406,7 +406,7 @@ func FuzzIsText(f *testing.F) {
 	f.Add([]byte("plain ascii text that is longer than sixteen bytes\t"))
 	f.Add([]byte("é\x7f"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := pipeline.IsText(b), utf8.Valid(b) && !pipeline.HasControl(b); got != want {
+		if got, want := syslog.IsText(b), utf8.Valid(b) && !syslog.HasControl(b); got != want {
 			t.Fatalf("%q: got %t", b, got)
 		}
 	})

@@ -1,0 +1,7 @@
+package syslog
+
+// HasControl exposes hasControl.
+var HasControl = hasControl
+
+// IsText exposes isText.
+var IsText = isText
