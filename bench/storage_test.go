@@ -17,6 +17,7 @@ import (
 	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/spool"
 	"github.com/relaykit/relaykit/storage"
 )
 
@@ -255,7 +256,7 @@ func BenchmarkSpoolAppend(b *testing.B) {
 		payload += e.Size()
 	}
 	b.Run("batch=100/size=100B", func(b *testing.B) {
-		s, err := storage.OpenSpool(storage.SpoolConfig{Dir: b.TempDir(), MaxBytes: 64 << 30})
+		s, err := spool.Open(spool.Config{Dir: b.TempDir(), MaxBytes: 64 << 30})
 		if err != nil {
 			b.Fatal(err)
 		}

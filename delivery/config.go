@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit"
-	"github.com/relaykit/relaykit/storage"
+	"github.com/relaykit/relaykit/spool"
 )
 
 // Errors returned by the package. Test for them with [errors.Is].
@@ -93,7 +93,7 @@ const (
 	// DropReasonOldest: DropOldest discarded the events to make room.
 	DropReasonOldest = "spool_full_oldest"
 	// DropReasonCorrupt: disk damage destroyed spooled events (see the
-	// storage package for what each kind of damage costs).
+	// spool package for what each kind of damage costs).
 	DropReasonCorrupt = "spool_corrupt"
 	// DropReasonShutdown: events held only in memory (mode OnFailure, or a
 	// failing disk) that could not be spooled when Close gave up.
@@ -120,7 +120,7 @@ type Config struct {
 	// Zero means "destination".
 	Name string
 	// Dir is the spool directory, used by this Queue alone (it is locked;
-	// see storage.SpoolConfig.Dir). Batches that failed from memory in
+	// see spool.Config.Dir). Batches that failed from memory in
 	// mode OnFailure are kept in its subdirectory "retry". Required.
 	Dir string
 	// Mode is when batches are spooled. Zero means WriteAhead.
@@ -139,8 +139,8 @@ type Config struct {
 	// it survives a crash of the process (kill -9), not of the machine.
 	Fsync bool
 	// FS is the spool's file system. Nil means the operating system's;
-	// package storage/storagetest injects disk faults through it.
-	FS storage.FS
+	// package spool/spooltest injects disk faults through it.
+	FS spool.FS
 
 	// MemoryBatches is how many batches the Queue holds in memory, in
 	// order, ahead of the spool. Zero means 8.
@@ -227,10 +227,10 @@ func (c Config) withDefaults() (Config, error) {
 		c.MaxBackoff = time.Second
 	}
 	if c.MaxBytes == 0 {
-		c.MaxBytes = storage.DefaultSpoolMaxBytes
+		c.MaxBytes = spool.DefaultMaxBytes
 	}
 	if c.SegmentBytes == 0 {
-		c.SegmentBytes = min(storage.DefaultSpoolSegmentBytes, max(c.MaxBytes/8, 64<<10))
+		c.SegmentBytes = min(spool.DefaultSegmentBytes, max(c.MaxBytes/8, 64<<10))
 	}
 	if c.MemoryBatches == 0 {
 		c.MemoryBatches = DefaultMemoryBatches

@@ -84,7 +84,7 @@
 //
 // # The disk
 //
-// The spool is a storage.Spool in Config.Dir (locked: one Queue per
+// The spool is a spool.Spool in Config.Dir (locked: one Queue per
 // directory, in any process). In WriteAhead the disk copy is written and
 // then acknowledged after delivery; it is read back only after a restart,
 // or when memory was full and later batches went to disk only. ENOSPC, EIO

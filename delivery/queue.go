@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit"
-	"github.com/relaykit/relaykit/storage"
+	"github.com/relaykit/relaykit/spool"
 )
 
 // Queue is a [relaykit.Sink] that delivers batches to another Sink (the
@@ -28,8 +28,8 @@ type Queue struct {
 	sink  relaykit.Sink
 	cfg   Config
 	log   *slog.Logger
-	spool *storage.Spool // every batch in WriteAhead; the backlog in OnFailure
-	retry *storage.Spool // batches that failed from memory (OnFailure); read first
+	spool *spool.Spool // every batch in WriteAhead; the backlog in OnFailure
+	retry *spool.Spool // batches that failed from memory (OnFailure); read first
 
 	mu       sync.Mutex
 	mem      []*entry // in order; the sender takes mem[0]
@@ -65,9 +65,9 @@ type Queue struct {
 // entry is a batch in memory: pooled copies of the events.
 type entry struct {
 	evs  []relaykit.Event
-	n0   int              // events when accepted
-	rec  storage.RecordID // its spool record; zero when held only in memory
-	wait *waiter          // non-nil when Send waits for the outcome
+	n0   int            // events when accepted
+	rec  spool.RecordID // its spool record; zero when held only in memory
+	wait *waiter        // non-nil when Send waits for the outcome
 	// discarded: DropOldest removed its spool record. It is still sent
 	// from memory, but counted dropped if the Queue stops first.
 	discarded bool
@@ -85,8 +85,8 @@ type waiter struct {
 // diskBatch is a spooled batch being sent: events alias the spool's read
 // buffer, valid until the next Peek.
 type diskBatch struct {
-	sp  *storage.Spool
-	id  storage.RecordID
+	sp  *spool.Spool
+	id  spool.RecordID
 	evs []relaykit.Event
 	n0  int
 }
@@ -113,7 +113,7 @@ func newEntry(batch []relaykit.Event) *entry {
 }
 
 func (e *entry) release() {
-	e.rec, e.wait, e.discarded, e.refused = storage.RecordID{}, nil, false, false
+	e.rec, e.wait, e.discarded, e.refused = spool.RecordID{}, nil, false, false
 	if cap(e.evs) > 4096 {
 		return
 	}
@@ -128,7 +128,7 @@ func (e *entry) release() {
 // they have no OnFailure handler): then exactly the undelivered events are
 // retried, and those refused permanently go to Config.DeadLetter. New
 // returns an error wrapping ErrInvalidConfig for a bad cfg, or the spool's
-// error (storage.ErrLocked when another Queue or process uses Dir).
+// error (spool.ErrLocked when another Queue or process uses Dir).
 func New(sink relaykit.Sink, cfg Config) (*Queue, error) {
 	if sink == nil {
 		return nil, fmt.Errorf("%w: nil sink", ErrInvalidConfig)
@@ -137,13 +137,13 @@ func New(sink relaykit.Sink, cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	scfg := storage.SpoolConfig{Dir: cfg.Dir, MaxBytes: cfg.MaxBytes, SegmentBytes: cfg.SegmentBytes, Fsync: cfg.Fsync, FS: cfg.FS}
-	sp, err := storage.OpenSpool(scfg)
+	scfg := spool.Config{Dir: cfg.Dir, MaxBytes: cfg.MaxBytes, SegmentBytes: cfg.SegmentBytes, Fsync: cfg.Fsync, FS: cfg.FS}
+	sp, err := spool.Open(scfg)
 	if err != nil {
 		return nil, fmt.Errorf("delivery: %s: %w", cfg.Name, err)
 	}
 	scfg.Dir = filepath.Join(cfg.Dir, "retry")
-	rs, err := storage.OpenSpool(scfg)
+	rs, err := spool.Open(scfg)
 	if err != nil {
 		_ = sp.Close()
 		return nil, fmt.Errorf("delivery: %s: %w", cfg.Name, err)
@@ -224,7 +224,7 @@ func (q *Queue) Send(ctx context.Context, batch []relaykit.Event) error {
 			}
 			q.mu.Unlock()
 			return nil
-		case errors.Is(err, storage.ErrSpoolFull):
+		case errors.Is(err, spool.ErrFull):
 			switch q.cfg.Full {
 			case DropOldest:
 				if q.discardLocked() {
@@ -312,7 +312,7 @@ func (q *Queue) holdLocked(ctx context.Context, e *entry, n int64) error {
 
 // waitAckedLocked waits until the spool record id is acknowledged, or ctx
 // ends. It unlocks q.mu.
-func (q *Queue) waitAckedLocked(ctx context.Context, id storage.RecordID) error {
+func (q *Queue) waitAckedLocked(ctx context.Context, id spool.RecordID) error {
 	for !q.spool.Acked(id) {
 		if err := q.waitLocked(ctx, 0); err != nil {
 			return err
@@ -375,13 +375,13 @@ func (q *Queue) discardLocked() bool {
 		return false
 	}
 	lost := d.Events
-	in := func(id storage.RecordID) bool { return !id.IsZero() && !id.Less(d.First) && !d.Last.Less(id) }
+	in := func(id spool.RecordID) bool { return !id.IsZero() && !id.Less(d.First) && !d.Last.Less(id) }
 	for _, e := range q.mem {
 		if in(e.rec) {
 			// Still sent from memory; dropped only if the Queue stops
 			// before (see Close).
 			lost -= int64(e.n0)
-			e.rec = storage.RecordID{}
+			e.rec = spool.RecordID{}
 			e.discarded = true
 		}
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/delivery"
 	"github.com/relaykit/relaykit/internal/testtool"
-	"github.com/relaykit/relaykit/storage"
-	"github.com/relaykit/relaykit/storage/storagetest"
+	"github.com/relaykit/relaykit/spool"
+	"github.com/relaykit/relaykit/spool/spooltest"
 )
 
 func TestConfig(t *testing.T) {
@@ -39,7 +39,7 @@ func TestConfig(t *testing.T) {
 	q, err := delivery.New(d, delivery.Config{Dir: dir})
 	require.NoError(t, err)
 	_, err = delivery.New(d, delivery.Config{Dir: dir})
-	require.ErrorIs(t, err, storage.ErrLocked, "one Queue per spool directory")
+	require.ErrorIs(t, err, spool.ErrLocked, "one Queue per spool directory")
 	closeQ(t, q, time.Second)
 	assert.ErrorIs(t, q.Send(t.Context(), batchOf(0, 1)), delivery.ErrClosed)
 	assert.NoError(t, q.Close(t.Context()), "Close is idempotent")
@@ -50,10 +50,10 @@ func TestConfig(t *testing.T) {
 func TestHealthyPath(t *testing.T) {
 	for _, mode := range []delivery.Mode{delivery.WriteAhead, delivery.OnFailure} {
 		t.Run(mode.String(), func(t *testing.T) {
-			fsys := &storagetest.FaultFS{}
+			fsys := &spooltest.FaultFS{}
 			// Any read of a segment would fail: write-ahead must not read
 			// back what it holds in memory.
-			fsys.Inject(storagetest.Fault{Op: storagetest.OpRead, Name: "*.seg", Err: syscall.EIO})
+			fsys.Inject(spooltest.Fault{Op: spooltest.OpRead, Name: "*.seg", Err: syscall.EIO})
 			d := &dest{}
 			// Memory never overflows here, so nothing needs reading back
 			// however the goroutines are scheduled.
@@ -67,7 +67,7 @@ func TestHealthyPath(t *testing.T) {
 			st := q.Stats()
 			assertLedger(t, st)
 			assert.Zero(t, st.Pending)
-			assert.Zero(t, fsys.Failed(storagetest.OpRead), "nothing read back")
+			assert.Zero(t, fsys.Failed(spooltest.OpRead), "nothing read back")
 			if mode == delivery.WriteAhead {
 				assert.Equal(t, int64(batches), st.Spool.Appended, "every batch written ahead")
 				assert.Equal(t, int64(batches), st.Spool.Acked, "and acknowledged after delivery")
@@ -260,26 +260,26 @@ func assertSubsequence(t *testing.T, want, got []int) {
 	}
 }
 
-// TestDiskFaults fails the spool's disk in every way storagetest can, for
+// TestDiskFaults fails the spool's disk in every way spooltest can, for
 // a while, under a healthy destination: nothing is dropped, every Send
 // returns nil, everything arrives once in order, the failure is reported
 // and then clears without a restart.
 func TestDiskFaults(t *testing.T) {
-	faults := map[string]storagetest.Fault{
-		"ENOSPC on write":       {Op: storagetest.OpWrite, Name: "*.seg", Err: syscall.ENOSPC},
-		"EIO on write":          {Op: storagetest.OpWrite, Name: "*.seg", Err: syscall.EIO},
-		"torn write":            {Op: storagetest.OpWrite, Name: "*.seg", Err: syscall.ENOSPC, Partial: true},
-		"fsync error":           {Op: storagetest.OpSync, Name: "*.seg", Err: syscall.EIO},
-		"segment creation":      {Op: storagetest.OpCreate, Name: "*.seg", Err: syscall.ENOSPC},
-		"every third write EIO": {Op: storagetest.OpWrite, Err: syscall.EIO, After: 2},
-		"head file write":       {Op: storagetest.OpWrite, Name: "head", Err: syscall.EIO},
+	faults := map[string]spooltest.Fault{
+		"ENOSPC on write":       {Op: spooltest.OpWrite, Name: "*.seg", Err: syscall.ENOSPC},
+		"EIO on write":          {Op: spooltest.OpWrite, Name: "*.seg", Err: syscall.EIO},
+		"torn write":            {Op: spooltest.OpWrite, Name: "*.seg", Err: syscall.ENOSPC, Partial: true},
+		"fsync error":           {Op: spooltest.OpSync, Name: "*.seg", Err: syscall.EIO},
+		"segment creation":      {Op: spooltest.OpCreate, Name: "*.seg", Err: syscall.ENOSPC},
+		"every third write EIO": {Op: spooltest.OpWrite, Err: syscall.EIO, After: 2},
+		"head file write":       {Op: spooltest.OpWrite, Name: "head", Err: syscall.EIO},
 	}
 	for name, f := range faults {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			fsys := &storagetest.FaultFS{}
+			fsys := &spooltest.FaultFS{}
 			d := &dest{}
-			q := start(t, d, delivery.Config{FS: fsys, Fsync: f.Op == storagetest.OpSync, SegmentBytes: 64 << 10})
+			q := start(t, d, delivery.Config{FS: fsys, Fsync: f.Op == spooltest.OpSync, SegmentBytes: 64 << 10})
 			const size = 25
 			n := 0
 			send := func(k int) {
@@ -343,11 +343,11 @@ func TestDiskFull(t *testing.T) {
 // with its context) and nothing accepted is lost; when the destination
 // returns everything accepted arrives in order.
 func TestDiskFailsDuringOutage(t *testing.T) {
-	fsys := &storagetest.FaultFS{}
+	fsys := &spooltest.FaultFS{}
 	d := &dest{}
 	q := start(t, d, delivery.Config{FS: fsys, MemoryBatches: 4})
 	d.set(func(d *dest) { d.down = true })
-	clear := fsys.Inject(storagetest.Fault{Op: storagetest.OpWrite, Name: "*.seg", Err: syscall.EIO})
+	clear := fsys.Inject(spooltest.Fault{Op: spooltest.OpWrite, Name: "*.seg", Err: syscall.EIO})
 	var accepted []int
 	refused := 0
 	for i := range 30 {
@@ -393,7 +393,7 @@ func TestDamagedSpool(t *testing.T) {
 	require.Len(t, segs, 1)
 	info, err := os.Stat(segs[0])
 	require.NoError(t, err)
-	require.NoError(t, storagetest.FlipBit(segs[0], info.Size()/2, 2))
+	require.NoError(t, spooltest.FlipBit(segs[0], info.Size()/2, 2))
 
 	d.set(func(d *dest) { d.down = false })
 	q = start(t, d, delivery.Config{Dir: dir})
@@ -478,7 +478,7 @@ var _ = errors.New
 // a segment's creation, a record, the head file — nothing is dropped, every
 // event arrives once in order, and the disk works again for the next one.
 func TestEveryWriteFails(t *testing.T) {
-	run := func(t *testing.T, fsys *storagetest.FaultFS, fsync bool) []int {
+	run := func(t *testing.T, fsys *spooltest.FaultFS, fsync bool) []int {
 		d := &dest{}
 		q, err := delivery.New(d, delivery.Config{Dir: t.TempDir(), FS: fsys, Fsync: fsync, SegmentBytes: 64 << 10, MemoryBatches: 4})
 		require.NoError(t, err)
@@ -497,17 +497,17 @@ func TestEveryWriteFails(t *testing.T) {
 		return d.events()
 	}
 	for _, tc := range []struct {
-		op    storagetest.Op
+		op    spooltest.Op
 		fsync bool
-	}{{storagetest.OpWrite, false}, {storagetest.OpSync, true}} {
-		clean := &storagetest.FaultFS{}
+	}{{spooltest.OpWrite, false}, {spooltest.OpSync, true}} {
+		clean := &spooltest.FaultFS{}
 		want := run(t, clean, tc.fsync)
 		n := clean.Count(tc.op)
 		require.Positive(t, n)
 		for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EIO} {
 			for k := range n {
-				fsys := &storagetest.FaultFS{}
-				fsys.Inject(storagetest.Fault{Op: tc.op, After: k, Times: 1, Err: errno})
+				fsys := &spooltest.FaultFS{}
+				fsys.Inject(spooltest.Fault{Op: tc.op, After: k, Times: 1, Err: errno})
 				got := run(t, fsys, tc.fsync)
 				if !assert.Equal(t, want, got, "%v %v failing at operation %d of %d", tc.op, errno, k+1, n) {
 					return

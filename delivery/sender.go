@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/spool"
 	"github.com/relaykit/relaykit/storage"
 )
 
@@ -164,7 +165,7 @@ func (q *Queue) sendEntry(ctx context.Context, e *entry) (progressed, failed boo
 
 // sendDisk sends the oldest batch of sp: the one in flight, or the next
 // one read from disk.
-func (q *Queue) sendDisk(ctx context.Context, sp *storage.Spool) (progressed, failed bool) {
+func (q *Queue) sendDisk(ctx context.Context, sp *spool.Spool) (progressed, failed bool) {
 	if q.cur == nil {
 		rec, err := sp.Peek()
 		q.countLost()
@@ -204,7 +205,7 @@ func (q *Queue) sendDisk(ctx context.Context, sp *storage.Spool) (progressed, fa
 
 // ack acknowledges a delivered record. A failure to save the head costs
 // at most duplicates after a crash: counted and logged once per episode.
-func (q *Queue) ack(sp *storage.Spool, id storage.RecordID) {
+func (q *Queue) ack(sp *spool.Spool, id spool.RecordID) {
 	err := sp.Ack(id)
 	switch {
 	case err == nil:
@@ -222,7 +223,7 @@ func (q *Queue) ack(sp *storage.Spool, id storage.RecordID) {
 // countLost counts events the spools lost to disk damage since the last
 // call.
 func (q *Queue) countLost() {
-	for i, sp := range [2]*storage.Spool{q.spool, q.retry} {
+	for i, sp := range [2]*spool.Spool{q.spool, q.retry} {
 		lost := sp.Stats().LostEvents
 		if d := lost - q.lostSeen[i]; d > 0 {
 			q.lostSeen[i] = lost

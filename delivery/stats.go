@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/relaykit/relaykit/storage"
+	"github.com/relaykit/relaykit/spool"
 )
 
 // Close stops the Queue: Send returns ErrClosed from now on, and Run
@@ -125,7 +125,7 @@ type Stats struct {
 	DiskErrors, DeadLetterErrors int64
 	// Spool and Retry are the spools' own counters: damage found (Corrupt,
 	// LostEvents, MissingSegments, TornBytes), errors by kind.
-	Spool, Retry storage.SpoolStats
+	Spool, Retry spool.Stats
 }
 
 type counters struct {
@@ -186,7 +186,7 @@ func (q *Queue) Stats() Stats {
 		s.Dropped[k] = v
 	}
 	q.c.dropMu.Unlock()
-	for _, sp := range []storage.SpoolStats{s.Spool, s.Retry} {
+	for _, sp := range []spool.Stats{s.Spool, s.Retry} {
 		s.SpoolBatches += sp.Batches
 		s.SpoolEvents += sp.Events
 		s.SpoolBytes += sp.Bytes

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/spool"
 	"github.com/relaykit/relaykit/storage"
 )
 
@@ -78,7 +79,7 @@ func ExampleNewArchive() {
 func ExampleSpool_Replay() {
 	dir, _ := os.MkdirTemp("", "spool")
 	defer os.RemoveAll(dir)
-	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: filepath.Join(dir, "hec")})
+	s, err := spool.Open(spool.Config{Dir: filepath.Join(dir, "hec")})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -86,7 +87,7 @@ func ExampleSpool_Replay() {
 	defer s.Close()
 	for _, msg := range []string{"first", "second"} {
 		batch := []relaykit.Event{{Raw: []byte(msg)}}
-		if _, err := s.Append(batch); err != nil { // storage.ErrSpoolFull when full
+		if _, err := s.Append(batch); err != nil { // spool.ErrFull when full
 			fmt.Println(err)
 		}
 	}
@@ -108,8 +109,8 @@ func ExampleSpool_Replay() {
 func ExampleSpool_Ack() {
 	dir, _ := os.MkdirTemp("", "spool")
 	defer os.RemoveAll(dir)
-	cfg := storage.SpoolConfig{Dir: filepath.Join(dir, "hec")}
-	s, _ := storage.OpenSpool(cfg)
+	cfg := spool.Config{Dir: filepath.Join(dir, "hec")}
+	s, _ := spool.Open(cfg)
 	send := func(batch []relaykit.Event) error { return nil } // the destination
 	for _, msg := range []string{"delivered", "in flight at the crash"} {
 		batch := []relaykit.Event{{Raw: []byte(msg)}}
@@ -124,7 +125,7 @@ func ExampleSpool_Ack() {
 	}
 	_ = s.Close() // as a crash would leave it
 
-	s, _ = storage.OpenSpool(cfg)
+	s, _ = spool.Open(cfg)
 	defer s.Close()
 	rec, err := s.Peek()
 	fmt.Printf("%s %v\n", rec.Events[0].Raw, err)

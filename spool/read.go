@@ -1,4 +1,4 @@
-package storage
+package spool
 
 import (
 	"bytes"
@@ -133,7 +133,7 @@ func (s *Spool) advanceLocked() {
 
 // Peek reads the oldest unacknowledged record. It returns io.EOF when
 // every record is acknowledged, and ErrClosed after Close. Records that
-// fail their checksums are skipped and counted ([SpoolStats] Corrupt,
+// fail their checksums are skipped and counted ([Stats] Corrupt,
 // CorruptBytes, LostEvents), and so is a segment file that went missing;
 // the head moves past them. A read error is returned (and counted) as it
 // is, unless the same record failed to read three times in a row: it is
@@ -407,7 +407,7 @@ func (s *Spool) sizeAtHeadLocked(id RecordID) (size, events int64, ok bool, err 
 // Discard removes the unacknowledged records of the oldest segment file
 // (all of it, or what is left of it past the head) to make room, and says
 // what it removed. It is how a caller implements a drop-oldest policy:
-// space is freed a segment at a time ([SpoolConfig.SegmentBytes]), so one
+// space is freed a segment at a time ([Config.SegmentBytes]), so one
 // call usually makes room for many Appends. It does not wait for a Peek in
 // progress (that Peek's record may be among those removed; acknowledging it
 // later is a no-op). It returns a zero Discarded when the spool is empty,

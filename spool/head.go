@@ -1,4 +1,4 @@
-package storage
+package spool
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package storage
+package spool
 
 import (
 	"errors"
@@ -8,10 +8,10 @@ import (
 	"os"
 )
 
-// FS is the file system a [Spool] works on. Nil in [SpoolConfig] means the
+// FS is the file system a [Spool] works on. Nil in [Config] means the
 // operating system's. Tests (and users testing their own agents) inject
 // disk faults through it: ENOSPC, EIO, failing fsync, torn writes; package
-// storagetest has a FaultFS that does so.
+// spooltest has a FaultFS that does so.
 //
 // Names are slash or OS paths as the os package takes them. An FS must be
 // safe for concurrent use by multiple goroutines.
@@ -44,12 +44,12 @@ type File interface {
 	Stat() (fs.FileInfo, error)
 }
 
-// ErrLocked is wrapped by the error [OpenSpool] returns when another Spool,
+// ErrLocked is wrapped by the error [Open] returns when another Spool,
 // in this process or another, has the directory open.
-var ErrLocked = errors.New("storage: spool directory in use")
+var ErrLocked = errors.New("spool: directory in use")
 
 // OSFS is the operating system's file system, the [FS] used when
-// [SpoolConfig].FS is nil.
+// [Config].FS is nil.
 type OSFS struct{}
 
 var _ FS = OSFS{}

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package storage
+package spool
 
 import (
 	"errors"
@@ -18,7 +18,7 @@ func lockFile(name string) (io.Closer, error) {
 		return nil, fmt.Errorf("%w: %s exists (remove it if no process uses the spool)", ErrLocked, name)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("storage: lock %s: %w", name, err)
+		return nil, fmt.Errorf("spool: lock %s: %w", name, err)
 	}
 	return &exclLock{f: f, name: name}, nil
 }

@@ -1,4 +1,4 @@
-package storage
+package spool
 
 import (
 	"errors"
@@ -16,16 +16,30 @@ import (
 	"github.com/relaykit/relaykit"
 )
 
-// ErrSpoolFull is returned by [Spool.Append] when the batch would make the
-// spool exceed [SpoolConfig.MaxBytes]. The batch was not written; the
+// ErrFull is returned by [Spool.Append] when the batch would make the
+// spool exceed [Config.MaxBytes]. The batch was not written; the
 // caller counts it as dropped, waits for room, or calls [Spool.Discard].
 // Unread data is never overwritten.
-var ErrSpoolFull = errors.New("storage: spool full")
+var ErrFull = errors.New("spool: full")
 
-// Defaults of [SpoolConfig].
+// Errors returned by the package besides [ErrFull] and [ErrLocked]. Test
+// for them with [errors.Is].
+var (
+	// ErrClosed is returned by every method of a [Spool] after Close.
+	ErrClosed = errors.New("spool: closed")
+	// ErrInvalidConfig is wrapped by every error [Open] returns for a bad
+	// [Config].
+	ErrInvalidConfig = errors.New("spool: invalid config")
+)
+
+// Defaults of [Config].
 const (
-	DefaultSpoolMaxBytes     = 1 << 30
-	DefaultSpoolSegmentBytes = 64 << 20
+	DefaultMaxBytes     = 1 << 30
+	DefaultSegmentBytes = 64 << 20
+	// DefaultFileMode is the permission of the files a Spool creates.
+	DefaultFileMode = 0o640
+	// DefaultDirMode is the permission of the directory a Spool creates.
+	DefaultDirMode = 0o750
 )
 
 const (
@@ -33,9 +47,9 @@ const (
 	lockName  = "lock"
 )
 
-// SpoolConfig configures a [Spool]. Only Dir is required.
-type SpoolConfig struct {
-	// Dir is the spool's directory, used by this Spool alone: OpenSpool
+// Config configures a [Spool]. Only Dir is required.
+type Config struct {
+	// Dir is the spool's directory, used by this Spool alone: Open
 	// locks it (file "lock"), and a second Spool on it, in this process or
 	// another, gets an error wrapping [ErrLocked]. It is created (mode 0750
 	// before umask) if missing.
@@ -61,15 +75,15 @@ type SpoolConfig struct {
 	FS FS
 }
 
-// SpoolStats is a snapshot of a [Spool]'s counters. Counters only grow;
+// Stats is a snapshot of a [Spool]'s counters. Counters only grow;
 // Bytes, Segments, Batches, Events and Oldest describe the spool now.
-type SpoolStats struct {
+type Stats struct {
 	// Appended and AppendedEvents count batches and events Append wrote.
 	Appended, AppendedEvents int64
 	// Acked and AckedEvents count batches and events acknowledged (by
 	// [Spool.Ack], or by Replay after its callback succeeded).
 	Acked, AckedEvents int64
-	// Refused counts batches Append refused with ErrSpoolFull.
+	// Refused counts batches Append refused with ErrFull.
 	Refused int64
 	// Discarded and DiscardedEvents count batches and events
 	// [Spool.Discard] removed unacknowledged.
@@ -174,7 +188,7 @@ type Discarded struct {
 // Ack, Discard and Stats may run during a Peek, and none of them waits for
 // the I/O of another beyond its own lock.
 type Spool struct {
-	cfg  SpoolConfig
+	cfg  Config
 	fs   FS
 	lock io.Closer
 	pool sync.Pool
@@ -231,23 +245,23 @@ type recentRec struct {
 	appended int64 // unix ns
 }
 
-func spoolErr(op string, err error) error { return fmt.Errorf("storage: spool: %s: %w", op, err) }
+func spoolErr(op string, err error) error { return fmt.Errorf("spool:: %s: %w", op, err) }
 
-// OpenSpool opens (or creates) the spool in cfg.Dir and locks the
+// Open opens (or creates) the spool in cfg.Dir and locks the
 // directory. It removes segments already acknowledged, cuts an incomplete
 // record at the end of the newest segment (left by a crash during Append),
 // and counts the backlog from the record headers. It returns an error
 // wrapping [ErrLocked] if another Spool has the directory open, and
 // [ErrInvalidConfig] for a bad cfg.
-func OpenSpool(cfg SpoolConfig) (*Spool, error) {
+func Open(cfg Config) (*Spool, error) {
 	if cfg.Dir == "" {
 		return nil, fmt.Errorf("%w: Dir is empty", ErrInvalidConfig)
 	}
 	if cfg.MaxBytes == 0 {
-		cfg.MaxBytes = DefaultSpoolMaxBytes
+		cfg.MaxBytes = DefaultMaxBytes
 	}
 	if cfg.SegmentBytes == 0 {
-		cfg.SegmentBytes = DefaultSpoolSegmentBytes
+		cfg.SegmentBytes = DefaultSegmentBytes
 	}
 	if cfg.MaxBytes < 0 || cfg.SegmentBytes < 0 {
 		return nil, fmt.Errorf("%w: negative MaxBytes or SegmentBytes", ErrInvalidConfig)
@@ -558,7 +572,7 @@ func (s *Spool) Len() (batches, events int64) {
 // Stats returns a snapshot of the counters. For Oldest it reads the header
 // of the oldest unacknowledged record, unless it was appended or read
 // lately.
-func (s *Spool) Stats() SpoolStats {
+func (s *Spool) Stats() Stats {
 	s.mu.Lock()
 	bytes, segs := s.bytes, len(s.segs)+len(s.done)
 	pb, pe := s.pendBatches, s.pendEvents
@@ -574,7 +588,7 @@ func (s *Spool) Stats() SpoolStats {
 		}
 	}
 	s.mu.Unlock()
-	return SpoolStats{
+	return Stats{
 		Appended:        s.appended.Load(),
 		AppendedEvents:  s.appendedEvents.Load(),
 		Acked:           s.acked.Load(),

@@ -1,6 +1,6 @@
 //go:build unix
 
-package storage
+package spool
 
 import (
 	"errors"
@@ -18,7 +18,7 @@ import (
 func lockFile(name string) (io.Closer, error) {
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o640)
 	if err != nil {
-		return nil, fmt.Errorf("storage: lock %s: %w", name, err)
+		return nil, fmt.Errorf("spool: lock %s: %w", name, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		owner := ""
@@ -29,7 +29,7 @@ func lockFile(name string) (io.Closer, error) {
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("%w: %s is locked%s", ErrLocked, name, owner)
 		}
-		return nil, fmt.Errorf("storage: lock %s: %w", name, err)
+		return nil, fmt.Errorf("spool: lock %s: %w", name, err)
 	}
 	_ = f.Truncate(0)
 	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())), 0)

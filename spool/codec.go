@@ -1,4 +1,4 @@
-package storage
+package spool
 
 import (
 	"encoding/binary"
@@ -47,7 +47,7 @@ const (
 var (
 	castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-	errCorrupt = errors.New("storage: corrupt spool record")
+	errCorrupt = errors.New("spool: corrupt spool record")
 )
 
 // recHead is a decoded record header.

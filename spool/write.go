@@ -1,4 +1,4 @@
-package storage
+package spool
 
 import (
 	"errors"
@@ -12,11 +12,11 @@ import (
 
 // Append writes batch as one record at the tail of the spool and returns
 // its ID. It returns once the record is in the operating system's page
-// cache, or on disk with [SpoolConfig.Fsync]. An empty batch is a no-op
+// cache, or on disk with [Config.Fsync]. An empty batch is a no-op
 // (zero ID). Append does not retain batch.
 //
 // Errors:
-//   - [ErrSpoolFull] (wrapped): the record would make the spool exceed
+//   - [ErrFull] (wrapped): the record would make the spool exceed
 //     MaxBytes; nothing was written.
 //   - ErrClosed after Close.
 //   - a write or segment-creation error (ENOSPC, EIO, ...), with a zero
@@ -39,10 +39,10 @@ func (s *Spool) Append(batch []relaykit.Event) (RecordID, error) {
 	rec := appendRecord((*bp)[:0], batch, now)
 	s.mu.Lock()
 	id, err := s.writeLocked(rec, int64(len(batch)), now)
-	if err != nil && id.IsZero() && (errors.Is(err, syscall.ENOSPC) || errors.Is(err, ErrSpoolFull)) && s.reclaimLocked() {
+	if err != nil && id.IsZero() && (errors.Is(err, syscall.ENOSPC) || errors.Is(err, ErrFull)) && s.reclaimLocked() {
 		id, err = s.writeLocked(rec, int64(len(batch)), now)
 	}
-	if errors.Is(err, ErrSpoolFull) {
+	if errors.Is(err, ErrFull) {
 		s.refused.Add(1)
 	}
 	s.mu.Unlock()
@@ -59,7 +59,7 @@ func (s *Spool) writeLocked(rec []byte, events, appended int64) (RecordID, error
 	}
 	n := int64(len(rec))
 	if n-recHeader > maxRecordLen {
-		return RecordID{}, fmt.Errorf("%w: batch of %d bytes exceeds the record limit", ErrSpoolFull, n)
+		return RecordID{}, fmt.Errorf("%w: batch of %d bytes exceeds the record limit", ErrFull, n)
 	}
 	last := s.lastSeg()
 	newSeg := s.w == nil || (last.size > segHeader && last.size+n > s.cfg.SegmentBytes)
@@ -68,7 +68,7 @@ func (s *Spool) writeLocked(rec []byte, events, appended int64) (RecordID, error
 		need += segHeader
 	}
 	if s.bytes+need > s.cfg.MaxBytes {
-		return RecordID{}, ErrSpoolFull
+		return RecordID{}, ErrFull
 	}
 	if newSeg {
 		if err := s.newSegmentLocked(); err != nil {

@@ -1,4 +1,4 @@
-package storage_test
+package spool_test
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/relaykit/relaykit"
-	"github.com/relaykit/relaykit/storage"
+	"github.com/relaykit/relaykit/spool"
 )
 
 // numbered returns a batch of n events whose Raw messages are "seq-i".
@@ -53,7 +53,7 @@ func batchSeq(t *testing.T, batch []relaykit.Event) int {
 }
 
 // app appends batch and requires success.
-func app(t testing.TB, s *storage.Spool, batch []relaykit.Event) storage.RecordID {
+func app(t testing.TB, s *spool.Spool, batch []relaykit.Event) spool.RecordID {
 	t.Helper()
 	id, err := s.Append(batch)
 	require.NoError(t, err)
@@ -62,7 +62,7 @@ func app(t testing.TB, s *storage.Spool, batch []relaykit.Event) storage.RecordI
 }
 
 // replayAll replays the whole spool and returns the batch numbers.
-func replayAll(t *testing.T, s *storage.Spool) []int {
+func replayAll(t *testing.T, s *spool.Spool) []int {
 	t.Helper()
 	var got []int
 	require.NoError(t, s.Replay(t.Context(), func(batch []relaykit.Event) error {
@@ -81,7 +81,7 @@ func seqs(from, to int) []int {
 }
 
 func TestSpoolRoundTrip(t *testing.T) {
-	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: t.TempDir(), SegmentBytes: 1 << 10})
+	s, err := spool.Open(spool.Config{Dir: t.TempDir(), SegmentBytes: 1 << 10})
 	require.NoError(t, err)
 	defer s.Close()
 	want := numbered(7, 3)
@@ -133,7 +133,7 @@ func TestSpoolRoundTrip(t *testing.T) {
 }
 
 func TestSpoolReplayFailureKeepsBatch(t *testing.T) {
-	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: t.TempDir()})
+	s, err := spool.Open(spool.Config{Dir: t.TempDir()})
 	require.NoError(t, err)
 	defer s.Close()
 	for i := range 3 {
@@ -155,8 +155,8 @@ func TestSpoolReplayFailureKeepsBatch(t *testing.T) {
 
 func TestSpoolRestartResumes(t *testing.T) {
 	dir := t.TempDir()
-	cfg := storage.SpoolConfig{Dir: dir, SegmentBytes: 300}
-	s, err := storage.OpenSpool(cfg)
+	cfg := spool.Config{Dir: dir, SegmentBytes: 300}
+	s, err := spool.Open(cfg)
 	require.NoError(t, err)
 	for i := range 10 {
 		app(t, s, numbered(i, 2))
@@ -175,7 +175,7 @@ func TestSpoolRestartResumes(t *testing.T) {
 	require.NoError(t, s.Close())
 	assert.Equal(t, seqs(0, 6), got)
 
-	s, err = storage.OpenSpool(cfg)
+	s, err = spool.Open(cfg)
 	require.NoError(t, err)
 	defer s.Close()
 	app(t, s, numbered(10, 1))
@@ -212,8 +212,8 @@ func TestSpoolTornTailIsCut(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			cfg := storage.SpoolConfig{Dir: dir}
-			s, err := storage.OpenSpool(cfg)
+			cfg := spool.Config{Dir: dir}
+			s, err := spool.Open(cfg)
 			require.NoError(t, err)
 			for i := range 3 {
 				app(t, s, numbered(i, 3))
@@ -226,7 +226,7 @@ func TestSpoolTornTailIsCut(t *testing.T) {
 			require.NoError(t, err)
 			tt.damage(t, segs[0], info.Size())
 
-			s, err = storage.OpenSpool(cfg)
+			s, err = spool.Open(cfg)
 			require.NoError(t, err)
 			defer s.Close()
 			assert.Equal(t, tt.torn, s.Stats().TornBytes > 0)
@@ -242,16 +242,16 @@ func TestSpoolFull(t *testing.T) {
 	dir := t.TempDir()
 	size := int64(len("RKSPOOL3")) // segment header
 	for i := range 3 {
-		size += int64(len(storage.AppendRecord(nil, numbered(i, 10))))
+		size += int64(len(spool.AppendRecord(nil, numbered(i, 10))))
 	}
-	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: dir, MaxBytes: size})
+	s, err := spool.Open(spool.Config{Dir: dir, MaxBytes: size})
 	require.NoError(t, err)
 	defer s.Close()
 	for i := range 3 {
 		app(t, s, numbered(i, 10))
 	}
 	_, err = s.Append(numbered(3, 10))
-	require.ErrorIs(t, err, storage.ErrSpoolFull)
+	require.ErrorIs(t, err, spool.ErrFull)
 	assert.Equal(t, int64(1), s.Stats().Refused)
 	assert.Equal(t, seqs(0, 3), replayAll(t, s), "unread data is kept")
 	app(t, s, numbered(4, 10)) // room again after replay
@@ -259,7 +259,7 @@ func TestSpoolFull(t *testing.T) {
 }
 
 func TestSpoolConcurrentAppend(t *testing.T) {
-	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: t.TempDir(), SegmentBytes: 4 << 10})
+	s, err := spool.Open(spool.Config{Dir: t.TempDir(), SegmentBytes: 4 << 10})
 	require.NoError(t, err)
 	defer s.Close()
 	const writers, per = 4, 200
@@ -298,23 +298,23 @@ func TestSpoolConcurrentAppend(t *testing.T) {
 }
 
 func TestSpoolCloseAndConfig(t *testing.T) {
-	_, err := storage.OpenSpool(storage.SpoolConfig{})
-	require.ErrorIs(t, err, storage.ErrInvalidConfig)
-	_, err = storage.OpenSpool(storage.SpoolConfig{Dir: t.TempDir(), MaxBytes: -1})
-	require.ErrorIs(t, err, storage.ErrInvalidConfig)
+	_, err := spool.Open(spool.Config{})
+	require.ErrorIs(t, err, spool.ErrInvalidConfig)
+	_, err = spool.Open(spool.Config{Dir: t.TempDir(), MaxBytes: -1})
+	require.ErrorIs(t, err, spool.ErrInvalidConfig)
 
-	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: t.TempDir(), Fsync: true})
+	s, err := spool.Open(spool.Config{Dir: t.TempDir(), Fsync: true})
 	require.NoError(t, err)
 	app(t, s, numbered(1, 1))
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close())
 	_, err = s.Append(numbered(2, 1))
-	assert.ErrorIs(t, err, storage.ErrClosed)
-	assert.ErrorIs(t, s.Replay(t.Context(), func([]relaykit.Event) error { return nil }), storage.ErrClosed)
+	assert.ErrorIs(t, err, spool.ErrClosed)
+	assert.ErrorIs(t, s.Replay(t.Context(), func([]relaykit.Event) error { return nil }), spool.ErrClosed)
 }
 
 func TestSpoolReplayHonoursContext(t *testing.T) {
-	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: t.TempDir()})
+	s, err := spool.Open(spool.Config{Dir: t.TempDir()})
 	require.NoError(t, err)
 	defer s.Close()
 	app(t, s, numbered(1, 1))
@@ -335,7 +335,7 @@ func TestSpoolCrashChild(t *testing.T) {
 	}
 	start, err := strconv.Atoi(os.Getenv(crashChildEnv + "_START"))
 	require.NoError(t, err)
-	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: dir, SegmentBytes: 64 << 10})
+	s, err := spool.Open(spool.Config{Dir: dir, SegmentBytes: 64 << 10})
 	require.NoError(t, err)
 	for seq := start; ; seq++ {
 		if _, err := s.Append(numbered(seq, 1+seq%7)); err != nil {
@@ -364,7 +364,7 @@ func TestSpoolCrash(t *testing.T) {
 		extra[lastAck+1] = true // may have been written, not acknowledged
 		acked = lastAck
 	}
-	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: dir, SegmentBytes: 64 << 10})
+	s, err := spool.Open(spool.Config{Dir: dir, SegmentBytes: 64 << 10})
 	require.NoError(t, err)
 	defer s.Close()
 	got := replayAll(t, s)
@@ -424,16 +424,16 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0x0f})
-	rec := storage.AppendRecord(nil, numbered(1, 3))
-	f.Add(rec[storage.RecordHeader:])
-	f.Add(storage.AppendRecord(nil, []relaykit.Event{{}})[storage.RecordHeader:])
+	rec := spool.AppendRecord(nil, numbered(1, 3))
+	f.Add(rec[spool.RecordHeader:])
+	f.Add(spool.AppendRecord(nil, []relaykit.Event{{}})[spool.RecordHeader:])
 	f.Fuzz(func(t *testing.T, p []byte) {
-		events, err := storage.DecodeBatch(p)
+		events, err := spool.DecodeBatch(p)
 		if err != nil {
 			return
 		}
 		// Whatever decodes re-encodes and decodes to the same events.
-		again, err := storage.DecodeBatch(storage.AppendRecord(nil, events)[storage.RecordHeader:])
+		again, err := spool.DecodeBatch(spool.AppendRecord(nil, events)[spool.RecordHeader:])
 		require.NoError(t, err)
 		require.Len(t, again, len(events))
 		for i := range events {
@@ -447,16 +447,16 @@ func FuzzDecodeBatch(f *testing.F) {
 func FuzzSpoolOpen(f *testing.F) {
 	// Arbitrary bytes as the only segment: opening and replaying never
 	// panics, and replay stops at the cut.
-	seg := append([]byte("RKSPOOL3"), storage.AppendRecord(nil, numbered(1, 2))...)
+	seg := append([]byte("RKSPOOL3"), spool.AppendRecord(nil, numbered(1, 2))...)
 	f.Add(seg)
 	f.Add(append(seg, 1, 2, 3))
 	f.Add(append(seg, seg[8:]...))
-	f.Add(append([]byte("RKSPOOL2"), storage.RecordV2(numbered(1, 2))...))
+	f.Add(append([]byte("RKSPOOL2"), spool.RecordV2(numbered(1, 2))...))
 	f.Add([]byte("garbage"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "00000000000000000001.seg"), data, 0o640))
-		s, err := storage.OpenSpool(storage.SpoolConfig{Dir: dir})
+		s, err := spool.Open(spool.Config{Dir: dir})
 		require.NoError(t, err)
 		defer s.Close()
 		err = s.Replay(t.Context(), func([]relaykit.Event) error { return nil })
@@ -478,7 +478,7 @@ func TestSpoolReplayCrashChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestSpoolReplayCrash")
 	}
-	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: dir, SegmentBytes: 16 << 10})
+	s, err := spool.Open(spool.Config{Dir: dir, SegmentBytes: 16 << 10})
 	require.NoError(t, err)
 	var permit [1]byte
 	_ = s.Replay(context.Background(), func(batch []relaykit.Event) error {
@@ -500,8 +500,8 @@ func TestSpoolReplayCrashChild(t *testing.T) {
 // the documented window of one) or the one after it, losing nothing.
 func TestSpoolReplayCrash(t *testing.T) {
 	dir := t.TempDir()
-	cfg := storage.SpoolConfig{Dir: dir, SegmentBytes: 16 << 10}
-	s, err := storage.OpenSpool(cfg)
+	cfg := spool.Config{Dir: dir, SegmentBytes: 16 << 10}
+	s, err := spool.Open(cfg)
 	require.NoError(t, err)
 	const total = 1500
 	for i := range total {
@@ -547,7 +547,7 @@ func TestSpoolReplayCrash(t *testing.T) {
 	_ = cmd.Wait()
 	require.Less(t, last, total-1, "the child finished before the kill; nothing tested")
 
-	s, err = storage.OpenSpool(cfg)
+	s, err = spool.Open(cfg)
 	require.NoError(t, err)
 	defer s.Close()
 	got := replayAll(t, s)
@@ -561,8 +561,8 @@ func TestSpoolReplayCrash(t *testing.T) {
 // of the oldest), across a restart too, from the record headers.
 func TestSpoolBacklog(t *testing.T) {
 	dir := t.TempDir()
-	cfg := storage.SpoolConfig{Dir: dir, SegmentBytes: 300}
-	s, err := storage.OpenSpool(cfg)
+	cfg := spool.Config{Dir: dir, SegmentBytes: 300}
+	s, err := spool.Open(cfg)
 	require.NoError(t, err)
 	st := s.Stats()
 	assert.Zero(t, st.Batches)
@@ -593,7 +593,7 @@ func TestSpoolBacklog(t *testing.T) {
 	require.NoError(t, s.Close())
 
 	// A restart knows the backlog left by the earlier process.
-	s, err = storage.OpenSpool(cfg)
+	s, err = spool.Open(cfg)
 	require.NoError(t, err)
 	defer s.Close()
 	st2 := s.Stats()
@@ -610,15 +610,15 @@ func TestSpoolBacklog(t *testing.T) {
 // TestSpoolDiscard: Discard drops the oldest segment's unread batches,
 // counts them, and leaves the rest in order.
 func TestSpoolDiscard(t *testing.T) {
-	one := int64(len(storage.AppendRecord(nil, numbered(5, 3)))) + 1 // seq 5 is the largest of 0..9
-	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: t.TempDir(), SegmentBytes: 8 + 3*one, MaxBytes: 3 * (8 + 3*one)})
+	one := int64(len(spool.AppendRecord(nil, numbered(5, 3)))) + 1 // seq 5 is the largest of 0..9
+	s, err := spool.Open(spool.Config{Dir: t.TempDir(), SegmentBytes: 8 + 3*one, MaxBytes: 3 * (8 + 3*one)})
 	require.NoError(t, err)
 	defer s.Close()
 	for i := range 9 { // three segments of three batches
 		app(t, s, numbered(i, 3))
 	}
 	_, err = s.Append(numbered(9, 3))
-	require.ErrorIs(t, err, storage.ErrSpoolFull)
+	require.ErrorIs(t, err, spool.ErrFull)
 	// Read one batch of the first segment, then discard the rest of it.
 	stop := errors.New("stop")
 	n := 0

@@ -1,4 +1,4 @@
-package storage_test
+package spool_test
 
 import (
 	"encoding/binary"
@@ -15,14 +15,14 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/internal/testtool"
-	"github.com/relaykit/relaykit/storage"
-	"github.com/relaykit/relaykit/storage/storagetest"
+	"github.com/relaykit/relaykit/spool"
+	"github.com/relaykit/relaykit/spool/spooltest"
 )
 
 // spooled appends batches 0..n-1 of 5 events each and returns their IDs.
-func spooled(t *testing.T, s *storage.Spool, n int) []storage.RecordID {
+func spooled(t *testing.T, s *spool.Spool, n int) []spool.RecordID {
 	t.Helper()
-	ids := make([]storage.RecordID, n)
+	ids := make([]spool.RecordID, n)
 	for i := range n {
 		ids[i] = app(t, s, numbered(i, 5))
 	}
@@ -56,57 +56,57 @@ func TestSpoolDamage(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		damage func(t *testing.T, dir string, s *storage.Spool, ids []storage.RecordID)
+		damage func(t *testing.T, dir string, s *spool.Spool, ids []spool.RecordID)
 		want   result
 	}{
-		{"bit flip in a payload of the newest segment", func(t *testing.T, dir string, s *storage.Spool, ids []storage.RecordID) {
+		{"bit flip in a payload of the newest segment", func(t *testing.T, dir string, s *spool.Spool, ids []spool.RecordID) {
 			flip(t, s, ids[10], 40)
 		}, result{lost: []int{10}, corrupt: 1, lostEvents: 5}},
-		{"bit flip in a payload of a sealed segment", func(t *testing.T, dir string, s *storage.Spool, ids []storage.RecordID) {
+		{"bit flip in a payload of a sealed segment", func(t *testing.T, dir string, s *spool.Spool, ids []spool.RecordID) {
 			flip(t, s, ids[4], 60)
 		}, result{lost: []int{4}, corrupt: 1, lostEvents: 5}},
-		{"bit flip in a record header", func(t *testing.T, dir string, s *storage.Spool, ids []storage.RecordID) {
+		{"bit flip in a record header", func(t *testing.T, dir string, s *spool.Spool, ids []spool.RecordID) {
 			flip(t, s, ids[7], 5) // the length
 		}, result{lost: []int{7}, corrupt: 1}}, // events of a destroyed header are unknown
-		{"zeroed page across records", func(t *testing.T, dir string, s *storage.Spool, ids []storage.RecordID) {
+		{"zeroed page across records", func(t *testing.T, dir string, s *spool.Spool, ids []spool.RecordID) {
 			// From the middle of 3's payload to the middle of 5's header.
-			seg, off := storage.IDPos(ids[3])
-			_, end := storage.IDPos(ids[5])
-			require.NoError(t, storagetest.Zero(storage.SegPath(s, seg), off+40, end-off-20))
+			seg, off := spool.IDPos(ids[3])
+			_, end := spool.IDPos(ids[5])
+			require.NoError(t, spooltest.Zero(spool.SegPath(s, seg), off+40, end-off-20))
 		}, result{lost: []int{3, 4, 5}, corrupt: 2, lostEvents: 5}}, // 3: its payload; 4-5: one damaged run
-		{"truncated sealed segment", func(t *testing.T, dir string, s *storage.Spool, ids []storage.RecordID) {
-			seg, off := storage.IDPos(ids[5])
-			require.NoError(t, storagetest.Truncate(storage.SegPath(s, seg), off+20))
+		{"truncated sealed segment", func(t *testing.T, dir string, s *spool.Spool, ids []spool.RecordID) {
+			seg, off := spool.IDPos(ids[5])
+			require.NoError(t, spooltest.Truncate(spool.SegPath(s, seg), off+20))
 		}, result{lost: []int{5}, corrupt: 1}},
-		{"torn tail of the newest segment", func(t *testing.T, dir string, s *storage.Spool, ids []storage.RecordID) {
-			seg, off := storage.IDPos(ids[11])
-			require.NoError(t, storagetest.Truncate(storage.SegPath(s, seg), off+40))
+		{"torn tail of the newest segment", func(t *testing.T, dir string, s *spool.Spool, ids []spool.RecordID) {
+			seg, off := spool.IDPos(ids[11])
+			require.NoError(t, spooltest.Truncate(spool.SegPath(s, seg), off+40))
 		}, result{lost: []int{11}, torn: true}},
-		{"deleted sealed segment", func(t *testing.T, dir string, s *storage.Spool, ids []storage.RecordID) {
-			seg, _ := storage.IDPos(ids[3])
-			require.NoError(t, os.Remove(storage.SegPath(s, seg)))
+		{"deleted sealed segment", func(t *testing.T, dir string, s *spool.Spool, ids []spool.RecordID) {
+			seg, _ := spool.IDPos(ids[3])
+			require.NoError(t, os.Remove(spool.SegPath(s, seg)))
 		}, result{lost: []int{3, 4, 5}, missing: 1}},
-		{"deleted first segment", func(t *testing.T, dir string, s *storage.Spool, ids []storage.RecordID) {
-			seg, _ := storage.IDPos(ids[0])
-			require.NoError(t, os.Remove(storage.SegPath(s, seg)))
+		{"deleted first segment", func(t *testing.T, dir string, s *spool.Spool, ids []spool.RecordID) {
+			seg, _ := spool.IDPos(ids[0])
+			require.NoError(t, os.Remove(spool.SegPath(s, seg)))
 		}, result{lost: []int{0, 1, 2}, missing: 1}},
-		{"head file lost", func(t *testing.T, dir string, s *storage.Spool, ids []storage.RecordID) {
-			require.NoError(t, storagetest.Zero(filepath.Join(dir, "head"), 0, 64))
+		{"head file lost", func(t *testing.T, dir string, s *spool.Spool, ids []spool.RecordID) {
+			require.NoError(t, spooltest.Zero(filepath.Join(dir, "head"), 0, 64))
 		}, result{}}, // nothing acknowledged yet: replay from the first segment
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			rec := int64(len(storage.AppendRecord(nil, numbered(10, 5))))
-			cfg := storage.SpoolConfig{Dir: dir, SegmentBytes: 8 + 3*rec}
-			s, err := storage.OpenSpool(cfg)
+			rec := int64(len(spool.AppendRecord(nil, numbered(10, 5))))
+			cfg := spool.Config{Dir: dir, SegmentBytes: 8 + 3*rec}
+			s, err := spool.Open(cfg)
 			require.NoError(t, err)
 			ids := spooled(t, s, n)
 			require.Equal(t, 4, s.Stats().Segments)
 			tt.damage(t, dir, s, ids)
 			require.NoError(t, s.Close())
 
-			s, err = storage.OpenSpool(cfg)
+			s, err = spool.Open(cfg)
 			require.NoError(t, err)
 			defer s.Close()
 			open := s.Stats()
@@ -130,23 +130,23 @@ func TestSpoolDamage(t *testing.T) {
 	}
 }
 
-func flip(t *testing.T, s *storage.Spool, id storage.RecordID, at int64) {
+func flip(t *testing.T, s *spool.Spool, id spool.RecordID, at int64) {
 	t.Helper()
-	seg, off := storage.IDPos(id)
-	require.NoError(t, storagetest.FlipBit(storage.SegPath(s, seg), off+at, 3))
+	seg, off := spool.IDPos(id)
+	require.NoError(t, spooltest.FlipBit(spool.SegPath(s, seg), off+at, 3))
 }
 
 // TestSpoolDamageWhileOpen: a record damaged after it was appended, and a
 // segment removed under a running spool, cost only themselves, counted.
 func TestSpoolDamageWhileOpen(t *testing.T) {
-	rec := int64(len(storage.AppendRecord(nil, numbered(10, 5))))
-	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: t.TempDir(), SegmentBytes: 8 + 3*rec})
+	rec := int64(len(spool.AppendRecord(nil, numbered(10, 5))))
+	s, err := spool.Open(spool.Config{Dir: t.TempDir(), SegmentBytes: 8 + 3*rec})
 	require.NoError(t, err)
 	defer s.Close()
 	ids := spooled(t, s, 9)
 	flip(t, s, ids[1], 50)
-	seg, _ := storage.IDPos(ids[4])
-	require.NoError(t, os.Remove(storage.SegPath(s, seg)))
+	seg, _ := spool.IDPos(ids[4])
+	require.NoError(t, os.Remove(spool.SegPath(s, seg)))
 	assert.Equal(t, []int{0, 2, 6, 7, 8}, replayAll(t, s))
 	st := s.Stats()
 	assert.Equal(t, int64(1), st.Corrupt)
@@ -162,23 +162,23 @@ func TestSpoolDamageWhileOpen(t *testing.T) {
 func TestSpoolWriteFaults(t *testing.T) {
 	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EIO} {
 		for _, partial := range []bool{false, true} {
-			for _, op := range []storagetest.Op{storagetest.OpWrite, storagetest.OpCreate} {
+			for _, op := range []spooltest.Op{spooltest.OpWrite, spooltest.OpCreate} {
 				name := errno.Error() + "/" + op.String()
 				if partial {
 					name += "/torn"
 				}
 				t.Run(name, func(t *testing.T) {
-					fsys := &storagetest.FaultFS{}
+					fsys := &spooltest.FaultFS{}
 					dir := t.TempDir()
-					rec := int64(len(storage.AppendRecord(nil, numbered(10, 5))))
-					cfg := storage.SpoolConfig{Dir: dir, SegmentBytes: 8 + 2*rec, FS: fsys}
-					s, err := storage.OpenSpool(cfg)
+					rec := int64(len(spool.AppendRecord(nil, numbered(10, 5))))
+					cfg := spool.Config{Dir: dir, SegmentBytes: 8 + 2*rec, FS: fsys}
+					s, err := spool.Open(cfg)
 					require.NoError(t, err)
 					var want []int
 					for i := range 20 {
 						var clear func()
 						if i%3 == 1 {
-							clear = fsys.Inject(storagetest.Fault{Op: op, Name: "*.seg", Err: errno, Partial: partial, Times: 1})
+							clear = fsys.Inject(spooltest.Fault{Op: op, Name: "*.seg", Err: errno, Partial: partial, Times: 1})
 						}
 						id, err := s.Append(numbered(i, 5))
 						if clear != nil {
@@ -194,7 +194,7 @@ func TestSpoolWriteFaults(t *testing.T) {
 					assert.Less(t, len(want), 20, "some appends failed")
 					assert.Positive(t, s.Stats().WriteErrors)
 					require.NoError(t, s.Close())
-					s, err = storage.OpenSpool(cfg)
+					s, err = spool.Open(cfg)
 					require.NoError(t, err)
 					defer s.Close()
 					assert.Equal(t, want, replayAll(t, s))
@@ -208,20 +208,20 @@ func TestSpoolWriteFaults(t *testing.T) {
 // TestSpoolTornWriteUnrepaired: a torn write whose repair (truncate) fails
 // too seals the segment; the garbage costs nothing but its bytes.
 func TestSpoolTornWriteUnrepaired(t *testing.T) {
-	fsys := &storagetest.FaultFS{}
+	fsys := &spooltest.FaultFS{}
 	dir := t.TempDir()
-	cfg := storage.SpoolConfig{Dir: dir, FS: fsys}
-	s, err := storage.OpenSpool(cfg)
+	cfg := spool.Config{Dir: dir, FS: fsys}
+	s, err := spool.Open(cfg)
 	require.NoError(t, err)
 	app(t, s, numbered(0, 5))
-	fsys.Inject(storagetest.Fault{Op: storagetest.OpWrite, Name: "*.seg", Err: syscall.EIO, Partial: true, Times: 1})
-	fsys.Inject(storagetest.Fault{Op: storagetest.OpTruncate, Err: syscall.EIO, Times: 1})
+	fsys.Inject(spooltest.Fault{Op: spooltest.OpWrite, Name: "*.seg", Err: syscall.EIO, Partial: true, Times: 1})
+	fsys.Inject(spooltest.Fault{Op: spooltest.OpTruncate, Err: syscall.EIO, Times: 1})
 	_, err = s.Append(numbered(1, 5))
 	require.ErrorIs(t, err, syscall.EIO)
 	app(t, s, numbered(2, 5))
 	assert.Equal(t, 2, s.Stats().Segments, "a new segment after the unrepaired one")
 	require.NoError(t, s.Close())
-	s, err = storage.OpenSpool(cfg)
+	s, err = spool.Open(cfg)
 	require.NoError(t, err)
 	defer s.Close()
 	assert.Equal(t, []int{0, 2}, replayAll(t, s))
@@ -232,12 +232,12 @@ func TestSpoolTornWriteUnrepaired(t *testing.T) {
 // error (written, durability unknown); the record stays in the backlog, the
 // segment is sealed, and later appends go to a new one.
 func TestSpoolFsyncFault(t *testing.T) {
-	fsys := &storagetest.FaultFS{}
-	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: t.TempDir(), Fsync: true, FS: fsys})
+	fsys := &spooltest.FaultFS{}
+	s, err := spool.Open(spool.Config{Dir: t.TempDir(), Fsync: true, FS: fsys})
 	require.NoError(t, err)
 	defer s.Close()
 	app(t, s, numbered(0, 5))
-	fsys.Inject(storagetest.Fault{Op: storagetest.OpSync, Name: "*.seg", Err: syscall.EIO, Times: 1})
+	fsys.Inject(spooltest.Fault{Op: spooltest.OpSync, Name: "*.seg", Err: syscall.EIO, Times: 1})
 	id, err := s.Append(numbered(1, 5))
 	require.ErrorIs(t, err, syscall.EIO)
 	assert.False(t, id.IsZero())
@@ -252,19 +252,19 @@ func TestSpoolFsyncFault(t *testing.T) {
 // TestSpoolReadFault: a read error is returned and the record read again
 // next time; the third failure in a row at one record skips it, counted.
 func TestSpoolReadFault(t *testing.T) {
-	fsys := &storagetest.FaultFS{}
-	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: t.TempDir(), FS: fsys})
+	fsys := &spooltest.FaultFS{}
+	s, err := spool.Open(spool.Config{Dir: t.TempDir(), FS: fsys})
 	require.NoError(t, err)
 	defer s.Close()
 	spooled(t, s, 3)
-	clear := fsys.Inject(storagetest.Fault{Op: storagetest.OpRead, Name: "*.seg", Err: syscall.EIO, Times: 1})
+	clear := fsys.Inject(spooltest.Fault{Op: spooltest.OpRead, Name: "*.seg", Err: syscall.EIO, Times: 1})
 	_, err = s.Peek()
 	require.ErrorIs(t, err, syscall.EIO)
 	clear()
 	assert.Equal(t, []int{0, 1, 2}, replayAll(t, s), "a transient error costs nothing")
 
 	spooled(t, s, 3)
-	fsys.Inject(storagetest.Fault{Op: storagetest.OpRead, Name: "*.seg", Err: syscall.EIO, Times: 3})
+	fsys.Inject(spooltest.Fault{Op: spooltest.OpRead, Name: "*.seg", Err: syscall.EIO, Times: 3})
 	for range 2 {
 		_, err = s.Peek()
 		require.ErrorIs(t, err, syscall.EIO)
@@ -279,18 +279,18 @@ func TestSpoolReadFault(t *testing.T) {
 // TestSpoolHeadWriteFault: a failed head write is counted and returned by
 // Ack; the acknowledgement holds, and the next one writes the head again.
 func TestSpoolHeadWriteFault(t *testing.T) {
-	fsys := &storagetest.FaultFS{}
+	fsys := &spooltest.FaultFS{}
 	dir := t.TempDir()
-	cfg := storage.SpoolConfig{Dir: dir, FS: fsys}
-	s, err := storage.OpenSpool(cfg)
+	cfg := spool.Config{Dir: dir, FS: fsys}
+	s, err := spool.Open(cfg)
 	require.NoError(t, err)
 	ids := spooled(t, s, 3)
-	fsys.Inject(storagetest.Fault{Op: storagetest.OpWrite, Name: "head", Err: syscall.ENOSPC, Times: 1})
+	fsys.Inject(spooltest.Fault{Op: spooltest.OpWrite, Name: "head", Err: syscall.ENOSPC, Times: 1})
 	require.ErrorIs(t, s.Ack(ids[0]), syscall.ENOSPC)
 	require.NoError(t, s.Ack(ids[1]))
 	assert.Equal(t, int64(1), s.Stats().HeadErrors)
 	require.NoError(t, s.Close())
-	s, err = storage.OpenSpool(cfg)
+	s, err = spool.Open(cfg)
 	require.NoError(t, err)
 	defer s.Close()
 	assert.Equal(t, []int{2}, replayAll(t, s))
@@ -302,7 +302,7 @@ func TestSpoolHeadWriteFault(t *testing.T) {
 // again without a restart.
 func TestSpoolDiskFull(t *testing.T) {
 	dir := testtool.Tmpfs(t, "1m")
-	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: dir})
+	s, err := spool.Open(spool.Config{Dir: dir})
 	require.NoError(t, err)
 	defer s.Close()
 	var ok []int
@@ -315,7 +315,7 @@ func TestSpoolDiskFull(t *testing.T) {
 		ok = append(ok, i)
 	}
 	require.ErrorIs(t, full, syscall.ENOSPC)
-	assert.NotErrorIs(t, full, storage.ErrSpoolFull)
+	assert.NotErrorIs(t, full, spool.ErrFull)
 	assert.Equal(t, ok, replayAll(t, s))
 	// Everything is acknowledged: the next Append reclaims the space.
 	for i := range len(ok) / 2 {
@@ -329,17 +329,17 @@ func TestSpoolDiskFull(t *testing.T) {
 // is lost; and generations go on rising across restarts.
 func TestSpoolHeadSlots(t *testing.T) {
 	dir := t.TempDir()
-	cfg := storage.SpoolConfig{Dir: dir}
+	cfg := spool.Config{Dir: dir}
 	for round := range 3 { // restarts must not reuse generations
-		s, err := storage.OpenSpool(cfg)
+		s, err := spool.Open(cfg)
 		require.NoError(t, err)
 		ids := spooled(t, s, 3)
 		require.NoError(t, s.Ack(ids[0]))
 		require.NoError(t, s.Ack(ids[1]))
 		require.NoError(t, s.Close())
 		newest := newestSlot(t, filepath.Join(dir, "head"))
-		require.NoError(t, storagetest.Zero(filepath.Join(dir, "head"), newest*32, 32))
-		s, err = storage.OpenSpool(cfg)
+		require.NoError(t, spooltest.Zero(filepath.Join(dir, "head"), newest*32, 32))
+		s, err = spool.Open(cfg)
 		require.NoError(t, err)
 		assert.Equal(t, []int{1, 2}, replayAll(t, s), "round %d", round)
 		require.NoError(t, s.Close())
@@ -363,13 +363,13 @@ func newestSlot(t *testing.T, path string) int64 {
 // TestSpoolLock: one Spool per directory, in this process or another.
 func TestSpoolLock(t *testing.T) {
 	dir := t.TempDir()
-	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: dir})
+	s, err := spool.Open(spool.Config{Dir: dir})
 	require.NoError(t, err)
-	_, err = storage.OpenSpool(storage.SpoolConfig{Dir: dir})
-	require.ErrorIs(t, err, storage.ErrLocked)
+	_, err = spool.Open(spool.Config{Dir: dir})
+	require.ErrorIs(t, err, spool.ErrLocked)
 	assert.Contains(t, err.Error(), "pid")
 	require.NoError(t, s.Close())
-	s, err = storage.OpenSpool(storage.SpoolConfig{Dir: dir})
+	s, err = spool.Open(spool.Config{Dir: dir})
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 }
@@ -377,8 +377,8 @@ func TestSpoolLock(t *testing.T) {
 // TestSpoolDiscardDoesNotWaitForReplay: a drop-oldest caller is never held
 // up by a replay in progress (the callback may be a slow network send).
 func TestSpoolDiscardDoesNotWaitForReplay(t *testing.T) {
-	rec := int64(len(storage.AppendRecord(nil, numbered(10, 5))))
-	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: t.TempDir(), SegmentBytes: 8 + 3*rec})
+	rec := int64(len(spool.AppendRecord(nil, numbered(10, 5))))
+	s, err := spool.Open(spool.Config{Dir: t.TempDir(), SegmentBytes: 8 + 3*rec})
 	require.NoError(t, err)
 	defer s.Close()
 	spooled(t, s, 9)
@@ -396,13 +396,13 @@ func TestSpoolDiscardDoesNotWaitForReplay(t *testing.T) {
 		})
 	})
 	<-inCallback
-	done := make(chan storage.Discarded)
+	done := make(chan spool.Discarded)
 	go func() {
 		d, err := s.Discard()
 		assert.NoError(t, err)
 		done <- d
 	}()
-	var d storage.Discarded
+	var d spool.Discarded
 	select {
 	case d = <-done:
 	case <-time.After(10 * time.Second):
@@ -421,10 +421,10 @@ func TestSpoolReadsVersion2(t *testing.T) {
 	dir := t.TempDir()
 	seg := []byte("RKSPOOL2")
 	for i := range 4 {
-		seg = append(seg, storage.RecordV2(numbered(i, 3))...)
+		seg = append(seg, spool.RecordV2(numbered(i, 3))...)
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "00000000000000000007.seg"), seg, 0o640))
-	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: dir})
+	s, err := spool.Open(spool.Config{Dir: dir})
 	require.NoError(t, err)
 	defer s.Close()
 	assert.Equal(t, int64(12), s.Stats().Events)
@@ -443,14 +443,14 @@ func TestSpoolReadsVersion2(t *testing.T) {
 // written, replay crosses segment boundaries without losing or repeating a
 // batch; the emptied segments are removed once the head is saved again.
 func TestSpoolHeadFailsAcrossSegments(t *testing.T) {
-	fsys := &storagetest.FaultFS{}
-	rec := int64(len(storage.AppendRecord(nil, numbered(10, 5))))
-	s, err := storage.OpenSpool(storage.SpoolConfig{Dir: t.TempDir(), SegmentBytes: 8 + 2*rec, FS: fsys})
+	fsys := &spooltest.FaultFS{}
+	rec := int64(len(spool.AppendRecord(nil, numbered(10, 5))))
+	s, err := spool.Open(spool.Config{Dir: t.TempDir(), SegmentBytes: 8 + 2*rec, FS: fsys})
 	require.NoError(t, err)
 	defer s.Close()
 	spooled(t, s, 10)
 	require.Equal(t, 5, s.Stats().Segments)
-	clear := fsys.Inject(storagetest.Fault{Op: storagetest.OpWrite, Name: "head", Err: syscall.EIO})
+	clear := fsys.Inject(spooltest.Fault{Op: spooltest.OpWrite, Name: "head", Err: syscall.EIO})
 	var got []int
 	for range 10 {
 		r, err := s.Peek()

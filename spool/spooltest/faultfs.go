@@ -1,12 +1,12 @@
-// Package storagetest injects disk faults into the storage package's
-// [storage.FS]: writes that fail with ENOSPC or EIO (whole, or after
+// Package spooltest injects disk faults into the storage package's
+// [spool.FS]: writes that fail with ENOSPC or EIO (whole, or after
 // writing part of the data, as a torn write), failing fsync, failing reads,
 // creations and removals. It also damages files in place, as disks and
 // power losses do: flipped bits, zeroed pages, truncated tails.
 //
 // It works outside go test: an agent can run its delivery queue on a
 // FaultFS to see what its users would see when the disk fails.
-package storagetest
+package spooltest
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/relaykit/relaykit/storage"
+	"github.com/relaykit/relaykit/spool"
 )
 
 // Op is a kind of file system operation a [Fault] applies to.
@@ -72,12 +72,12 @@ type Fault struct {
 	Partial bool
 }
 
-// FaultFS is a [storage.FS] that passes operations to FS and fails those
+// FaultFS is a [spool.FS] that passes operations to FS and fails those
 // that match an injected [Fault]. It is safe for concurrent use.
 type FaultFS struct {
 	// FS is the file system faults are injected into. Nil means
-	// storage.OSFS.
-	FS storage.FS
+	// spool.OSFS.
+	FS spool.FS
 
 	mu     sync.Mutex
 	faults []*active
@@ -90,7 +90,7 @@ type active struct {
 	seen, failed int
 }
 
-var _ storage.FS = (*FaultFS)(nil)
+var _ spool.FS = (*FaultFS)(nil)
 
 // Inject adds a fault and returns a function that removes it.
 func (f *FaultFS) Inject(ft Fault) (clear func()) {
@@ -131,9 +131,9 @@ func (f *FaultFS) Failed(op Op) int {
 	return f.failed[op]
 }
 
-func (f *FaultFS) inner() storage.FS {
+func (f *FaultFS) inner() spool.FS {
 	if f.FS == nil {
-		return storage.OSFS{}
+		return spool.OSFS{}
 	}
 	return f.FS
 }
@@ -174,7 +174,7 @@ func pathErr(op Op, name string, err error) error {
 
 // OpenFile opens name through FS, failing as an OpCreate fault says when
 // flag has os.O_CREATE.
-func (f *FaultFS) OpenFile(name string, flag int, perm fs.FileMode) (storage.File, error) {
+func (f *FaultFS) OpenFile(name string, flag int, perm fs.FileMode) (spool.File, error) {
 	if flag&os.O_CREATE != 0 {
 		if ft := f.check(OpCreate, name); ft != nil {
 			return nil, pathErr(OpCreate, name, ft.Err)
@@ -207,7 +207,7 @@ func (f *FaultFS) MkdirAll(name string, perm fs.FileMode) error {
 func (f *FaultFS) Lock(name string) (io.Closer, error) { return f.inner().Lock(name) }
 
 type faultFile struct {
-	storage.File
+	spool.File
 	fs   *FaultFS
 	name string
 }
