@@ -3,14 +3,14 @@
 // misbehaving or hostile sender costs nobody else anything and every byte
 // that arrives is either returned in a frame or counted.
 //
-// It has three parts: a [Listener] that admits connections under
+// It has two parts: a [Listener] that admits connections under
 // per-source and global limits and enforces deadlines on what a sender
-// owes, a [Framer] that finds frame boundaries (RFC 6587) with bounded
-// memory, and a [RELPServer] that runs acknowledging RELP sessions on the
-// listener's connections. Package stream/hec holds the other
-// acknowledging input, a Splunk HTTP Event Collector receiver. The package imports nothing of relaykit's other
-// packages; the relay example (examples/relay) builds its syslog and JSON
-// inputs from it.
+// owes, and a [Framer] that finds frame boundaries (RFC 6587) with bounded
+// memory. The acknowledging inputs built on it have packages of their own:
+// stream/relp (RELP sessions on the listener's connections) and stream/hec
+// (a Splunk HTTP Event Collector receiver). The package imports nothing of
+// relaykit's other packages; the relay example (examples/relay) builds its
+// syslog and JSON inputs from it.
 //
 // # Serving HTTP
 //
@@ -163,46 +163,6 @@
 // pools per size ([Framer.Release]). [FramerConfig].BeforeRead runs before
 // each read, once the frames of the previous read have all been returned:
 // the place to hand them on as one batch before the read waits.
-//
-// # RELP
-//
-// A [RELPServer] serves RELP, rsyslog's Reliable Event Logging Protocol
-// (librelp's doc/relp.md; rsyslog's omrelp sends it, imrelp receives it),
-// on the connections of a Listener, plain or TLS: pass
-// [RELPServer.ServeConn] to [Listener.Serve]. Frames are "TXNR SP COMMAND
-// SP DATALEN [SP DATA] LF". The session answers "open" with the offers it
-// uses (relp_version, relp_software, commands=syslog), hands "syslog"
-// frames to a [RELPHandler], answers "close" and ends, and sends the
-// "serverclose" hint (txnr 0) when it ends the session itself (shutdown,
-// eviction, deadlines, a failed handler). Transaction numbers must follow
-// each other from 1 (after 999999999 comes 1), as librelp's server
-// requires.
-//
-// Acknowledgement follows the delivery contract: the session collects the
-// syslog frames already received, up to [RELPConfig].Window (128, rsyslog's
-// default window), hands them to the handler as one batch and answers each
-// "200 OK", in order, only after the handler returned nil. While the
-// handler blocks the session neither reads nor answers, so a client with a
-// full window waits: back-pressure, not loss. When the handler fails, the
-// session is closed without an answer for the batch, and the client sends
-// the unanswered frames again after it reconnects (librelp resends its
-// unacknowledged frames with new transaction numbers). Duplicates arise
-// only for frames the handler accepted whose answer never reached the
-// client (a broken connection, or a crash between acceptance and answer):
-// at most a window per broken session. [RELPStats].AcceptedUnanswered
-// counts those this process saw.
-//
-// The stream package does not parse syslog: a [RELPMessage] holds the
-// message bytes as sent, valid until the handler returns. A frame that
-// breaks the protocol (a data length that does not match the data, a
-// command other than open, syslog and close, a transaction number out of
-// sequence, syslog before open), a frame announcing more than
-// [RELPConfig].MaxDataBytes, and a peer that never completes a frame (the
-// listener's FrameTimeout) each close only their own session, with an
-// error wrapping [ErrRELPProtocol] or [ErrRELPTooLarge] (or the
-// listener's [ErrFrameTimeout]) and a counter. Every byte a session reads
-// is in exactly one of [RELPStats].MessageBytes, OverheadBytes,
-// DiscardedBytes and IncompleteBytes.
 //
 // # Concurrency and ownership
 //

@@ -247,9 +247,9 @@ func (f *Framer) Framing() Framing { return f.mode }
 // Stats returns the framer's counts so far.
 func (f *Framer) Stats() FramerStats { return f.st }
 
-// inFrame reports whether part of a frame has been read: what the frame
+// InFrame reports whether part of a frame has been read: what the frame
 // deadline measures.
-func (f *Framer) inFrame() bool {
+func (f *Framer) InFrame() bool {
 	return f.start < f.end || f.inBody || f.skip > 0 || f.skipToDelim || f.skipToHdr
 }
 

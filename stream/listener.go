@@ -445,8 +445,22 @@ func sourceOf(a net.Addr) netip.Addr {
 	return netip.Addr{}
 }
 
-// framed is a reader of a Conn that knows whether a frame is in progress.
-type framed interface{ inFrame() bool }
+// FrameState is implemented by a protocol reader of a [Conn] that knows
+// whether a frame is in progress: a [Framer], or a session of package
+// stream/relp. The Conn asks it before each read, to apply
+// [Config].FrameTimeout to a frame begun and not finished.
+type FrameState interface {
+	// InFrame reports whether part of a frame has been read and the rest
+	// has not.
+	InFrame() bool
+}
+
+// TrackFrames makes c ask f, before each read, whether a frame is in
+// progress, so that [Config].FrameTimeout cuts a sender that begins a
+// frame and never finishes it. Nil stops it. A [Framer] reading c calls it
+// itself; a protocol that reads c its own way calls it once per session.
+// It must be called from the handler's goroutine.
+func (c *Conn) TrackFrames(f FrameState) { c.fr = f }
 
 // Conn is one accepted connection (after the TLS handshake, for a TLS
 // listener). Its Read enforces the idle and frame deadlines and reports why
@@ -458,8 +472,8 @@ type Conn struct {
 	raw        net.Conn // the accepted connection: deadlines and closing
 	l          *Listener
 	src        netip.Addr
-	fr         framed // the Framer or RELP session reading c, for FrameTimeout
-	registered bool   // in l.conns; guarded by l.mu
+	fr         FrameState // the Framer or protocol session reading c, for FrameTimeout
+	registered bool       // in l.conns; guarded by l.mu
 
 	waiting    atomic.Int64 // since when the handler waits in Read (ns since epoch); 0 while it is busy
 	frameStart int64
@@ -497,7 +511,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 	if c.l.idle > 0 {
 		dl = now.Add(c.l.idle)
 	}
-	if c.fr != nil && c.l.frame > 0 && c.fr.inFrame() {
+	if c.fr != nil && c.l.frame > 0 && c.fr.InFrame() {
 		if c.frameStart == 0 {
 			c.frameStart = now.UnixNano()
 		}

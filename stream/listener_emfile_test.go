@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaykit/relaykit/internal/testtool"
+
 	"github.com/relaykit/relaykit/stream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -49,7 +51,7 @@ func TestListenerAcceptEMFILE(t *testing.T) {
 	s := serve(t, stream.Config{Logger: slog.New(logs)})
 
 	release := exhaustDescriptors(t, 1) // one for the sender's socket; none is left for accept
-	c1 := dial(t, "127.0.0.2", s.ln.Addr())
+	c1 := testtool.Dial(t, "127.0.0.2", s.ln.Addr())
 	_, err := io.WriteString(c1, "<13>during\n")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { st := s.ln.Stats(); return st.AcceptErrors >= 3 && st.AcceptFailing },
@@ -67,7 +69,7 @@ func TestListenerAcceptEMFILE(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the waiting connection was not served after the episode")
 	}
-	c2 := dial(t, "127.0.0.3", s.ln.Addr())
+	c2 := testtool.Dial(t, "127.0.0.3", s.ln.Addr())
 	_, err = io.WriteString(c2, "<13>after\n")
 	require.NoError(t, err)
 	select {

@@ -2,19 +2,14 @@ package stream_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"net"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/relaykit/relaykit/internal/testtool"
 
 	"github.com/relaykit/relaykit/stream"
 	"github.com/stretchr/testify/assert"
@@ -56,15 +51,6 @@ func serve(t *testing.T, cfg stream.Config) *served {
 	return s
 }
 
-func dial(t *testing.T, src string, addr net.Addr) *net.TCPConn {
-	t.Helper()
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
-	c, err := d.Dial("tcp", addr.String())
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c.(*net.TCPConn)
-}
-
 // closedByPeer waits until the listener closes c.
 func closedByPeer(t *testing.T, c net.Conn) {
 	t.Helper()
@@ -75,20 +61,20 @@ func closedByPeer(t *testing.T, c net.Conn) {
 
 func TestListenerLimits(t *testing.T) {
 	s := serve(t, stream.Config{MaxConns: 3, MaxConnsPerSource: 2})
-	a1 := dial(t, "127.0.0.2", s.ln.Addr())
-	a2 := dial(t, "127.0.0.2", s.ln.Addr())
-	a3 := dial(t, "127.0.0.2", s.ln.Addr()) // a third from one source: refused
+	a1 := testtool.Dial(t, "127.0.0.2", s.ln.Addr())
+	a2 := testtool.Dial(t, "127.0.0.2", s.ln.Addr())
+	a3 := testtool.Dial(t, "127.0.0.2", s.ln.Addr()) // a third from one source: refused
 	closedByPeer(t, a3)
 	assert.Equal(t, int64(1), s.ln.Stats().RefusedPerSource)
 
-	b1 := dial(t, "127.0.0.3", s.ln.Addr())
+	b1 := testtool.Dial(t, "127.0.0.3", s.ln.Addr())
 	// a1 and b1 send, so a2 is the longest idle when the listener is full.
 	for _, c := range []net.Conn{a1, b1} {
 		_, err := io.WriteString(c, "<13>x\n")
 		require.NoError(t, err)
 		<-s.frames
 	}
-	c1 := dial(t, "127.0.0.4", s.ln.Addr())
+	c1 := testtool.Dial(t, "127.0.0.4", s.ln.Addr())
 	closedByPeer(t, a2)
 	assert.ErrorIs(t, <-s.ends, stream.ErrEvicted)
 	st := s.ln.Stats()
@@ -102,9 +88,9 @@ func TestListenerLimits(t *testing.T) {
 
 func TestListenerRefuseWhenFull(t *testing.T) {
 	s := serve(t, stream.Config{MaxConns: 1, RefuseWhenFull: true})
-	a := dial(t, "127.0.0.2", s.ln.Addr())
+	a := testtool.Dial(t, "127.0.0.2", s.ln.Addr())
 	require.Eventually(t, func() bool { return s.ln.Stats().Open == 1 }, 5*time.Second, time.Millisecond)
-	b := dial(t, "127.0.0.3", s.ln.Addr())
+	b := testtool.Dial(t, "127.0.0.3", s.ln.Addr())
 	closedByPeer(t, b)
 	assert.Equal(t, int64(1), s.ln.Stats().RefusedFull)
 	_, err := io.WriteString(a, "<13>still served\n")
@@ -120,7 +106,7 @@ func TestListenerDeadlines(t *testing.T) {
 	const frame, idle = 300 * time.Millisecond, 600 * time.Millisecond
 	s := serve(t, stream.Config{FrameTimeout: frame, IdleTimeout: idle})
 
-	trickle := dial(t, "127.0.0.2", s.ln.Addr())
+	trickle := testtool.Dial(t, "127.0.0.2", s.ln.Addr())
 	start := time.Now()
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -140,7 +126,7 @@ func TestListenerDeadlines(t *testing.T) {
 			}
 		}
 	}()
-	good := dial(t, "127.0.0.3", s.ln.Addr())
+	good := testtool.Dial(t, "127.0.0.3", s.ln.Addr())
 	_, err := io.WriteString(good, "<13>good\n")
 	require.NoError(t, err)
 	assert.Equal(t, "<13>good", <-s.frames)
@@ -158,12 +144,12 @@ func TestListenerDeadlines(t *testing.T) {
 }
 
 func TestListenerHandshakeTimeout(t *testing.T) {
-	cert := selfSigned(t)
+	cert := testtool.SelfSigned(t)
 	s := serve(t, stream.Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, HandshakeTimeout: 200 * time.Millisecond})
 	// The clock starts before the dial: the listener may accept, and start
 	// the handshake deadline, before Dial returns.
 	start := time.Now()
-	silent := dial(t, "127.0.0.2", s.ln.Addr())
+	silent := testtool.Dial(t, "127.0.0.2", s.ln.Addr())
 
 	tc, err := tls.Dial("tcp", s.ln.Addr().String(), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // self-signed test certificate
 	require.NoError(t, err)
@@ -223,20 +209,6 @@ func TestListenerInvalidConfig(t *testing.T) {
 	assert.ErrorIs(t, err, stream.ErrInvalidConfig)
 }
 
-func selfSigned(t *testing.T) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "stream test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
-
 // A connection whose handler is busy (here blocked, as under backpressure)
 // is not idle: it is never evicted, the newcomer is refused instead.
 func TestListenerBusyNotEvicted(t *testing.T) {
@@ -254,11 +226,11 @@ func TestListenerBusyNotEvicted(t *testing.T) {
 			}
 		})
 	}()
-	a := dial(t, "127.0.0.2", ln.Addr())
+	a := testtool.Dial(t, "127.0.0.2", ln.Addr())
 	_, err = io.WriteString(a, "<13>x\n")
 	require.NoError(t, err)
 	<-busy
-	b := dial(t, "127.0.0.3", ln.Addr())
+	b := testtool.Dial(t, "127.0.0.3", ln.Addr())
 	closedByPeer(t, b)
 	st := ln.Stats()
 	assert.Equal(t, int64(1), st.RefusedFull)
@@ -266,33 +238,4 @@ func TestListenerBusyNotEvicted(t *testing.T) {
 	close(release)
 	cancel()
 	require.NoError(t, <-done)
-}
-
-// testCA returns the PEM of a new CA certificate and a server certificate
-// for 127.0.0.1 signed by it.
-func testCA(t *testing.T) ([]byte, tls.Certificate) {
-	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "stream test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	require.NoError(t, err)
-	caCert, err := x509.ParseCertificate(caDER)
-	require.NoError(t, err)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-	require.NoError(t, err)
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		tls.Certificate{Certificate: [][]byte{der, caDER}, PrivateKey: key}
 }

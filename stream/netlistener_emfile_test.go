@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaykit/relaykit/internal/testtool"
+
 	"github.com/relaykit/relaykit/stream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,7 +28,7 @@ func TestNetListenerAcceptEMFILE(t *testing.T) {
 	}), nil)
 
 	release := exhaustDescriptors(t, 1) // one for the client's socket; none is left for accept
-	c := dial(t, "127.0.0.2", s.nl.Addr())
+	c := testtool.Dial(t, "127.0.0.2", s.nl.Addr())
 	_, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: relay\r\n\r\n")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { st := s.ln.Stats(); return st.AcceptErrors >= 3 && st.AcceptFailing },

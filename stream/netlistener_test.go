@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaykit/relaykit/internal/testtool"
+
 	"github.com/relaykit/relaykit/stream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -99,7 +101,7 @@ func TestNetListenerPerSource(t *testing.T) {
 	}), nil)
 	conns := make([]net.Conn, 0, 1100)
 	for range 1100 {
-		conns = append(conns, dial(t, "127.0.0.2", s.nl.Addr()))
+		conns = append(conns, testtool.Dial(t, "127.0.0.2", s.nl.Addr()))
 	}
 	require.Eventually(t, func() bool { st := s.ln.Stats(); return st.Accepted+st.RefusedPerSource == 1100 }, 10*time.Second, time.Millisecond)
 	st := s.ln.Stats()
@@ -108,7 +110,7 @@ func TestNetListenerPerSource(t *testing.T) {
 	assert.Zero(t, st.Evicted)
 
 	start := time.Now()
-	other := dial(t, "127.0.0.3", s.nl.Addr())
+	other := testtool.Dial(t, "127.0.0.3", s.nl.Addr())
 	resp := exchange(t, other, bufio.NewReader(other), "/", "")
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Less(t, time.Since(start), 2*time.Second)
@@ -117,7 +119,7 @@ func TestNetListenerPerSource(t *testing.T) {
 		c.Close()
 	}
 	require.Eventually(t, func() bool { return s.ln.Stats().Open == 1 }, 10*time.Second, time.Millisecond, "the closed connections' slots given back")
-	again := dial(t, "127.0.0.2", s.nl.Addr())
+	again := testtool.Dial(t, "127.0.0.2", s.nl.Addr())
 	resp = exchange(t, again, bufio.NewReader(again), "/", "")
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, int64(1100-64), s.ln.Stats().RefusedPerSource)
@@ -142,7 +144,7 @@ func TestNetListenerEvictsIdleOnly(t *testing.T) {
 		br *bufio.Reader
 	}
 	open := func(src string) client {
-		c := dial(t, src, s.nl.Addr())
+		c := testtool.Dial(t, src, s.nl.Addr())
 		return client{c, bufio.NewReader(c)}
 	}
 	slow := func(cl client) chan *http.Response {
@@ -205,13 +207,13 @@ func TestNetListenerWithoutConnState(t *testing.T) {
 		close(inFlight)
 		<-release
 	}), func(srv *http.Server) { srv.ConnState = nil })
-	a := dial(t, "127.0.0.2", s.nl.Addr())
+	a := testtool.Dial(t, "127.0.0.2", s.nl.Addr())
 	_, err := io.WriteString(a, "POST / HTTP/1.1\r\nHost: relay\r\nContent-Length: 0\r\n\r\n")
 	require.NoError(t, err)
 	<-inFlight
-	b := dial(t, "127.0.0.3", s.nl.Addr())
+	b := testtool.Dial(t, "127.0.0.3", s.nl.Addr())
 	require.Eventually(t, func() bool { return s.ln.Stats().Open == 2 }, 5*time.Second, time.Millisecond)
-	dial(t, "127.0.0.4", s.nl.Addr())
+	testtool.Dial(t, "127.0.0.4", s.nl.Addr())
 	closedByPeer(t, b)
 	close(release)
 	resp, err := http.ReadResponse(bufio.NewReader(a), nil)
@@ -227,7 +229,7 @@ func TestNetListenerWithoutConnState(t *testing.T) {
 // handler sees Request.TLS.
 func TestNetListenerHandshakeTimeout(t *testing.T) {
 	const handshake = 2 * time.Second
-	cert := selfSigned(t)
+	cert := testtool.SelfSigned(t)
 	s := serveHTTP(t, stream.Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, HandshakeTimeout: handshake},
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.TLS != nil && r.TLS.HandshakeComplete {
@@ -235,9 +237,9 @@ func TestNetListenerHandshakeTimeout(t *testing.T) {
 			}
 		}), func(srv *http.Server) { srv.ReadHeaderTimeout = 200 * time.Millisecond })
 	start := time.Now()
-	silent := dial(t, "127.0.0.2", s.nl.Addr())
+	silent := testtool.Dial(t, "127.0.0.2", s.nl.Addr())
 
-	slow := dial(t, "127.0.0.3", s.nl.Addr())
+	slow := testtool.Dial(t, "127.0.0.3", s.nl.Addr())
 	time.Sleep(500 * time.Millisecond)                            // the slow client's pace: past the server's 200 ms, well within the listener's 2 s
 	tc := tls.Client(slow, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // self-signed test certificate
 	require.NoError(t, tc.Handshake())
@@ -250,7 +252,7 @@ func TestNetListenerHandshakeTimeout(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, "tls", string(body), "Request.TLS filled in")
 
-	plain := dial(t, "127.0.0.4", s.nl.Addr())
+	plain := testtool.Dial(t, "127.0.0.4", s.nl.Addr())
 	_, err = io.WriteString(plain, "GET / HTTP/1.1\r\nHost: relay\r\n\r\n")
 	require.NoError(t, err)
 	require.NoError(t, plain.SetReadDeadline(time.Now().Add(5*time.Second)))
@@ -292,14 +294,14 @@ func TestNetListenerCuts(t *testing.T) {
 		_, _ = io.WriteString(w, "ok")
 	}), func(srv *http.Server) { srv.ReadHeaderTimeout, srv.IdleTimeout = header, idle })
 
-	silent := dial(t, "127.0.0.2", s.nl.Addr())
-	headers := dial(t, "127.0.0.3", s.nl.Addr())
+	silent := testtool.Dial(t, "127.0.0.2", s.nl.Addr())
+	headers := testtool.Dial(t, "127.0.0.3", s.nl.Addr())
 	_, err := io.WriteString(headers, "POST / HTTP/1.1\r\nHost: re")
 	require.NoError(t, err)
-	trickle := dial(t, "127.0.0.4", s.nl.Addr())
+	trickle := testtool.Dial(t, "127.0.0.4", s.nl.Addr())
 	_, err = io.WriteString(trickle, "POST /body HTTP/1.1\r\nHost: relay\r\nContent-Length: 100\r\n\r\nx")
 	require.NoError(t, err)
-	kept := dial(t, "127.0.0.5", s.nl.Addr())
+	kept := testtool.Dial(t, "127.0.0.5", s.nl.Addr())
 	kbr := bufio.NewReader(kept)
 	for range 3 {
 		assert.Equal(t, http.StatusOK, exchange(t, kept, kbr, "/", "some body").StatusCode)
@@ -332,7 +334,7 @@ func TestNetListenerShutdown(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, "ok")
 	}), nil)
-	c := dial(t, "127.0.0.2", s.nl.Addr())
+	c := testtool.Dial(t, "127.0.0.2", s.nl.Addr())
 	br := bufio.NewReader(c)
 	_, err := io.WriteString(c, "POST /slow HTTP/1.1\r\nHost: relay\r\nContent-Length: 4\r\n\r\nbody")
 	require.NoError(t, err)
@@ -355,7 +357,7 @@ func TestNetListenerShutdown(t *testing.T) {
 
 	// Listener.Close under a server that is still serving.
 	s2 := serveHTTP(t, stream.Config{}, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}), nil)
-	k := dial(t, "127.0.0.2", s2.nl.Addr())
+	k := testtool.Dial(t, "127.0.0.2", s2.nl.Addr())
 	assert.Equal(t, http.StatusOK, exchange(t, k, bufio.NewReader(k), "/", "").StatusCode)
 	require.NoError(t, s2.ln.Close())
 	closedByPeer(t, k)

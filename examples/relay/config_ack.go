@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/relaykit/relaykit/stream"
 	"github.com/relaykit/relaykit/stream/hec"
+	"github.com/relaykit/relaykit/stream/relp"
 )
 
 // HECInputConfig is a Splunk HTTP Event Collector listener (inputs.hec[]):
@@ -206,13 +206,13 @@ func (c *Config) validateAckInputs(ck *checker) {
 			ck.bad(f+".tls", "cert_file and key_file are required")
 		}
 		if in.Window == 0 {
-			in.Window = stream.DefaultRELPWindow
+			in.Window = relp.DefaultWindow
 		}
 		if in.Window < 1 || in.Window > 4096 {
 			ck.bad(f+".window", "%d out of range 1..4096", in.Window)
 		}
 		if in.MaxMessageSize == 0 {
-			in.MaxMessageSize = stream.DefaultRELPMaxDataBytes
+			in.MaxMessageSize = relp.DefaultMaxDataBytes
 		}
 		if in.MaxMessageSize < 64 || in.MaxMessageSize > 64<<20 {
 			ck.bad(f+".max_message_size", "%d out of range 64..64MiB", in.MaxMessageSize)

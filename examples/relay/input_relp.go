@@ -11,6 +11,7 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/stream"
+	"github.com/relaykit/relaykit/stream/relp"
 )
 
 // relpInput is a RELP listener (rsyslog's omrelp, librelp clients): a
@@ -30,7 +31,7 @@ type relpInput struct {
 	acks  ackStats
 	d     *dispatcher
 	loc   *time.Location
-	srv   *stream.RELPServer
+	srv   *relp.Server
 	*streamInput
 	pool sync.Pool // *relpBatch
 }
@@ -43,7 +44,7 @@ type relpBatch struct {
 
 func newRELPInput(cfg RELPInputConfig, stats *inputStats, d *dispatcher, loc *time.Location, log *slog.Logger) (*relpInput, error) {
 	in := &relpInput{cfg: cfg, stats: stats, d: d, loc: loc}
-	srv, err := stream.NewRELPServer(stream.RELPConfig{
+	srv, err := relp.NewServer(relp.Config{
 		Window:       cfg.Window,
 		MaxDataBytes: int(cfg.MaxMessageSize),
 		Logger:       log.With("input", cfg.Name),
@@ -73,7 +74,7 @@ func (in *relpInput) Run(ctx, hard context.Context) error {
 }
 
 // handle is the RELP handler: one session's window of frames.
-func (in *relpInput) handle(ctx context.Context, c *stream.Conn, batch []stream.RELPMessage) error {
+func (in *relpInput) handle(ctx context.Context, c *stream.Conn, batch []relp.Message) error {
 	b, _ := in.pool.Get().(*relpBatch)
 	if b == nil {
 		b = &relpBatch{sp: newSyslogParser(in.loc)}

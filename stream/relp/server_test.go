@@ -1,4 +1,4 @@
-package stream_test
+package relp_test
 
 import (
 	"bufio"
@@ -14,10 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaykit/relaykit/internal/testtool"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/relaykit/relaykit/stream"
+	"github.com/relaykit/relaykit/stream/relp"
 )
 
 // relpSink records the messages the RELP handler accepted; fail makes it
@@ -31,7 +34,7 @@ type relpSink struct {
 	entered chan struct{}
 }
 
-func (k *relpSink) handle(ctx context.Context, _ *stream.Conn, batch []stream.RELPMessage) error {
+func (k *relpSink) handle(ctx context.Context, _ *stream.Conn, batch []relp.Message) error {
 	if k.entered != nil {
 		k.entered <- struct{}{}
 	}
@@ -62,16 +65,16 @@ func (k *relpSink) got() []string {
 
 type relpServed struct {
 	ln   *stream.Listener
-	srv  *stream.RELPServer
+	srv  *relp.Server
 	sink *relpSink
 	addr string
 }
 
-func serveRELP(t *testing.T, lcfg stream.Config, cfg stream.RELPConfig, sink *relpSink) *relpServed {
+func serveRELP(t *testing.T, lcfg stream.Config, cfg relp.Config, sink *relpSink) *relpServed {
 	t.Helper()
 	ln, err := stream.Listen("tcp", "127.0.0.1:0", lcfg)
 	require.NoError(t, err)
-	srv, err := stream.NewRELPServer(cfg, sink.handle)
+	srv, err := relp.NewServer(cfg, sink.handle)
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- ln.Serve(context.Background(), srv.ServeConn) }()
@@ -185,10 +188,10 @@ func TestRELPSession(t *testing.T) {
 			var lcfg stream.Config
 			var tc *tls.Config
 			if useTLS {
-				lcfg.TLS = &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}, MinVersion: tls.VersionTLS12}
+				lcfg.TLS = &tls.Config{Certificates: []tls.Certificate{testtool.SelfSigned(t)}, MinVersion: tls.VersionTLS12}
 				tc = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // self-signed test certificate
 			}
-			s := serveRELP(t, lcfg, stream.RELPConfig{Window: 16}, &relpSink{})
+			s := serveRELP(t, lcfg, relp.Config{Window: 16}, &relpSink{})
 			rc := dialRELP(t, s.addr, tc)
 			rc.open()
 			const n = 100
@@ -235,7 +238,7 @@ func TestRELPBadPeers(t *testing.T) {
 	endc := make(chan struct{}, 16)
 	sink := &relpSink{}
 	s := serveRELP(t, stream.Config{FrameTimeout: 300 * time.Millisecond, IdleTimeout: time.Minute},
-		stream.RELPConfig{MaxDataBytes: 1024, Hooks: stream.RELPHooks{
+		relp.Config{MaxDataBytes: 1024, Hooks: relp.Hooks{
 			OnSessionEnd: func(src netip.Addr, _ int64, err error) {
 				mu.Lock()
 				ends[src] = err
@@ -249,20 +252,20 @@ func TestRELPBadPeers(t *testing.T) {
 		send string
 		want error
 	}{
-		{"short length", openFrame + "2 syslog 3 hello\n", stream.ErrRELPProtocol},
+		{"short length", openFrame + "2 syslog 3 hello\n", relp.ErrProtocol},
 		{"long length", openFrame + "2 syslog 40 hello\n3 syslog 5 world\n", stream.ErrFrameTimeout},
-		{"bad command", openFrame + "2 frobnicate 0\n", stream.ErrRELPProtocol},
-		{"rsp from a client", openFrame + "2 rsp 6 200 OK\n", stream.ErrRELPProtocol},
-		{"too large", openFrame + "2 syslog 5000 x", stream.ErrRELPTooLarge},
+		{"bad command", openFrame + "2 frobnicate 0\n", relp.ErrProtocol},
+		{"rsp from a client", openFrame + "2 rsp 6 200 OK\n", relp.ErrProtocol},
+		{"too large", openFrame + "2 syslog 5000 x", relp.ErrTooLarge},
 		{"never completes", openFrame + "2 syslog 10 abc", stream.ErrFrameTimeout},
-		{"syslog before open", "1 syslog 5 hello\n", stream.ErrRELPProtocol},
-		{"txnr out of sequence", openFrame + "7 syslog 5 hello\n", stream.ErrRELPProtocol},
-		{"not RELP", "GET / HTTP/1.1\r\n\r\n", stream.ErrRELPProtocol},
-		{"no syslog offered", "1 open 14 relp_version=0\n", stream.ErrRELPProtocol},
+		{"syslog before open", "1 syslog 5 hello\n", relp.ErrProtocol},
+		{"txnr out of sequence", openFrame + "7 syslog 5 hello\n", relp.ErrProtocol},
+		{"not RELP", "GET / HTTP/1.1\r\n\r\n", relp.ErrProtocol},
+		{"no syslog offered", "1 open 14 relp_version=0\n", relp.ErrProtocol},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := fmt.Sprintf("127.0.0.%d", 10+i)
-			c := dial(t, src, s.ln.Addr())
+			c := testtool.Dial(t, src, s.ln.Addr())
 			good := dialRELP(t, s.addr, nil)
 			good.open()
 			_, err := io.WriteString(c, tc.send)
@@ -307,7 +310,7 @@ func TestRELPBadPeers(t *testing.T) {
 // rather than dropping anything.
 func TestRELPHandlerFailsOrBlocks(t *testing.T) {
 	sink := &relpSink{block: make(chan struct{}), entered: make(chan struct{}, 4)}
-	s := serveRELP(t, stream.Config{}, stream.RELPConfig{}, sink)
+	s := serveRELP(t, stream.Config{}, relp.Config{}, sink)
 	rc := dialRELP(t, s.addr, nil)
 	rc.open()
 	rc.send("syslog", "one")
@@ -337,7 +340,7 @@ func TestRELPShutdown(t *testing.T) {
 	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{})
 	require.NoError(t, err)
 	sink := &relpSink{}
-	srv, err := stream.NewRELPServer(stream.RELPConfig{}, sink.handle)
+	srv, err := relp.NewServer(relp.Config{}, sink.handle)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -355,9 +358,9 @@ func TestRELPShutdown(t *testing.T) {
 }
 
 func TestRELPInvalidConfig(t *testing.T) {
-	_, err := stream.NewRELPServer(stream.RELPConfig{}, nil)
+	_, err := relp.NewServer(relp.Config{}, nil)
 	assert.ErrorIs(t, err, stream.ErrInvalidConfig)
-	_, err = stream.NewRELPServer(stream.RELPConfig{Window: -1}, (&relpSink{}).handle)
+	_, err = relp.NewServer(relp.Config{Window: -1}, (&relpSink{}).handle)
 	assert.ErrorIs(t, err, stream.ErrInvalidConfig)
 }
 
@@ -366,7 +369,7 @@ func TestRELPInvalidConfig(t *testing.T) {
 // the client's resend will make.
 func TestRELPAcceptedUnanswered(t *testing.T) {
 	sink := &relpSink{block: make(chan struct{}), entered: make(chan struct{}, 4)}
-	s := serveRELP(t, stream.Config{}, stream.RELPConfig{}, sink)
+	s := serveRELP(t, stream.Config{}, relp.Config{}, sink)
 	rc := dialRELP(t, s.addr, nil)
 	rc.open()
 	rc.raw("2 syslog 1 a\n3 syslog 1 b\n4 syslog 1 c\n")

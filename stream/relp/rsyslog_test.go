@@ -1,4 +1,4 @@
-package stream_test
+package relp_test
 
 import (
 	"bufio"
@@ -24,6 +24,7 @@ import (
 
 	"github.com/relaykit/relaykit/internal/testtool"
 	"github.com/relaykit/relaykit/stream"
+	"github.com/relaykit/relaykit/stream/relp"
 )
 
 // rsyslogRootEnv names the directory holding rsyslog, omrelp and librelp
@@ -120,12 +121,12 @@ func msgNumber(t *testing.T, data string) int {
 }
 
 // rsyslog's omrelp forwards the messages logger sends it to a RELP server
-// built on RELPServer: every message arrives, once, in order, each batch
+// built on Server: every message arrives, once, in order, each batch
 // within the window.
 func TestRELPFromRsyslog(t *testing.T) {
 	logger := testtool.Need(t, "logger", "apt-get install bsdutils")
 	sink := &relpSink{}
-	s := serveRELP(t, stream.Config{}, stream.RELPConfig{}, sink)
+	s := serveRELP(t, stream.Config{}, relp.Config{}, sink)
 	relpPort := s.ln.Addr().(*net.TCPAddr).Port
 	in := startRsyslog(t, relpPort, "")
 
@@ -157,15 +158,15 @@ func TestRELPFromRsyslog(t *testing.T) {
 }
 
 // rsyslog's omrelp forwards over TLS (librelp with OpenSSL, verifying
-// the server's certificate against a CA) to a RELPServer on a TLS
+// the server's certificate against a CA) to a Server on a TLS
 // listener.
 func TestRELPFromRsyslogTLS(t *testing.T) {
-	caPEM, serverCert := testCA(t)
+	caPEM, serverCert := testtool.CA(t)
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	require.NoError(t, os.WriteFile(ca, caPEM, 0o600))
 	sink := &relpSink{}
 	s := serveRELP(t, stream.Config{TLS: &tls.Config{Certificates: []tls.Certificate{serverCert}, MinVersion: tls.VersionTLS12}},
-		stream.RELPConfig{}, sink)
+		relp.Config{}, sink)
 	in := startRsyslog(t, s.ln.Addr().(*net.TCPAddr).Port,
 		fmt.Sprintf(`tls="on" tls.authMode="certvalid" tls.caCert=%q`, ca))
 	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", in))
@@ -200,7 +201,7 @@ func TestRELPChild(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	var buf []byte
-	srv, err := stream.NewRELPServer(stream.RELPConfig{}, func(_ context.Context, _ *stream.Conn, batch []stream.RELPMessage) error {
+	srv, err := relp.NewServer(relp.Config{}, func(_ context.Context, _ *stream.Conn, batch []relp.Message) error {
 		buf = buf[:0]
 		for _, m := range batch {
 			buf = append(append(buf, m.Data...), '\n')

@@ -1,4 +1,4 @@
-package stream
+package relp
 
 import (
 	"errors"
@@ -9,8 +9,8 @@ import (
 // panics; a frame it returns is well formed (txnr within 0..999999999, a
 // command of 1 to 32 letters, data within the limit, the trailer last);
 // no prefix of a frame is taken for a frame or an error (so read
-// boundaries do not matter); errors wrap ErrRELPProtocol or
-// ErrRELPTooLarge.
+// boundaries do not matter); errors wrap ErrProtocol or
+// ErrTooLarge.
 func FuzzRELPFrame(f *testing.F) {
 	for _, s := range []string{
 		"1 open 30 relp_version=0\ncommands=syslog\n", "2 syslog 5 hello\n", "3 close 0\n",
@@ -25,7 +25,7 @@ func FuzzRELPFrame(f *testing.F) {
 		for len(b) > 0 {
 			fr, n, err := parseRELP(b, md)
 			if err != nil {
-				if !errors.Is(err, ErrRELPProtocol) && !errors.Is(err, ErrRELPTooLarge) {
+				if !errors.Is(err, ErrProtocol) && !errors.Is(err, ErrTooLarge) {
 					t.Fatalf("error %v wraps neither sentinel", err)
 				}
 				return

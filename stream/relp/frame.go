@@ -1,4 +1,4 @@
-package stream
+package relp
 
 import (
 	"bytes"
@@ -37,9 +37,9 @@ func (e *relpError) Error() string { return e.msg }
 
 func (e *relpError) Unwrap() error {
 	if e.tooLarge {
-		return ErrRELPTooLarge
+		return ErrTooLarge
 	}
-	return ErrRELPProtocol
+	return ErrProtocol
 }
 
 // parseRELP parses the frame at the start of b:

@@ -1,4 +1,4 @@
-package stream
+package relp
 
 import (
 	"context"
@@ -12,38 +12,39 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit/internal/version"
+	"github.com/relaykit/relaykit/stream"
 )
 
 var (
-	// ErrRELPProtocol is wrapped by the errors of a RELP session whose
+	// ErrProtocol is wrapped by the errors of a RELP session whose
 	// peer broke the protocol: a malformed frame (a data length that does
 	// not match the data, a bad command, a transaction number out of
 	// sequence), a command other than open, syslog and close, syslog
 	// before open. The session is closed without answering the frame.
-	ErrRELPProtocol = errors.New("stream: RELP protocol error")
-	// ErrRELPTooLarge is wrapped by the error of a RELP session whose peer
-	// announced more data than [RELPConfig].MaxDataBytes.
-	ErrRELPTooLarge = errors.New("stream: RELP frame too large")
-	// ErrRELPHandler is wrapped by the error of a RELP session whose
+	ErrProtocol = errors.New("relp: protocol error")
+	// ErrTooLarge is wrapped by the error of a RELP session whose peer
+	// announced more data than [Config].MaxDataBytes.
+	ErrTooLarge = errors.New("relp: frame too large")
+	// ErrHandler is wrapped by the error of a RELP session whose
 	// handler failed: the batch was not acknowledged and the session was
 	// closed, so the client sends it again after reconnecting.
-	ErrRELPHandler = errors.New("stream: RELP handler failed")
+	ErrHandler = errors.New("relp: handler failed")
 )
 
-// Defaults of [RELPConfig].
+// Defaults of [Config].
 const (
-	// DefaultRELPWindow is rsyslog's default RELP window (omrelp
+	// DefaultWindow is rsyslog's default RELP window (omrelp
 	// windowSize, librelp RELP_DFLT_WINDOW_SIZE): 128 frames.
-	DefaultRELPWindow = 128
-	// DefaultRELPMaxDataBytes is librelp's default maximum data size
+	DefaultWindow = 128
+	// DefaultMaxDataBytes is librelp's default maximum data size
 	// (imrelp maxDataSize): 128 KiB.
-	DefaultRELPMaxDataBytes = 128 << 10
+	DefaultMaxDataBytes = 128 << 10
 	// DefaultRELPWriteTimeout bounds the writing of answers.
 	DefaultRELPWriteTimeout = 30 * time.Second
 )
 
-// RELPMessage is one syslog frame of a RELP session.
-type RELPMessage struct {
+// Message is one syslog frame of a RELP session.
+type Message struct {
 	// Txnr is the frame's transaction number (1 to 999999999).
 	Txnr int
 	// Data is the syslog message as sent (DATA of the frame, possibly
@@ -52,42 +53,42 @@ type RELPMessage struct {
 	Data []byte
 }
 
-// RELPHandler accepts a batch of syslog messages of one session, in the
+// Handler accepts a batch of syslog messages of one session, in the
 // order received. Returning nil means they are accepted under the
 // delivery contract (delivered, durably accepted, or dead-lettered): each
 // is then answered "200 OK". Returning an error closes the session
 // without answering any of them, so the client sends them again after it
 // reconnects. While the handler blocks, the session reads nothing more
 // and answers nothing: back-pressure reaches the client through its
-// window. ctx ends when [RELPServer.Close] is called. c is the session's
-// connection (for its [Conn.Source]); the handler must not read from or
+// window. ctx ends when [Server.Close] is called. c is the session's
+// connection (for its [stream.Conn.Source]); the handler must not read from or
 // write to it.
-type RELPHandler func(ctx context.Context, c *Conn, batch []RELPMessage) error
+type Handler func(ctx context.Context, c *stream.Conn, batch []Message) error
 
-// RELPHooks observe RELP sessions. They run synchronously on the
+// Hooks observe RELP sessions. They run synchronously on the
 // sessions' goroutines: they must be fast, safe for concurrent use and
 // must not retain their arguments.
-type RELPHooks struct {
+type Hooks struct {
 	// OnBatch is called after a batch was accepted and answered, with the
 	// number of frames, their data bytes and the handler's duration.
 	OnBatch func(source netip.Addr, frames, bytes int, took time.Duration)
 	// OnSessionEnd is called when a session ends, with the frames it
 	// acknowledged and why it ended: nil after the client's close, or an
-	// error (io.EOF when the client went away, [ErrClosed] on shutdown,
-	// the listener's deadline errors, or one wrapping [ErrRELPProtocol],
-	// [ErrRELPTooLarge] or [ErrRELPHandler]).
+	// error (io.EOF when the client went away, [stream.ErrClosed] on shutdown,
+	// the listener's deadline errors, or one wrapping [ErrProtocol],
+	// [ErrTooLarge] or [ErrHandler]).
 	OnSessionEnd func(source netip.Addr, acked int64, err error)
 }
 
-// RELPConfig configures a [RELPServer]. The zero value is usable.
-type RELPConfig struct {
+// Config configures a [Server]. The zero value is usable.
+type Config struct {
 	// Window is the most syslog frames handed to the handler as one batch:
 	// the session collects the frames already received, up to Window,
 	// and answers them together. rsyslog's omrelp keeps at most its own
 	// window (128 by default) unanswered. Zero means 128.
 	Window int
 	// MaxDataBytes is the largest DATALEN accepted, in bytes; a frame
-	// announcing more closes the session ([ErrRELPTooLarge]), as librelp
+	// announcing more closes the session ([ErrTooLarge]), as librelp
 	// does. The session's buffer never grows past it plus a header. Zero
 	// means 128 KiB, librelp's default.
 	MaxDataBytes int
@@ -95,16 +96,16 @@ type RELPConfig struct {
 	// that does not read them is cut then. Zero means 30 s.
 	WriteTimeout time.Duration
 	// Hooks observe batches and session ends. Nil hooks cost nothing.
-	Hooks RELPHooks
+	Hooks Hooks
 	// Logger receives one record per session ended by an error other
 	// than the client going away or shutdown. Nil means no logging.
 	Logger *slog.Logger
 }
 
-// RELPStats is a snapshot of a [RELPServer]'s counters. Every byte read
+// Stats is a snapshot of a [Server]'s counters. Every byte read
 // by its sessions is in exactly one of MessageBytes, OverheadBytes,
 // DiscardedBytes and IncompleteBytes.
-type RELPStats struct {
+type Stats struct {
 	// Sessions counts sessions served; Open those running now.
 	Sessions, Open int64
 	// Frames counts syslog frames handed to the handler; MessageBytes
@@ -125,8 +126,8 @@ type RELPStats struct {
 	// frames.
 	IncompleteFrames, IncompleteBytes int64
 	// ProtocolErrors counts sessions closed for a protocol error
-	// ([ErrRELPProtocol]); TooLarge those closed for a frame over
-	// MaxDataBytes ([ErrRELPTooLarge]).
+	// ([ErrProtocol]); TooLarge those closed for a frame over
+	// MaxDataBytes ([ErrTooLarge]).
 	ProtocolErrors, TooLarge int64
 	// HandlerErrors counts batches the handler refused; Unacknowledged
 	// the frames of those batches (the client sends them again after it
@@ -144,14 +145,14 @@ type RELPStats struct {
 	ServerCloses int64
 }
 
-// RELPServer serves RELP (Reliable Event Logging Protocol, rsyslog's
+// Server serves RELP (Reliable Event Logging Protocol, rsyslog's
 // omrelp/imrelp, specified in librelp's doc/relp.md) sessions on the
-// connections of a [Listener]: pass [RELPServer.ServeConn] to
+// connections of a [Listener]: pass [Server.ServeConn] to
 // [Listener.Serve]. Its methods are safe for concurrent use; each session
 // runs in its connection's goroutine. See the package documentation.
-type RELPServer struct {
-	cfg    RELPConfig
-	h      RELPHandler
+type Server struct {
+	cfg    Config
+	h      Handler
 	ctx    context.Context
 	cancel context.CancelFunc
 	pool   sync.Pool // *relpSession
@@ -161,20 +162,20 @@ type RELPServer struct {
 	tooLarge, handlerErrors, unacked, acceptedUnanswered, closes   atomic.Int64
 }
 
-// NewRELPServer returns a RELP server handing batches to h, or an error
-// wrapping [ErrInvalidConfig]. It starts no goroutine.
-func NewRELPServer(cfg RELPConfig, h RELPHandler) (*RELPServer, error) {
+// NewServer returns a RELP server handing batches to h, or an error
+// wrapping [stream.ErrInvalidConfig]. It starts no goroutine.
+func NewServer(cfg Config, h Handler) (*Server, error) {
 	switch {
 	case h == nil:
-		return nil, fmt.Errorf("%w: RELP handler is nil", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: RELP handler is nil", stream.ErrInvalidConfig)
 	case cfg.Window < 0, cfg.MaxDataBytes < 0, cfg.WriteTimeout < 0:
-		return nil, fmt.Errorf("%w: RELP Window, MaxDataBytes and WriteTimeout must not be negative", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: RELP Window, MaxDataBytes and WriteTimeout must not be negative", stream.ErrInvalidConfig)
 	}
 	if cfg.Window == 0 {
-		cfg.Window = DefaultRELPWindow
+		cfg.Window = DefaultWindow
 	}
 	if cfg.MaxDataBytes == 0 {
-		cfg.MaxDataBytes = DefaultRELPMaxDataBytes
+		cfg.MaxDataBytes = DefaultMaxDataBytes
 	}
 	if cfg.WriteTimeout == 0 {
 		cfg.WriteTimeout = DefaultRELPWriteTimeout
@@ -182,7 +183,7 @@ func NewRELPServer(cfg RELPConfig, h RELPHandler) (*RELPServer, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &RELPServer{cfg: cfg, h: h}
+	s := &Server{cfg: cfg, h: h}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -190,14 +191,14 @@ func NewRELPServer(cfg RELPConfig, h RELPHandler) (*RELPServer, error) {
 // Close cancels the ctx of handler calls in progress and to come; their
 // batches, if refused, are sent again by the clients. Sessions end when
 // the listener shuts down. Close is idempotent and returns nil.
-func (s *RELPServer) Close() error {
+func (s *Server) Close() error {
 	s.cancel()
 	return nil
 }
 
 // Stats returns a snapshot of the counters.
-func (s *RELPServer) Stats() RELPStats {
-	return RELPStats{
+func (s *Server) Stats() Stats {
+	return Stats{
 		Sessions: s.sessions.Load(), Open: s.open.Load(), Frames: s.frames.Load(), MessageBytes: s.messageBytes.Load(),
 		Batches: s.batches.Load(), Acked: s.acked.Load(), OverheadBytes: s.overhead.Load(), DiscardedBytes: s.discarded.Load(),
 		IncompleteFrames: s.incompleteFrames.Load(), IncompleteBytes: s.incompleteBytes.Load(),
@@ -209,7 +210,7 @@ func (s *RELPServer) Stats() RELPStats {
 // ServeConn runs one RELP session on c until the client closes it, the
 // listener ends it (shutdown, eviction, idle or frame deadline), the
 // client breaks the protocol, or the handler fails. It is a [Handler].
-func (s *RELPServer) ServeConn(c *Conn) {
+func (s *Server) ServeConn(c *stream.Conn) {
 	s.sessions.Add(1)
 	s.open.Add(1)
 	defer s.open.Add(-1)
@@ -220,40 +221,39 @@ func (s *RELPServer) ServeConn(c *Conn) {
 		f(c.Source(), ss.ackedTotal, err)
 	}
 	ss.c = nil
-	if c.fr == ss {
-		c.fr = nil
-	}
+	c.TrackFrames(nil)
 	s.pool.Put(ss)
 }
 
-func (s *RELPServer) session(c *Conn) *relpSession {
+func (s *Server) session(c *stream.Conn) *relpSession {
 	ss, _ := s.pool.Get().(*relpSession)
 	if ss == nil {
 		ss = &relpSession{s: s, buf: make([]byte, min(64<<10, s.cfg.MaxDataBytes+relpMaxHeader+1))}
 	}
 	ss.c = c
 	ss.start, ss.end_, ss.txnr, ss.opened, ss.readErr, ss.ackedTotal = 0, 0, 1, false, nil, 0
-	c.fr = ss
+	c.TrackFrames(ss)
 	return ss
 }
 
 // relpSession is one connection's state. It is used by the connection's
 // goroutine only.
 type relpSession struct {
-	s          *RELPServer
-	c          *Conn
+	s          *Server
+	c          *stream.Conn
 	buf        []byte
 	start      int
 	end_       int
 	txnr       int // the transaction number expected next
 	opened     bool
 	readErr    error
-	batch      []RELPMessage
+	batch      []Message
 	out        []byte
 	ackedTotal int64
 }
 
-func (ss *relpSession) inFrame() bool { return ss.start < ss.end_ }
+// InFrame implements stream.FrameState: part of a frame is buffered.
+func (ss *relpSession) InFrame() bool { return ss.start < ss.end_ }
 
 // errNeedMore is next's answer when the buffer holds no complete frame
 // and it may not read.
@@ -296,7 +296,7 @@ func (ss *relpSession) fill() error {
 		if len(ss.buf) >= limit {
 			// parseRELP refuses a frame longer than this before it
 			// fills the buffer; this cannot happen.
-			return fmt.Errorf("%w: frame longer than its buffer", ErrRELPProtocol)
+			return fmt.Errorf("%w: frame longer than its buffer", ErrProtocol)
 		}
 		nb := make([]byte, min(2*len(ss.buf), limit))
 		copy(nb, ss.buf[:ss.end_])
@@ -346,7 +346,7 @@ func (ss *relpSession) run() error {
 				return &relpError{msg: "RELP syslog command before open"}
 			}
 			s.overhead.Add(int64(n - len(f.data)))
-			ss.batch = append(ss.batch, RELPMessage{Txnr: f.txnr, Data: f.data})
+			ss.batch = append(ss.batch, Message{Txnr: f.txnr, Data: f.data})
 			if len(ss.batch) >= s.cfg.Window {
 				if err := ss.flush(); err != nil {
 					return err
@@ -425,7 +425,7 @@ func (ss *relpSession) flush() error {
 		s.handlerErrors.Add(1)
 		s.unacked.Add(int64(n))
 		ss.batch = ss.batch[:0]
-		return fmt.Errorf("%w: %w", ErrRELPHandler, err)
+		return fmt.Errorf("%w: %w", ErrHandler, err)
 	}
 	ss.out = ss.out[:0]
 	for i := range ss.batch {
@@ -465,7 +465,7 @@ func (ss *relpSession) end(err error) {
 		} else {
 			s.protocolErrors.Add(1)
 		}
-	case errors.Is(err, ErrRELPHandler):
+	case errors.Is(err, ErrHandler):
 		s.discarded.Add(rest)
 	case rest > 0:
 		s.incompleteFrames.Add(1)
@@ -473,15 +473,15 @@ func (ss *relpSession) end(err error) {
 	}
 	switch {
 	case err == nil, errors.Is(err, io.EOF):
-	case errors.Is(err, ErrClosed), errors.Is(err, ErrEvicted), errors.Is(err, ErrIdleTimeout),
-		errors.Is(err, ErrFrameTimeout), errors.Is(err, ErrRELPHandler):
+	case errors.Is(err, stream.ErrClosed), errors.Is(err, stream.ErrEvicted), errors.Is(err, stream.ErrIdleTimeout),
+		errors.Is(err, stream.ErrFrameTimeout), errors.Is(err, ErrHandler):
 		// A hint, without waiting (librelp relpSessSrvDoDisconnect).
 		if ss.c.Conn.SetWriteDeadline(time.Now().Add(time.Second)) == nil {
 			if _, werr := io.WriteString(ss.c.Conn, relpServerClose); werr == nil {
 				s.closes.Add(1)
 			}
 		}
-		if !errors.Is(err, ErrClosed) {
+		if !errors.Is(err, stream.ErrClosed) {
 			s.cfg.Logger.Warn("RELP session ended", "source", ss.c.Source(), "error", err)
 		}
 	default:

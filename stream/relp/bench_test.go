@@ -1,4 +1,4 @@
-package stream_test
+package relp_test
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/relaykit/relaykit/stream"
+	"github.com/relaykit/relaykit/stream/relp"
 )
 
 // benchMsg is a 200-byte RFC 5424 message, as in BenchmarkFramer.
@@ -37,7 +38,7 @@ func cpuNanos() int64 {
 func BenchmarkRELPvsTCP(b *testing.B) {
 	b.Run("impl=relp/window=128", func(b *testing.B) {
 		var got atomic.Int64
-		srv, err := stream.NewRELPServer(stream.RELPConfig{}, func(_ context.Context, _ *stream.Conn, batch []stream.RELPMessage) error {
+		srv, err := relp.NewServer(relp.Config{}, func(_ context.Context, _ *stream.Conn, batch []relp.Message) error {
 			got.Add(int64(len(batch)))
 			return nil
 		})
