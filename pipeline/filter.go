@@ -79,6 +79,13 @@ func CompileFilter(pattern string) (*Filter, error) {
 	return f, nil
 }
 
+// NewFilter compiles pattern into a new Filter, bypassing the process-wide
+// cache of [CompileFilter]. It is for patterns that come and go at run time,
+// such as the filter an operator types for a live tap, which a cache that is
+// never pruned would accumulate. Routes and pipeline functions use
+// CompileFilter. The error, if any, comes from regexp.Compile.
+func NewFilter(pattern string) (*Filter, error) { return compileFilter(pattern) }
+
 // compileFilter builds a Filter without the cache.
 func compileFilter(pattern string) (*Filter, error) {
 	f := &Filter{pattern: pattern}

@@ -71,6 +71,21 @@ func TestFilterCacheShared(t *testing.T) {
 	require.Error(t, err)
 }
 
+func TestNewFilterBypassesCache(t *testing.T) {
+	cached, err := pipeline.CompileFilter(`uncached(a|b)`)
+	require.NoError(t, err)
+	a, err := pipeline.NewFilter(`uncached(a|b)`)
+	require.NoError(t, err)
+	b, err := pipeline.NewFilter(`uncached(a|b)`)
+	require.NoError(t, err)
+	assert.NotSame(t, cached, a)
+	assert.NotSame(t, a, b)
+	assert.True(t, a.Match([]byte("x uncachedb y")))
+	assert.False(t, a.Match([]byte("x uncachedc y")))
+	_, err = pipeline.NewFilter(`(`)
+	require.Error(t, err)
+}
+
 func TestLowerASCII(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for n := range 100 {

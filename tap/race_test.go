@@ -1,0 +1,5 @@
+//go:build race
+
+package tap_test
+
+const raceEnabled = true
