@@ -1,11 +1,13 @@
 package pipeline
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -38,7 +40,8 @@ const DefaultMaxKeys = 10000
 // Flush appends to dst the summaries of every window that ended at or
 // before now (nanoseconds since the Unix epoch; a window [s, s+w) ends at
 // s+w), and always those already complete: of keys evicted to make room
-// and of windows that an event of a later window closed. It forgets the
+// and of windows that an event of a later window closed. The steps of
+// this package append them in the order of their ReceiveTime. It forgets the
 // state of the windows it ends, so a key quiet for a whole window costs
 // nothing and emits nothing. With now = [FlushAll] it ends every window.
 // Flush returns the extended slice; it may reuse the buffers of the
@@ -376,6 +379,7 @@ func (t *table[S]) flush(dst []relaykit.Event, now int64) []relaykit.Event {
 	if now == flushPending && t.pending.Load() == 0 {
 		return dst
 	}
+	start := len(dst)
 	for si := range t.shards {
 		sh := &t.shards[si]
 		sh.mu.Lock()
@@ -399,16 +403,22 @@ func (t *table[S]) flush(dst []relaykit.Event, now int64) []relaykit.Event {
 		}
 		sh.mu.Unlock()
 	}
+	// Shards are visited in a fixed order but keys fall into them by a
+	// seeded hash: order the summaries by time instead.
+	slices.SortStableFunc(dst[start:], func(a, b relaykit.Event) int {
+		return cmp.Compare(a.ReceiveTime, b.ReceiveTime)
+	})
 	return dst
 }
 
 // endWindows emits and forgets every entry of sh whose window ended at or
-// before now.
+// before now, least recently used first.
 func (t *table[S]) endWindows(sh *shard[S], dst []relaykit.Event, now int64) []relaykit.Event {
 	lo := int64(math.MaxInt64)
-	for i := sh.head; i >= 0; {
+	// Least recently used first: roughly the order the keys went quiet.
+	for i := sh.tail; i >= 0; {
 		k := &sh.ents[i]
-		next := k.next
+		next := k.prev
 		if now == FlushAll || k.win <= now-t.window {
 			n := len(dst)
 			dst = t.summarize(dst, k)
