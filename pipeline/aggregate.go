@@ -74,15 +74,19 @@ type AggregateConfig struct {
 // Windows, late events, keys and eviction work as for [Suppress]. Apply
 // does not allocate for a group it holds. It is safe for concurrent use.
 type Aggregate struct {
-	t       table[aggState]
-	nums    []numSpec
-	st      []byte
-	rawKey  int // index of FieldRaw in the key, or -1
-	keyName []string
+	t    table[aggState]
+	pick picker
+	nums []numSpec
+	// numFields and numMeta index nums: extracted fields, metadata.
+	numFields, numMeta []int
+	numMatch           nameMatcher // the names of numFields
+	st                 []byte
+	rawKey             int // index of FieldRaw in the key, or -1
+	keyName            []string
 }
 
 type numSpec struct {
-	sel                    selector
+	meta                   selector // for a metadata name
 	name                   string
 	sum, min, max          bool
 	sumKey, minKey, maxKey string
@@ -108,8 +112,9 @@ type numAgg struct {
 }
 
 // NewAggregate returns an Aggregate step. It returns an error wrapping
-// [ErrInvalidConfig] when a number is negative or a Sum, Min or Max name
-// is empty.
+// [ErrInvalidConfig] when a number is negative, a Sum, Min or Max name is
+// empty, Key lists more than [MaxKeyNames] names, or Sum, Min and Max
+// together more than 64 distinct names.
 func NewAggregate(cfg AggregateConfig) (*Aggregate, error) {
 	if err := validateKeyed("aggregate", cfg.Window, cfg.MaxKeys); err != nil {
 		return nil, err
@@ -132,7 +137,7 @@ func NewAggregate(cfg AggregateConfig) (*Aggregate, error) {
 				return &a.nums[i]
 			}
 		}
-		a.nums = append(a.nums, numSpec{sel: newSelector(name), name: name,
+		a.nums = append(a.nums, numSpec{name: name,
 			sumKey: "sum_" + name, minKey: "min_" + name, maxKey: "max_" + name, badKey: "nonnumeric_" + name})
 		return &a.nums[len(a.nums)-1]
 	}
@@ -155,6 +160,23 @@ func NewAggregate(cfg AggregateConfig) (*Aggregate, error) {
 			}
 		}
 	}
+	if len(a.nums) > 64 {
+		return nil, fmt.Errorf("%w: aggregate: %d numeric names, more than 64", ErrInvalidConfig, len(a.nums))
+	}
+	for i := range a.nums {
+		switch s := newSelector(a.nums[i].name); s.kind {
+		case selField:
+			a.numFields = append(a.numFields, i)
+			a.numMatch.add(s.key)
+		default:
+			a.numMeta = append(a.numMeta, i)
+			a.nums[i].meta = s
+		}
+	}
+	var err error
+	if a.pick, err = newPicker(cfg.Key); err != nil {
+		return nil, fmt.Errorf("aggregate: %w", err)
+	}
 	a.t.init("aggregate", cfg.Key, cfg.Window, cfg.MaxKeys)
 	a.t.summarize = a.summarize
 	nn := len(a.nums)
@@ -176,11 +198,13 @@ func (a *Aggregate) Name() string { return "aggregate" }
 
 // Apply absorbs e into its group's window. It always returns false.
 func (a *Aggregate) Apply(e *relaykit.Event) (bool, error) {
-	h := a.t.hash(e)
+	var pk picked
+	vals := a.pick.pick(e, &pk)
+	h := a.t.hash(vals)
 	sh := a.t.shardOf(h)
 	sh.mu.Lock()
 	tm, win := a.t.at(sh, e.ReceiveTime)
-	k, fresh := a.t.lookup(sh, h, e, win)
+	k, fresh := a.t.lookup(sh, h, vals, win)
 	if !fresh && win > k.win {
 		a.t.roll(sh, k, win)
 	}
@@ -192,23 +216,39 @@ func (a *Aggregate) Apply(e *relaykit.Event) (bool, error) {
 	} else {
 		st.first, st.last = min(st.first, tm), max(st.last, tm)
 	}
-	for i := range a.nums {
-		v, ok := a.nums[i].value(e)
-		if ok {
-			st.nums[i].add(v)
-		}
-	}
+	a.addNumbers(st, e)
 	sh.mu.Unlock()
 	return false, nil
 }
 
-// value returns the value the spec reads and whether it is present.
-func (n *numSpec) value(e *relaykit.Event) ([]byte, bool) {
-	if n.sel.kind == selField {
-		return e.Field(n.sel.key)
+// addNumbers adds e's numeric values to st: metadata values when not
+// empty, extracted fields found in one pass over e's fields (the first of
+// a name counts).
+func (a *Aggregate) addNumbers(st *aggState, e *relaykit.Event) {
+	for _, i := range a.numMeta {
+		if v := a.nums[i].meta.get(e); len(v) > 0 {
+			st.nums[i].add(v)
+		}
 	}
-	v := n.sel.get(e)
-	return v, len(v) > 0
+	left := len(a.numFields)
+	if left == 0 {
+		return
+	}
+	var done uint64 // bit per entry of numFields (at most 64)
+	for fi := range e.Fields {
+		f := &e.Fields[fi]
+		kp := keyPrefix8(f.Key)
+		for j, i := range a.numFields {
+			if done&(1<<j) != 0 || !a.numMatch.is(j, f.Key, kp) {
+				continue
+			}
+			st.nums[i].add(f.Value)
+			done |= 1 << j
+			if left--; left == 0 {
+				return
+			}
+		}
+	}
 }
 
 func (g *numAgg) add(v []byte) {
@@ -240,65 +280,96 @@ func (g *numAgg) add(v []byte) {
 }
 
 // parseNumber parses a decimal number in JSON syntax with an optional
-// leading '+'. isInt reports an integer that fits in an int64 (i holds
-// it); f always holds the value. It does not allocate.
+// leading '+'. isInt reports an integer (no fraction, no exponent) that
+// fits in an int64, held in i; f always holds the value, correctly
+// rounded. It does not allocate.
 func parseNumber(b []byte) (i int64, f float64, isInt, ok bool) {
-	p := 0
-	neg := false
-	if p < len(b) && (b[p] == '-' || b[p] == '+') {
-		neg = b[p] == '-'
-		p++
+	p, neg := 0, false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg, p = b[0] == '-', 1
 	}
+	var mant uint64 // up to 19 significant digits
+	nd, exp := 0, 0 // significant digits in mant; decimal exponent
+	exact := true   // no digit was left out of mant
 	ds := p
-	for p < len(b) && b[p] >= '0' && b[p] <= '9' {
-		p++
+	for ; p < len(b) && b[p]-'0' <= 9; p++ {
+		if nd < 19 {
+			mant = mant*10 + uint64(b[p]-'0')
+			if mant != 0 {
+				nd++
+			}
+		} else {
+			exact = false
+			exp++
+		}
 	}
-	nd := p - ds
-	if nd == 0 {
+	if p == ds {
 		return 0, 0, false, false
 	}
-	if p == len(b) && nd <= 18 {
-		var u int64
-		for _, c := range b[ds:p] {
-			u = u*10 + int64(c-'0')
-		}
-		if neg {
-			u = -u
-		}
-		return u, float64(u), true, true
-	}
-	// Validate the rest of the JSON number grammar before ParseFloat,
-	// which would also take hex, underscores, Inf and NaN.
+	integer := true
 	if p < len(b) && b[p] == '.' {
+		integer = false
 		p++
 		fs := p
-		for p < len(b) && b[p] >= '0' && b[p] <= '9' {
-			p++
+		for ; p < len(b) && b[p]-'0' <= 9; p++ {
+			if nd < 19 {
+				mant = mant*10 + uint64(b[p]-'0')
+				if mant != 0 {
+					nd++
+				}
+				exp--
+			} else {
+				exact = false
+			}
 		}
 		if p == fs {
 			return 0, 0, false, false
 		}
 	}
 	if p < len(b) && (b[p] == 'e' || b[p] == 'E') {
+		integer = false
 		p++
+		eneg := false
 		if p < len(b) && (b[p] == '-' || b[p] == '+') {
-			p++
+			eneg, p = b[p] == '-', p+1
 		}
-		es := p
-		for p < len(b) && b[p] >= '0' && b[p] <= '9' {
-			p++
+		es, e := p, 0
+		for ; p < len(b) && b[p]-'0' <= 9; p++ {
+			if e < 100000 {
+				e = e*10 + int(b[p]-'0')
+			}
 		}
 		if p == es {
 			return 0, 0, false, false
 		}
+		if eneg {
+			e = -e
+		}
+		exp += e
 	}
 	if p != len(b) {
 		return 0, 0, false, false
 	}
-	if nd == len(b)-ds { // 19 or more digits, no fraction or exponent
-		if v, err := strconv.ParseInt(string(b), 10, 64); err == nil {
-			return v, float64(v), true, true
+	if integer && exact && (mant <= math.MaxInt64 || neg && mant == 1<<63) {
+		i = int64(mant)
+		if neg {
+			i = -i
 		}
+		return i, float64(i), true, true
+	}
+	// Clinger's fast path: both factors exact, so the one rounding of
+	// the product or quotient is the correct one.
+	if exact && mant < 1<<53 && exp >= -22 && exp <= 22 {
+		f = float64(mant)
+		if exp < 0 {
+			f /= pow10[-exp]
+		} else {
+			f *= pow10[exp]
+		}
+		if neg {
+			f = -f
+		}
+		return 0, f, false, true
 	}
 	v, err := strconv.ParseFloat(string(b), 64)
 	if err != nil || math.IsInf(v, 0) {
@@ -306,6 +377,9 @@ func parseNumber(b []byte) (i int64, f float64, isInt, ok bool) {
 	}
 	return 0, v, false, true
 }
+
+var pow10 = [23]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
 // summarize appends the summary of k's window.
 func (a *Aggregate) summarize(dst []relaykit.Event, k *keyState[aggState]) []relaykit.Event {

@@ -320,7 +320,8 @@ func (f *dropFn) Apply(e *relaykit.Event) (bool, error) {
 // 1st, the (n+1)th, the (2n+1)th, ... of the events it sees, counted across
 // all goroutines with one atomic counter, so exactly ceil(seen/n) events are
 // kept and a single-goroutine run is fully deterministic. n < 1 means 1:
-// keep everything.
+// keep everything. [NewSample] samples per key and dynamically, and marks
+// the events it keeps with their sample rate.
 func Sample(n int) Function {
 	return &sampleFn{n: uint64(max(n, 1))}
 }

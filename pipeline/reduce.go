@@ -49,10 +49,12 @@ const DefaultMaxKeys = 10000
 // relaykit.Event.Reset would, so a caller must not pass spare capacity
 // whose events are still in use. The summaries are owned by the caller.
 //
-// A router calls Flush(dst, math.MinInt64) after every batch, to collect
-// summaries that are already complete, so Flush must be cheap when there
-// are none. Apply and Flush are safe for concurrent use by multiple
-// goroutines.
+// Summaries already complete wait in the step until the next Flush. A
+// router calls Flush(dst, math.MinInt64) after every batch to collect
+// them, which bounds what waits to what one batch can complete, so Flush
+// must be cheap when there are none; outside a router, call Flush after
+// each batch as well. Apply and Flush are safe for concurrent use by
+// multiple goroutines.
 //
 // Windows are assigned from the event's ReceiveTime, never the wall
 // clock: no step reads the time. Ending windows on time is the caller's
@@ -195,14 +197,127 @@ func validateKeyed(step string, window time.Duration, maxKeys int) error {
 	return nil
 }
 
-// hash returns the hash of e's key values.
-func (t *table[S]) hash(e *relaykit.Event) uint64 {
-	if len(t.sels) == 1 {
-		return maphash.Bytes(t.seed, t.sels[0].get(e))
+// MaxKeyNames is the most names a reduction step's Key may list.
+const MaxKeyNames = 16
+
+// picked holds an event's key values; it lives on the stack of Apply.
+type picked [MaxKeyNames][]byte
+
+// picker reads the values of a list of names from an event, the
+// extracted fields in a single pass over the event's fields; a missing
+// value reads as empty.
+type picker struct {
+	sels   []selector
+	fields []int // indices into sels of the extracted-field names
+	match  nameMatcher
+}
+
+// nameMatcher tells extracted field names apart by length and first
+// eight bytes, compared as one word, before comparing any further bytes.
+type nameMatcher struct {
+	names []string
+	pre   []uint64
+}
+
+func (m *nameMatcher) add(name string) {
+	m.names = append(m.names, name)
+	m.pre = append(m.pre, prefix8(name))
+}
+
+// is reports whether key, whose keyPrefix8 is kp, is name j.
+func (m *nameMatcher) is(j int, key []byte, kp uint64) bool {
+	return kp == m.pre[j] && len(key) == len(m.names[j]) && (len(key) <= 8 || string(key[8:]) == m.names[j][8:])
+}
+
+// prefix8 returns the first eight bytes of name (fewer: zero-padded) as
+// a little-endian word.
+func prefix8(name string) uint64 {
+	var x uint64
+	for i := min(len(name), 8) - 1; i >= 0; i-- {
+		x = x<<8 | uint64(name[i])
 	}
-	h := uint64(len(t.sels))
-	for _, s := range t.sels {
-		h = bits.RotateLeft64(h, 29) ^ maphash.Bytes(t.seed, s.get(e))
+	return x
+}
+
+// keyPrefix8 is prefix8 of a field key. A key shorter than eight bytes
+// whose buffer has room is read as one word and masked.
+func keyPrefix8(b []byte) uint64 {
+	if cap(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b[:8:8])
+		if len(b) < 8 {
+			x &= 1<<(8*uint(len(b))) - 1
+		}
+		return x
+	}
+	var x uint64
+	for i := len(b) - 1; i >= 0; i-- {
+		x = x<<8 | uint64(b[i])
+	}
+	return x
+}
+
+func newPicker(names []string) (picker, error) {
+	var p picker
+	if len(names) > MaxKeyNames {
+		return p, fmt.Errorf("%w: %d key names, more than %d", ErrInvalidConfig, len(names), MaxKeyNames)
+	}
+	for _, n := range names {
+		s := newSelector(n)
+		if s.kind == selField {
+			p.fields = append(p.fields, len(p.sels))
+			p.match.add(s.key)
+		}
+		p.sels = append(p.sels, s)
+	}
+	return p, nil
+}
+
+// pick returns the key values of e, stored in out.
+func (p *picker) pick(e *relaykit.Event, out *picked) [][]byte {
+	vals := out[:len(p.sels)]
+	if len(p.fields) == 0 {
+		for i := range p.sels {
+			vals[i] = p.sels[i].get(e)
+		}
+		return vals
+	}
+	if len(p.fields) == 1 && len(p.sels) == 1 {
+		vals[0], _ = e.Field(p.sels[0].key)
+		return vals
+	}
+	var found uint32
+	for i := range p.sels {
+		if p.sels[i].kind != selField {
+			vals[i] = p.sels[i].get(e)
+			found |= 1 << i
+		}
+	}
+	left := len(p.fields)
+	for fi := range e.Fields {
+		f := &e.Fields[fi]
+		kp := keyPrefix8(f.Key)
+		for j, i := range p.fields {
+			if found&(1<<i) != 0 || !p.match.is(j, f.Key, kp) {
+				continue
+			}
+			vals[i] = f.Value
+			found |= 1 << i
+			if left--; left == 0 {
+				return vals
+			}
+		}
+	}
+	return vals
+}
+
+// hash returns the hash of the key values vals.
+func (t *table[S]) hash(vals [][]byte) uint64 {
+	if len(vals) == 1 {
+		return maphash.Bytes(t.seed, vals[0])
+	}
+	h := uint64(len(vals))
+	for _, v := range vals {
+		h = bits.RotateLeft64(h, 29) ^ maphash.Bytes(t.seed, v)
 		h *= 0x9e3779b97f4a7c15
 	}
 	return h
@@ -216,27 +331,20 @@ func (t *table[S]) shardOf(h uint64) *shard[S] {
 	return &t.shards[h>>t.shift]
 }
 
-// equal reports whether key holds exactly e's key values.
-func (t *table[S]) equal(key []byte, e *relaykit.Event) bool {
-	for _, s := range t.sels {
-		v := s.get(e)
-		if len(key) < 4 {
+// equalKey reports whether key holds exactly the key values vals.
+func equalKey(key []byte, vals [][]byte) bool {
+	for _, v := range vals {
+		if len(key) < 4+len(v) || int(binary.LittleEndian.Uint32(key)) != len(v) || string(key[4:4+len(v)]) != string(v) {
 			return false
 		}
-		n := int(binary.LittleEndian.Uint32(key))
-		key = key[4:]
-		if n != len(v) || n > len(key) || string(key[:n]) != string(v) {
-			return false
-		}
-		key = key[n:]
+		key = key[4+len(v):]
 	}
 	return len(key) == 0
 }
 
-// appendKey appends e's key values in the stored form.
-func (t *table[S]) appendKey(dst []byte, e *relaykit.Event) []byte {
-	for _, s := range t.sels {
-		v := s.get(e)
+// appendKey appends the key values vals in the stored form.
+func appendKey(dst []byte, vals [][]byte) []byte {
+	for _, v := range vals {
 		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(v)))
 		dst = append(dst, v...)
 	}
@@ -284,27 +392,27 @@ func windowStart(t, w int64) int64 {
 	return t - m
 }
 
-// find returns the index of e's entry in sh, or -1.
-func (t *table[S]) find(sh *shard[S], h uint64, e *relaykit.Event) int32 {
+// find returns the index of the entry of key vals in sh, or -1.
+func (t *table[S]) find(sh *shard[S], h uint64, vals [][]byte) int32 {
 	i, ok := sh.idx[h]
 	if !ok {
 		return -1
 	}
 	for ; i >= 0; i = sh.ents[i].chain {
-		if t.equal(sh.ents[i].key, e) {
+		if equalKey(sh.ents[i].key, vals) {
 			return i
 		}
 	}
 	return -1
 }
 
-// lookup returns e's entry in sh, creating it (and evicting the least
+// lookup returns the entry of key vals (hash h) in sh, creating it (and evicting the least
 // recently used key if the shard is full) when it is missing, and moves it
 // to the front of the LRU list. fresh reports a new entry, whose state the
 // caller initialises; reset has been applied to it. The pointer is valid
 // until the shard's entries change (the next lookup).
-func (t *table[S]) lookup(sh *shard[S], h uint64, e *relaykit.Event, win int64) (k *keyState[S], fresh bool) {
-	if i := t.find(sh, h, e); i >= 0 {
+func (t *table[S]) lookup(sh *shard[S], h uint64, vals [][]byte, win int64) (k *keyState[S], fresh bool) {
+	if i := t.find(sh, h, vals); i >= 0 {
 		if sh.head != i {
 			sh.unlink(i)
 			sh.pushFront(i)
@@ -324,7 +432,7 @@ func (t *table[S]) lookup(sh *shard[S], h uint64, e *relaykit.Event, win int64) 
 	}
 	k = &sh.ents[i]
 	k.hash = h
-	k.key = t.appendKey(k.key[:0], e)
+	k.key = appendKey(k.key[:0], vals)
 	k.win = win
 	k.chain = -1
 	if head, ok := sh.idx[h]; ok {

@@ -467,6 +467,51 @@ func TestParseNumber(t *testing.T) {
 	}
 }
 
+// Random decimal numbers in JSON syntax parse to exactly what
+// strconv.ParseFloat and ParseInt return.
+func TestParseNumberMatchesStrconv(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	digits := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('0' + r.IntN(10))
+		}
+		return string(b)
+	}
+	for range 200000 {
+		s := ""
+		switch r.IntN(3) {
+		case 0:
+			s = "-"
+		case 1:
+			s = "+"
+		}
+		s += digits(1 + r.IntN(22))
+		isInt := true
+		if r.IntN(2) == 0 {
+			s += "." + digits(1+r.IntN(20))
+			isInt = false
+		}
+		if r.IntN(3) == 0 {
+			s += []string{"e", "E", "e-", "e+"}[r.IntN(4)] + digits(1+r.IntN(3))
+			isInt = false
+		}
+		i, f, gotInt, ok := pipeline.ParseNumber([]byte(s))
+		want, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsInf(want, 0) {
+			assert.False(t, ok, "%s", s)
+			continue
+		}
+		require.True(t, ok, "%s", s)
+		require.Equal(t, want, f, "%s", s)
+		wi, ierr := strconv.ParseInt(s, 10, 64)
+		require.Equal(t, isInt && ierr == nil, gotInt, "%s", s)
+		if gotInt {
+			require.Equal(t, wi, i, "%s", s)
+		}
+	}
+}
+
 // A sum that overflows int64 switches to float instead of wrapping.
 func TestAggregateSumOverflow(t *testing.T) {
 	a, err := pipeline.NewAggregate(pipeline.AggregateConfig{Sum: []string{"v"}})
@@ -892,6 +937,9 @@ func TestReduceConfigErrors(t *testing.T) {
 		"sample dynamic n":    second(pipeline.NewSample(pipeline.SampleConfig{N: 5, Dynamic: true})),
 		"sample min events":   second(pipeline.NewSample(pipeline.SampleConfig{Dynamic: true, MinEvents: -1})),
 		"sample window":       second(pipeline.NewSample(pipeline.SampleConfig{Dynamic: true, Window: -1})),
+		"suppress long key":   second(pipeline.NewSuppress(pipeline.SuppressConfig{Key: make([]string, pipeline.MaxKeyNames+1)})),
+		"aggregate long key":  second(pipeline.NewAggregate(pipeline.AggregateConfig{Key: make([]string, pipeline.MaxKeyNames+1)})),
+		"sample long key":     second(pipeline.NewSample(pipeline.SampleConfig{N: 2, Key: make([]string, pipeline.MaxKeyNames+1)})),
 	} {
 		assert.ErrorIs(t, err, pipeline.ErrInvalidConfig, name)
 	}

@@ -63,6 +63,7 @@ type Sampler struct {
 	maxRate int64
 	seen    atomic.Int64 // overall mode
 	t       table[sampleState]
+	pick    picker
 }
 
 type sampleState struct {
@@ -82,7 +83,8 @@ type sampleState struct {
 //     kept whole.
 //
 // It returns an error wrapping [ErrInvalidConfig] when a number is
-// negative, or when N > 1 is combined with Dynamic.
+// negative, when N > 1 is combined with Dynamic, or when Key lists more
+// than [MaxKeyNames] names.
 func NewSample(cfg SampleConfig) (*Sampler, error) {
 	if cfg.N < 0 || cfg.MinEvents < 0 || cfg.MaxRate < 0 {
 		return nil, fmt.Errorf("%w: sample: negative number in %+v", ErrInvalidConfig, cfg)
@@ -106,6 +108,10 @@ func NewSample(cfg SampleConfig) (*Sampler, error) {
 				w = 30 * time.Second
 			}
 		}
+		var err error
+		if s.pick, err = newPicker(cfg.Key); err != nil {
+			return nil, fmt.Errorf("sample: key: %w", err)
+		}
 		s.t.init("sample", cfg.Key, w, cfg.MaxKeys)
 		s.t.reset = func(k *keyState[sampleState]) { k.st.count, k.st.rate = 0, 1 }
 	}
@@ -124,11 +130,13 @@ func (s *Sampler) Apply(e *relaykit.Event) (bool, error) {
 			return false, nil
 		}
 	} else {
-		h := s.t.hash(e)
+		var pk picked
+		vals := s.pick.pick(e, &pk)
+		h := s.t.hash(vals)
 		sh := s.t.shardOf(h)
 		sh.mu.Lock()
 		_, win := s.t.at(sh, e.ReceiveTime)
-		k, fresh := s.t.lookup(sh, h, e, win)
+		k, fresh := s.t.lookup(sh, h, vals, win)
 		st := &k.st
 		rate = s.n
 		if s.dynamic {

@@ -65,6 +65,7 @@ type SuppressConfig struct {
 // key reuses a forgotten key's buffers. It is safe for concurrent use.
 type Suppress struct {
 	t     table[suppressState]
+	pick  picker
 	allow int64
 }
 
@@ -76,7 +77,8 @@ type suppressState struct {
 }
 
 // NewSuppress returns a Suppress step. It returns an error wrapping
-// [ErrInvalidConfig] when a number is negative.
+// [ErrInvalidConfig] when a number is negative or Key lists more than
+// [MaxKeyNames] names.
 func NewSuppress(cfg SuppressConfig) (*Suppress, error) {
 	if cfg.Allow < 0 {
 		return nil, fmt.Errorf("%w: suppress: negative allow %d", ErrInvalidConfig, cfg.Allow)
@@ -94,6 +96,10 @@ func NewSuppress(cfg SuppressConfig) (*Suppress, error) {
 		cfg.Window = 30 * time.Second
 	}
 	s := &Suppress{allow: int64(cfg.Allow)}
+	var err error
+	if s.pick, err = newPicker(cfg.Key); err != nil {
+		return nil, fmt.Errorf("suppress: key: %w", err)
+	}
 	s.t.init("suppress", cfg.Key, cfg.Window, cfg.MaxKeys)
 	s.t.summarize = s.summarize
 	s.t.reset = func(k *keyState[suppressState]) {
@@ -108,11 +114,13 @@ func (s *Suppress) Name() string { return "suppress" }
 // Apply counts e against its key's window and reports whether it is one
 // of the first Allow events (kept) or absorbed.
 func (s *Suppress) Apply(e *relaykit.Event) (bool, error) {
-	h := s.t.hash(e)
+	var pk picked
+	vals := s.pick.pick(e, &pk)
+	h := s.t.hash(vals)
 	sh := s.t.shardOf(h)
 	sh.mu.Lock()
 	tm, win := s.t.at(sh, e.ReceiveTime)
-	k, fresh := s.t.lookup(sh, h, e, win)
+	k, fresh := s.t.lookup(sh, h, vals, win)
 	if !fresh && win > k.win {
 		s.t.roll(sh, k, win)
 	}
