@@ -82,7 +82,6 @@ type Aggregate struct {
 	numMatch           nameMatcher // the names of numFields
 	st                 []byte
 	rawKey             int // index of FieldRaw in the key, or -1
-	keyName            []string
 }
 
 type numSpec struct {
@@ -125,7 +124,7 @@ func NewAggregate(cfg AggregateConfig) (*Aggregate, error) {
 	if cfg.SourceType == "" {
 		cfg.SourceType = "relaykit:aggregate"
 	}
-	a := &Aggregate{st: []byte(cfg.SourceType), rawKey: -1, keyName: append([]string(nil), cfg.Key...)}
+	a := &Aggregate{st: []byte(cfg.SourceType), rawKey: -1}
 	for i, k := range cfg.Key {
 		if newSelector(k).kind == selRaw {
 			a.rawKey = i
@@ -177,7 +176,7 @@ func NewAggregate(cfg AggregateConfig) (*Aggregate, error) {
 	if a.pick, err = newPicker(cfg.Key); err != nil {
 		return nil, fmt.Errorf("aggregate: %w", err)
 	}
-	a.t.init("aggregate", cfg.Key, cfg.Window, cfg.MaxKeys)
+	a.t.init(cfg.Key, cfg.Window, cfg.MaxKeys)
 	a.t.summarize = a.summarize
 	nn := len(a.nums)
 	a.t.reset = func(k *keyState[aggState]) {

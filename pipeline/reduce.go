@@ -133,7 +133,6 @@ type shard[S any] struct {
 // each shard with its own mutex, its own least-recently-used list and an
 // equal share of MaxKeys.
 type table[S any] struct {
-	name   string
 	sels   []selector
 	seed   maphash.Seed
 	window int64 // ns; 0: no windows
@@ -159,8 +158,7 @@ var shardCount = func(maxKeys int) int {
 	return n
 }
 
-func (t *table[S]) init(name string, key []string, window time.Duration, maxKeys int) {
-	t.name = name
+func (t *table[S]) init(key []string, window time.Duration, maxKeys int) {
 	for _, k := range key {
 		t.sels = append(t.sels, newSelector(k))
 	}

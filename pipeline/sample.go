@@ -112,7 +112,7 @@ func NewSample(cfg SampleConfig) (*Sampler, error) {
 		if s.pick, err = newPicker(cfg.Key); err != nil {
 			return nil, fmt.Errorf("sample: key: %w", err)
 		}
-		s.t.init("sample", cfg.Key, w, cfg.MaxKeys)
+		s.t.init(cfg.Key, w, cfg.MaxKeys)
 		s.t.reset = func(k *keyState[sampleState]) { k.st.count, k.st.rate = 0, 1 }
 	}
 	return s, nil

@@ -100,7 +100,7 @@ func NewSuppress(cfg SuppressConfig) (*Suppress, error) {
 	if s.pick, err = newPicker(cfg.Key); err != nil {
 		return nil, fmt.Errorf("suppress: key: %w", err)
 	}
-	s.t.init("suppress", cfg.Key, cfg.Window, cfg.MaxKeys)
+	s.t.init(cfg.Key, cfg.Window, cfg.MaxKeys)
 	s.t.summarize = s.summarize
 	s.t.reset = func(k *keyState[suppressState]) {
 		k.st.seen, k.st.suppressed, k.st.first, k.st.last = 0, 0, 0, 0
