@@ -41,9 +41,10 @@ const DefaultMaxKeys = 10000
 // before now (nanoseconds since the Unix epoch; a window [s, s+w) ends at
 // s+w), and always those already complete: of keys evicted to make room
 // and of windows that an event of a later window closed. The steps of
-// this package append them in the order of their ReceiveTime. It forgets the
-// state of the windows it ends, so a key quiet for a whole window costs
-// nothing and emits nothing. With now = [FlushAll] it ends every window.
+// this package append them in the order of their ReceiveTime. Flush
+// forgets the state of the windows it ends, so a key quiet for a whole
+// window costs nothing and emits nothing. With now = [FlushAll] it ends
+// every window.
 // Flush returns the extended slice; it may reuse the buffers of the
 // events in dst's spare capacity (dst[len(dst):cap(dst)]), as
 // relaykit.Event.Reset would, so a caller must not pass spare capacity

@@ -68,7 +68,7 @@ type Config struct {
 }
 
 // Hooks observe a router. They run synchronously on the goroutine that
-// called [Router.Route], possibly on several goroutines at once, so they
+// called [Router.Route] or [Router.Flush], possibly on several goroutines at once, so they
 // must be fast and safe for concurrent use, and must not retain the events
 // they are given (copy what must outlive the call, e.g. with
 // relaykit.Event.Clone).
@@ -80,8 +80,8 @@ type Hooks struct {
 	// OnFunctionError receives every error a pipeline function returned,
 	// with the route and function names. The event was kept.
 	OnFunctionError func(route, function string, err error)
-	// OnDrop is called once per Route call for each route and reason with
-	// drops in that call: n events were dropped for reason (a function name,
+	// OnDrop is called once per Route or Flush call for each route and
+	// reason with drops in that call: n events were dropped for reason (a function name,
 	// [ReasonNoSink], or [ReasonUnrouted] with route "").
 	OnDrop func(route, reason string, n int)
 	// OnReduce is called once per Route or Flush call for each route and
@@ -737,7 +737,7 @@ type SinkStats struct {
 }
 
 // Stats returns a snapshot of the router's counters. Counters are updated
-// once per Route call, when it returns; the snapshot is not atomic across
+// once per Route or Flush call, when it returns; the snapshot is not atomic across
 // counters while Route runs concurrently. It allocates.
 func (r *Router) Stats() Stats {
 	st := Stats{
