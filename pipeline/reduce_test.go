@@ -1067,6 +1067,13 @@ func TestRouterFlushSendError(t *testing.T) {
 	plain, err := pipeline.NewRouter([]pipeline.Route{{Name: "r", Final: true}}, pipeline.Config{})
 	require.NoError(t, err)
 	assert.NoError(t, plain.Flush(t.Context(), pipeline.FlushAll), "no reducers: nothing to do")
+
+	// A Swapper flushes its current router.
+	sw := pipeline.NewSwapper(r)
+	sink.err = nil
+	require.NoError(t, sw.Route(t.Context(), batch))
+	require.NoError(t, sw.Flush(t.Context(), pipeline.FlushAll))
+	assert.Equal(t, "2", field(&sink.batches[len(sink.batches)-1][0], "suppressed_count"))
 }
 
 // Several goroutines route while one flushes on a ticker of its own; at
