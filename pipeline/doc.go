@@ -69,12 +69,79 @@
 // A [Pipeline] is an ordered list of [Function] values, each processing an
 // event in place and returning whether to keep it. The built-ins are
 // [ParseJSON] (object members into fields, nested keys dotted), [Set],
-// [Rename], [Remove], [Mask] (regular expression replacement), [Drop] (by
-// filter) and [Sample] (keep one in n); [Func] adapts a plain function.
+// [Rename], [Remove], [Keep], [Mask] (regular expression replacement),
+// [Drop] (by filter) and [Sample] (keep one in n), and the reduction
+// steps below; [Func] adapts a plain function.
 // The syslog package's ParseCEF is a Function too (CEF header and
 // extension into fields). A
 // function error is counted and reported to [Hooks.OnFunctionError]; the
 // event is kept.
+//
+// # Reduction
+//
+// Four steps cut what reaches a destination (and what a SIEM bills):
+//
+//   - [NewSuppress]: per key (host and message by default), the first
+//     Allow events of each window pass; the rest are absorbed, and when
+//     the window ends one summary event (a copy of the window's first
+//     event with suppressed_count, first_seen and last_seen) stands for
+//     them;
+//   - [NewAggregate]: every event is absorbed; per key and window one
+//     summary event carries count, sum_/min_/max_ of numeric fields,
+//     first_seen and last_seen;
+//   - [NewSample]: one in N overall or per key, or per key at a rate
+//     derived from the key's volume in the previous window (dynamic,
+//     logarithmic); kept events carry sample_rate;
+//   - [Keep]: only the listed fields survive (the projection beside
+//     [Remove]).
+//
+// Suppress and Aggregate are [Reducer]s: stateful steps whose summaries
+// come later. Their windows are tumbling, aligned to the Unix epoch, and
+// assigned from each event's ReceiveTime; the steps never read the clock.
+// A window ends when a caller says so: [Router.Flush] (or
+// [Pipeline.Flush] outside a router) with the current time, called from a
+// ticker, sends the summaries of every window ended by then through the
+// rest of their route's pipeline to its sinks, so a key that went quiet
+// is not held back by its silence; Router.Flush(ctx, FlushAll) at
+// shutdown and, after a reload, on the previous router ends them all. An
+// event of a key's later window also ends the key's earlier one, and its
+// summary leaves with the Route call that saw that event.
+//
+// State is bounded: each step holds at most MaxKeys keys (default
+// [DefaultMaxKeys]); when full, the least recently used key is evicted,
+// its summary leaves with the current Route call, and [StepStats] counts
+// the eviction. A known key costs no allocation: keys are hashed with
+// hash/maphash and compared byte for byte on a hit.
+//
+// # The ledger with reduction
+//
+// An event a reducer absorbs is not dropped: the router counts it as
+// reduced, per route and step ([RouteStats].Reduced, [Hooks.OnReduce]),
+// and counts each summary as a produced event ([RouteStats].Produced,
+// [Hooks.OnProduce]) that is then sent, dropped or reduced like any
+// other. The ledger balances as in + produced = sent + dropped + reduced
+// (see [Stats] for the exact identities). Samplers drop: what they do
+// not keep is a drop of the step "sample", and sample_rate on the events
+// kept scales the counts back.
+//
+// # Acknowledgement and reduction
+//
+// An input that acknowledges its senders on a nil error from Route (HEC,
+// RELP, Kafka commits) treats an absorbed event as finished when Route
+// returns: the event itself will never be sent, and only the summary
+// that stands for it is still to come. The state behind that summary is
+// in memory only. A crash (kill -9, power loss) before a window's
+// summary is sent loses that summary: for Suppress, the suppressed_count,
+// first_seen and last_seen of the events absorbed in that window (the
+// events let through were sent and are not affected); for Aggregate, the
+// count, sums, minima, maxima and times of that window. What is lost is
+// at most one window's summary per key, plus the summaries collected but
+// not yet accepted by a sink, which fail like any Send (see
+// [Hooks.OnSendError]). A graceful shutdown that calls
+// Router.Flush(ctx, FlushAll) before the sinks close loses nothing. A
+// relay that cannot accept this loss sends full-fidelity events to a
+// durable destination (an archive route, non-final) beside the reduced
+// route.
 //
 // # Sinks and errors
 //
@@ -91,5 +158,14 @@
 // Router, Swapper, Pipeline, Filter and the built-in functions are safe for
 // concurrent use by multiple goroutines. Each Route call works on its own
 // batch; counters are summed per call and added to the shared totals once,
-// so workers routing in parallel do not contend per event.
+// so workers routing in parallel do not contend per event. The keyed
+// steps (Suppress, Aggregate, keyed Sample) lock one shard of their state
+// per event: up to eight shards, one per 1024 keys of MaxKeys.
+//
+// # When not to use reduction
+//
+// Do not suppress, aggregate or sample events that must reach the
+// destination one by one (audit trails, events a detection rule counts
+// individually); route a full-fidelity copy elsewhere if the reduced
+// stream is the only one a SIEM sees.
 package pipeline

@@ -15,3 +15,16 @@ var CompileFilterUncached = compileFilter
 
 // LowerASCII exposes lowerASCII.
 var LowerASCII = lowerASCII
+
+// ParseNumber exposes the allocation-free number parser of Aggregate.
+var ParseNumber = parseNumber
+
+// SetShardCount overrides the number of shards keyed steps built after it
+// use (0 restores the default rule); it returns a func restoring it.
+func SetShardCount(n int) func() {
+	old := shardCount
+	if n > 0 {
+		shardCount = func(int) int { return n }
+	}
+	return func() { shardCount = old }
+}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"sync/atomic"
 
 	"github.com/relaykit/relaykit"
@@ -11,7 +12,9 @@ import (
 // Function is one step of a [Pipeline]. It processes an event in place.
 //
 // Apply returns keep=false to drop the event: later steps do not run and the
-// event is not sent; the router counts the drop under the step's Name. A
+// event is not sent; the router counts the drop under the step's Name (for
+// a [Reducer], keep=false means the event was absorbed into a summary to
+// come, and the router counts it as reduced instead). A
 // non-nil error is counted and reported (see [Hooks.OnFunctionError]) but
 // does not drop the event: it continues through the remaining steps
 // unchanged by the failed step, as far as that step allows.
@@ -72,7 +75,49 @@ func (p *Pipeline) Run(e *relaykit.Event) (keep bool, err error) {
 	if p == nil {
 		return true, nil
 	}
-	for _, f := range p.fns {
+	return p.runFrom(e, 0)
+}
+
+// Flush collects the summaries of the pipeline's [Reducer] steps, for a
+// pipeline used outside a router: for each reducer in order, the
+// summaries its Flush(dst, now) returns run through the steps after it
+// (a later reducer may absorb them), and those kept are appended to dst.
+// See [Reducer.Flush] for now and for the reuse of dst's spare capacity.
+// It returns the extended slice and the first error a step returned.
+//
+// A router does this itself (see [Router.Flush]). Called after each
+// batch, it also bounds the summaries a reducer holds between calls.
+func (p *Pipeline) Flush(dst []relaykit.Event, now int64) ([]relaykit.Event, error) {
+	if p == nil {
+		return dst, nil
+	}
+	var err error
+	for j, f := range p.fns {
+		red, ok := f.(Reducer)
+		if !ok {
+			continue
+		}
+		start := len(dst)
+		dst = red.Flush(dst, now)
+		w := start
+		for k := start; k < len(dst); k++ {
+			keep, ferr := p.runFrom(&dst[k], j+1)
+			if ferr != nil && err == nil {
+				err = ferr
+			}
+			if keep {
+				dst[w], dst[k] = dst[k], dst[w]
+				w++
+			}
+		}
+		dst = dst[:w]
+	}
+	return dst, err
+}
+
+// runFrom runs the steps from index j on over e.
+func (p *Pipeline) runFrom(e *relaykit.Event, j int) (keep bool, err error) {
+	for _, f := range p.fns[j:] {
 		k, ferr := f.Apply(e)
 		if ferr != nil && err == nil {
 			err = fmt.Errorf("pipeline: %s: %w", f.Name(), ferr)
@@ -141,6 +186,66 @@ func (f *removeFn) Apply(e *relaykit.Event) (bool, error) {
 		s.remove(e)
 	}
 	return true, nil
+}
+
+// Keep returns a Function named "keep" that projects the event onto the
+// named extracted fields: every other extracted field is deleted, the kept
+// ones stay in their order. A name ending in '*' keeps every field whose
+// name starts with what precedes it ("json.*"; "*" alone keeps all).
+// Metadata (host, source, sourcetype, index, the raw message and the
+// times) is not made of extracted fields and is always kept, so metadata
+// names in the list change nothing; use [Remove] to empty metadata. It
+// does not allocate: deleted fields' buffers stay in the event as spare
+// capacity.
+func Keep(fields ...string) Function {
+	f := &keepFn{}
+	for _, name := range fields {
+		if p, ok := strings.CutSuffix(name, "*"); ok {
+			f.prefixes = append(f.prefixes, p)
+		} else {
+			f.names = append(f.names, name)
+		}
+	}
+	return f
+}
+
+type keepFn struct{ names, prefixes []string }
+
+func (f *keepFn) Name() string { return "keep" }
+
+func (f *keepFn) Apply(e *relaykit.Event) (bool, error) {
+	w := 0
+	for i := range e.Fields {
+		if !f.keeps(e.Fields[i].Key) {
+			continue
+		}
+		if i != w {
+			// Swap rather than copy: the dropped field's buffers move
+			// past the end, where Reset and SetField reuse them.
+			e.Fields[w], e.Fields[i] = e.Fields[i], e.Fields[w]
+		}
+		w++
+	}
+	for i := w; i < len(e.Fields); i++ {
+		e.Fields[i].Key = e.Fields[i].Key[:0]
+		e.Fields[i].Value = e.Fields[i].Value[:0]
+	}
+	e.Fields = e.Fields[:w]
+	return true, nil
+}
+
+func (f *keepFn) keeps(key []byte) bool {
+	for _, n := range f.names {
+		if string(key) == n {
+			return true
+		}
+	}
+	for _, p := range f.prefixes {
+		if len(key) >= len(p) && string(key[:len(p)]) == p {
+			return true
+		}
+	}
+	return false
 }
 
 // Mask returns a Function named "mask" that replaces every match of pattern
@@ -215,7 +320,8 @@ func (f *dropFn) Apply(e *relaykit.Event) (bool, error) {
 // 1st, the (n+1)th, the (2n+1)th, ... of the events it sees, counted across
 // all goroutines with one atomic counter, so exactly ceil(seen/n) events are
 // kept and a single-goroutine run is fully deterministic. n < 1 means 1:
-// keep everything.
+// keep everything. [NewSample] samples per key and dynamically, and marks
+// the events it keeps with their sample rate.
 func Sample(n int) Function {
 	return &sampleFn{n: uint64(max(n, 1))}
 }

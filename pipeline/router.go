@@ -68,7 +68,7 @@ type Config struct {
 }
 
 // Hooks observe a router. They run synchronously on the goroutine that
-// called [Router.Route], possibly on several goroutines at once, so they
+// called [Router.Route] or [Router.Flush], possibly on several goroutines at once, so they
 // must be fast and safe for concurrent use, and must not retain the events
 // they are given (copy what must outlive the call, e.g. with
 // relaykit.Event.Clone).
@@ -80,10 +80,19 @@ type Hooks struct {
 	// OnFunctionError receives every error a pipeline function returned,
 	// with the route and function names. The event was kept.
 	OnFunctionError func(route, function string, err error)
-	// OnDrop is called once per Route call for each route and reason with
-	// drops in that call: n events were dropped for reason (a function name,
+	// OnDrop is called once per Route or Flush call for each route and
+	// reason with drops in that call: n events were dropped for reason (a function name,
 	// [ReasonNoSink], or [ReasonUnrouted] with route "").
 	OnDrop func(route, reason string, n int)
+	// OnReduce is called once per Route or Flush call for each route and
+	// [Reducer] step that absorbed events in that call: n events of the
+	// route were absorbed by the step named step ("suppress",
+	// "aggregate"). They are not drops: the summaries stand for them.
+	OnReduce func(route, step string, n int)
+	// OnProduce is called once per Route or Flush call for each route and
+	// Reducer step that emitted summaries in that call: n summary events,
+	// new events that then ran through the route's later steps.
+	OnProduce func(route, step string, n int)
 }
 
 // SendFailure describes a sub-batch a sink refused.
@@ -143,6 +152,7 @@ type Router struct {
 	defSub int // lane of the default sink, or -1
 	nLanes int
 	nDrops int // total pipeline steps across routes
+	hasRed bool
 	hooks  Hooks
 	pool   sync.Pool // *scratch
 
@@ -159,13 +169,18 @@ type route struct {
 	sinks    []int
 	lanes    []int // sub-batches the route appends to, once per listing
 	final    bool
-	dropBase int // index of this route's first step in the drop counters
+	dropBase int       // index of this route's first step in the drop counters
+	isRed    []bool    // per step: a Reducer
+	reds     []int     // indices of the Reducer steps, in order
+	redFns   []Reducer // the Reducer steps, in order
 
-	matched atomic.Uint64
-	out     atomic.Uint64
-	noSink  atomic.Uint64
-	errs    atomic.Uint64
-	drops   []atomic.Uint64 // per pipeline step
+	matched  atomic.Uint64
+	out      atomic.Uint64
+	noSink   atomic.Uint64
+	errs     atomic.Uint64
+	drops    []atomic.Uint64 // per pipeline step
+	reduced  []atomic.Uint64 // per pipeline step
+	produced []atomic.Uint64 // per pipeline step
 }
 
 type sinkState struct {
@@ -189,7 +204,10 @@ type scratch struct {
 	out       []uint64
 	noSink    []uint64
 	errs      []uint64
-	drops     []uint64 // per pipeline step, all routes
+	drops     []uint64         // per pipeline step, all routes
+	reduced   []uint64         // likewise
+	produced  []uint64         // likewise
+	sums      []relaykit.Event // summaries of reducers, reused
 	unrouted  uint64
 	defaulted uint64
 }
@@ -225,6 +243,17 @@ func NewRouter(routes []Route, cfg Config) (*Router, error) {
 		c.dropBase = r.nDrops
 		r.nDrops += len(c.fns)
 		c.drops = make([]atomic.Uint64, len(c.fns))
+		c.reduced = make([]atomic.Uint64, len(c.fns))
+		c.produced = make([]atomic.Uint64, len(c.fns))
+		c.isRed = make([]bool, len(c.fns))
+		for j, f := range c.fns {
+			if red, ok := f.(Reducer); ok {
+				c.isRed[j] = true
+				c.reds = append(c.reds, j)
+				c.redFns = append(c.redFns, red)
+				r.hasRed = true
+			}
+		}
 		for j, s := range rt.Sinks {
 			if s == nil {
 				return nil, fmt.Errorf("%w: route %q: sink %d is nil", ErrInvalidConfig, rt.Name, j)
@@ -242,12 +271,14 @@ func NewRouter(routes []Route, cfg Config) (*Router, error) {
 	r.assignLanes()
 	r.pool.New = func() any {
 		return &scratch{
-			sub:     make([]lane, r.nLanes),
-			matched: make([]uint64, len(r.routes)),
-			out:     make([]uint64, len(r.routes)),
-			noSink:  make([]uint64, len(r.routes)),
-			errs:    make([]uint64, len(r.routes)),
-			drops:   make([]uint64, r.nDrops),
+			sub:      make([]lane, r.nLanes),
+			matched:  make([]uint64, len(r.routes)),
+			out:      make([]uint64, len(r.routes)),
+			noSink:   make([]uint64, len(r.routes)),
+			errs:     make([]uint64, len(r.routes)),
+			drops:    make([]uint64, r.nDrops),
+			reduced:  make([]uint64, r.nDrops),
+			produced: make([]uint64, r.nDrops),
 		}
 	}
 	return r, nil
@@ -366,12 +397,12 @@ func (r *Router) Route(ctx context.Context, batch []relaykit.Event) error {
 			}
 			s.matched[ri]++
 			if rt.final {
-				r.deliver(s, ri, batch, i, e)
+				r.deliver(s, ri, batch, i, e, 0)
 				consumed = true
 				break
 			}
 			c := s.clone(e)
-			if r.deliver(s, ri, batch, -1, c) {
+			if r.deliver(s, ri, batch, -1, c, 0) {
 				s.nClones++ // keep the copy until the sinks have it
 			}
 		}
@@ -385,6 +416,65 @@ func (r *Router) Route(ctx context.Context, batch []relaykit.Event) error {
 			s.unrouted++
 		}
 	}
+	if r.hasRed {
+		r.collect(s, batch, flushPending)
+	}
+	err := r.send(ctx, s, batch)
+	r.flush(s, len(batch))
+	r.pool.Put(s)
+	return err
+}
+
+// Flush ends the windows of the routes' [Reducer] steps that ended at or
+// before now (nanoseconds since the Unix epoch; [FlushAll] ends them all)
+// and delivers their summaries as Route delivers events: each summary
+// runs through the steps after its reducer in that route's pipeline, and
+// those kept go to the route's sinks, one Send per sink, with the same
+// counters, hooks, [Hooks.OnSendError] and returned [*SinkError] values.
+// Summaries of keys evicted since the last call are included whatever
+// now is.
+//
+// The steps never read the clock: an engine calls Flush from a ticker
+// with the current time (a period well below the shortest window, such
+// as a second), so that a quiet key's summary leaves when its window
+// ends and not when the key's next event comes; it calls
+// Flush(ctx, FlushAll) at shutdown, and on the old router after a reload
+// once the batches running on it have returned. Routes without reducers
+// cost nothing. Flush is safe to call concurrently with Route; ctx is
+// passed to the sinks.
+func (r *Router) Flush(ctx context.Context, now int64) error {
+	if !r.hasRed {
+		return nil
+	}
+	s := r.pool.Get().(*scratch)
+	r.collect(s, nil, now)
+	err := r.send(ctx, s, nil)
+	r.flush(s, 0)
+	r.pool.Put(s)
+	return err
+}
+
+// collect gathers the summaries of every route's reducers (windows ended
+// at or before now, and those already complete), runs each through the
+// rest of its route's pipeline and queues those kept for the route's
+// sinks. A reducer's summaries go through the later reducers of the same
+// route before those are collected.
+func (r *Router) collect(s *scratch, batch []relaykit.Event, now int64) {
+	for ri := range r.routes {
+		rt := &r.routes[ri]
+		for n, j := range rt.reds {
+			start := len(s.sums)
+			s.sums = rt.redFns[n].Flush(s.sums, now)
+			for k := start; k < len(s.sums); k++ {
+				s.produced[rt.dropBase+j]++
+				r.deliver(s, ri, batch, -1, &s.sums[k], j+1)
+			}
+		}
+	}
+}
+
+// send hands each sink its lane's events and resets the lanes.
+func (r *Router) send(ctx context.Context, s *scratch, batch []relaykit.Event) error {
 	var errs []error
 	for _, st := range r.sinks {
 		sub := s.sub[st.lane].events(batch)
@@ -406,8 +496,6 @@ func (r *Router) Route(ctx context.Context, batch []relaykit.Event) error {
 	for l := range s.sub {
 		s.sub[l].reset()
 	}
-	r.flush(s, len(batch))
-	r.pool.Put(s)
 	if len(errs) == 1 {
 		return errs[0]
 	}
@@ -468,12 +556,13 @@ func (s *scratch) clone(e *relaykit.Event) *relaykit.Event {
 	return c
 }
 
-// deliver runs route ri's pipeline over e and, if it is kept, queues it for
-// the route's sinks. e is batch[i], or a copy when i < 0. It reports
-// whether e was queued.
-func (r *Router) deliver(s *scratch, ri int, batch []relaykit.Event, i int, e *relaykit.Event) bool {
+// deliver runs route ri's pipeline from step from on over e and, if it is
+// kept, queues it for the route's sinks. e is batch[i], or a copy or a
+// summary when i < 0. It reports whether e was queued.
+func (r *Router) deliver(s *scratch, ri int, batch []relaykit.Event, i int, e *relaykit.Event, from int) bool {
 	rt := &r.routes[ri]
-	for j, f := range rt.fns {
+	for j := from; j < len(rt.fns); j++ {
+		f := rt.fns[j]
 		keep, err := f.Apply(e)
 		if err != nil {
 			s.errs[ri]++
@@ -482,7 +571,11 @@ func (r *Router) deliver(s *scratch, ri int, batch []relaykit.Event, i int, e *r
 			}
 		}
 		if !keep {
-			s.drops[rt.dropBase+j]++
+			if rt.isRed[j] {
+				s.reduced[rt.dropBase+j]++
+			} else {
+				s.drops[rt.dropBase+j]++
+			}
 			return false
 		}
 	}
@@ -531,7 +624,24 @@ func (r *Router) flush(s *scratch, n int) {
 				}
 			}
 		}
+		for _, j := range rt.reds {
+			if v := s.reduced[rt.dropBase+j]; v != 0 {
+				rt.reduced[j].Add(v)
+				s.reduced[rt.dropBase+j] = 0
+				if h := r.hooks.OnReduce; h != nil {
+					h(rt.name, rt.fns[j].Name(), int(v))
+				}
+			}
+			if v := s.produced[rt.dropBase+j]; v != 0 {
+				rt.produced[j].Add(v)
+				s.produced[rt.dropBase+j] = 0
+				if h := r.hooks.OnProduce; h != nil {
+					h(rt.name, rt.fns[j].Name(), int(v))
+				}
+			}
+		}
 	}
+	s.sums = s.sums[:0]
 	if v := s.defaulted; v != 0 {
 		r.defaulted.Add(v)
 		s.defaulted = 0
@@ -548,12 +658,21 @@ func (r *Router) flush(s *scratch, n int) {
 
 // Stats is a snapshot of a router's counters, since it was built.
 //
-// The ledger balances once the Route calls being counted have returned:
+// The ledger balances once the Route and Flush calls being counted have
+// returned. For every route:
 //
-//	In = Default + Unrouted + sum over Final routes of (Out + sum of Dropped)
+//	Matched + sum of Produced = Out + sum of Dropped + sum of Reduced
+//
+// (the summaries a route's reducers produce are new events: they are sent
+// or dropped, or absorbed by a later reducer, like the events matched).
+// For the router:
+//
+//	In = Default + Unrouted + sum over Final routes of
+//	     (Out + sum of Dropped + sum of Reduced - sum of Produced)
 //
 // Copies taken by non-final routes are extra: they appear in those routes'
-// counters only (Matched = Out + sum of Dropped for every route).
+// counters only. A caller's own ledger therefore balances as
+// in + produced = sent + dropped + reduced.
 type Stats struct {
 	// In is the number of events passed to Route.
 	In uint64
@@ -565,6 +684,12 @@ type Stats struct {
 	// Dropped sums drops by reason over all routes, plus Unrouted under
 	// [ReasonUnrouted].
 	Dropped map[string]uint64
+	// Reduced sums, by step name, the events [Reducer] steps absorbed,
+	// over all routes.
+	Reduced map[string]uint64
+	// Produced sums, by step name, the summary events Reducer steps
+	// emitted, over all routes.
+	Produced map[string]uint64
 	// Routes holds one entry per route, in evaluation order.
 	Routes []RouteStats
 	// Sinks holds one entry per distinct sink, the default last if it is
@@ -587,6 +712,12 @@ type RouteStats struct {
 	// Dropped counts the route's drops by reason: the name of the pipeline
 	// function that dropped them, or [ReasonNoSink].
 	Dropped map[string]uint64
+	// Reduced counts, by step name, the route's events absorbed by its
+	// [Reducer] steps (not drops: summaries stand for them).
+	Reduced map[string]uint64
+	// Produced counts, by step name, the summary events the route's
+	// Reducer steps emitted.
+	Produced map[string]uint64
 	// Errors is the number of errors pipeline functions returned.
 	Errors uint64
 }
@@ -606,7 +737,7 @@ type SinkStats struct {
 }
 
 // Stats returns a snapshot of the router's counters. Counters are updated
-// once per Route call, when it returns; the snapshot is not atomic across
+// once per Route or Flush call, when it returns; the snapshot is not atomic across
 // counters while Route runs concurrently. It allocates.
 func (r *Router) Stats() Stats {
 	st := Stats{
@@ -614,6 +745,8 @@ func (r *Router) Stats() Stats {
 		Default:  r.defaulted.Load(),
 		Unrouted: r.unrouted.Load(),
 		Dropped:  map[string]uint64{},
+		Reduced:  map[string]uint64{},
+		Produced: map[string]uint64{},
 	}
 	if st.Unrouted != 0 {
 		st.Dropped[ReasonUnrouted] = st.Unrouted
@@ -621,12 +754,14 @@ func (r *Router) Stats() Stats {
 	for ri := range r.routes {
 		rt := &r.routes[ri]
 		rs := RouteStats{
-			Name:    rt.name,
-			Final:   rt.final,
-			Matched: rt.matched.Load(),
-			Out:     rt.out.Load(),
-			Errors:  rt.errs.Load(),
-			Dropped: map[string]uint64{},
+			Name:     rt.name,
+			Final:    rt.final,
+			Matched:  rt.matched.Load(),
+			Out:      rt.out.Load(),
+			Errors:   rt.errs.Load(),
+			Dropped:  map[string]uint64{},
+			Reduced:  map[string]uint64{},
+			Produced: map[string]uint64{},
 		}
 		if v := rt.noSink.Load(); v != 0 {
 			rs.Dropped[ReasonNoSink] += v
@@ -636,8 +771,22 @@ func (r *Router) Stats() Stats {
 				rs.Dropped[rt.fns[j].Name()] += v
 			}
 		}
+		for _, j := range rt.reds {
+			if v := rt.reduced[j].Load(); v != 0 {
+				rs.Reduced[rt.fns[j].Name()] += v
+			}
+			if v := rt.produced[j].Load(); v != 0 {
+				rs.Produced[rt.fns[j].Name()] += v
+			}
+		}
 		for k, v := range rs.Dropped {
 			st.Dropped[k] += v
+		}
+		for k, v := range rs.Reduced {
+			st.Reduced[k] += v
+		}
+		for k, v := range rs.Produced {
+			st.Produced[k] += v
 		}
 		st.Routes = append(st.Routes, rs)
 	}
@@ -691,4 +840,11 @@ func (s *Swapper) Swap(r *Router) *Router {
 // Route routes batch on the current router; see [Router.Route].
 func (s *Swapper) Route(ctx context.Context, batch []relaykit.Event) error {
 	return s.p.Load().Route(ctx, batch)
+}
+
+// Flush flushes the current router's reducers; see [Router.Flush]. After
+// a Swap, flush the previous router itself, with [FlushAll], once the
+// batches running on it have returned.
+func (s *Swapper) Flush(ctx context.Context, now int64) error {
+	return s.p.Load().Flush(ctx, now)
 }

@@ -150,22 +150,32 @@ func TestUnroutedAndDrops(t *testing.T) {
 }
 
 // checkLedger asserts the Stats ledger balances: every input event is
-// consumed by a Final route, sent to the default, or dropped unrouted; and
-// every route's matches are sent or dropped.
+// consumed by a Final route (sent, dropped or reduced), sent to the
+// default, or dropped unrouted, with the summaries reducers produced on
+// the input side; and every route's matches and summaries are sent,
+// dropped or reduced.
 func checkLedger(t *testing.T, st pipeline.Stats) {
 	t.Helper()
 	sum := st.Default + st.Unrouted
+	var produced uint64
 	for _, rs := range st.Routes {
-		var dropped uint64
+		var dropped, reduced, prod uint64
 		for _, n := range rs.Dropped {
 			dropped += n
 		}
-		assert.Equal(t, rs.Matched, rs.Out+dropped, "route %s", rs.Name)
+		for _, n := range rs.Reduced {
+			reduced += n
+		}
+		for _, n := range rs.Produced {
+			prod += n
+		}
+		assert.Equal(t, rs.Matched+prod, rs.Out+dropped+reduced, "route %s", rs.Name)
 		if rs.Final {
-			sum += rs.Out + dropped
+			sum += rs.Out + dropped + reduced
+			produced += prod
 		}
 	}
-	assert.Equal(t, st.In, sum, "ledger")
+	assert.Equal(t, st.In+produced, sum, "ledger")
 }
 
 // A sink listed by several routes gets one Send per batch, in batch order.
