@@ -146,7 +146,8 @@ type ReceiverStats struct {
 	// Records counts log records decoded; RecordsAccepted those the Sink
 	// accepted; RecordsRetried those in batches the Sink refused (the
 	// sender was told to retry them); RecordsRejected those refused with
-	// partial success (over MaxEventBytes), which are not retried.
+	// partial success (over MaxEventBytes), which are not retried (counted
+	// when the request is answered with success).
 	Records, RecordsAccepted, RecordsRetried, RecordsRejected int64
 	// Unauthorized counts requests without the token (401 /
 	// UNAUTHENTICATED); BadContentType HTTP requests with another content
@@ -264,9 +265,9 @@ func (r *Receiver) export(ctx context.Context, st *reqState, req plogotlp.Export
 		}
 		refused = len(st.batch) - kept
 		st.batch = st.batch[:kept]
-		r.rejected.Add(int64(refused))
 	}
 	if len(st.batch) == 0 {
+		r.rejected.Add(int64(refused))
 		return refused, nil
 	}
 	sctx, cancel := context.WithTimeout(ctx, r.cfg.SendTimeout)
@@ -280,6 +281,7 @@ func (r *Receiver) export(ctx context.Context, st *reqState, req plogotlp.Export
 		return refused, err
 	}
 	r.accepted.Add(int64(len(st.batch)))
+	r.rejected.Add(int64(refused)) // answered with partial success: not sent again
 	return refused, nil
 }
 
