@@ -1,6 +1,6 @@
 # Each target is a plain go command looped over the modules, so any
 # line can be run by hand without make.
-MODULES := . bench examples examples/azuresdk examples/kafkatest
+MODULES := . bench examples examples/azuresdk examples/kafkatest examples/otlptest
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.7.0
 
 .PHONY: test test-race test-norace check-mod bench lint cover run tidy

@@ -1,0 +1,87 @@
+// Package gzipool holds the pooled gzip writers that forward's sinks and
+// the otlp exporter compress request bodies with.
+//
+// A github.com/klauspost/compress gzip writer holds hundreds of KB of
+// compressor state, which is why it is reused (Reset) rather than created
+// per request. The free lists are bounded channels rather than
+// sync.Pools, so a garbage collection does not throw that state away: at
+// most 4×GOMAXPROCS writers per level are kept; beyond that a writer is
+// left to the GC.
+package gzipool
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// ErrLevel is returned by [Append] for a level outside 1..9.
+var ErrLevel = errors.New("gzip level is outside 1..9")
+
+var (
+	free     [10]chan *gzipper
+	freeOnce sync.Once
+)
+
+func freeList(level int) chan *gzipper {
+	freeOnce.Do(func() {
+		n := 4 * runtime.GOMAXPROCS(0)
+		for i := range free {
+			free[i] = make(chan *gzipper, n)
+		}
+	})
+	return free[level]
+}
+
+// gzipper is a pooled writer and the buffer it writes to.
+type gzipper struct {
+	zw  *gzip.Writer
+	out appendWriter
+}
+
+// appendWriter is an io.Writer that appends to a byte slice.
+type appendWriter struct{ b []byte }
+
+func (w *appendWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
+}
+
+// Append appends the gzip (RFC 1952) compression of src at level (1
+// fastest to 9 smallest) to dst and returns the extended slice, or
+// [ErrLevel]. It uses a pooled writer that is Reset for each call and
+// Closed before it returns to the pool, so it allocates nothing once warm
+// beyond growing dst. It is safe for concurrent use.
+func Append(dst, src []byte, level int) ([]byte, error) {
+	if level < 1 || level > 9 {
+		return dst, ErrLevel
+	}
+	fl := freeList(level)
+	var g *gzipper
+	select {
+	case g = <-fl:
+	default:
+	}
+	if g == nil {
+		g = new(gzipper)
+		zw, err := gzip.NewWriterLevel(&g.out, level)
+		if err != nil {
+			return dst, err
+		}
+		g.zw = zw
+	} else {
+		g.zw.Reset(&g.out)
+	}
+	g.out.b = dst
+	_, _ = g.zw.Write(src) // appendWriter never fails
+	err := g.zw.Close()
+	dst = g.out.b
+	g.out.b = nil // the free list must not keep the caller's buffer
+	select {
+	case fl <- g:
+	default:
+	}
+	return dst, err
+}
