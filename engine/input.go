@@ -256,6 +256,21 @@ func (in *Input) Mark(shard uint64) Mark {
 	return Mark{w: w, to: w.position()}
 }
 
+// PushBatch copies evs (the caller keeps them) into shard's worker, in
+// order, waiting for room, and returns a mark covering them (and what the
+// worker took before them, as [Input.Mark]): a consumer that acknowledges
+// by position polls it with [Mark.Done]. On error (ctx ended, or
+// [ErrClosed]) the events from the first not accepted on were not
+// pushed, and the mark covers those that were.
+func (in *Input) PushBatch(ctx context.Context, shard uint64, evs []relaykit.Event) (Mark, error) {
+	for i := range evs {
+		if err := in.Push(ctx, shard, &evs[i]); err != nil {
+			return in.Mark(shard), err
+		}
+	}
+	return in.Mark(shard), nil
+}
+
 // PushWait copies evs into shard's worker, in order, and waits until every
 // one of them is finished (see [Mark]) or ctx ends. It returns nil only
 // when all were finished: only then may the sender be told they were
