@@ -368,6 +368,9 @@ func sameSink(a, b relaykit.Sink) (same bool) {
 	return a == b
 }
 
+// Send is Route: it makes a Router a relaykit.Sink.
+func (r *Router) Send(ctx context.Context, batch []relaykit.Event) error { return r.Route(ctx, batch) }
+
 // Route routes a batch: for each event, in order, the routes are evaluated
 // in order (see the package documentation); then each sink that got events
 // receives them in one Send, in batch order, sinks in the order they first
@@ -839,6 +842,12 @@ func (s *Swapper) Swap(r *Router) *Router {
 
 // Route routes batch on the current router; see [Router.Route].
 func (s *Swapper) Route(ctx context.Context, batch []relaykit.Event) error {
+	return s.p.Load().Route(ctx, batch)
+}
+
+// Send is Route: it makes a Swapper a relaykit.Sink, for an engine whose
+// batches go through the route table.
+func (s *Swapper) Send(ctx context.Context, batch []relaykit.Event) error {
 	return s.p.Load().Route(ctx, batch)
 }
 
