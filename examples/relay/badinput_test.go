@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,7 +13,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit"
-	"github.com/relaykit/relaykit/ringbuffer"
+	"github.com/relaykit/relaykit/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -251,21 +252,29 @@ func runToolErr(name string, args ...string) (string, error) {
 
 // TestReceiveTime: inputs stamp events with the receive time.
 func TestReceiveTime(t *testing.T) {
-	ring, err := ringbuffer.NewMPSC[relaykit.Event](4)
+	var got []relaykit.Event
+	sink := sinkFunc(func(_ context.Context, b []relaykit.Event) error {
+		for i := range b {
+			got = append(got, b[i].Clone())
+		}
+		return nil
+	})
+	eng, err := engine.New(engine.Config{Sink: sink, Workers: 1, Clock: clock})
 	require.NoError(t, err)
-	d := &dispatcher{rings: []*ringbuffer.MPSC[relaykit.Event]{ring}, ledger: newLedger()}
-	st := d.ledger.input("t", "test")
+	l := newLedger()
+	l.eng = eng
+	st := l.input("t", "test")
 	before := time.Now().Add(-time.Second).UnixNano()
 	var ev relaykit.Event
 	ev.Raw = append(ev.Raw, "x"...)
-	require.NoError(t, d.Push(t.Context(), 7, &ev, st))
-	d.TryPush(3, &ev, st)
-	for range 2 {
-		got, ok := ring.TryPop()
-		require.True(t, ok)
-		assert.GreaterOrEqual(t, got.ReceiveTime, before)
-		assert.LessOrEqual(t, got.ReceiveTime, time.Now().Add(time.Second).UnixNano())
-		assert.Equal(t, "x", string(got.Raw))
+	require.NoError(t, st.in.Push(t.Context(), 7, &ev))
+	st.in.TryPush(3, &ev)
+	require.NoError(t, eng.Shutdown(t.Context()))
+	require.Len(t, got, 2)
+	for _, e := range got {
+		assert.GreaterOrEqual(t, e.ReceiveTime, before)
+		assert.LessOrEqual(t, e.ReceiveTime, time.Now().Add(time.Second).UnixNano())
+		assert.Equal(t, "x", string(e.Raw))
 	}
-	assert.Equal(t, int64(2), st.received.Load())
+	assert.Equal(t, int64(2), st.in.Stats().Received)
 }

@@ -266,6 +266,26 @@ func (d *destination) deadLetter(_ context.Context, evs []relaykit.Event, reason
 	return nil
 }
 
+// refused counts the events of a Send the destination did not accept:
+// those a *relaykit.BatchError lists, or all. A batch the queue dropped by
+// its full policy is counted by the queue already; what the shutdown
+// deadline cut short is dropped{shutdown}.
+func (d *destination) refused(evs []relaykit.Event, err error) {
+	if errors.Is(err, delivery.ErrDropped) {
+		return
+	}
+	n := len(evs)
+	var be *relaykit.BatchError
+	if errors.As(err, &be) {
+		n = be.Events()
+	}
+	reason := dropSinkError
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		reason = dropShutdown
+	}
+	d.drop(reason, int64(n))
+}
+
 func (d *destination) drop(reason string, n int64) {
 	d.stats.dropped.Add(n)
 	d.ledger.drop(reason, n)

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/internal/testtool"
 
 	"github.com/stretchr/testify/require"
@@ -234,3 +235,8 @@ func execCommand(name string, args ...string) ([]byte, error) {
 	defer cancel()
 	return exec.CommandContext(ctx, name, args...).CombinedOutput()
 }
+
+// sinkFunc adapts a function to relaykit.Sink.
+type sinkFunc func(ctx context.Context, batch []relaykit.Event) error
+
+func (f sinkFunc) Send(ctx context.Context, batch []relaykit.Event) error { return f(ctx, batch) }

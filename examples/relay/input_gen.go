@@ -18,7 +18,6 @@ var generatorShapes = []string{"syslog", "sshd", "firewall", "json"}
 type generator struct {
 	cfg   GeneratorConfig
 	stats *inputStats
-	d     *dispatcher
 	loc   *time.Location
 }
 
@@ -71,7 +70,7 @@ func (g *generator) Run(ctx context.Context) error {
 				}
 				ev.SetFieldString("seq", strconv.FormatInt(sent, 10))
 				g.stats.bytes.Add(int64(len(buf)))
-				if err := g.d.Push(ctx, 0, &ev, g.stats); err != nil {
+				if err := g.stats.in.Push(ctx, 0, &ev); err != nil {
 					return nil
 				}
 			}

@@ -21,7 +21,7 @@ import (
 
 // hecInput is a Splunk HTTP Event Collector listener: an http.Server
 // serving a hec.Handler whose Sink pushes each request's events into a
-// worker ring and waits until they are finished (ack.go). So a request is
+// worker ring and waits until they are finished (engine.Input.PushWait). So a request is
 // answered "Success" (or, with useACK, its ackId turns true) only once
 // every destination it was routed to has its events delivered, on disk or
 // dead-lettered, and the archive wrote them. The server accepts from a
@@ -30,8 +30,6 @@ import (
 type hecInput struct {
 	cfg     HECInputConfig
 	stats   *inputStats
-	acks    ackStats
-	d       *dispatcher
 	log     *slog.Logger
 	handler *hec.Handler
 	srv     *http.Server
@@ -40,8 +38,8 @@ type hecInput struct {
 	rr      atomic.Uint64 // shards of requests without a channel or address
 }
 
-func newHECInput(cfg HECInputConfig, stats *inputStats, d *dispatcher, ready func() error, log *slog.Logger) (*hecInput, error) {
-	in := &hecInput{cfg: cfg, stats: stats, d: d, log: log.With("input", cfg.Name)}
+func newHECInput(cfg HECInputConfig, stats *inputStats, ready func() error, log *slog.Logger) (*hecInput, error) {
+	in := &hecInput{cfg: cfg, stats: stats, log: log.With("input", cfg.Name)}
 	toks := make([]hec.Token, len(cfg.Tokens))
 	for i, t := range cfg.Tokens {
 		toks[i] = hec.Token{
@@ -163,7 +161,7 @@ func (in *hecInput) Send(ctx context.Context, batch []relaykit.Event) error {
 		n += int64(len(batch[i].Raw))
 	}
 	in.stats.bytes.Add(n)
-	return in.d.pushAck(ctx, shard, batch, in.stats, &in.acks)
+	return in.stats.in.PushWait(ctx, shard, batch)
 }
 
 var (
@@ -234,6 +232,7 @@ func (in *hecInput) collect(ch chan<- prometheus.Metric) {
 	c(descHECAcks, s.AcksExpired, "expired")
 	g(descHECAcksPend, s.AcksPending)
 	g(descHECAckChans, s.AckChannels)
-	c(descAckAbandoned, in.acks.abandoned.Load())
-	c(descAckRefused, in.acks.refused.Load())
+	is := in.stats.in.Stats()
+	c(descAckAbandoned, is.Abandoned)
+	c(descAckRefused, is.Refused)
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/stream"
 	"github.com/valyala/fastjson"
 )
@@ -17,20 +18,20 @@ import (
 // a time as syslogStream does (and counted the same way when the shutdown
 // deadline cuts a push short); invalid or oversized lines are counted and
 // written to the dead-letter file, never forwarded.
-func jsonStream(in JSONInputConfig, stats *inputStats, d *dispatcher, dl *deadLetter, budget *stream.ReadBudget) func(context.Context, *stream.Conn, string, uint64) {
+func jsonStream(in JSONInputConfig, stats *inputStats, dl *deadLetter, budget *stream.ReadBudget) func(context.Context, *stream.Conn, string, uint64) {
 	return func(ctx context.Context, c *stream.Conn, peer string, shard uint64) {
-		b := d.newBatch(shard, stats)
-		defer b.release()
+		b := stats.in.NewProducer(shard)
+		defer b.Release()
 		fr := stream.NewFramer(c, stream.FramerConfig{
 			MaxFrame: int(in.MaxLineSize), Framing: stream.Delimited, Counters: &stats.framing,
 			ReadSize: int(in.ReadSize), Budget: budget,
-			BeforeRead: func() error { return b.flush(ctx) },
+			BeforeRead: func() error { return b.Flush(ctx) },
 		})
 		defer fr.Release()
 		for {
 			line, fl, err := fr.Next()
 			if err != nil {
-				_ = b.push(ctx) // lines read with the error
+				_ = b.Push(ctx) // lines read with the error
 				return
 			}
 			cut := fl&stream.Truncated != 0
@@ -40,23 +41,22 @@ func jsonStream(in JSONInputConfig, stats *inputStats, d *dispatcher, dl *deadLe
 				if cut {
 					reason = "line longer than " + strconv.Itoa(int(in.MaxLineSize)) + " bytes"
 				}
-				stats.received.Add(1)
 				stats.invalid.Add(1)
-				d.ledger.drop(dropInvalidJSON, 1)
+				stats.in.Drop(relaykit.ReasonInvalidJSON, 1)
 				_ = dl.Write(in.Name, peer, reason, line) // failures are counted by the dead letter
 				continue
 			}
-			if b.failed != nil {
-				b.lost(1)
+			if b.Err() != nil {
+				stats.in.Drop(relaykit.ReasonShutdownUnqueued, 1)
 				continue
 			}
-			ev := b.event()
+			ev := b.Event()
 			ev.Reset()
 			ev.Raw = append(ev.Raw, line...)
 			ev.Host = append(ev.Host, peer...)
 			ev.SourceType = append(ev.SourceType, "json"...)
-			if b.full() {
-				_ = b.push(ctx) // a failure is counted; later lines are lost() above
+			if b.Full() {
+				_ = b.Push(ctx) // a failure is counted; later lines are dropped above
 			}
 		}
 	}

@@ -17,6 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/valyala/fastjson"
 
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/engine"
 	"github.com/relaykit/relaykit/forward/kafka"
 )
 
@@ -25,11 +27,11 @@ import (
 //
 //   - One partition always goes to the same ring (its shard), so its
 //     records stay in order.
-//   - After pushing a partition's records, the input takes a mark: the
-//     ring's producer position (dispatcher.mark). The worker of that ring
-//     counts the events whose flush returned, i.e. that every destination
-//     delivered, spooled or dropped with a count; once that count reaches
-//     the mark, every record up to it is finished (dispatcher.finished).
+//   - After pushing a partition's records, the input takes a mark
+//     (engine.Input.Mark): once it is done, every record up to it is
+//     finished: every destination delivered, spooled or dead-lettered it.
+//     A mark that reports a failure (the shutdown deadline cut a batch
+//     short) stops commits for the partition: offsets are positional.
 //   - Only finished offsets are committed, every commit_interval, when
 //     partitions are revoked (rebalance, or leaving the group at shutdown:
 //     the revoke waits for in-flight records to finish first), and never
@@ -43,7 +45,6 @@ import (
 type kafkaInput struct {
 	cfg    KafkaInputConfig
 	stats  *inputStats
-	d      *dispatcher
 	dl     *deadLetter
 	log    *slog.Logger
 	cl     *kgo.Client
@@ -64,43 +65,24 @@ type topicPart struct {
 }
 
 // partMark says: the records of a partition before offset next are finished
-// once the ring's worker has finished pos events.
+// once the mark is done.
 type partMark struct {
 	next  int64
 	epoch int32
-	pos   uint64
+	mark  engine.Mark
 }
 
 type partState struct {
 	shard     uint64
-	ring      int
+	failed    bool // a mark failed: nothing more is committed
 	pending   []partMark
 	ready     kgo.EpochOffset // finished, to commit; Offset -1 when none
 	committed int64           // next offset committed (at first: the first polled)
 	hw        int64           // high watermark of the last fetch
 }
 
-// mark returns the ring a shard maps to and a position in the order its
-// worker's collector takes events: every event pushed to that ring before
-// the call has a position below it. It is the ring's producer position
-// plus the events stream inputs added without the ring (worker.direct):
-// those added before a pushed event were announced before it was pushed;
-// those announced later and counted all the same only make the wait
-// longer, never shorter.
-func (d *dispatcher) mark(shard uint64) (ring int, pos uint64) {
-	ring = int(shard % uint64(len(d.rings)))
-	pos = d.rings[ring].Stats().Pushed
-	if w := d.worker(ring); w != nil {
-		pos += w.direct.Load()
-	}
-	return ring, pos
-}
-
-// finished returns how many events of ring have finished (worker.done).
-func (d *dispatcher) finished(ring int) uint64 { return d.done[ring].Load() }
-
-func newKafkaInput(cfg KafkaInputConfig, stats *inputStats, d *dispatcher, dl *deadLetter, log *slog.Logger) (*kafkaInput, error) {
-	k := &kafkaInput{cfg: cfg, stats: stats, d: d, dl: dl, log: log.With("input", cfg.Name), parts: map[topicPart]*partState{}}
+func newKafkaInput(cfg KafkaInputConfig, stats *inputStats, dl *deadLetter, log *slog.Logger) (*kafkaInput, error) {
+	k := &kafkaInput{cfg: cfg, stats: stats, dl: dl, log: log.With("input", cfg.Name), parts: map[topicPart]*partState{}}
 	f := "inputs.kafka " + cfg.Name
 	start := kgo.NewOffset().AtStart()
 	if cfg.Start == "latest" {
@@ -197,8 +179,7 @@ func (k *kafkaInput) state(topic string, part int32, first int64) *partState {
 		h := fnv.New64a()
 		h.Write([]byte(topic))
 		shard := h.Sum64() + uint64(part)
-		ring := int(shard % uint64(len(k.d.rings)))
-		st = &partState{shard: shard, ring: ring, ready: kgo.EpochOffset{Offset: -1}, committed: first}
+		st = &partState{shard: shard, ready: kgo.EpochOffset{Offset: -1}, committed: first}
 		k.parts[tp] = st
 	}
 	return st
@@ -214,19 +195,18 @@ func (k *kafkaInput) take(ctx context.Context, p kgo.FetchTopicPartition) {
 	for _, r := range p.Records {
 		k.records.Add(1)
 		k.stats.bytes.Add(int64(len(r.Value)))
-		ev := newEvent()
+		ev := engine.NewEvent()
 		if err := k.decode(r, ev); err != nil {
 			ev.Reset()
-			warmEvents.Put(ev)
-			k.stats.received.Add(1)
+			engine.ReleaseEvent(ev)
 			k.stats.invalid.Add(1)
 			k.decodeErrors.Add(1)
-			k.d.ledger.drop(dropInvalidJSON, 1)
+			k.stats.in.Drop(relaykit.ReasonInvalidJSON, 1)
 			_ = k.dl.Write(k.cfg.Name, r.Topic+"/"+strconv.Itoa(int(r.Partition))+"@"+strconv.FormatInt(r.Offset, 10), err.Error(), r.Value)
 			last = r
 			continue
 		}
-		if err := k.d.PushOwned(ctx, st.shard, ev, k.stats); err != nil {
+		if err := k.stats.in.PushOwned(ctx, st.shard, ev); err != nil {
 			break // shutting down: the rest is neither pushed nor committed
 		}
 		last = r
@@ -234,18 +214,27 @@ func (k *kafkaInput) take(ctx context.Context, p kgo.FetchTopicPartition) {
 	if last == nil {
 		return
 	}
-	_, pos := k.d.mark(st.shard)
+	m := k.stats.in.Mark(st.shard)
 	k.mu.Lock()
-	st.pending = append(st.pending, partMark{next: last.Offset + 1, epoch: last.LeaderEpoch, pos: pos})
+	st.pending = append(st.pending, partMark{next: last.Offset + 1, epoch: last.LeaderEpoch, mark: m})
 	st.hw = p.HighWatermark
 	k.mu.Unlock()
 }
 
-// advance moves finished marks to ready. Called with k.mu held.
+// advance moves finished marks to ready, up to the first that is not
+// done; a failed mark stops the partition's commits. Called with k.mu
+// held.
 func (k *kafkaInput) advance(st *partState) {
-	done := k.d.finished(st.ring)
 	n := 0
-	for n < len(st.pending) && st.pending[n].pos <= done {
+	for n < len(st.pending) && !st.failed {
+		ok, err := st.pending[n].mark.Done()
+		if !ok {
+			break
+		}
+		if err != nil {
+			st.failed = true
+			break
+		}
 		st.ready = kgo.EpochOffset{Epoch: st.pending[n].epoch, Offset: st.pending[n].next}
 		n++
 	}
@@ -337,7 +326,7 @@ wait:
 		for tp, st := range k.parts {
 			if contains(revoked[tp.topic], tp.part) {
 				k.advance(st)
-				left = left || len(st.pending) > 0
+				left = left || len(st.pending) > 0 && !st.failed
 			}
 		}
 		k.mu.Unlock()

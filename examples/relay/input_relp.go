@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/engine"
 	"github.com/relaykit/relaykit/stream"
 	"github.com/relaykit/relaykit/stream/relp"
 )
@@ -18,7 +19,8 @@ import (
 // stream listener (connection limits, deadlines, TLS) whose connections
 // are RELP sessions. The frames a session has read, up to its window, are
 // parsed as syslog, pushed into the worker ring of the connection as one
-// batch, and answered "200 OK" once their events are finished (ack.go).
+// batch, and answered "200 OK" once their events are finished
+// (engine.Input.PushOwnedWait).
 // While they are not, the session reads and answers nothing more: a
 // sender meets back-pressure through its window, never a drop. A window
 // not finished within ack_timeout closes the session unanswered, and the
@@ -28,8 +30,6 @@ import (
 type relpInput struct {
 	cfg   RELPInputConfig
 	stats *inputStats
-	acks  ackStats
-	d     *dispatcher
 	loc   *time.Location
 	srv   *relp.Server
 	*streamInput
@@ -42,8 +42,8 @@ type relpBatch struct {
 	evs []*relaykit.Event
 }
 
-func newRELPInput(cfg RELPInputConfig, stats *inputStats, d *dispatcher, loc *time.Location, log *slog.Logger) (*relpInput, error) {
-	in := &relpInput{cfg: cfg, stats: stats, d: d, loc: loc}
+func newRELPInput(cfg RELPInputConfig, stats *inputStats, loc *time.Location, log *slog.Logger) (*relpInput, error) {
+	in := &relpInput{cfg: cfg, stats: stats, loc: loc}
 	srv, err := relp.NewServer(relp.Config{
 		Window:       cfg.Window,
 		MaxDataBytes: int(cfg.MaxMessageSize),
@@ -86,7 +86,7 @@ func (in *relpInput) handle(ctx context.Context, c *stream.Conn, batch []relp.Me
 	peer := c.Source().String()
 	var n int64
 	for i := range batch {
-		ev := newEvent()
+		ev := engine.NewEvent()
 		b.sp.Parse(ev, batch[i].Data, peer)
 		if ev.Flags&relaykit.FlagParseError != 0 {
 			in.stats.parseErrors.Add(1)
@@ -98,7 +98,7 @@ func (in *relpInput) handle(ctx context.Context, c *stream.Conn, batch []relp.Me
 	ctx, cancel := context.WithTimeout(ctx, in.cfg.AckTimeout)
 	defer cancel()
 	// One connection's windows go to one ring: they stay in order.
-	return in.d.pushOwnedAck(ctx, maphash.Comparable(shardSeed, c), b.evs, in.stats, &in.acks)
+	return in.stats.in.PushOwnedWait(ctx, maphash.Comparable(shardSeed, c), b.evs)
 }
 
 var (
@@ -122,7 +122,8 @@ func (in *relpInput) collect(ch chan<- prometheus.Metric) {
 	c(descRELPFrames, s.Frames)
 	c(descRELPAcked, s.Acked)
 	c(descRELPUnacked, s.Unacknowledged)
-	ab := in.acks.abandoned.Load()
+	is := in.stats.in.Stats()
+	ab := is.Abandoned
 	c(descRELPDuplicates, s.AcceptedUnanswered+ab)
 	c(descRELPBytes, s.MessageBytes, "message")
 	c(descRELPBytes, s.OverheadBytes, "overhead")
@@ -133,5 +134,5 @@ func (in *relpInput) collect(ch chan<- prometheus.Metric) {
 	c(descRELPErrors, s.HandlerErrors, "unanswered")
 	c(descRELPCloses, s.ServerCloses)
 	c(descAckAbandoned, ab)
-	c(descAckRefused, in.acks.refused.Load())
+	c(descAckRefused, is.Refused)
 }

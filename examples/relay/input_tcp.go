@@ -159,14 +159,14 @@ func (l *streamInput) Close() error { return l.ln.Close() }
 // destinations did not keep up), the events not pushed, and every frame
 // still buffered after them, are counted as received and
 // dropped{shutdown_unqueued}; the connection is not read again.
-func syslogStream(in TCPInputConfig, stats *inputStats, d *dispatcher, loc *time.Location, budget *stream.ReadBudget) func(context.Context, *stream.Conn, string, uint64) {
+func syslogStream(in TCPInputConfig, stats *inputStats, loc *time.Location, budget *stream.ReadBudget) func(context.Context, *stream.Conn, string, uint64) {
 	return func(ctx context.Context, c *stream.Conn, peer string, shard uint64) {
-		b := d.newBatch(shard, stats)
-		defer b.release()
+		b := stats.in.NewProducer(shard)
+		defer b.Release()
 		fr := stream.NewFramer(c, stream.FramerConfig{
 			MaxFrame: int(in.MaxMessageSize), Counters: &stats.framing,
 			ReadSize: int(in.ReadSize), Budget: budget,
-			BeforeRead: func() error { return b.flush(ctx) },
+			BeforeRead: func() error { return b.Flush(ctx) },
 		})
 		defer fr.Release()
 		sp := newSyslogParser(loc)
@@ -175,15 +175,15 @@ func syslogStream(in TCPInputConfig, stats *inputStats, d *dispatcher, loc *time
 			if err != nil {
 				// Complete frames read with the error (EOF, a reset, the
 				// listener closing) are still pending.
-				_ = b.push(ctx)
+				_ = b.Push(ctx)
 				return
 			}
 			stats.bytes.Add(int64(len(frame)))
-			if b.failed != nil {
-				b.lost(1)
+			if b.Err() != nil {
+				stats.in.Drop(relaykit.ReasonShutdownUnqueued, 1)
 				continue
 			}
-			ev := b.event()
+			ev := b.Event()
 			sp.Parse(ev, frame, peer)
 			if fl&stream.Truncated != 0 {
 				ev.Flags |= relaykit.FlagTruncated
@@ -192,8 +192,8 @@ func syslogStream(in TCPInputConfig, stats *inputStats, d *dispatcher, loc *time
 			if ev.Flags&relaykit.FlagParseError != 0 {
 				stats.parseErrors.Add(1)
 			}
-			if b.full() {
-				_ = b.push(ctx) // a failure is counted; later frames are lost() above
+			if b.Full() {
+				_ = b.Push(ctx) // a failure is counted; later frames are dropped above
 			}
 		}
 	}

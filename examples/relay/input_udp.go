@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/engine"
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
 	"golang.org/x/sys/unix"
@@ -57,9 +58,11 @@ type udpInput struct {
 	conn  *net.UDPConn
 	rd    batchReader
 	stats *inputStats
-	d     *dispatcher
-	loc   *time.Location
-	log   *slog.Logger
+	// workers is the engine's number of workers: a reader keeps a
+	// producer for each.
+	workers int
+	loc     *time.Location
+	log     *slog.Logger
 
 	failing atomic.Bool  // an episode of read errors is under way
 	episode atomic.Int64 // read errors in the current episode
@@ -83,7 +86,7 @@ var kernelDropsPoll = time.Second
 // (a __u32).
 var oobSize = unix.CmsgSpace(4)
 
-func listenUDP(cfg UDPInputConfig, stats *inputStats, d *dispatcher, loc *time.Location, log *slog.Logger) (*udpInput, error) {
+func listenUDP(cfg UDPInputConfig, stats *inputStats, workers int, loc *time.Location, log *slog.Logger) (*udpInput, error) {
 	addr, err := net.ResolveUDPAddr("udp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("input %s: %w", cfg.Name, err)
@@ -102,7 +105,7 @@ func listenUDP(cfg UDPInputConfig, stats *inputStats, d *dispatcher, loc *time.L
 		conn.Close()
 		return nil, fmt.Errorf("input %s: SO_RXQ_OVFL (counting kernel drops): %w", cfg.Name, err)
 	}
-	in := &udpInput{cfg: cfg, conn: conn, stats: stats, d: d, loc: loc, log: log.With("input", cfg.Name)}
+	in := &udpInput{cfg: cfg, conn: conn, stats: stats, workers: workers, loc: loc, log: log.With("input", cfg.Name)}
 	if addr.IP == nil || addr.IP.To4() != nil {
 		in.rd = ipv4.NewPacketConn(conn)
 	} else {
@@ -169,8 +172,7 @@ func (u *udpInput) noteKernelDrops(v uint32) {
 		}
 		if u.kernelDrops.CompareAndSwap(seen, seen+uint64(d)) {
 			u.stats.kernelDropped.Add(int64(d))
-			u.stats.received.Add(int64(d))
-			u.d.ledger.drop(dropRcvbuf, int64(d))
+			u.stats.in.Drop(relaykit.ReasonRcvbufFull, int(d))
 			return
 		}
 	}
@@ -239,16 +241,16 @@ func (u *udpInput) read(ctx context.Context) error {
 	}
 	var drops uint32 // the last SO_RXQ_OVFL count this reader saw
 	sp := newSyslogParser(u.loc)
-	batches := make([]*eventBatch, len(u.d.rings))
+	batches := make([]*engine.Producer, u.workers)
 	for i := range batches {
-		batches[i] = u.d.newBatch(uint64(i), u.stats)
-		defer batches[i].release()
+		batches[i] = u.stats.in.NewProducer(uint64(i))
+		defer batches[i].Release()
 	}
 	// The last sender's address, as a string and a shard key: senders send
 	// in bursts, so most datagrams skip formatting and hashing it.
 	var lastAddr netip.AddrPort
 	var peer string
-	var b *eventBatch         // the batch of the last sender's ring
+	var b *engine.Producer    // the producer of the last sender's worker
 	var backoff time.Duration // since the last read that succeeded
 	for {
 		k, err := u.rd.ReadBatch(ms, 0)
@@ -291,7 +293,7 @@ func (u *udpInput) read(ctx context.Context) error {
 				b = batches[0]
 			}
 			u.stats.bytes.Add(int64(len(data)))
-			ev := b.event()
+			ev := b.Event()
 			sp.Parse(ev, data, peer)
 			if m.Flags&syscall.MSG_TRUNC != 0 {
 				ev.Flags |= relaykit.FlagTruncated
@@ -300,12 +302,12 @@ func (u *udpInput) read(ctx context.Context) error {
 			if ev.Flags&relaykit.FlagParseError != 0 {
 				u.stats.parseErrors.Add(1)
 			}
-			if b.full() {
-				b.tryPush()
+			if b.Full() {
+				b.TryPush()
 			}
 		}
 		for _, b := range batches {
-			b.tryPush()
+			b.TryPush()
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -10,37 +11,45 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/delivery"
+	"github.com/relaykit/relaykit/engine"
 	"github.com/relaykit/relaykit/storage"
 	"github.com/relaykit/relaykit/stream"
 )
 
-// Drop reasons, used as metric labels.
+// clock is the relay's coarse clock: receive times, batch stamps and the
+// storage writers' rotation checks read it instead of calling time.Now per
+// event. Relay.Run runs it; it sleeps while the relay is idle.
+var clock = engine.NewClock(time.Millisecond)
+
+// Drop reasons the relay counts itself (metric labels); the inputs' own
+// (queue_full, rcvbuf_full, invalid_json, shutdown_unqueued) are counted by
+// the engine.
 const (
-	dropQueueFull    = "queue_full"    // UDP datagram arrived while the worker ring was full
-	dropInvalidJSON  = "invalid_json"  // JSON line failed validation (dead-lettered)
-	dropUnrouted     = "unrouted"      // no route matched
-	dropFiltered     = "filtered"      // a pipeline step dropped it (drop, sample)
-	dropSpoolFull    = "spool_full"    // the destination's spool was full (policy drop_newest)
-	dropSpoolOldest  = "spool_oldest"  // spooled, then discarded for room (policy drop_oldest)
-	dropSpoolCorrupt = "spool_corrupt" // destroyed on disk: a damaged spool record or a missing segment
-	dropRejected     = "rejected"      // destination refused it as bad data (dead-lettered)
-	dropSinkError    = "sink_error"    // a sink the router could not hand it to (none today)
-	dropShutdown     = "shutdown"      // the shutdown deadline came before a destination accepted it
-	dropRcvbuf       = "rcvbuf_full"   // the kernel dropped a UDP datagram: the input's socket buffer (read_buffer) was full
-	// dropUnqueued: a stream input had read the frame, but the shutdown
-	// deadline came before a ring took its event (rings full: the
-	// destinations did not keep up).
-	dropUnqueued = "shutdown_unqueued"
+	dropUnrouted     = relaykit.ReasonUnrouted     // no route matched
+	dropFiltered     = relaykit.ReasonFiltered     // a pipeline step dropped it (drop, sample)
+	dropSpoolFull    = relaykit.ReasonSpoolFull    // the destination's spool was full (policy drop_newest)
+	dropSpoolOldest  = relaykit.ReasonSpoolOldest  // spooled, then discarded for room (policy drop_oldest)
+	dropSpoolCorrupt = relaykit.ReasonSpoolCorrupt // destroyed on disk: a damaged spool record or a missing segment
+	dropRejected     = relaykit.ReasonRejected     // destination refused it as bad data (dead-lettered)
+	dropSinkError    = relaykit.ReasonSinkError    // a sink the router could not hand it to
+	dropShutdown     = relaykit.ReasonShutdown     // the shutdown deadline came before a destination accepted it
+
+	// The inputs' reasons, counted by the engine.
+	dropQueueFull   = relaykit.ReasonQueueFull        // UDP datagram arrived while the worker ring was full
+	dropInvalidJSON = relaykit.ReasonInvalidJSON      // JSON line (or Kafka record) failed validation (dead-lettered)
+	dropRcvbuf      = relaykit.ReasonRcvbufFull       // the kernel dropped a UDP datagram: the socket buffer (read_buffer) was full
+	dropUnqueued    = relaykit.ReasonShutdownUnqueued // read, but the shutdown deadline came before the engine took it
 )
 
-var dropReasons = [...]string{dropQueueFull, dropInvalidJSON, dropUnrouted, dropFiltered, dropSpoolFull, dropSpoolOldest,
-	dropSpoolCorrupt, dropRejected, dropSinkError, dropShutdown, dropRcvbuf, dropUnqueued}
+// dropReasons are the labels of relay_dropped_events_total: every reason
+// of relaykit's, the engine's and the relay's.
+var dropReasons = relaykit.Reasons
 
 // inputStats counts one input. Fields are updated with atomics by the
 // input's goroutines.
 type inputStats struct {
 	name, kind  string
-	received    atomic.Int64 // events handed to the rings, plus invalid JSON lines
+	in          *engine.Input // received events and the input's drops
 	bytes       atomic.Int64
 	parseErrors atomic.Int64 // forwarded raw with FlagParseError
 	truncated   atomic.Int64 // frames cut at the max message size
@@ -60,12 +69,6 @@ type inputStats struct {
 	listener *stream.Listener
 	framing  stream.Counters
 	buffers  *stream.ReadBudget
-	// handing is the number of a stream input's connections inside a
-	// hand-over to their worker right now (dispatcher.PushBatch): waiting
-	// for room in the ring, or routing and writing the batches their
-	// events filled. When it stays at the number of busy connections,
-	// the destinations hold the senders back.
-	handing atomic.Int64
 }
 
 // destStats counts one destination. A network destination's queue keeps
@@ -145,7 +148,7 @@ func (s *destStats) observeDelivered(batch []relaykit.Event) {
 
 // ledger is the relay's accounting. Stage by stage it balances:
 //
-//	received (inputs)   = routed + dropped{queue_full, invalid_json, rcvbuf_full, shutdown_unqueued} + queued
+//	received (inputs)   = routed + dropped{queue_full, invalid_json, rcvbuf_full, shutdown_unqueued} + queued   (the engine's Stats)
 //	routed   (router)   = events handed to the route table
 //	in_d + recovered_d  = delivered_d + dropped_d + pending_d
 //
@@ -157,12 +160,10 @@ func (s *destStats) observeDelivered(batch []relaykit.Event) {
 // spooled (pending) + dropped{reason}.
 type ledger struct {
 	mu      sync.Mutex
+	eng     *engine.Engine // received, routed, queued, the inputs' drops
 	inputs  []*inputStats
 	dests   []*destStats
-	workers []*worker // for their metrics
-	routed  atomic.Int64
-	queued  atomic.Int64 // in rings and collectors right now
-	dropped [len(dropReasons)]atomic.Int64
+	dropped [32]atomic.Int64 // after routing, by index in relaykit.Reasons; last: other
 	start   time.Time
 
 	deadLettered     atomic.Int64 // lines written to the dead-letter file
@@ -174,7 +175,7 @@ func newLedger() *ledger { return &ledger{start: time.Now()} }
 func (l *ledger) input(name, kind string) *inputStats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := &inputStats{name: name, kind: kind}
+	s := &inputStats{name: name, kind: kind, in: l.eng.NewInput(name)}
 	l.inputs = append(l.inputs, s)
 	return s
 }
@@ -189,7 +190,11 @@ func (l *ledger) dest(name, kind string) *destStats {
 }
 
 func (l *ledger) drop(reason string, n int64) {
-	l.dropped[slices.Index(dropReasons[:], reason)].Add(n)
+	i := slices.Index(relaykit.Reasons, reason)
+	if i < 0 || i >= len(l.dropped)-1 {
+		i = len(l.dropped) - 1
+	}
+	l.dropped[i].Add(n)
 }
 
 // Snapshot is a point-in-time copy of the ledger's totals.
@@ -245,20 +250,27 @@ func (l *ledger) Snapshot() Snapshot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := Snapshot{Dropped: map[string]int64{}, Dest: map[string]DestSnapshot{}, Input: map[string]int64{}}
+	// The engine first: an event it counted received is then routed,
+	// queued or dropped by the time the rest is read.
+	es := l.eng.Stats()
+	for _, in := range es.Inputs {
+		s.Input[in.Name] += in.Received
+	}
 	for _, in := range l.inputs {
-		r := in.received.Load()
-		s.Received += r
-		s.Input[in.name] += r
 		s.ParseErrors += in.parseErrors.Load()
 		s.Truncated += in.truncated.Load()
 		s.Invalid += in.invalid.Load()
 	}
-	s.Routed = l.routed.Load()
-	s.Queued = l.queued.Load()
+	s.Received, s.Routed, s.Queued = es.Received, es.Routed, es.Queued
 	s.DeadLetterErrors = l.deadLetterErrors.Load()
-	for i, r := range dropReasons {
+	maps.Copy(s.Dropped, es.Dropped)
+	for i := range l.dropped {
 		if v := l.dropped[i].Load(); v != 0 {
-			s.Dropped[r] = v
+			r := "other"
+			if i < len(relaykit.Reasons) && i < len(l.dropped)-1 {
+				r = relaykit.Reasons[i]
+			}
+			s.Dropped[r] += v
 		}
 	}
 	for _, d := range l.dests {

@@ -22,7 +22,8 @@ import (
 func main() {
 	// go-timecache's default cache, started by importing batch and storage,
 	// wakes the process every 500 µs for ever; the relay reads its own
-	// coarse clock (clock.go), which sleeps when the relay is idle.
+	// coarse clock (engine.Clock, in ledger.go), which sleeps when the
+	// relay is idle.
 	timecache.StopDefaultCache()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := mainCtx(ctx, os.Args[1:], os.Stdout, os.Stderr)

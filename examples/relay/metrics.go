@@ -96,8 +96,9 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 	l.mu.Lock()
 	inputs := slices.Clone(l.inputs)
 	dests := slices.Clone(l.dests)
-	workers := slices.Clone(l.workers)
 	l.mu.Unlock()
+	snap := l.Snapshot()
+	es := l.eng.Stats()
 	c := func(d *prometheus.Desc, v int64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}
@@ -105,7 +106,8 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
 	}
 	for _, in := range inputs {
-		c(descInputReceived, in.received.Load(), in.name, in.kind)
+		is := in.in.Stats()
+		c(descInputReceived, is.Received, in.name, in.kind)
 		c(descInputBytes, in.bytes.Load(), in.name, in.kind)
 		c(descParseErrors, in.parseErrors.Load(), in.name)
 		c(descTruncated, in.truncated.Load(), in.name)
@@ -118,7 +120,7 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 		if in.listener != nil {
 			ls := in.listener.Stats()
 			g(descConns, ls.Open, in.name)
-			g(descHanding, in.handing.Load(), in.name)
+			g(descHanding, is.Handing, in.name)
 			c(descRefused, ls.RefusedPerSource, in.name, "per_source")
 			c(descRefused, ls.RefusedFull, in.name, "max_connections")
 			c(descEvicted, ls.Evicted, in.name)
@@ -146,10 +148,10 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 			c(descFramingErr, f.FramingErrors.Load(), in.name)
 		}
 	}
-	for _, w := range workers {
-		id := strconv.Itoa(w.id)
-		rs, cs := w.ring.Stats(), w.coll.Stats()
-		c(descWorkerEvents, int64(rs.Pushed+w.direct.Load()), id)
+	for i, w := range es.Workers {
+		id := strconv.Itoa(i)
+		rs, cs := w.Ring, w.Batches
+		c(descWorkerEvents, int64(rs.Pushed+w.Direct), id)
 		c(descWorkerParks, int64(rs.ConsumerParks), id, "consumer")
 		c(descWorkerParks, int64(rs.ProducerParks), id, "producer")
 		b := cs.Batches
@@ -161,10 +163,10 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 	}
 	c(descDeadLettered, l.deadLettered.Load())
 	c(descDeadLetterErr, l.deadLetterErrors.Load())
-	c(descRouted, l.routed.Load())
-	g(descQueued, l.queued.Load())
-	for i, r := range dropReasons {
-		c(descDropped, l.dropped[i].Load(), r)
+	c(descRouted, snap.Routed)
+	g(descQueued, snap.Queued)
+	for _, r := range dropReasons {
+		c(descDropped, snap.Dropped[r], r)
 	}
 	for _, d := range dests {
 		c(descDestIn, d.in.Load(), d.name, d.kind)

@@ -14,12 +14,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/relaykit/relaykit/engine"
 	"github.com/relaykit/relaykit/pipeline"
 	"github.com/relaykit/relaykit/storage"
 )
 
-// Relay is the running service: inputs → rings → workers (collector →
-// routes) → destinations, with spool, dead letters, metrics and a ledger.
+// Relay is the running service: inputs → engine (rings, collectors) →
+// routes → destinations, with spool, dead letters, metrics and a ledger.
 type Relay struct {
 	cfg    Config
 	log    *slog.Logger
@@ -29,8 +30,7 @@ type Relay struct {
 	dests   map[string]*destination
 	routes  *pipeline.Swapper
 	enrich  *enrichments
-	disp    *dispatcher
-	workers []*worker
+	eng     *engine.Engine
 	udp     []*udpInput
 	streams []*streamInput
 	gen     *generator
@@ -92,22 +92,23 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 	}
 	r.routes = pipeline.NewSwapper(rt)
 
-	r.disp = &dispatcher{ledger: r.ledger}
-	for i := range cfg.Workers.Count {
-		w, err := newWorker(i, cfg.Workers, r.ledger, r.routes, cfg.ShutdownTimeout)
-		if err != nil {
-			return nil, err
-		}
-		r.workers = append(r.workers, w)
-		r.ledger.workers = append(r.ledger.workers, w)
-		r.disp.rings = append(r.disp.rings, w.ring)
-		r.disp.done = append(r.disp.done, &w.done)
-		r.disp.acks = append(r.disp.acks, &w.ack)
-		r.disp.workers = append(r.disp.workers, w)
+	r.eng, err = engine.New(engine.Config{
+		Sink:           r.routes,
+		Workers:        cfg.Workers.Count,
+		RingSize:       cfg.Workers.RingSize,
+		BatchMaxEvents: cfg.Workers.BatchMaxEvents,
+		BatchMaxBytes:  int(cfg.Workers.BatchMaxBytes),
+		BatchMaxWait:   cfg.Workers.BatchMaxWait,
+		Clock:          clock,
+		Logger:         log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("workers: %w", err)
 	}
+	r.ledger.eng = r.eng
 
 	for _, in := range cfg.Inputs.SyslogUDP {
-		u, err := listenUDP(in, r.ledger.input(in.Name, "syslog_udp"), r.disp, loc, log)
+		u, err := listenUDP(in, r.ledger.input(in.Name, "syslog_udp"), r.eng.Workers(), loc, log)
 		if err != nil {
 			return nil, err
 		}
@@ -123,7 +124,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		if err != nil {
 			return nil, err
 		}
-		l.handle = syslogStream(in, st, r.disp, loc, l.budget)
+		l.handle = syslogStream(in, st, loc, l.budget)
 		r.streams = append(r.streams, l)
 	}
 	for _, in := range cfg.Inputs.JSONTCP {
@@ -132,18 +133,18 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		if err != nil {
 			return nil, err
 		}
-		l.handle = jsonStream(in, st, r.disp, r.dl, l.budget)
+		l.handle = jsonStream(in, st, r.dl, l.budget)
 		r.streams = append(r.streams, l)
 	}
 	for _, in := range cfg.Inputs.Kafka {
-		k, err := newKafkaInput(in, r.ledger.input(in.Name, "kafka"), r.disp, r.dl, log)
+		k, err := newKafkaInput(in, r.ledger.input(in.Name, "kafka"), r.dl, log)
 		if err != nil {
 			return nil, err
 		}
 		r.kafka = append(r.kafka, k)
 	}
 	for _, in := range cfg.Inputs.HEC {
-		h, err := newHECInput(in, r.ledger.input(in.Name, "hec"), r.disp, r.healthy, log)
+		h, err := newHECInput(in, r.ledger.input(in.Name, "hec"), r.healthy, log)
 		if err != nil {
 			return nil, err
 		}
@@ -154,14 +155,14 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		if in.TLS != nil {
 			kind = "relp_tls"
 		}
-		p, err := newRELPInput(in, r.ledger.input(in.Name, kind), r.disp, loc, log)
+		p, err := newRELPInput(in, r.ledger.input(in.Name, kind), loc, log)
 		if err != nil {
 			return nil, err
 		}
 		r.relp = append(r.relp, p)
 	}
 	if cfg.Inputs.Generator.Rate > 0 {
-		r.gen = &generator{cfg: cfg.Inputs.Generator, stats: r.ledger.input("generator", "generator"), d: r.disp, loc: loc}
+		r.gen = &generator{cfg: cfg.Inputs.Generator, stats: r.ledger.input("generator", "generator"), loc: loc}
 	}
 	extra := []prometheus.Collector{r.kafkaSinks, kafkaInputs(r.kafka)}
 	if len(r.hec)+len(r.relp) > 0 {
@@ -277,12 +278,12 @@ func (r *Relay) Run(ctx context.Context) error {
 	}
 
 	bg.Go(func() { r.enrich.Run(bgCtx) })
+	bg.Go(func() { _ = clock.Run(bgCtx) })
 
-	var workers sync.WaitGroup
-	for _, w := range r.workers {
-		w.hard = hard // before the inputs that drain with it start
-		workers.Go(func() { keep(w.Run()) })
-	}
+	// The engine's context is the shutdown deadline: waits inside it give
+	// up then, and what it still holds is routed late (spooled).
+	engDone := make(chan error, 1)
+	go func() { engDone <- r.eng.Run(hard) }()
 	var inputs sync.WaitGroup
 	for _, u := range r.udp {
 		inputs.Go(func() {
@@ -330,16 +331,14 @@ func (r *Relay) Run(ctx context.Context) error {
 		})
 	}
 	r.ready.Store(true)
-	r.log.Info("relay started", "inputs", len(r.udp)+len(r.streams)+len(r.kafka)+len(r.hec)+len(r.relp), "workers", len(r.workers), "destinations", len(r.dests))
+	r.log.Info("relay started", "inputs", len(r.udp)+len(r.streams)+len(r.kafka)+len(r.hec)+len(r.relp), "workers", r.eng.Workers(), "destinations", len(r.dests))
 
 	<-inCtx.Done()
 	r.ready.Store(false)
 	r.log.Info("relay stopping: inputs closed, draining", "timeout", r.cfg.ShutdownTimeout)
 	inputs.Wait()
-	for _, w := range r.workers {
-		w.closeRing()
-	}
-	workers.Wait()
+	keep(r.eng.Shutdown(hard))
+	keep(<-engDone)
 	// Every batch is with the destinations: each queue delivers what it
 	// holds while its destination is healthy, its spool included, until
 	// the deadline; what is left stays on disk for the next run.

@@ -46,16 +46,14 @@ func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBui
 					l.drop(dropFiltered, int64(n))
 				}
 			},
-			// A destination that did not accept its share (the archive's
-			// disk failed; a queue's Send was cut short by the shutdown
-			// deadline or dropped it by policy): the worker routing the
-			// batch tries it again (see worker.redeliver).
-			OnSendError: func(ctx context.Context, f pipeline.SendFailure) {
-				if fs, ok := ctx.Value(failuresKey{}).(*sendFailures); ok {
-					if d, ok := dests[f.Sink]; ok {
-						fs.add(d, f.Events, f.Err)
-						return
-					}
+			// A destination that did not accept its share: a delivery
+			// queue's Send cut short by the shutdown deadline, or a batch
+			// its full policy dropped (counted by the queue). The engine
+			// does not retry: the queues are the one retry loop.
+			OnSendError: func(_ context.Context, f pipeline.SendFailure) {
+				if d, ok := dests[f.Sink]; ok {
+					d.refused(f.Events, f.Err)
+					return
 				}
 				l.drop(dropSinkError, int64(len(f.Events)))
 			},

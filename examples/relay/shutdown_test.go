@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/engine"
 	"github.com/relaykit/relaykit/internal/testtool"
-	"github.com/relaykit/relaykit/ringbuffer"
 )
 
 // TestStreamShutdownCountsWhatWasRead: a stream input is blocked pushing
@@ -45,11 +45,20 @@ func TestStreamShutdownCountsWhatWasRead(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, err := LoadConfig("")
 			require.NoError(t, err)
-			l := newLedger()
-			st := l.input(kind, kind)
-			ring, err := ringbuffer.NewMPSC[relaykit.Event](ringSize)
+			// The destinations are stuck until the shutdown deadline: the
+			// first batch's flush holds the handler.
+			entered := make(chan struct{})
+			var once sync.Once
+			stuck := sinkFunc(func(ctx context.Context, _ []relaykit.Event) error {
+				once.Do(func() { close(entered) })
+				<-ctx.Done()
+				return ctx.Err()
+			})
+			eng, err := engine.New(engine.Config{Sink: stuck, Workers: 1, RingSize: ringSize, BatchMaxEvents: ringSize})
 			require.NoError(t, err)
-			d := &dispatcher{rings: []*ringbuffer.MPSC[relaykit.Event]{ring}, ledger: l}
+			l := newLedger()
+			l.eng = eng
+			st := l.input(kind, kind)
 
 			// The shipped defaults of the input (a JSON input has none in
 			// the default config: add one and let Validate fill it).
@@ -60,20 +69,21 @@ func TestStreamShutdownCountsWhatWasRead(t *testing.T) {
 				tc := cfg.Inputs.SyslogTCP[0]
 				in, err = listenStream(kind, "127.0.0.1:0", nil, tc.MaxConnections, tc.IdleTimeout, tc.StreamLimits, st, slog.New(slog.DiscardHandler))
 				require.NoError(t, err)
-				in.handle = syslogStream(tc, st, d, time.UTC, in.budget)
+				in.handle = syslogStream(tc, st, time.UTC, in.budget)
 			} else {
 				jc := cfg.Inputs.JSONTCP[0]
 				in, err = listenStream(kind, "127.0.0.1:0", nil, jc.MaxConnections, jc.IdleTimeout, jc.StreamLimits, st, slog.New(slog.DiscardHandler))
 				require.NoError(t, err)
-				in.handle = jsonStream(jc, st, d, newDeadLetter(discard{}), in.budget)
+				in.handle = jsonStream(jc, st, newDeadLetter(discard{}), in.budget)
 			}
 			size := len(line(0))
 			inCtx, stopInputs := context.WithCancel(context.Background())
 			work, deadline := context.WithCancel(context.Background())
 			defer stopInputs()
 			defer deadline()
-			ran := make(chan error, 1)
+			ran, engRan := make(chan error, 1), make(chan error, 1)
 			go func() { ran <- in.Run(inCtx, work) }()
+			go func() { engRan <- eng.Run(work) }()
 
 			c, err := net.Dial("tcp", in.Addr().String())
 			require.NoError(t, err)
@@ -86,13 +96,14 @@ func TestStreamShutdownCountsWhatWasRead(t *testing.T) {
 			sent := make(chan error, 1)
 			go func() { _, err := c.Write([]byte(b.String())); sent <- err }()
 
-			// The ring is full and the handler waits in a push with frames
-			// of its read still buffered.
-			waitFor(t, 10*time.Second, func() bool { return ring.Len() == ringSize }, "ring full")
-			waitFor(t, 10*time.Second, func() bool { return ring.Stats().ProducerParks > 0 }, "handler waiting for room")
+			// The handler waits in a push (the flush of the first batch)
+			// with frames of its read still buffered.
+			<-entered
+			waitFor(t, 10*time.Second, func() bool { return st.in.Stats().Handing > 0 }, "handler handing over")
 			stopInputs() // the relay stops: reads end
 			deadline()   // and the shutdown deadline passes
 			require.NoError(t, <-ran)
+			require.NoError(t, <-engRan)
 			c.Close()
 			<-sent
 
@@ -100,13 +111,14 @@ func TestStreamShutdownCountsWhatWasRead(t *testing.T) {
 			incomplete := st.framing.IncompleteBytes.Load()
 			require.Zero(t, (read-incomplete)%int64(size), "whole frames read: %d bytes, %d incomplete", read, incomplete)
 			whole := (read - incomplete) / int64(size)
-			assert.Greater(t, whole, int64(ringSize), "the handler had read more than the ring took")
-			assert.Equal(t, whole, st.received.Load(), "every frame read is received")
+			es := eng.Stats()
+			assert.Greater(t, whole, es.Routed, "the handler had read more than the engine took")
+			assert.Equal(t, whole, st.in.Stats().Received, "every frame read is received")
 			assert.Zero(t, st.invalid.Load())
-			assert.Equal(t, whole-ringSize, l.dropped[slicesIndex(dropUnqueued)].Load(), "and all but the ring's are dropped{shutdown_unqueued}")
-			assert.Equal(t, int64(ringSize), int64(ring.Len()), "the ring kept what it took")
+			assert.Equal(t, whole-es.Routed, es.Dropped[dropUnqueued], "and all but the engine's are dropped{shutdown_unqueued}")
+			assert.Equal(t, es.Routed, es.FailedEvents, "what the engine took was refused by the stuck destination")
 			assert.Equal(t, whole*int64(size-1), st.bytes.Load(), "message bytes of every frame read")
-			assert.Equal(t, int64(ringSize), l.queued.Load(), "queued: what the ring holds")
+			assert.Zero(t, es.Queued, "nothing left in the engine")
 		})
 	}
 }
@@ -114,15 +126,6 @@ func TestStreamShutdownCountsWhatWasRead(t *testing.T) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
-
-func slicesIndex(reason string) int {
-	for i, r := range dropReasons {
-		if r == reason {
-			return i
-		}
-	}
-	panic(reason)
-}
 
 // TestShutdownWithArchiveDiskFull: the relay with the shipped defaults
 // archives to a 1 MiB file system, which fills within a second of load from
@@ -168,8 +171,8 @@ func TestShutdownWithArchiveDiskFull(t *testing.T) {
 	// workers' state is in the log.
 	in := tr.ledger.inputs[slices.IndexFunc(tr.ledger.inputs, func(in *inputStats) bool { return in.name == "tcp" })]
 	held := func() bool {
-		for _, w := range tr.workers {
-			if w.ring.Stats().ProducersWaiting > 0 {
+		for _, w := range tr.eng.Stats().Workers {
+			if w.Ring.ProducersWaiting > 0 {
 				return !tr.Ledger().Dest["archive"].Healthy
 			}
 		}
@@ -177,10 +180,10 @@ func TestShutdownWithArchiveDiskFull(t *testing.T) {
 	}
 	for deadline := time.Now().Add(30 * time.Second); !held(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			for _, w := range tr.workers {
-				t.Logf("worker %d: ring %+v collector %+v state %d", w.id, w.ring.Stats(), w.coll.Stats(), w.state.Load())
+			for i, w := range tr.eng.Stats().Workers {
+				t.Logf("worker %d: %+v", i, w)
 			}
-			t.Fatalf("timed out after 30s waiting for the archive to fail and an input to wait on a full ring (%d connections handing over)", in.handing.Load())
+			t.Fatalf("timed out after 30s waiting for the archive to fail and an input to wait on a full ring (%d connections handing over)", in.in.Stats().Handing)
 		}
 	}
 	assert.GreaterOrEqual(t, metricValue(t, tr, "relay_input_connections_handing_over", "input", "tcp"), 1.0, "the waiting input shows as handing over")
@@ -189,7 +192,7 @@ func TestShutdownWithArchiveDiskFull(t *testing.T) {
 
 	checkBalanced(t, s)
 	read := tr.streams[0].ln.Stats().BytesRead
-	frames := in.received.Load()
+	frames := in.in.Stats().Received
 	assert.Equal(t, read, in.bytes.Load()+frames+in.framing.IncompleteBytes.Load(),
 		"every byte read is in a received event, its LF, or an incomplete frame")
 	assert.Equal(t, frames, s.Received)
