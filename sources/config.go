@@ -113,7 +113,8 @@ type Config struct {
 // tick, never an input.
 type Hooks struct {
 	// OnTransition is called for each key that became silent or active
-	// again. tr is a value; keep it as long as needed.
+	// again, in key order within a tick. tr is a value; keep it as long as
+	// needed. It must not call Tick.
 	OnTransition func(tr Transition)
 	// OnSaveError is called when one of Run's saves of Config.StateFile
 	// fails. The previous file, if any, is intact.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -227,6 +228,7 @@ func (t *Tracker) tick(now int64) {
 	t.nSilent.Store(ts.silent)
 	t.nLimited.Store(ts.limited)
 	if h := t.cfg.Hooks.OnTransition; h != nil {
+		slices.SortFunc(t.pending, func(a, b Transition) int { return a.Key.Compare(b.Key) })
 		for i := range t.pending {
 			h(t.pending[i])
 		}
