@@ -33,6 +33,9 @@ const (
 	DefaultSilentAfter = 5 * time.Minute
 )
 
+// MinEventsPerSecond is the lowest rate limit: one event per 1,000 s.
+const MinEventsPerSecond = 0.001
+
 // clockResolution is the period at which Run refreshes the tracker's own
 // clock when Config.Clock is nil.
 const clockResolution = time.Millisecond
@@ -109,8 +112,8 @@ type Config struct {
 }
 
 // Hooks are optional callbacks. Each nil hook is skipped. They run on
-// Run's goroutine, in order, between ticks: a slow hook delays the next
-// tick, never an input.
+// Run's goroutine (or Tick's caller), in order, between ticks: a slow hook
+// delays the next tick, never an input.
 type Hooks struct {
 	// OnTransition is called for each key that became silent or active
 	// again, in key order within a tick. tr is a value; keep it as long as
@@ -158,7 +161,8 @@ type Policy struct {
 // token bucket's equivalent in one timestamp) that lets a key send Burst
 // events at once and EventsPerSecond on average.
 type Limit struct {
-	// EventsPerSecond is the sustained rate allowed. Zero means no limit
+	// EventsPerSecond is the sustained rate allowed, from
+	// [MinEventsPerSecond] to 1e9. Zero means no limit
 	// (in an [Override]: inherit the default); negative means no limit
 	// (in an Override: none for the keys it matches, whatever the
 	// default).
@@ -256,6 +260,8 @@ func checkLimit(l Limit, where string) error {
 		return fmt.Errorf("%w: %sRateLimit.EventsPerSecond %v is not a number", ErrInvalidConfig, where, l.EventsPerSecond)
 	case l.Burst < 0:
 		return fmt.Errorf("%w: %sRateLimit.Burst %d is negative", ErrInvalidConfig, where, l.Burst)
+	case l.EventsPerSecond > 0 && l.EventsPerSecond < MinEventsPerSecond:
+		return fmt.Errorf("%w: %sRateLimit.EventsPerSecond %v is below %v", ErrInvalidConfig, where, l.EventsPerSecond, MinEventsPerSecond)
 	case l.EventsPerSecond > 0 && 1e9/l.EventsPerSecond < 1:
 		return fmt.Errorf("%w: %sRateLimit.EventsPerSecond %v exceeds 1e9", ErrInvalidConfig, where, l.EventsPerSecond)
 	case l.EventsPerSecond > 0 && float64(max(l.Burst, 1))*1e9/l.EventsPerSecond > math.MaxInt64/4:

@@ -25,6 +25,7 @@ func TestNewInvalidConfig(t *testing.T) {
 		"negative MaxTransitions": {MaxTransitions: -1},
 		"negative SaveInterval":   {SaveInterval: -time.Second},
 		"NaN rate":                {Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: math.NaN()}}},
+		"rate below minimum":      {Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: 1e-6}}},
 		"rate above 1e9":          {Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: 2e9}}},
 		"negative burst":          {Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: 10, Burst: -1}}},
 		"empty match":             {Policy: sources.Policy{Overrides: []sources.Override{{SilentAfter: time.Second}}}},
