@@ -233,6 +233,9 @@ func readState(path string) ([]stateLine, error) {
 	if _, err := fmt.Sscanf(string(trailer), "end %d %08x", &count, &sum); err != nil {
 		return nil, fmt.Errorf("%w: truncated", ErrCorrupt)
 	}
+	if count < 0 || count > len(body)/8 { // a key line is longer than 8 bytes
+		return nil, fmt.Errorf("%w: trailer counts %d keys", ErrCorrupt, count)
+	}
 	if crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)) != sum {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
