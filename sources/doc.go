@@ -27,6 +27,11 @@
 //   - an input keyed by the event's host calls [Tracker.ObserveHost] or
 //     [Tracker.AllowHost] after parsing (or takes [Tracker.Host]).
 //
+// All inputs can share one Tracker, so that a source is one key whichever
+// input it uses; each input calls these methods on its [Input]
+// ([Tracker.Input]) to have the key remember where it was last seen
+// (Source.Input).
+//
 // Events a rate limit refused are the caller's to drop and count (reason
 // relaykit.ReasonRateLimit); the tracker counts them per key too
 // (Source.Dropped). One goroutine runs [Tracker.Run] for the timers; readers

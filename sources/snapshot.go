@@ -16,6 +16,9 @@ type Source struct {
 	State State
 	// Expected reports whether the key is in Policy.Expected.
 	Expected bool
+	// Input is the name of the input the key was last seen on, through an
+	// [Input] or a Handle taken from one; empty if none.
+	Input string
 	// Events and Bytes count everything the key sent since it was first
 	// tracked (restored counts included), dropped events too.
 	Events, Bytes uint64
@@ -61,6 +64,9 @@ func snapshot(e *entry) Source {
 		Paced:     e.paced.Load(),
 		PacedFor:  time.Duration(e.pacedNs.Load()),
 	}
+	if in := e.input.Load(); in != nil {
+		s.Input = *in
+	}
 	if sa := e.silentAfter.Load(); sa > 0 {
 		s.SilentAfter = time.Duration(sa)
 	}
@@ -98,6 +104,8 @@ const (
 type Query struct {
 	// State selects the keys in that state; StateAny selects all.
 	State State
+	// Input, if not empty, selects the keys last seen on that input.
+	Input string
 	// By is the order.
 	By Order
 	// Top is the number of sources returned at most (the first in the
@@ -120,7 +128,7 @@ func (t *Tracker) Sources(dst []Source, q Query) []Source {
 		s.mu.Lock()
 		s.each(func(e *entry) {
 			src := snapshot(e)
-			if q.State != StateAny && src.State != q.State {
+			if (q.State != StateAny && src.State != q.State) || (q.Input != "" && src.Input != q.Input) {
 				return
 			}
 			if (q.By == ByDropped && src.Dropped == 0) || (q.By == ByLimited && src.Limited() == 0) {

@@ -23,14 +23,15 @@ const (
 // the rest is written by Run once per tick, or never after creation.
 type entry struct {
 	// Written by inputs.
-	lastSeen  atomic.Int64  // ns; 0 = never (an expected key)
+	lastSeen  atomic.Int64  // ns; 0 = never (an expected key, a Handle's before its first event)
 	events    atomic.Uint64 // every event observed, dropped ones included
 	bytes     atomic.Uint64
-	tat       atomic.Int64 // GCRA theoretical arrival time, ns
-	emission  atomic.Int64 // ns per event; 0 = no limit
-	tolerance atomic.Int64 // burst * emission, ns
-	dead      atomic.Bool  // evicted: a Handle must look its key up again
-	expected  atomic.Bool  // pinned: never evicted
+	tat       atomic.Int64           // GCRA theoretical arrival time, ns
+	emission  atomic.Int64           // ns per event; 0 = no limit
+	tolerance atomic.Int64           // burst * emission, ns
+	dead      atomic.Bool            // evicted: a Handle must look its key up again
+	expected  atomic.Bool            // pinned: never evicted
+	input     atomic.Pointer[string] // the name of the input last seen on; nil = none
 
 	// Written by inputs over their limit.
 	dropped atomic.Uint64 // events refused by Allow
@@ -45,6 +46,7 @@ type entry struct {
 	watchFrom   atomic.Int64  // ns; when an expected key was added while Run runs
 	rate        atomic.Uint64 // float64 bits, events per second
 	state       atomic.Uint32 // flagSilent | flagLimited
+	rateInit    bool          // tick-owned (below); here to fill state's word
 
 	key  Key    // immutable
 	hash uint64 // of key; immutable
@@ -55,7 +57,6 @@ type entry struct {
 	eventsAtSilent uint64 // events when reported silent
 	silentLast     int64  // last seen when reported silent, ns; 0 = never
 	silentRef      int64  // the time the silence was measured from, ns
-	rateInit       bool
 }
 
 // candidate is an eviction candidate: an entry and its last seen when the
@@ -367,7 +368,10 @@ func (t *Tracker) remove(e *entry, evict bool) bool {
 // observe counts events and bytes for e at time now. Last seen is stored
 // before the events are added, so that Run, which reads events first,
 // never sees an event without its time (see Run's silence check).
-func observe(e *entry, now int64, events, bytes int) {
+func observe(e *entry, now int64, events, bytes int, in *string) {
+	if in != nil && e.input.Load() != in {
+		e.input.Store(in)
+	}
 	if last := e.lastSeen.Load(); last < now {
 		if storeMax(&e.lastSeen, now) == 0 {
 			e.firstSeen.CompareAndSwap(0, now)
@@ -438,10 +442,7 @@ func pace(e *entry, now int64, events int) time.Duration {
 // input that reads one sender per connection keeps a [Handle] instead.
 // events and bytes must not be negative.
 func (t *Tracker) ObserveAddr(a netip.Addr, events, bytes int) {
-	if t == nil {
-		return
-	}
-	observe(t.lookupAddr(a), t.nowNano(), events, bytes)
+	Input{t: t}.ObserveAddr(a, events, bytes)
 }
 
 // AllowAddr is [Tracker.ObserveAddr] followed by the sender's rate limit
@@ -450,33 +451,101 @@ func (t *Tracker) ObserveAddr(a netip.Addr, events, bytes int) {
 // relaykit.ReasonRateLimit, as the tracker does per key
 // (Source.Dropped). Without a limit it returns events.
 func (t *Tracker) AllowAddr(a netip.Addr, events, bytes int) int {
-	if t == nil {
-		return events
-	}
-	e := t.lookupAddr(a)
-	now := t.nowNano()
-	observe(e, now, events, bytes)
-	return allow(e, now, events)
+	return Input{t: t}.AllowAddr(a, events, bytes)
 }
 
 // ObserveHost is [Tracker.ObserveAddr] for the host key host (an event's
 // host). It does not allocate for a known host; host is not retained.
 func (t *Tracker) ObserveHost(host []byte, events, bytes int) {
-	if t == nil {
-		return
-	}
-	observe(t.lookupHost(host), t.nowNano(), events, bytes)
+	Input{t: t}.ObserveHost(host, events, bytes)
 }
 
 // AllowHost is [Tracker.AllowAddr] for the host key host.
 func (t *Tracker) AllowHost(host []byte, events, bytes int) int {
+	return Input{t: t}.AllowHost(host, events, bytes)
+}
+
+// Addr returns a Handle for the sender at address a, creating its entry
+// (it counts as seen only once events are observed).
+func (t *Tracker) Addr(a netip.Addr) Handle { return Input{t: t}.Addr(a) }
+
+// Host returns a Handle for the host key host; host is not retained.
+func (t *Tracker) Host(host []byte) Handle { return Input{t: t}.Host(host) }
+
+// Input is the Tracker as seen by one input: its methods are the
+// Tracker's, and they also record the input's name as the key's latest
+// input ([Source].Input). It lets all inputs share one Tracker (so that an
+// expected source is known whichever input it comes through) and still
+// say where each source was last seen, for the cost of one load and
+// compare per event. The zero Input, and an Input of a nil Tracker, does
+// nothing and allows everything. Input is a small value, safe to copy and
+// to use from concurrent goroutines.
+type Input struct {
+	t    *Tracker
+	name *string
+}
+
+// Input returns the Tracker as seen by the input named name. Take it once
+// per input, not per event (each call allocates the name's pointer).
+func (t *Tracker) Input(name string) Input {
+	if t == nil {
+		return Input{}
+	}
+	return Input{t: t, name: &name}
+}
+
+// ObserveAddr is [Tracker.ObserveAddr], recording the input.
+func (in Input) ObserveAddr(a netip.Addr, events, bytes int) {
+	if t := in.t; t != nil {
+		observe(t.lookupAddr(a), t.nowNano(), events, bytes, in.name)
+	}
+}
+
+// AllowAddr is [Tracker.AllowAddr], recording the input.
+func (in Input) AllowAddr(a netip.Addr, events, bytes int) int {
+	t := in.t
+	if t == nil {
+		return events
+	}
+	e := t.lookupAddr(a)
+	now := t.nowNano()
+	observe(e, now, events, bytes, in.name)
+	return allow(e, now, events)
+}
+
+// ObserveHost is [Tracker.ObserveHost], recording the input.
+func (in Input) ObserveHost(host []byte, events, bytes int) {
+	if t := in.t; t != nil {
+		observe(t.lookupHost(host), t.nowNano(), events, bytes, in.name)
+	}
+}
+
+// AllowHost is [Tracker.AllowHost], recording the input.
+func (in Input) AllowHost(host []byte, events, bytes int) int {
+	t := in.t
 	if t == nil {
 		return events
 	}
 	e := t.lookupHost(host)
 	now := t.nowNano()
-	observe(e, now, events, bytes)
+	observe(e, now, events, bytes, in.name)
 	return allow(e, now, events)
+}
+
+// Addr is [Tracker.Addr]; the Handle records the input.
+func (in Input) Addr(a netip.Addr) Handle {
+	if in.t == nil {
+		return Handle{}
+	}
+	return Handle{t: in.t, e: in.t.lookupAddr(a), in: in.name}
+}
+
+// Host is [Tracker.Host]; the Handle records the input.
+func (in Input) Host(host []byte) Handle {
+	if in.t == nil {
+		return Handle{}
+	}
+	return Handle{t: in.t, e: in.t.lookupHost(host), in: in.name}
 }
 
 // Handle is an input's reference to one key's entry, kept for as long as
@@ -489,25 +558,9 @@ func (t *Tracker) AllowHost(host []byte, events, bytes int) int {
 // takes its own; any number of Handles may share a key). If its key is
 // evicted, the next call looks it up again and the key starts afresh.
 type Handle struct {
-	t *Tracker
-	e *entry
-}
-
-// Addr returns a Handle for the sender at address a, creating its entry
-// (it counts as seen only once events are observed).
-func (t *Tracker) Addr(a netip.Addr) Handle {
-	if t == nil {
-		return Handle{}
-	}
-	return Handle{t: t, e: t.lookupAddr(a)}
-}
-
-// Host returns a Handle for the host key host; host is not retained.
-func (t *Tracker) Host(host []byte) Handle {
-	if t == nil {
-		return Handle{}
-	}
-	return Handle{t: t, e: t.lookupHost(host)}
+	t  *Tracker
+	e  *entry
+	in *string // the input's name, nil for none
 }
 
 // Key returns the Handle's key; the zero Key for the zero Handle.
@@ -532,7 +585,7 @@ func (h *Handle) entry() *entry {
 // bytes must not be negative.
 func (h *Handle) Observe(events, bytes int) {
 	if e := h.entry(); e != nil {
-		observe(e, h.t.nowNano(), events, bytes)
+		observe(e, h.t.nowNano(), events, bytes, h.in)
 	}
 }
 
@@ -545,7 +598,7 @@ func (h *Handle) Allow(events, bytes int) int {
 		return events
 	}
 	now := h.t.nowNano()
-	observe(e, now, events, bytes)
+	observe(e, now, events, bytes, h.in)
 	return allow(e, now, events)
 }
 
@@ -563,7 +616,7 @@ func (h *Handle) Pace(events, bytes int) time.Duration {
 		return 0
 	}
 	now := h.t.nowNano()
-	observe(e, now, events, bytes)
+	observe(e, now, events, bytes, h.in)
 	return pace(e, now, events)
 }
 

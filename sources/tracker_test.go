@@ -98,6 +98,34 @@ func TestCounts(t *testing.T) {
 	assert.True(t, source(t, tr, w.Key()).LastSeen.IsZero())
 }
 
+// TestInput: a key records the input it was last seen on, whether through
+// an Input's lookups or a Handle taken from one.
+func TestInput(t *testing.T) {
+	clk := newManualClock()
+	tr := newTracker(t, sources.Config{Clock: clk.Now})
+	udp, tcp := tr.Input("syslog_udp"), tr.Input("syslog_tcp")
+	a := addr("192.0.2.1")
+	udp.ObserveAddr(a, 1, 1)
+	assert.Equal(t, "syslog_udp", source(t, tr, sources.AddrKey(a)).Input)
+	h := tcp.Addr(a)
+	h.Observe(1, 1)
+	assert.Equal(t, "syslog_tcp", source(t, tr, sources.AddrKey(a)).Input)
+	tr.ObserveAddr(a, 1, 1) // no input: keeps the last one
+	assert.Equal(t, "syslog_tcp", source(t, tr, sources.AddrKey(a)).Input)
+	assert.Equal(t, 1, udp.AllowHost([]byte("fw-1"), 1, 1))
+	udp.ObserveAddr(addr("192.0.2.2"), 1, 1)
+	assert.Equal(t, []sources.Key{sources.ParseKey("192.0.2.2"), sources.HostKey("fw-1")},
+		keysOf(tr.Sources(nil, sources.Query{Input: "syslog_udp"})))
+	assert.Equal(t, uint64(3), source(t, tr, sources.AddrKey(a)).Events)
+
+	var none *sources.Tracker
+	in := none.Input("x")
+	in.ObserveAddr(a, 1, 1)
+	assert.Equal(t, 4, in.AllowAddr(a, 4, 1))
+	hh := in.Host([]byte("h"))
+	assert.Equal(t, 2, hh.Allow(2, 1))
+}
+
 func TestNilTracker(t *testing.T) {
 	var tr *sources.Tracker
 	tr.ObserveAddr(addr("192.0.2.1"), 1, 1)
@@ -234,6 +262,7 @@ func TestMemoryBounded(t *testing.T) {
 	perKey := float64(after.HeapAlloc-before.HeapAlloc) / 10_000
 	t.Logf("heap per key at MaxSources 10,000: %.0f bytes (entry %d bytes)", perKey, sources.EntrySize)
 	assert.Less(t, perKey, 400.0, "bytes per key")
+	assert.LessOrEqual(t, sources.EntrySize, uintptr(224), "an entry fits the 224-byte size class the docs state")
 	// The most recent 10,000 are the ones kept.
 	for i := 90_000; i < 100_000; i += 997 {
 		_, ok := tr.Source(sources.AddrKey(addrN(i)))
@@ -254,7 +283,12 @@ func TestHotPathAllocs(t *testing.T) {
 	tr.ObserveAddr(a, 1, 1)
 	tr.ObserveHost(host, 1, 1)
 	h := tr.Addr(a)
+	in := tr.Input("syslog_udp")
+	ih := in.Addr(a)
 	cases := map[string]func(){
+		"Input.AllowAddr":     func() { in.AllowAddr(a, 1, 100) },
+		"Input.ObserveHost":   func() { in.ObserveHost(host, 1, 100) },
+		"Input Handle.Pace":   func() { ih.Pace(1, 100) },
 		"Handle.Observe":      func() { h.Observe(1, 100) },
 		"Handle.Allow":        func() { h.Allow(1, 100) },
 		"Handle.Pace":         func() { h.Pace(1, 100) },
