@@ -1,0 +1,59 @@
+package sources_test
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/sources"
+)
+
+// Example tracks three senders: one goes quiet and is reported silent, one
+// floods and is limited. A relay runs tr.Run(ctx) on a goroutine instead
+// of the Tick calls, and passes its coarse clock; here a manual clock
+// stands in for both.
+func Example() {
+	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC).UnixNano()
+	tr, err := sources.New(sources.Config{
+		Clock: func() int64 { return now },
+		Policy: sources.Policy{
+			SilentAfter: 5 * time.Minute,
+			RateLimit:   sources.Limit{EventsPerSecond: 100}, // burst: 100
+		},
+		Hooks: sources.Hooks{OnTransition: func(tr sources.Transition) {
+			var e relaykit.Event // a relay pushes this into its pipeline
+			tr.FillEvent(&e)
+			fmt.Printf("%s %s: %s\n", e.SourceType, e.Host, e.Raw)
+		}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	fw, db, noisy := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("192.0.2.2"), netip.MustParseAddr("192.0.2.3")
+
+	tr.Tick() // the first tick (or Run) starts the time for silence
+	for range 10 {
+		tr.ObserveAddr(fw, 1, 120) // a datagram input: one call per datagram
+		tr.ObserveAddr(db, 1, 300)
+	}
+	conn := tr.Addr(noisy) // a stream input: one Handle per connection
+	allowed := conn.Allow(1000, 150_000)
+	fmt.Println("noisy: allowed", allowed, "of 1000")
+
+	for range 6 { // six minutes; db goes quiet
+		now += int64(time.Minute)
+		tr.ObserveAddr(fw, 1, 120)
+		tr.Tick()
+	}
+	for _, s := range tr.Sources(nil, sources.Query{By: sources.ByEvents}) {
+		fmt.Printf("%-9s %-6s events=%d dropped=%d\n", s.Key, s.State, s.Events, s.Dropped)
+	}
+	// Output:
+	// noisy: allowed 100 of 1000
+	// relay:source_health 192.0.2.2: source 192.0.2.2 is silent: last seen 2026-05-01T10:00:00Z, silent for 360 s, 10 events before
+	// relay:source_health 192.0.2.3: source 192.0.2.3 is silent: last seen 2026-05-01T10:00:00Z, silent for 360 s, 1000 events before
+	// 192.0.2.3 silent events=1000 dropped=900
+	// 192.0.2.1 active events=16 dropped=0
+	// 192.0.2.2 silent events=10 dropped=0
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package sources_test
+
+const raceEnabled = true
