@@ -97,18 +97,3 @@ func ReleaseEvent(h *relaykit.Event) {
 	h.Reset()
 	warmEvents.Put(h)
 }
-
-// own returns a copy of ev in recycled buffers.
-func own(ev *relaykit.Event) relaykit.Event {
-	h := NewEvent()
-	ev.CopyTo(h)
-	return unhold(h)
-}
-
-// unhold returns the event h holds and gives the holder back.
-func unhold(h *relaykit.Event) relaykit.Event {
-	v := *h
-	*h = relaykit.Event{}
-	emptyHolders.Put(h)
-	return v
-}

@@ -121,8 +121,3 @@ func (x *ipv4Index) lookup(a uint32) uint32 {
 	}
 	return x.offs[int(lo)+i]
 }
-
-// memBytes is the index's size in bytes.
-func (x *ipv4Index) memBytes() int {
-	return len(x.first)*4 + len(x.starts)*2 + len(x.offs)*4
-}

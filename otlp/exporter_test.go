@@ -210,7 +210,6 @@ type fakeGRPC struct {
 	mu     sync.Mutex
 	answer func() (plogotlp.ExportResponse, error)
 	n      int
-	md     []string
 }
 
 func (f *fakeGRPC) Export(ctx context.Context, req plogotlp.ExportRequest) (plogotlp.ExportResponse, error) {

@@ -2,8 +2,6 @@
 
 package syslog_test
 
-const raceEnabled = false
-
 func skipIfRace(interface {
 	Helper()
 	Skip(...any)

@@ -2,8 +2,6 @@
 
 package syslog_test
 
-const raceEnabled = true
-
 func skipIfRace(t interface {
 	Helper()
 	Skip(...any)
