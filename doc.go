@@ -6,14 +6,22 @@
 //
 //   - ringbuffer: a bounded multi-producer single-consumer ring (generic).
 //   - batch: a size / bytes / time batch collector with backpressure (generic).
-//   - pipeline: ordered routes with cached, prefiltered regex filters and
-//     pipelines of functions.
+//   - syslog: allocation-free RFC 5424, RFC 3164 and CEF parsers.
+//   - pipeline: ordered routes with cached, prefiltered regex filters,
+//     pipelines of functions, and reduction steps.
 //   - enrich: IP extraction, GeoIP/ASN and keyed lookups behind a cache.
-//   - forward: Sinks for Splunk HEC, Microsoft Sentinel and syslog.
-//   - storage: a rotating file writer, an archive Sink and a disk spool.
-//   - delivery: any Sink behind a durable queue (memory and spool), in
-//     order, through outages, crashes and disk failures.
-//   - stream: stream inputs (framing, per-source limits, deadlines).
+//   - forward: Sinks for Splunk HEC, Microsoft Sentinel and syslog, which
+//     make one attempt and classify failures; forward/kafka for Kafka.
+//   - otlp: an OTLP logs receiver and exporter.
+//   - storage: a rotating file writer and an archive Sink.
+//   - spool: the disk queue of batches.
+//   - delivery: any Sink behind a queue (memory and spool): the one retry
+//     loop, in order, through outages, crashes and disk failures.
+//   - engine: inputs to routed batches, with acknowledgements.
+//   - stream: stream inputs (framing, per-source limits, deadlines);
+//     stream/hec and stream/relp, the acknowledging inputs.
+//   - sources: per-source statistics, silence detection, rate limits.
+//   - tap: observation points on the data path.
 //
 // This package imports only the standard library, so any package may depend
 // on it without pulling in HTTP, regular expressions or database readers.
