@@ -51,7 +51,7 @@
 //	disk full or failing      nothing: Sends wait for       nothing while memory has room;
 //	                          delivery (back-pressure)      then Sends wait (back-pressure)
 //	damaged spool record      that record's events          that record's events
-//	                          (DropReasonCorrupt)           (DropReasonCorrupt)
+//	                          (relaykit.ReasonSpoolCorrupt)           (relaykit.ReasonSpoolCorrupt)
 //
 // # Order
 //
@@ -94,7 +94,7 @@
 // state shows in Stats.DiskFailing and one log line per episode, and ends
 // without a restart when a write succeeds again. Damage found on disk
 // costs what it touched (see package storage) and is counted in
-// Stats.Dropped[DropReasonCorrupt] and Stats.Spool.
+// Stats.Dropped[relaykit.ReasonSpoolCorrupt] and Stats.Spool.
 //
 // # Full policies
 //

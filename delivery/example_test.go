@@ -68,17 +68,16 @@ func Example() {
 
 // A Queue in front of Splunk HEC, in a route: the router's Send returns
 // as soon as the batch is on disk, and an outage of HEC costs nothing.
-// The forward sink has no OnFailure handler, so it reports partial
-// failures to the Queue, which retries, spools or dead-letters exactly the
-// events concerned.
+// The forward sink makes one attempt per request and reports what it did
+// not deliver to the Queue, which retries (never sooner than HEC asked),
+// spools or dead-letters exactly the events concerned.
 func Example_route() {
 	dir, _ := os.MkdirTemp("", "delivery")
 	defer os.RemoveAll(dir)
 	splunk, _ := forwardtest.StartHECServer(forwardtest.HECServerConfig{}) // a stand-in for Splunk
 	defer splunk.Close()
 
-	hec, err := forward.NewHEC(forward.HECConfig{URL: splunk.URL, Token: splunk.Token(), SourceType: "app",
-		Delivery: forward.DeliveryConfig{Retry: forward.RetryConfig{MaxAttempts: 1}}}) // the queue retries
+	hec, err := forward.NewHEC(forward.HECConfig{URL: splunk.URL, Token: splunk.Token(), SourceType: "app"})
 	if err != nil {
 		fmt.Println(err)
 		return
