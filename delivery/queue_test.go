@@ -201,7 +201,15 @@ func TestFullPolicies(t *testing.T) {
 		t.Run(full.String(), func(t *testing.T) {
 			t.Parallel()
 			d := &dest{delay: 15 * time.Millisecond}
-			q := start(t, d, delivery.Config{Full: full, MaxBytes: 256 << 10, SegmentBytes: 64 << 10, MemoryBatches: 2})
+			var hookMu sync.Mutex
+			hooked := map[string]int64{}
+			q := start(t, d, delivery.Config{Name: "slow", Full: full, MaxBytes: 256 << 10, SegmentBytes: 64 << 10, MemoryBatches: 2,
+				Hooks: delivery.Hooks{OnDrop: func(name, reason string, n int) {
+					assert.Equal(t, "slow", name)
+					hookMu.Lock()
+					hooked[reason] += int64(n)
+					hookMu.Unlock()
+				}}})
 			const size = 40
 			var accepted []int
 			var slowest time.Duration
@@ -239,6 +247,9 @@ func TestFullPolicies(t *testing.T) {
 				assert.Equal(t, int64(refused*size), st.Dropped[relaykit.ReasonSpoolFull])
 				assertOnce(t, accepted, got)
 			}
+			hookMu.Lock()
+			assert.Equal(t, st.Dropped, hooked, "OnDrop saw every drop, by reason")
+			hookMu.Unlock()
 			t.Logf("%s: delivered %d, dropped %v, refused batches %d, slowest Send %v", full, len(got), st.Dropped, refused, slowest)
 		})
 	}

@@ -3,7 +3,6 @@ package forward
 import (
 	"fmt"
 	"runtime"
-	"sync"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -13,21 +12,18 @@ import (
 // reused (Reset) rather than created per request. The free lists are
 // bounded channels rather than sync.Pools, so a garbage collection does not
 // throw that state away: at most 4×GOMAXPROCS writers per level are kept;
-// beyond that a writer is left to the GC.
-var (
-	gzipFree     [10]chan *gzipper
-	gzipFreeOnce sync.Once
-)
+// beyond that a writer is left to the GC. They are made when the package
+// is initialised, not on first use: a channel made inside a
+// testing/synctest bubble could not be used outside it.
+var gzipFree = func() (free [10]chan *gzipper) {
+	n := 4 * runtime.GOMAXPROCS(0)
+	for i := range free {
+		free[i] = make(chan *gzipper, n)
+	}
+	return free
+}()
 
-func gzipFreeList(level int) chan *gzipper {
-	gzipFreeOnce.Do(func() {
-		n := 4 * runtime.GOMAXPROCS(0)
-		for i := range gzipFree {
-			gzipFree[i] = make(chan *gzipper, n)
-		}
-	})
-	return gzipFree[level]
-}
+func gzipFreeList(level int) chan *gzipper { return gzipFree[level] }
 
 // gzipper is a pooled writer and the buffer it writes to.
 type gzipper struct {
