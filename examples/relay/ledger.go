@@ -14,23 +14,23 @@ import (
 	"github.com/relaykit/relaykit/stream"
 )
 
-// Drop reasons, used as metric labels.
+// Drop reasons, used as metric labels: relaykit's names.
 const (
-	dropQueueFull    = "queue_full"    // UDP datagram arrived while the worker ring was full
-	dropInvalidJSON  = "invalid_json"  // JSON line failed validation (dead-lettered)
-	dropUnrouted     = "unrouted"      // no route matched
-	dropFiltered     = "filtered"      // a pipeline step dropped it (drop, sample)
-	dropSpoolFull    = "spool_full"    // the destination's spool was full (policy drop_newest)
-	dropSpoolOldest  = "spool_oldest"  // spooled, then discarded for room (policy drop_oldest)
-	dropSpoolCorrupt = "spool_corrupt" // destroyed on disk: a damaged spool record or a missing segment
-	dropRejected     = "rejected"      // destination refused it as bad data (dead-lettered)
-	dropSinkError    = "sink_error"    // a sink the router could not hand it to (none today)
-	dropShutdown     = "shutdown"      // the shutdown deadline came before a destination accepted it
-	dropRcvbuf       = "rcvbuf_full"   // the kernel dropped a UDP datagram: the input's socket buffer (read_buffer) was full
+	dropQueueFull    = relaykit.ReasonQueueFull    // UDP datagram arrived while the worker ring was full
+	dropInvalidJSON  = relaykit.ReasonInvalidJSON  // JSON line failed validation (dead-lettered)
+	dropUnrouted     = relaykit.ReasonUnrouted     // no route matched
+	dropFiltered     = relaykit.ReasonFiltered     // a pipeline step dropped it (drop, sample)
+	dropSpoolFull    = relaykit.ReasonSpoolFull    // the destination's spool was full (policy drop_newest)
+	dropSpoolOldest  = relaykit.ReasonSpoolOldest  // spooled, then discarded for room (policy drop_oldest)
+	dropSpoolCorrupt = relaykit.ReasonSpoolCorrupt // destroyed on disk: a damaged spool record or a missing segment
+	dropRejected     = relaykit.ReasonRejected     // destination refused it as bad data (dead-lettered)
+	dropSinkError    = relaykit.ReasonSinkError    // a sink the router could not hand it to (none today)
+	dropShutdown     = relaykit.ReasonShutdown     // the shutdown deadline came before a destination accepted it
+	dropRcvbuf       = relaykit.ReasonRcvbufFull   // the kernel dropped a UDP datagram: the input's socket buffer (read_buffer) was full
 	// dropUnqueued: a stream input had read the frame, but the shutdown
 	// deadline came before a ring took its event (rings full: the
 	// destinations did not keep up).
-	dropUnqueued = "shutdown_unqueued"
+	dropUnqueued = relaykit.ReasonShutdownUnqueued
 )
 
 var dropReasons = [...]string{dropQueueFull, dropInvalidJSON, dropUnrouted, dropFiltered, dropSpoolFull, dropSpoolOldest,
