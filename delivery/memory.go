@@ -70,6 +70,9 @@ func (q *Queue) sendNow(ctx context.Context, batch []relaykit.Event) (err error)
 	}()
 	backoff := q.cfg.InitialBackoff
 	for {
+		if err := ctx.Err(); err != nil {
+			return q.giveBack(err, batch, cur, idx)
+		}
 		if !gated && q.unhealthy.Load() {
 			// The destination fails: take turns with the other callers.
 			select {

@@ -1,6 +1,7 @@
 package delivery_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -140,6 +141,9 @@ func throttledRun(t *testing.T, d throttledDest, th throttle, size int, duration
 		n += size
 		time.Sleep(th.interval) // the offered rate
 	}
+	// Close leaves the backlog on disk while the destination is unhealthy:
+	// let it take everything first.
+	eventually(t, 30*time.Second, func() bool { return len(d.received()) >= n }, "not delivered after the throttle ended")
 	closeQ(t, q, 60*time.Second)
 	st := q.Stats()
 	assertLedger(t, st)
@@ -358,4 +362,43 @@ func TestQueueRetryAfterBeyondBudget(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestQueueCloseDoesNotWaitOutRetryAfter: a destination that asks for a
+// long wait while Close drains the queue ends the drain at once: the
+// batch is spooled for the next run, and Close does not sit out the wait.
+func TestQueueCloseDoesNotWaitOutRetryAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		d := &scripted{answer: func(n int, b []relaykit.Event) error {
+			if n == 1 {
+				<-release // the first batch is delivered once Close has begun
+				return nil
+			}
+			return askWait(b, time.Minute)
+		}}
+		q, err := delivery.New(d, delivery.Config{Mode: delivery.OnFailure, Dir: t.TempDir()})
+		require.NoError(t, err)
+		done := make(chan error, 1)
+		go func() { done <- q.Run(context.Background()) }()
+		require.NoError(t, q.Send(t.Context(), batchOf(0, 10)))
+		require.NoError(t, q.Send(t.Context(), batchOf(10, 10)))
+		synctest.Wait() // the first attempt is in flight
+		closed := make(chan error, 1)
+		begin := time.Now()
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			closed <- q.Close(ctx)
+		}()
+		synctest.Wait() // Close is waiting for the sender
+		close(release)
+		require.NoError(t, <-closed)
+		assert.Zero(t, time.Since(begin), "Close did not wait out the minute")
+		require.NoError(t, <-done)
+		assert.Equal(t, seqs(0, 10), d.delivered())
+		st := q.Stats()
+		assert.Equal(t, int64(10), st.Pending, "the second batch is spooled for the next run")
+		assertLedger(t, st)
+	})
 }

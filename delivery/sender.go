@@ -80,6 +80,9 @@ func (q *Queue) loop(ctx context.Context) error {
 		switch {
 		case failed:
 			q.spoolMemory() // OnFailure: what failed goes to disk, in order
+			if closing && q.unhealthy.Load() {
+				continue // shutting down: the loop's top spools and returns, with no wait
+			}
 			wait = min(max(2*wait, 100*time.Millisecond), q.cfg.ProbeInterval)
 			stopping := q.closing
 			if closing {
