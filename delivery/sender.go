@@ -471,7 +471,7 @@ func (q *Queue) deadLetter(ctx context.Context, evs []relaykit.Event, reason str
 }
 
 func (q *Queue) healthy() {
-	if q.unhealthy.Swap(false) {
+	if q.unhealthy.Load() && q.unhealthy.Swap(false) { // no write on the healthy path
 		q.log.Info("destination recovered")
 	}
 }
