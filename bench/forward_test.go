@@ -205,7 +205,7 @@ func BenchmarkHECForward(b *testing.B) {
 			srv := &countingHEC{}
 			ts := httptest.NewServer(srv)
 			defer ts.Close()
-			h := newBenchHEC(b, ts.URL, forward.HECConfig{Delivery: forward.DeliveryConfig{DisableGzip: gz.disable}})
+			h := newBenchHEC(b, ts.URL, forward.HECConfig{HTTP: forward.HTTPConfig{DisableGzip: gz.disable}})
 			pool := make([]relaykit.Event, 1000)
 			for i := range pool {
 				pool[i] = hecEvent(i)

@@ -68,17 +68,16 @@ func Example() {
 
 // A Queue in front of Splunk HEC, in a route: the router's Send returns
 // as soon as the batch is on disk, and an outage of HEC costs nothing.
-// The forward sink has no OnFailure handler, so it reports partial
-// failures to the Queue, which retries, spools or dead-letters exactly the
-// events concerned.
+// The forward sink makes one attempt per request and reports what it did
+// not deliver to the Queue, which retries (never sooner than HEC asked),
+// spools or dead-letters exactly the events concerned.
 func Example_route() {
 	dir, _ := os.MkdirTemp("", "delivery")
 	defer os.RemoveAll(dir)
 	splunk, _ := forwardtest.StartHECServer(forwardtest.HECServerConfig{}) // a stand-in for Splunk
 	defer splunk.Close()
 
-	hec, err := forward.NewHEC(forward.HECConfig{URL: splunk.URL, Token: splunk.Token(), SourceType: "app",
-		Delivery: forward.DeliveryConfig{Retry: forward.RetryConfig{MaxAttempts: 1}}}) // the queue retries
+	hec, err := forward.NewHEC(forward.HECConfig{URL: splunk.URL, Token: splunk.Token(), SourceType: "app"})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -105,4 +104,52 @@ func Example_route() {
 	fmt.Println(splunk.Messages())
 	// Output:
 	// [user login user logout]
+}
+
+// Mode Memory: no spool; Send delivers on its caller's goroutine and
+// returns once the batch is delivered, retrying while the destination
+// fails (here twice, the second time asking for a 20 ms wait), and
+// dead-letters what the destination refuses permanently.
+func Example_memory() {
+	attempts := 0
+	dest := relaykit.SinkFunc(func(_ context.Context, batch []relaykit.Event) error {
+		attempts++
+		switch attempts {
+		case 1:
+			return errors.New("connection refused") // retryable, as any plain error
+		case 2:
+			return &relaykit.BatchError{Failed: []relaykit.FailedRange{{From: 0, To: len(batch),
+				RetryAfter: 20 * time.Millisecond, Reason: relaykit.ReasonSinkError, Err: errors.New("HTTP 429")}}}
+		}
+		for i, e := range batch {
+			if string(e.Raw) == "bad" { // refused as invalid: permanent
+				return &relaykit.BatchError{Failed: []relaykit.FailedRange{{From: i, To: i + 1, Permanent: true,
+					Reason: relaykit.ReasonRejected, Err: errors.New("HTTP 400")}}}
+			}
+		}
+		fmt.Println("delivered", len(batch), "events")
+		return nil
+	})
+	q, err := delivery.New(dest, delivery.Config{Name: "archive", Mode: delivery.Memory,
+		InitialBackoff: time.Millisecond,
+		DeadLetter: func(_ context.Context, evs []relaykit.Event, reason string, cause error) error {
+			fmt.Printf("dead letter: %d event(s) %s: %v\n", len(evs), reason, cause)
+			return nil
+		}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer q.Close(context.Background())
+	ctx := context.Background()
+	fmt.Println(q.Send(ctx, []relaykit.Event{{Raw: []byte("login")}, {Raw: []byte("logout")}}))
+	fmt.Println(q.Send(ctx, []relaykit.Event{{Raw: []byte("bad")}}))
+	st := q.Stats()
+	fmt.Println("attempts", st.Attempts, "throttled", st.Throttled, "delivered", st.Delivered, "dead-lettered", st.DeadLettered)
+	// Output:
+	// delivered 2 events
+	// <nil>
+	// dead letter: 1 event(s) rejected: HTTP 400
+	// <nil>
+	// attempts 4 throttled 1 delivered 2 dead-lettered 1
 }

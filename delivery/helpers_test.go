@@ -79,7 +79,7 @@ func (d *dest) Send(ctx context.Context, batch []relaykit.Event) error {
 		seq := seqOf(&batch[i])
 		switch {
 		case i >= cut:
-			be.Failed = append(be.Failed, relaykit.FailedRange{From: i, To: i + 1, Reason: "retries_exhausted", Err: errDown})
+			be.Failed = append(be.Failed, relaykit.FailedRange{From: i, To: i + 1, Reason: relaykit.ReasonSinkError, Err: errDown})
 		case d.reject != nil && d.reject(seq):
 			be.Failed = append(be.Failed, relaykit.FailedRange{From: i, To: i + 1, Permanent: true, Reason: "rejected", Err: errors.New("bad event")})
 		default:
@@ -179,9 +179,9 @@ func assertLedger(t *testing.T, st delivery.Stats) {
 	for _, n := range st.Dropped {
 		dropped += n
 	}
-	assert.Equal(t, st.In+st.Recovered, st.Delivered+st.DeadLettered+dropped+st.Pending,
-		"ledger: in %d + recovered %d = delivered %d + dead-lettered %d + dropped %d + pending %d",
-		st.In, st.Recovered, st.Delivered, st.DeadLettered, dropped, st.Pending)
+	assert.Equal(t, st.In+st.Recovered, st.Delivered+st.DeadLettered+dropped+st.Returned+st.Pending,
+		"ledger: in %d + recovered %d = delivered %d + dead-lettered %d + dropped %d + returned %d + pending %d",
+		st.In, st.Recovered, st.Delivered, st.DeadLettered, dropped, st.Returned, st.Pending)
 }
 
 // assertOnce checks that got holds each of want exactly once, in order.

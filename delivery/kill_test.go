@@ -34,8 +34,7 @@ func TestKillChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestKillNine")
 	}
-	hec, err := forward.NewHEC(forward.HECConfig{URL: os.Getenv(killEnv + "_URL"), Token: os.Getenv(killEnv + "_TOKEN"),
-		Delivery: forward.DeliveryConfig{Retry: forward.RetryConfig{MaxAttempts: 1}}})
+	hec, err := forward.NewHEC(forward.HECConfig{URL: os.Getenv(killEnv + "_URL"), Token: os.Getenv(killEnv + "_TOKEN")})
 	require.NoError(t, err)
 	defer hec.Close()
 	q, err := delivery.New(hec, delivery.Config{Name: "hec", Dir: dir})

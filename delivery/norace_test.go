@@ -15,11 +15,16 @@ import (
 
 // TestSendAllocs: the healthy path allocates per batch, never per event:
 // Send and the sender together make a few allocations per batch of 500
-// events (the attempt's context and timer), in both modes.
+// events (the attempt's context and timer), in every mode; in mode Memory
+// the batch is not even copied.
 func TestSendAllocs(t *testing.T) {
 	batch := benchBatch()
-	for _, mode := range []delivery.Mode{delivery.WriteAhead, delivery.OnFailure} {
-		q, err := delivery.New(&countSink{}, delivery.Config{Dir: t.TempDir(), Mode: mode})
+	for _, mode := range []delivery.Mode{delivery.WriteAhead, delivery.OnFailure, delivery.Memory} {
+		dir := t.TempDir()
+		if mode == delivery.Memory {
+			dir = ""
+		}
+		q, err := delivery.New(&countSink{}, delivery.Config{Dir: dir, Mode: mode})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)

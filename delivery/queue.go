@@ -15,21 +15,22 @@ import (
 )
 
 // Queue is a [relaykit.Sink] that delivers batches to another Sink (the
-// destination) in order, through a bounded memory queue and a disk spool,
-// so that its callers never wait for the network and nothing is lost when
-// the destination is down, slow or hanging, or the process dies. See the
-// package documentation for the acknowledgement contract, ordering, the
-// modes and what each failure costs.
+// destination) in order, retrying what fails: through a bounded memory
+// queue and a disk spool, so that its callers never wait for the network
+// and nothing is lost when the destination is down, slow or hanging, or
+// the process dies; or, in mode [Memory], on its caller's goroutine without
+// a disk. See the package documentation for the acknowledgement contract,
+// ordering, retries, the modes and what each failure costs.
 //
 // A Queue is safe for concurrent use by multiple goroutines. It starts no
-// goroutine: [Queue.Run] is its sender, which the caller runs and
-// [Queue.Close] stops.
+// goroutine of its own: [Queue.Run] is its sender, which the caller runs
+// and [Queue.Close] stops.
 type Queue struct {
 	sink  relaykit.Sink
 	cfg   Config
 	log   *slog.Logger
-	spool *spool.Spool // every batch in WriteAhead; the backlog in OnFailure
-	retry *spool.Spool // batches that failed from memory (OnFailure); read first
+	spool *spool.Spool // every batch in WriteAhead; the backlog in OnFailure; nil in Memory
+	retry *spool.Spool // batches that failed from memory (OnFailure); read first; nil in Memory
 
 	mu       sync.Mutex
 	mem      []*entry // in order; the sender takes mem[0]
@@ -53,11 +54,23 @@ type Queue struct {
 	ackFailing, readFailing atomic.Bool
 	lastErr                 atomic.Pointer[errBox]
 	lostSeen                [2]int64 // storage LostEvents already counted, main and retry (sender only)
-	// How long the destination takes (sender only): its last successful
-	// attempts, and the bound earned by a timed-out one.
+	// notBefore is when the destination may next be sent to (unix ns):
+	// the end of the last wait it asked for.
+	notBefore atomic.Int64
+	// How long the destination takes: its last successful attempts, and
+	// the bound earned by a timed-out one (under tookMu: Memory mode
+	// attempts run on several goroutines).
+	tookMu sync.Mutex
 	took   [16]time.Duration
 	tookAt int
 	slow   time.Duration
+
+	// Memory mode: Sends in progress, the gate callers take turns through
+	// while the destination fails, and what Close's deadline cancels.
+	sending  sync.WaitGroup
+	gate     chan struct{}
+	abortCtx context.Context
+	abortNow context.CancelFunc
 
 	c counters
 }
@@ -122,13 +135,14 @@ func (e *entry) release() {
 }
 
 // New opens the spool in cfg.Dir (and its retry spool) and returns a Queue
-// in front of sink. A backlog left by an earlier process is counted in
-// Stats.Recovered and sent first once Run starts. The sink should report
-// partial failures as a *relaykit.BatchError (the forward sinks do when
-// they have no OnFailure handler): then exactly the undelivered events are
-// retried, and those refused permanently go to Config.DeadLetter. New
-// returns an error wrapping ErrInvalidConfig for a bad cfg, or the spool's
-// error (spool.ErrLocked when another Queue or process uses Dir).
+// in front of sink; in mode Memory it opens nothing. A backlog left by an
+// earlier process is counted in Stats.Recovered and sent first once Run
+// starts. The sink should report partial failures as a
+// *relaykit.BatchError (the forward sinks do): then exactly the
+// undelivered events are retried, never sooner than the RetryAfter the
+// sink reports, and those refused permanently go to Config.DeadLetter.
+// New returns an error wrapping ErrInvalidConfig for a bad cfg, or the
+// spool's error (spool.ErrLocked when another Queue or process uses Dir).
 func New(sink relaykit.Sink, cfg Config) (*Queue, error) {
 	if sink == nil {
 		return nil, fmt.Errorf("%w: nil sink", ErrInvalidConfig)
@@ -136,6 +150,9 @@ func New(sink relaykit.Sink, cfg Config) (*Queue, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Mode == Memory {
+		return newMemory(sink, cfg), nil
 	}
 	scfg := spool.Config{Dir: cfg.Dir, MaxBytes: cfg.MaxBytes, SegmentBytes: cfg.SegmentBytes, Fsync: cfg.Fsync, FS: cfg.FS}
 	sp, err := spool.Open(scfg)
@@ -170,18 +187,25 @@ func New(sink relaykit.Sink, cfg Config) (*Queue, error) {
 
 // Send accepts batch for delivery; see the package documentation for
 // exactly what a nil error promises in each mode. It copies what it needs
-// and does not retain batch. It returns:
+// and does not retain batch. In mode Memory it delivers batch itself (see
+// [Memory]). It returns:
 //   - nil: the batch is accepted (WriteAhead: on disk, or, while the disk
-//     fails, delivered; OnFailure: in memory or on disk);
+//     fails, delivered; OnFailure: in memory or on disk; Memory: delivered
+//     or dead-lettered);
 //   - an error wrapping ErrDropped when the full policy dropped it;
 //   - ctx.Err() when ctx ended while Send waited (for room under Block,
 //     or for delivery while the disk fails); the batch may still be
-//     delivered later;
+//     delivered later. In mode Memory, an error wrapping ctx.Err() and a
+//     *relaykit.BatchError of the events not delivered, which the Queue no
+//     longer holds;
 //   - ErrClosed after Close.
 func (q *Queue) Send(ctx context.Context, batch []relaykit.Event) error {
 	n := int64(len(batch))
 	if n == 0 {
 		return nil
+	}
+	if q.cfg.Mode == Memory {
+		return q.sendNow(ctx, batch)
 	}
 	retry := time.Duration(0) // wait before trying a failing disk again
 	q.mu.Lock()
@@ -243,7 +267,7 @@ func (q *Queue) Send(ctx context.Context, batch []relaykit.Event) error {
 			q.c.in.Add(n)
 			q.c.pending.Add(n)
 			q.mu.Unlock()
-			q.drop(DropReasonFull, n)
+			q.drop(relaykit.ReasonSpoolFull, n)
 			return fmt.Errorf("delivery: %s: %w: %w", q.cfg.Name, ErrDropped, err)
 		default:
 			q.diskFailed(err)
@@ -357,6 +381,9 @@ func (q *Queue) broadcastLocked() {
 
 // spoolBacklogLocked returns the events on disk.
 func (q *Queue) spoolBacklogLocked() int64 {
+	if q.spool == nil {
+		return 0
+	}
 	_, a := q.spool.Len()
 	_, b := q.retry.Len()
 	return a + b
@@ -389,7 +416,7 @@ func (q *Queue) discardLocked() bool {
 		lost -= int64(c.n0)
 	}
 	q.mu.Unlock()
-	q.drop(DropReasonOldest, lost)
+	q.drop(relaykit.ReasonSpoolOldest, lost)
 	q.mu.Lock()
 	q.broadcastLocked()
 	return true
@@ -408,7 +435,7 @@ func (q *Queue) drop(reason string, n int64) {
 		q.log.Warn("events dropped", "reason", reason, "events", n, "total", total)
 	}
 	if h := q.cfg.Hooks.OnDrop; h != nil {
-		h(reason, int(n))
+		h(q.cfg.Name, reason, int(n))
 	}
 }
 

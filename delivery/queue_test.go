@@ -201,7 +201,15 @@ func TestFullPolicies(t *testing.T) {
 		t.Run(full.String(), func(t *testing.T) {
 			t.Parallel()
 			d := &dest{delay: 15 * time.Millisecond}
-			q := start(t, d, delivery.Config{Full: full, MaxBytes: 256 << 10, SegmentBytes: 64 << 10, MemoryBatches: 2})
+			var hookMu sync.Mutex
+			hooked := map[string]int64{}
+			q := start(t, d, delivery.Config{Name: "slow", Full: full, MaxBytes: 256 << 10, SegmentBytes: 64 << 10, MemoryBatches: 2,
+				Hooks: delivery.Hooks{OnDrop: func(name, reason string, n int) {
+					assert.Equal(t, "slow", name)
+					hookMu.Lock()
+					hooked[reason] += int64(n)
+					hookMu.Unlock()
+				}}})
 			const size = 40
 			var accepted []int
 			var slowest time.Duration
@@ -230,15 +238,18 @@ func TestFullPolicies(t *testing.T) {
 				assert.Greater(t, slowest, 10*time.Millisecond, "Send waited for room")
 			case delivery.DropOldest:
 				assert.Zero(t, refused)
-				assert.Positive(t, st.Dropped[delivery.DropReasonOldest])
-				assert.Equal(t, int64(len(accepted)), int64(len(got))+st.Dropped[delivery.DropReasonOldest])
+				assert.Positive(t, st.Dropped[relaykit.ReasonSpoolOldest])
+				assert.Equal(t, int64(len(accepted)), int64(len(got))+st.Dropped[relaykit.ReasonSpoolOldest])
 				assertSubsequence(t, accepted, got)
 				assert.Less(t, slowest, 200*time.Millisecond, "drop_oldest never waits for the sender")
 			case delivery.DropNewest:
 				assert.Positive(t, refused)
-				assert.Equal(t, int64(refused*size), st.Dropped[delivery.DropReasonFull])
+				assert.Equal(t, int64(refused*size), st.Dropped[relaykit.ReasonSpoolFull])
 				assertOnce(t, accepted, got)
 			}
+			hookMu.Lock()
+			assert.Equal(t, st.Dropped, hooked, "OnDrop saw every drop, by reason")
+			hookMu.Unlock()
 			t.Logf("%s: delivered %d, dropped %v, refused batches %d, slowest Send %v", full, len(got), st.Dropped, refused, slowest)
 		})
 	}
@@ -378,7 +389,7 @@ func TestDiskFailsDuringOutage(t *testing.T) {
 // TestDamagedSpool: the destination is down, the spool holds the backlog,
 // the process stops, a record is damaged on disk; after a restart the
 // backlog is delivered in order except that record, whose events are
-// counted as DropReasonCorrupt.
+// counted as relaykit.ReasonSpoolCorrupt.
 func TestDamagedSpool(t *testing.T) {
 	dir := t.TempDir()
 	d := &dest{down: true}
@@ -401,7 +412,7 @@ func TestDamagedSpool(t *testing.T) {
 	closeQ(t, q, 10*time.Second)
 	got := d.events()
 	st := q.Stats()
-	assert.Equal(t, int64(10), st.Dropped[delivery.DropReasonCorrupt], "one batch lost")
+	assert.Equal(t, int64(10), st.Dropped[relaykit.ReasonSpoolCorrupt], "one batch lost")
 	assert.Len(t, got, 190)
 	assertSubsequence(t, seqs(0, 200), got)
 	assertLedger(t, st)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/spool"
-	"github.com/relaykit/relaykit/storage"
 )
 
 // Run is the Queue's sender: it delivers batches to the sink, one at a
@@ -21,11 +20,18 @@ import (
 // spool's backlog.
 //
 // A batch is retried from memory for up to RetryBudget (each attempt
-// bounded by AttemptTimeout); then the destination is marked unhealthy and
-// later batches go to the spool until it recovers. An unhealthy
-// destination is probed with the oldest batch after a backoff (100 ms
-// doubling up to ProbeInterval), each probe bounded by ProbeInterval; the
-// first success makes it healthy again.
+// bounded by AttemptTimeout), after a jittered backoff or the wait the
+// destination asked for, whichever is longer; then (or at once, when the
+// destination asks for a wait longer than what is left of the budget) the
+// destination is marked unhealthy and later batches go to the spool until
+// it recovers. An unhealthy destination is probed with the oldest event
+// after a backoff (100 ms doubling up to ProbeInterval, or the wait it
+// asked for), each probe bounded by ProbeInterval; the first success makes
+// it healthy again. Nothing is sent before the wait a destination asked
+// for (capped at MaxRetryAfter) has passed.
+//
+// In mode Memory there is nothing to send: Run returns nil at once, and
+// Send delivers on its caller's goroutine.
 //
 // After Close it goes on sending, the spool's backlog included, while the
 // destination is healthy, until Close's context ends; then what memory
@@ -38,6 +44,9 @@ func (q *Queue) Run(ctx context.Context) error {
 		return fmt.Errorf("delivery: %s: Run called twice, or after Close: %w", q.cfg.Name, ErrClosed)
 	}
 	defer close(q.runDone)
+	if q.cfg.Mode == Memory {
+		return nil
+	}
 	return q.loop(ctx)
 }
 
@@ -71,12 +80,16 @@ func (q *Queue) loop(ctx context.Context) error {
 		switch {
 		case failed:
 			q.spoolMemory() // OnFailure: what failed goes to disk, in order
+			if closing && q.unhealthy.Load() {
+				continue // shutting down: the loop's top spools and returns, with no wait
+			}
 			wait = min(max(2*wait, 100*time.Millisecond), q.cfg.ProbeInterval)
 			stopping := q.closing
 			if closing {
 				stopping = nil // already closing: wait out the backoff
 			}
-			t := time.NewTimer(wait)
+			// Never probe sooner than the destination asked.
+			t := time.NewTimer(max(wait, q.untilAllowed()))
 			select {
 			case <-t.C:
 			case <-stopping:
@@ -173,7 +186,7 @@ func (q *Queue) sendDisk(ctx context.Context, sp *spool.Spool) (progressed, fail
 			return false, false
 		}
 		if err != nil {
-			if !errors.Is(err, storage.ErrClosed) {
+			if !errors.Is(err, spool.ErrClosed) {
 				q.c.diskErrors.Add(1)
 				if !q.readFailing.Swap(true) {
 					q.log.Error("spool cannot read its backlog", "err", err)
@@ -212,7 +225,7 @@ func (q *Queue) ack(sp *spool.Spool, id spool.RecordID) {
 		if q.ackFailing.CompareAndSwap(true, false) {
 			q.log.Info("spool acknowledgements are saved again")
 		}
-	case !errors.Is(err, storage.ErrClosed):
+	case !errors.Is(err, spool.ErrClosed):
 		q.c.diskErrors.Add(1)
 		if !q.ackFailing.Swap(true) {
 			q.log.Warn("spool cannot save acknowledgements: a crash now would deliver some batches twice", "err", err)
@@ -223,11 +236,14 @@ func (q *Queue) ack(sp *spool.Spool, id spool.RecordID) {
 // countLost counts events the spools lost to disk damage since the last
 // call.
 func (q *Queue) countLost() {
+	if q.spool == nil {
+		return
+	}
 	for i, sp := range [2]*spool.Spool{q.spool, q.retry} {
 		lost := sp.Stats().LostEvents
 		if d := lost - q.lostSeen[i]; d > 0 {
 			q.lostSeen[i] = lost
-			q.drop(DropReasonCorrupt, d)
+			q.drop(relaykit.ReasonSpoolCorrupt, d)
 		}
 	}
 }
@@ -235,10 +251,15 @@ func (q *Queue) countLost() {
 // attempts sends *evs until every event is delivered or dead-lettered
 // (done), or the retry budget is spent. When the destination is unhealthy
 // the first attempt is a probe: the oldest event alone, bounded by
-// ProbeInterval; once it is delivered the rest follows as usual. It leaves
-// in *evs the events still undelivered, in order, and returns how many
-// left it this call.
+// ProbeInterval; once it is delivered the rest follows as usual. No
+// attempt starts before the wait the destination asked for has passed;
+// a wait longer than what is left of the budget ends the attempts at once.
+// It leaves in *evs the events still undelivered, in order, and returns
+// how many left it this call.
 func (q *Queue) attempts(ctx context.Context, evs *[]relaykit.Event) (done bool, sent int) {
+	if d := q.untilAllowed(); d > 0 && !sleepCtx(ctx, d) {
+		return false, 0
+	}
 	probe := q.unhealthy.Load()
 	start := time.Now()
 	backoff := q.cfg.InitialBackoff
@@ -273,20 +294,75 @@ func (q *Queue) attempts(ctx context.Context, evs *[]relaykit.Event) (done bool,
 		}
 		q.c.failures.Add(1)
 		q.lastErr.Store(&errBox{err})
-		if probe || ctx.Err() != nil || time.Since(start)+backoff > q.cfg.RetryBudget ||
+		asked := q.throttle(err)
+		// Jitter: uniform in [backoff/2, backoff].
+		wait := max(backoff/2+rand.N(backoff/2+1), asked)
+		if probe || ctx.Err() != nil || time.Since(start)+wait > q.cfg.RetryBudget ||
 			(q.cfg.MaxAttempts > 0 && attempt >= q.cfg.MaxAttempts) {
 			q.unhealthyNow(err)
 			return false, sent
 		}
-		// Jitter: uniform in [backoff/2, backoff].
-		d := backoff/2 + rand.N(backoff/2+1)
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		t.Stop()
+		sleepCtx(ctx, wait)
 		backoff = min(2*backoff, q.cfg.MaxBackoff)
+	}
+}
+
+// retryAfter returns the wait err's destination asked for: the
+// RetryAfter() of the first error in its chain that has one (a
+// *relaykit.BatchError: the longest among its retryable runs), or zero.
+func retryAfter(err error) time.Duration {
+	var ra interface{ RetryAfter() time.Duration }
+	if errors.As(err, &ra) {
+		return max(ra.RetryAfter(), 0)
+	}
+	return 0
+}
+
+// throttle notes the wait the destination asked for in err, capped at
+// MaxRetryAfter, so that no attempt starts before it has passed; counts
+// it and calls OnThrottled. It returns the wait, or zero.
+func (q *Queue) throttle(err error) time.Duration {
+	d := min(retryAfter(err), q.cfg.MaxRetryAfter)
+	if d <= 0 {
+		return 0
+	}
+	until := time.Now().Add(d).UnixNano()
+	for {
+		old := q.notBefore.Load()
+		if old >= until || q.notBefore.CompareAndSwap(old, until) {
+			break
+		}
+	}
+	q.c.throttled.Add(1)
+	q.c.throttledFor.Add(int64(d))
+	if h := q.cfg.Hooks.OnThrottled; h != nil {
+		h(q.cfg.Name, d)
+	}
+	return d
+}
+
+// untilAllowed returns how long until the destination may be sent to
+// again, or zero (or less) when it may now.
+func (q *Queue) untilAllowed() time.Duration {
+	nb := q.notBefore.Load()
+	if nb == 0 {
+		return 0
+	}
+	return time.Until(time.Unix(0, nb))
+}
+
+// sleepCtx waits for d, and reports false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -307,16 +383,24 @@ func joinRest(evs []relaykit.Event, k, n int) []relaykit.Event {
 // destination has shown it needs longer: three times the slowest of its
 // last 16 successful sends, or twice the bound of a send that ran out of
 // time (so a destination that is slow, not hung, gets there), at most 16
-// times AttemptTimeout. It runs on the sender only.
+// times AttemptTimeout.
 func (q *Queue) attemptTimeout() time.Duration {
+	q.tookMu.Lock()
+	defer q.tookMu.Unlock()
+	return q.attemptTimeoutLocked()
+}
+
+func (q *Queue) attemptTimeoutLocked() time.Duration {
 	return min(max(q.cfg.AttemptTimeout, 3*slices.Max(q.took[:]), q.slow), 16*q.cfg.AttemptTimeout)
 }
 
 // observe learns from a full attempt how long the destination takes.
 func (q *Queue) observe(took time.Duration, timedOut, ok bool) {
+	q.tookMu.Lock()
+	defer q.tookMu.Unlock()
 	switch {
 	case timedOut:
-		q.slow = min(2*q.attemptTimeout(), 16*q.cfg.AttemptTimeout)
+		q.slow = min(2*q.attemptTimeoutLocked(), 16*q.cfg.AttemptTimeout)
 	case ok:
 		q.took[q.tookAt] = took
 		q.tookAt = (q.tookAt + 1) % len(q.took)
@@ -387,7 +471,7 @@ func (q *Queue) deadLetter(ctx context.Context, evs []relaykit.Event, reason str
 }
 
 func (q *Queue) healthy() {
-	if q.unhealthy.Swap(false) {
+	if q.unhealthy.Load() && q.unhealthy.Swap(false) { // no write on the healthy path
 		q.log.Info("destination recovered")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/spool"
 )
 
@@ -20,9 +21,14 @@ import (
 // Close returns nil when every accepted event was delivered, dead-lettered
 // or is on disk for the next run; otherwise an error wrapping ErrDropped
 // says how many events held only in memory (OnFailure, or a failing disk)
-// could not be spooled: they are counted as DropReasonShutdown, and their
+// could not be spooled: they are counted as relaykit.ReasonShutdown, and their
 // waiting Sends get the error. Close is idempotent: later calls return the
 // first call's result.
+//
+// In mode Memory, Close makes later Sends return ErrClosed and waits for
+// the Sends in progress; when ctx ends first, it cuts them short (they
+// return an error wrapping ErrClosed with the events they did not
+// deliver) and waits for them to return. It returns nil.
 func (q *Queue) Close(ctx context.Context) error {
 	q.closeMu.Lock()
 	defer q.closeMu.Unlock()
@@ -30,6 +36,10 @@ func (q *Queue) Close(ctx context.Context) error {
 		return q.closeErr
 	}
 	q.closeDone = true
+	if q.cfg.Mode == Memory {
+		q.closeMemory(ctx)
+		return nil
+	}
 	q.mu.Lock()
 	q.closed = true
 	q.broadcastLocked()
@@ -68,9 +78,9 @@ func (q *Queue) Close(ctx context.Context) error {
 	q.mem = nil
 	q.mu.Unlock()
 	q.countLost()
-	q.drop(DropReasonOldest, discarded)
+	q.drop(relaykit.ReasonSpoolOldest, discarded)
 	if lost > 0 {
-		q.drop(DropReasonShutdown, lost)
+		q.drop(relaykit.ReasonShutdown, lost)
 		errs = append(errs, fmt.Errorf("delivery: %s: %d events held in memory could not be spooled: %w", q.cfg.Name, lost, ErrDropped))
 	}
 	errs = append(errs, q.spool.Close(), q.retry.Close())
@@ -80,10 +90,11 @@ func (q *Queue) Close(ctx context.Context) error {
 
 // Stats is a snapshot of a [Queue]'s counters. The ledger holds at every
 // moment: In + Recovered = Delivered + DeadLettered + the sum of Dropped +
-// Pending.
+// Returned + Pending.
 type Stats struct {
 	// In counts events Send took in: accepted, or dropped by the full
-	// policy (not those refused with ErrClosed or a context error).
+	// policy (not those refused with ErrClosed or a context error); in
+	// mode Memory, every event given to Send.
 	In int64
 	// Recovered counts events found in the spools at New, left by an
 	// earlier process.
@@ -97,8 +108,13 @@ type Stats struct {
 	// the sink's reasons for permanent failures no dead-letter handler
 	// took.
 	Dropped map[string]int64
+	// Returned counts events a Send in mode Memory gave back to its caller
+	// undelivered, because ctx ended (or Close cut it short); zero in the
+	// other modes.
+	Returned int64
 	// Pending is the events accepted (or recovered) and not yet delivered,
-	// dead-lettered or dropped: in memory, on disk, or both.
+	// dead-lettered or dropped: in memory, on disk, or both; in mode
+	// Memory, those of the Sends in progress.
 	Pending int64
 
 	// MemoryBatches and MemoryEvents are what memory holds now.
@@ -120,6 +136,12 @@ type Stats struct {
 	// Attempts counts Sends to the sink, and Failures those that left
 	// events undelivered.
 	Attempts, Failures int64
+	// Throttled counts failed attempts whose destination asked for a wait
+	// (relaykit.FailedRange.RetryAfter), and ThrottledFor sums those
+	// waits, each capped at Config.MaxRetryAfter: the time the
+	// destination told the Queue to hold off.
+	Throttled    int64
+	ThrottledFor time.Duration
 	// DiskErrors counts failed spool operations (writes, fsyncs, reads,
 	// acknowledgements); DeadLetterErrors failed dead-letter calls.
 	DiskErrors, DeadLetterErrors int64
@@ -130,8 +152,9 @@ type Stats struct {
 
 type counters struct {
 	in, recovered, delivered, deadLettered atomic.Int64
-	pending, memEvents                     atomic.Int64
+	pending, memEvents, returned           atomic.Int64
 	attempts, failures                     atomic.Int64
+	throttled, throttledFor                atomic.Int64
 	diskErrors, deadLetterErrors           atomic.Int64
 	dropMu                                 sync.Mutex
 	dropped                                map[string]int64
@@ -170,13 +193,17 @@ func (q *Queue) Stats() Stats {
 		MemoryEvents:     q.c.memEvents.Load(),
 		Healthy:          !q.unhealthy.Load(),
 		DiskFailing:      q.degraded.Load(),
+		Returned:         q.c.returned.Load(),
 		Attempts:         q.c.attempts.Load(),
 		Failures:         q.c.failures.Load(),
+		Throttled:        q.c.throttled.Load(),
+		ThrottledFor:     time.Duration(q.c.throttledFor.Load()),
 		DiskErrors:       q.c.diskErrors.Load(),
 		DeadLetterErrors: q.c.deadLetterErrors.Load(),
-		Spool:            q.spool.Stats(),
-		Retry:            q.retry.Stats(),
 		Dropped:          map[string]int64{},
+	}
+	if q.spool != nil {
+		s.Spool, s.Retry = q.spool.Stats(), q.retry.Stats()
 	}
 	if b := q.lastErr.Load(); b != nil {
 		s.LastError = b.err

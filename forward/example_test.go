@@ -30,11 +30,6 @@ func ExampleNewHEC() {
 		URL:        splunk.URL,
 		Token:      "00000000-0000-0000-0000-000000000000",
 		SourceType: "syslog", // used when an event has none
-		Delivery: forward.DeliveryConfig{
-			OnFailure: func(_ context.Context, f forward.Failure) {
-				fmt.Println("undelivered:", len(f.Events), f.Reason)
-			},
-		},
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -93,13 +93,15 @@ type HECConfig struct {
 
 	// Ack enables indexer acknowledgement (the token must have useACK
 	// enabled): every request is confirmed through
-	// /services/collector/ack, and a request not acknowledged within
-	// AckTimeout is sent again. Delivery is then at least once: an event
-	// whose acknowledgement was lost, or came after AckTimeout, is indexed
-	// twice.
+	// /services/collector/ack, and the events of a request not
+	// acknowledged within AckTimeout are reported undelivered
+	// (retryable). Delivery behind a retrying queue is then at least once:
+	// an event whose acknowledgement was lost, or came after AckTimeout,
+	// is indexed twice.
 	Ack bool
-	// AckTimeout is how long a request may stay unacknowledged before it
-	// is sent again. Zero means 2 minutes.
+	// AckTimeout is how long a request may stay unacknowledged before its
+	// events are reported undelivered. Zero means 2 minutes. A caller
+	// that bounds Send (delivery.Config.AttemptTimeout) must allow for it.
 	AckTimeout time.Duration
 	// AckPollInterval is the time between acknowledgement polls. Zero
 	// means 1 s.
@@ -109,35 +111,40 @@ type HECConfig struct {
 	Channel string
 
 	// DisableHealthCheck skips GET /services/collector/health before the
-	// first request and before retries after a failure. By default a
-	// failed health check counts as a failed attempt, so an unhealthy HEC
-	// gets no data until it reports healthy.
+	// first request and before the next one after a retryable failure. By
+	// default a failed health check fails the request (retryable, with the
+	// health response's Retry-After) without sending its data, so an
+	// unhealthy HEC gets no data until it reports healthy.
 	DisableHealthCheck bool
 
-	// Delivery holds client, limits, retries, failure handler and hooks.
+	// HTTP holds client, TLS, timeouts, limits, compression and hooks.
 	// MaxRequestBytes defaults to [DefaultHECMaxRequestBytes] and
 	// MaxEventBytes to [DefaultHECMaxEventBytes] (capped at
 	// MaxRequestBytes).
-	Delivery DeliveryConfig
+	HTTP HTTPConfig
 }
 
 // HEC is a [relaykit.Sink] that sends events to a Splunk HTTP Event
 // Collector. It is safe for concurrent use by multiple goroutines.
 //
-// Response codes are handled as HEC documents them: 0 success; 9 (server
-// busy), 8 (internal error) and 18-20 (unhealthy) retried with backoff;
-// 5, 6, 12, 13, 15 (bad data): the events before invalid-event-number were
-// accepted, that event goes to OnFailure with [ReasonRejected] and the
-// rest are sent again (without invalid-event-number the whole request is
-// rejected); 1-4 and 16 (token errors) go to OnFailure with
-// [ReasonUnauthorized] and are logged once until a request succeeds; 7
-// (incorrect index): the index is remembered (up to 1024 of them) and every
-// event for it is rejected without sending. For code 7 some Splunk versions
-// have been reported to number the bad event one higher than documented;
-// where the request cannot tell the two readings apart, the event before
-// the reported number is handed to OnFailure without blaming its index and
-// the rest is sent again, so an event may be both indexed and handed over,
-// but none is lost.
+// Send makes one attempt per request and reports every event it did not
+// deliver in a [*relaykit.BatchError]; it does not retry. Put it behind a
+// delivery.Queue to retry. Response codes are classified as HEC documents
+// them: 0 success; 9 (server busy), 8 (internal error) and 18-20
+// (unhealthy) retryable, with the response's Retry-After as the
+// FailedRange's RetryAfter; 5, 6, 12, 13, 15 (bad data): the events before
+// invalid-event-number were accepted, that event fails permanently with
+// [relaykit.ReasonRejected] and the rest are sent on in a new request (they
+// were never processed; without invalid-event-number the whole request is
+// rejected); 1-4 and 16 (token errors) fail permanently with
+// [relaykit.ReasonUnauthorized] and are logged once until a request
+// succeeds; 7 (incorrect index): the index is remembered (up to 1024 of
+// them) and every event for it is rejected without sending. For code 7
+// some Splunk versions have been reported to number the bad event one
+// higher than documented; where the request cannot tell the two readings
+// apart, the event before the reported number is reported rejected without
+// blaming its index and the rest is sent on, so an event may be both
+// indexed and reported, but none is lost.
 type HEC struct {
 	cfg     HECConfig
 	s       *sender
@@ -165,10 +172,10 @@ const maxBadIndexes = 1024
 // NewHEC returns an HEC sink for cfg, or an error wrapping
 // [ErrInvalidConfig].
 func NewHEC(cfg HECConfig) (*HEC, error) {
-	if cfg.Delivery.Name == "" {
-		cfg.Delivery.Name = "hec"
+	if cfg.HTTP.Name == "" {
+		cfg.HTTP.Name = "hec"
 	}
-	name := cfg.Delivery.Name
+	name := cfg.HTTP.Name
 	u, err := url.Parse(cfg.URL)
 	switch {
 	case cfg.URL == "":
@@ -261,16 +268,19 @@ func NewHEC(cfg HECConfig) (*HEC, error) {
 	if !cfg.DisableHealthCheck {
 		p.health = h.checkHealth
 	}
-	h.s, err = newSender("hec", cfg.Delivery, p, DefaultHECMaxRequestBytes, DefaultHECMaxEventBytes)
+	h.s, err = newSender("hec", cfg.HTTP, p, DefaultHECMaxRequestBytes, DefaultHECMaxEventBytes)
 	if err != nil {
 		return nil, err
 	}
 	return h, nil
 }
 
-// Send delivers batch to HEC; see [relaykit.Sink] and the package
-// documentation for what happens to events that cannot be delivered. It
-// reads batch only until it returns.
+// Send delivers batch to HEC with one attempt per request. It returns nil
+// when every event was delivered (acknowledged, with Ack), else a
+// [*relaykit.BatchError] listing the undelivered events: permanent
+// (rejected, too large, unauthorized) or retryable, with the RetryAfter
+// HEC asked for; wrapped with ctx.Err() when ctx ended first. It reads
+// batch only until it returns.
 func (h *HEC) Send(ctx context.Context, batch []relaykit.Event) error {
 	return h.s.send(ctx, batch)
 }
@@ -496,7 +506,7 @@ func (h *HEC) markBadIndex(idx []byte) {
 	}
 	h.badIndexes[string(idx)] = struct{}{}
 	h.nBad.Add(1)
-	h.s.cfg.Logger.Error("forward: HEC refused an index; its events go to the failure handler",
+	h.s.cfg.Logger.Error("forward: HEC refused an index; its events are rejected without sending",
 		"destination", h.s.dest, "index", string(idx))
 }
 
@@ -545,14 +555,14 @@ func (h *HEC) classify(r *response) verdict {
 			v.ackID = *rep.AckID
 		}
 	case 1, 2, 3, 4, 16:
-		v.outcome, v.reason = outcomeFatal, ReasonUnauthorized
+		v.outcome, v.reason = outcomeFatal, relaykit.ReasonUnauthorized
 	case 5, 6, 12, 13, 15:
-		v.outcome, v.reason = outcomeFatal, ReasonRejected
+		v.outcome, v.reason = outcomeFatal, relaykit.ReasonRejected
 		if n := rep.InvalidEventNumber; n != nil && *n >= 0 && *n < r.Events {
 			v.outcome, v.index = outcomePartial, *n
 		}
 	case 7:
-		v.outcome, v.reason = outcomeFatal, ReasonRejected
+		v.outcome, v.reason = outcomeFatal, relaykit.ReasonRejected
 		if k, sure, ok := incorrectIndexEvent(h, r, rep.InvalidEventNumber); ok {
 			if sure {
 				h.markBadIndex(h.eventIndex(r.Event(k)))
@@ -568,7 +578,7 @@ func (h *HEC) classify(r *response) verdict {
 		w := classifyHTTP(r)
 		v.outcome, v.reason, v.retryAfter = w.outcome, w.reason, w.retryAfter
 		if v.outcome == outcomeOK {
-			v.outcome, v.reason = outcomeFatal, ReasonRejected
+			v.outcome, v.reason = outcomeFatal, relaykit.ReasonRejected
 		}
 	}
 	if r.Status == http.StatusRequestEntityTooLarge {
@@ -586,8 +596,8 @@ func (h *HEC) classify(r *response) verdict {
 // n-1 has the index of event n (HEC would have refused n-1 first), or when
 // event n's index is known good; n means n when event n-1's index is known
 // good. Otherwise it is uncertain, and the caller rejects event n-1 without
-// blaming its index and sends the rest again: nothing is lost, though
-// event n-1 may then be both indexed and handed to OnFailure.
+// blaming its index and sends the rest on: nothing is lost, though event
+// n-1 may then be both indexed and reported rejected.
 func incorrectIndexEvent(h *HEC, r *response, num *int) (k int, sure, ok bool) {
 	if num == nil || *num < 0 || *num > r.Events || r.Events == 0 {
 		return 0, false, false
@@ -630,7 +640,7 @@ func singleIndex(h *HEC, r *response) ([]byte, bool) {
 }
 
 // confirm polls /services/collector/ack until v.ackID is acknowledged, or
-// answers Retry (send again) after AckTimeout.
+// answers Retry (the events are reported retryable) after AckTimeout.
 func (h *HEC) confirm(ctx context.Context, _ *response, v verdict) verdict {
 	deadline := time.Now().Add(h.cfg.AckTimeout)
 	body := `{"acks":[` + strconv.FormatInt(v.ackID, 10) + `]}`
@@ -648,7 +658,7 @@ func (h *HEC) confirm(ctx context.Context, _ *response, v verdict) verdict {
 			lastErr = err
 		}
 		if !time.Now().Before(deadline) {
-			err := fmt.Errorf("ackId %d not acknowledged within %v; sending again (its events may be indexed twice)", v.ackID, h.cfg.AckTimeout)
+			err := fmt.Errorf("ackId %d not acknowledged within %v (its events may be indexed twice if sent again)", v.ackID, h.cfg.AckTimeout)
 			if lastErr != nil {
 				err = fmt.Errorf("%w (last poll error: %w)", err, lastErr)
 			}
@@ -692,7 +702,8 @@ func (h *HEC) pollAck(ctx context.Context, body, key string) (bool, error) {
 // checkHealth asks /services/collector/health whether HEC accepts data. Only
 // a 503 (HEC codes 9, 18-20) or no answer at all count as unhealthy: any
 // other status (an old Splunk without the endpoint, a proxy) lets the data
-// request find out.
+// request find out. An unhealthy answer is returned as a *SendError with
+// the Retry-After it named.
 func (h *HEC) checkHealth(ctx context.Context) error {
 	actx, cancel := context.WithTimeout(ctx, h.s.cfg.RequestTimeout)
 	defer cancel()
@@ -710,9 +721,11 @@ func (h *HEC) checkHealth(ctx context.Context) error {
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		return nil
 	}
+	se := &SendError{Destination: h.s.dest, StatusCode: resp.StatusCode, Code: -1, Retryable: true,
+		RetryAfter: parseRetryAfter(resp.Header, time.Now()), Err: errors.New("unhealthy")}
 	var rep hecReply
 	if json.Unmarshal(b, &rep) == nil && rep.Code != nil {
-		return fmt.Errorf("HTTP %d: %w", resp.StatusCode, &hecError{code: *rep.Code, text: rep.Text})
+		se.Code, se.Err = *rep.Code, &hecError{code: *rep.Code, text: rep.Text}
 	}
-	return fmt.Errorf("HTTP %d", resp.StatusCode)
+	return se
 }

@@ -24,39 +24,6 @@ import (
 	"github.com/relaykit/relaykit/forward/forwardtest"
 )
 
-// failures records what a sink hands to its FailureFunc.
-type failures struct {
-	mu     sync.Mutex
-	events map[string][]string // reason -> messages
-	errs   []error
-}
-
-func (f *failures) handle(_ context.Context, fl forward.Failure) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.events == nil {
-		f.events = make(map[string][]string)
-	}
-	for i := range fl.Events {
-		f.events[fl.Reason] = append(f.events[fl.Reason], string(fl.Events[i].Raw))
-	}
-	f.errs = append(f.errs, fl.Err)
-}
-
-func (f *failures) get() map[string][]string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make(map[string][]string, len(f.events))
-	for k, v := range f.events {
-		out[k] = slices.Clone(v)
-	}
-	return out
-}
-
-func fastRetry() forward.RetryConfig {
-	return forward.RetryConfig{MaxAttempts: 5, InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}
-}
-
 func batchOf(msgs ...string) []relaykit.Event {
 	b := make([]relaykit.Event, len(msgs))
 	for i, m := range msgs {
@@ -101,7 +68,7 @@ func TestHECConformanceAckNoGzip(t *testing.T) {
 	forwardtest.TestSink(t, func(t *testing.T) forwardtest.SinkHarness {
 		srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{Ack: true})
 		h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(), Ack: true,
-			AckPollInterval: time.Millisecond, Delivery: forward.DeliveryConfig{DisableGzip: true}})
+			AckPollInterval: time.Millisecond, HTTP: forward.HTTPConfig{DisableGzip: true}})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = h.Close() })
 		return forwardtest.SinkHarness{Sink: h, Received: func(int) []string { return srv.Messages() }}
@@ -251,66 +218,63 @@ func TestHECRawEndpoint(t *testing.T) {
 }
 
 // TestHECScenarios sends one batch through a fault and asserts exactly
-// which events arrived, how often, and what went to the failure handler.
+// which events arrived, how often, and what Send reported undelivered:
+// one attempt per request, the failures classified, never retried.
 func TestHECScenarios(t *testing.T) {
 	all := msgs("ev", 10)
 	tests := []struct {
-		name       string
-		server     forwardtest.HECServerConfig
-		cfg        func(c *forward.HECConfig)
-		setup      func(s *forwardtest.HECServer)
-		batch      func() []relaykit.Event
-		arrived    []string            // each exactly once
-		failed     map[string][]string // reason -> messages
-		retries    int64
-		splits     int64
-		requests   int // data requests the server saw; 0 = not checked
-		uncounted  int // events that arrived but were also handed to OnFailure
-		wantSendOK bool
+		name      string
+		server    forwardtest.HECServerConfig
+		cfg       func(c *forward.HECConfig)
+		setup     func(s *forwardtest.HECServer)
+		batch     func() []relaykit.Event
+		arrived   []string            // each exactly once
+		failed    map[string][]string // reason -> messages
+		permanent bool                // the failed events are reported permanent
+		after     time.Duration       // their RetryAfter
+		splits    int64
+		requests  int // data requests the server saw; 0 = not checked
+		uncounted int // events that arrived but were also reported
 	}{
 		{
-			name: "busy three times then accepted", setup: func(s *forwardtest.HECServer) { s.Busy(3) },
-			arrived: all, retries: 3, requests: 4, wantSendOK: true,
+			name: "busy: retryable, not retried", setup: func(s *forwardtest.HECServer) { s.Busy(3) },
+			failed: map[string][]string{relaykit.ReasonSinkError: all}, requests: 1,
 		},
 		{
-			name: "unhealthy codes 18-20 retried", setup: func(s *forwardtest.HECServer) {
-				s.Fail(1, forwardtest.HECUnhealthyQueuesFull)
-				s.Fail(1, forwardtest.HECUnhealthyAck)
-				s.Fail(1, forwardtest.HECUnhealthyQueueHigh)
-			},
-			arrived: all, retries: 3, requests: 4, wantSendOK: true,
+			name: "429 with Retry-After: retryable after the delay", setup: func(s *forwardtest.HECServer) { s.TooManyRequests(1, 7*time.Second) },
+			failed: map[string][]string{relaykit.ReasonSinkError: all}, after: 7 * time.Second, requests: 1,
 		},
 		{
-			name: "internal error retried", setup: func(s *forwardtest.HECServer) { s.Fail(2, forwardtest.HECInternalError) },
-			arrived: all, retries: 2, requests: 3, wantSendOK: true,
+			name: "unhealthy code 18 retryable", setup: func(s *forwardtest.HECServer) { s.Fail(1, forwardtest.HECUnhealthyQueuesFull) },
+			failed: map[string][]string{relaykit.ReasonSinkError: all}, requests: 1,
 		},
 		{
-			name:    "invalid event number: earlier accepted, that one dead-lettered, rest resent",
+			name: "internal error retryable", setup: func(s *forwardtest.HECServer) { s.Fail(2, forwardtest.HECInternalError) },
+			failed: map[string][]string{relaykit.ReasonSinkError: all}, requests: 1,
+		},
+		{
+			name:    "invalid event number: earlier accepted, that one rejected, rest sent on",
 			setup:   func(s *forwardtest.HECServer) { s.RejectEvent(3) },
-			arrived: without(all, "ev-003"), failed: map[string][]string{forward.ReasonRejected: {"ev-003"}},
-			requests: 2, wantSendOK: true,
+			arrived: without(all, "ev-003"), failed: map[string][]string{relaykit.ReasonRejected: {"ev-003"}}, permanent: true,
+			requests: 2,
 		},
 		{
 			name: "413 splits the request", setup: func(s *forwardtest.HECServer) { s.TooLarge(1) },
-			arrived: all, splits: 1, requests: 3, wantSendOK: true,
+			arrived: all, splits: 1, requests: 3,
 		},
 		{
-			name: "connection reset mid-body retried", setup: func(s *forwardtest.HECServer) { s.ResetConnection(2) },
-			arrived: all, retries: 2, wantSendOK: true,
+			name: "connection reset mid-body retryable", setup: func(s *forwardtest.HECServer) { s.ResetConnection(2) },
+			failed: map[string][]string{relaykit.ReasonSinkError: all}, requests: 1,
 		},
 		{
-			name:    "slow response times out and is retried",
-			cfg:     func(c *forward.HECConfig) { c.Delivery.RequestTimeout = 100 * time.Millisecond },
-			setup:   func(s *forwardtest.HECServer) { s.Slow(1, time.Minute) },
-			arrived: all, retries: 1, requests: 2, wantSendOK: true,
+			name:   "slow response times out: retryable",
+			cfg:    func(c *forward.HECConfig) { c.HTTP.RequestTimeout = 100 * time.Millisecond },
+			setup:  func(s *forwardtest.HECServer) { s.Slow(1, time.Minute) },
+			failed: map[string][]string{relaykit.ReasonSinkError: all}, requests: 1,
 		},
 		{
-			name: "retries exhausted", setup: func(s *forwardtest.HECServer) { s.Busy(100) },
-			failed: map[string][]string{forward.ReasonRetriesExhausted: all}, retries: 4, requests: 5, wantSendOK: true,
-		},
-		{
-			name:  "retries exhausted around a locally rejected event",
-			cfg:   func(c *forward.HECConfig) { c.Delivery.MaxEventBytes = 200 },
+			name:  "busy around a locally rejected event",
+			cfg:   func(c *forward.HECConfig) { c.HTTP.MaxEventBytes = 200 },
 			setup: func(s *forwardtest.HECServer) { s.Busy(100) },
 			batch: func() []relaykit.Event {
 				b := batchOf(all...)
@@ -318,18 +282,18 @@ func TestHECScenarios(t *testing.T) {
 				return b
 			},
 			failed: map[string][]string{
-				forward.ReasonTooLarge:         {strings.Repeat("y", 300)},
-				forward.ReasonRetriesExhausted: without(all, "ev-005"),
+				relaykit.ReasonTooLarge:  {strings.Repeat("y", 300)},
+				relaykit.ReasonSinkError: without(all, "ev-005"),
 			},
-			retries: 4, requests: 5, wantSendOK: true,
+			requests: 1,
 		},
 		{
-			name: "invalid token is fatal, not retried", cfg: func(c *forward.HECConfig) { c.Token = "wrong" },
-			failed: map[string][]string{forward.ReasonUnauthorized: all}, requests: 0, wantSendOK: true,
+			name: "invalid token is permanent", cfg: func(c *forward.HECConfig) { c.Token = "wrong" },
+			failed: map[string][]string{relaykit.ReasonUnauthorized: all}, permanent: true, requests: 0,
 		},
 		{
-			name: "disabled token is fatal", setup: func(s *forwardtest.HECServer) { s.DisableToken(true) },
-			failed: map[string][]string{forward.ReasonUnauthorized: all}, wantSendOK: true,
+			name: "disabled token is permanent", setup: func(s *forwardtest.HECServer) { s.DisableToken(true) },
+			failed: map[string][]string{relaykit.ReasonUnauthorized: all}, permanent: true,
 		},
 		{
 			name:   "incorrect index rejects that index only",
@@ -346,49 +310,48 @@ func TestHECScenarios(t *testing.T) {
 			},
 			arrived: without(all, "ev-001", "ev-004", "ev-007"),
 			// invalid-event-number 1 is ambiguous for code 7 (see
-			// TestHECIncorrectIndexNumbering): ev-000 is handed over too,
+			// TestHECIncorrectIndexNumbering): ev-000 is reported too,
 			// a duplicate of an indexed event rather than a risk of loss.
-			failed:   map[string][]string{forward.ReasonRejected: {"ev-000", "ev-001", "ev-004", "ev-007"}},
-			requests: 3, uncounted: 1, wantSendOK: true,
+			failed:    map[string][]string{relaykit.ReasonRejected: {"ev-000", "ev-001", "ev-004", "ev-007"}},
+			permanent: true, requests: 3, uncounted: 1,
 		},
 		{
 			name: "event over MaxEventBytes is too large",
-			cfg:  func(c *forward.HECConfig) { c.Delivery.MaxEventBytes = 200 },
+			cfg:  func(c *forward.HECConfig) { c.HTTP.MaxEventBytes = 200 },
 			batch: func() []relaykit.Event {
 				b := batchOf(all...)
 				b[5].Raw = bytes.Repeat([]byte("x"), 300)
 				return b
 			},
-			arrived: without(all, "ev-005"), failed: map[string][]string{forward.ReasonTooLarge: {strings.Repeat("x", 300)}},
-			requests: 1, wantSendOK: true,
+			arrived: without(all, "ev-005"), failed: map[string][]string{relaykit.ReasonTooLarge: {strings.Repeat("x", 300)}},
+			permanent: true, requests: 1,
 		},
 		{
 			name:    "empty message rejected locally",
 			batch:   func() []relaykit.Event { b := batchOf(all...); b[2].Raw = nil; return b },
-			arrived: without(all, "ev-002"), failed: map[string][]string{forward.ReasonRejected: {""}},
-			requests: 1, wantSendOK: true,
+			arrived: without(all, "ev-002"), failed: map[string][]string{relaykit.ReasonRejected: {""}},
+			permanent: true, requests: 1,
 		},
 		{
 			name:    "small MaxRequestBytes splits into requests",
-			cfg:     func(c *forward.HECConfig) { c.Delivery.MaxRequestBytes = 150 },
-			arrived: all, requests: 4, wantSendOK: true, // 3 events of 40 bytes per request
+			cfg:     func(c *forward.HECConfig) { c.HTTP.MaxRequestBytes = 150 },
+			arrived: all, requests: 4, // 3 events of 40 bytes per request
 		},
 		{
-			name:   "indexer ack lost: resent after AckTimeout",
+			name:   "indexer ack lost: retryable after AckTimeout",
 			server: forwardtest.HECServerConfig{Ack: true},
 			cfg: func(c *forward.HECConfig) {
 				c.Ack, c.AckTimeout, c.AckPollInterval = true, 50*time.Millisecond, time.Millisecond
 			},
-			setup:   func(s *forwardtest.HECServer) { s.LoseAcks(1) },
-			arrived: all, retries: 1, requests: 2, wantSendOK: true,
+			setup:  func(s *forwardtest.HECServer) { s.LoseAcks(1) },
+			failed: map[string][]string{relaykit.ReasonSinkError: all}, requests: 1,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := forwardtest.NewHECServer(t, tt.server)
 			var fl failures
-			cfg := forward.HECConfig{URL: srv.URL, Token: srv.Token(),
-				Delivery: forward.DeliveryConfig{Retry: fastRetry(), OnFailure: fl.handle, Concurrency: 1}}
+			cfg := forward.HECConfig{URL: srv.URL, Token: srv.Token(), HTTP: forward.HTTPConfig{Concurrency: 1}}
 			if tt.cfg != nil {
 				tt.cfg(&cfg)
 			}
@@ -402,9 +365,11 @@ func TestHECScenarios(t *testing.T) {
 			if tt.batch != nil {
 				batch = tt.batch()
 			}
-			err = h.Send(t.Context(), batch)
-			if tt.wantSendOK {
+			err = fl.send(t, h, batch)
+			if tt.failed == nil {
 				require.NoError(t, err)
+			} else {
+				require.Error(t, err)
 			}
 			got := srv.Messages()
 			wantCounts := countsOf(tt.arrived)
@@ -417,9 +382,18 @@ func TestHECScenarios(t *testing.T) {
 			for _, v := range gotFailed {
 				sort.Strings(v)
 			}
-			assert.Equal(t, wantFailed, gotFailed, "failure handler")
+			assert.Equal(t, wantFailed, gotFailed, "reported undelivered")
+			for _, ms := range wantFailed {
+				for _, m := range ms {
+					if tt.failed[relaykit.ReasonTooLarge] != nil && slices.Contains(tt.failed[relaykit.ReasonTooLarge], m) {
+						assert.True(t, fl.perm[m], "%s: too large is permanent", m)
+						continue
+					}
+					assert.Equal(t, tt.permanent, fl.perm[m], "%s: permanent", m)
+					assert.Equal(t, []int64{int64(tt.after)}, fl.after[m], "%s: RetryAfter", m)
+				}
+			}
 			st := h.Stats()
-			assert.Equal(t, tt.retries, st.Retries, "retries")
 			assert.Equal(t, tt.splits, st.Splits, "splits")
 			assert.Equal(t, int64(len(tt.arrived)-tt.uncounted), st.EventsSent, "EventsSent")
 			assert.Zero(t, st.InFlight)
@@ -439,10 +413,9 @@ func TestHECScenarios(t *testing.T) {
 	}
 }
 
-func TestHECWithoutFailureFuncReturnsSendError(t *testing.T) {
+func TestHECReportsSendError(t *testing.T) {
 	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
-	h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(),
-		Delivery: forward.DeliveryConfig{Retry: fastRetry()}})
+	h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token()})
 	require.NoError(t, err)
 	defer h.Close()
 	srv.RejectEvent(1)
@@ -454,7 +427,7 @@ func TestHECWithoutFailureFuncReturnsSendError(t *testing.T) {
 	assert.False(t, se.Retryable)
 	assert.Contains(t, err.Error(), "Invalid data format")
 	assert.Equal(t, map[string]int{"a": 1, "c": 1}, srv.Counts())
-	assert.Equal(t, int64(1), h.Stats().EventsFailed[forward.ReasonRejected])
+	assert.Equal(t, int64(1), h.Stats().EventsFailed[relaykit.ReasonRejected])
 	// The error says exactly which event was not delivered, and that
 	// sending it again cannot succeed.
 	var be *relaykit.BatchError
@@ -463,17 +436,16 @@ func TestHECWithoutFailureFuncReturnsSendError(t *testing.T) {
 	assert.Equal(t, 1, be.Failed[0].From)
 	assert.Equal(t, 2, be.Failed[0].To)
 	assert.True(t, be.Failed[0].Permanent)
-	assert.Equal(t, forward.ReasonRejected, be.Failed[0].Reason)
+	assert.Equal(t, relaykit.ReasonRejected, be.Failed[0].Reason)
 }
 
-// TestHECBatchErrorRuns: without a failure handler, Send reports every
-// undelivered run of a batch split over several requests, in batch order,
-// with retryable and permanent runs told apart.
+// TestHECBatchErrorRuns: Send reports every undelivered run of a batch
+// split over several requests, in batch order, with retryable and
+// permanent runs told apart.
 func TestHECBatchErrorRuns(t *testing.T) {
 	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
 	h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(),
-		Delivery: forward.DeliveryConfig{Concurrency: 1, MaxEventBytes: 64, MaxRequestBytes: 400,
-			Retry: forward.RetryConfig{MaxAttempts: 1}}})
+		HTTP: forward.HTTPConfig{Concurrency: 1, MaxEventBytes: 64, MaxRequestBytes: 400}})
 	require.NoError(t, err)
 	defer h.Close()
 	batch := batchOf("e0", "e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8", "e9")
@@ -515,13 +487,14 @@ func TestHECUnauthorizedLoggedOnce(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var fl failures
 	h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: "wrong-token-s3cr3t",
-		Delivery: forward.DeliveryConfig{Retry: fastRetry(), OnFailure: fl.handle, Logger: logger}})
+		HTTP: forward.HTTPConfig{Logger: logger}})
 	require.NoError(t, err)
 	defer h.Close()
 	for range 3 {
-		require.NoError(t, h.Send(t.Context(), batchOf("a")))
+		require.Error(t, fl.send(t, h, batchOf("a")))
 	}
-	assert.Len(t, fl.get()[forward.ReasonUnauthorized], 3)
+	assert.Len(t, fl.get()[relaykit.ReasonUnauthorized], 3)
+	assert.True(t, fl.perm["a"], "unauthorized is permanent")
 	mu.Lock()
 	out := logs.String()
 	mu.Unlock()
@@ -550,31 +523,38 @@ func TestHECSecretsNeverLeak(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	record := func(v ...any) { _, _ = fmt.Fprintln(w, v...) }
 	cfg := forward.HECConfig{URL: srv.URL, Token: token, Ack: true, AckTimeout: 20 * time.Millisecond, AckPollInterval: time.Millisecond,
-		Delivery: forward.DeliveryConfig{
-			Retry:     forward.RetryConfig{MaxAttempts: 2, InitialBackoff: time.Millisecond},
-			Logger:    logger,
-			OnFailure: func(_ context.Context, f forward.Failure) { record(f.Err, fmt.Sprintf("%+v %#v", f, f.Err)) },
+		HTTP: forward.HTTPConfig{
+			Logger: logger,
 			Hooks: forward.Hooks{
 				OnSendError: func(d string, err error) { record(d, err, fmt.Sprintf("%#v", err)) },
-				OnRetry:     func(d string, a int, w time.Duration) { record(d, a, w) },
 				OnSend:      func(d string, n, b int, took time.Duration) { record(d, n, b, took) },
 			},
 		}}
 	h, err := forward.NewHEC(cfg)
 	require.NoError(t, err)
 	defer h.Close()
+	send := func(ctx context.Context, b []relaykit.Event) {
+		err := h.Send(ctx, b)
+		record(err)
+		var be *relaykit.BatchError
+		if errors.As(err, &be) {
+			for _, f := range be.Failed {
+				record(fmt.Sprintf("%+v %#v", f, f.Err))
+			}
+		}
+	}
 	srv.Busy(1)
 	srv.RejectEvent(0)
 	srv.Fail(1, forwardtest.HECInvalidToken)
 	for range 4 {
-		record(h.Send(t.Context(), batchOf("a", "b")))
+		send(t.Context(), batchOf("a", "b"))
 	}
 	// Without Ack on the server, acknowledgement fails too.
 	srv.DisableToken(true)
-	record(h.Send(t.Context(), batchOf("c")))
+	send(t.Context(), batchOf("c"))
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	record(h.Send(ctx, batchOf("d")))
+	send(ctx, batchOf("d"))
 	record(fmt.Sprintf("%+v", h.Stats()))
 	_, err = forward.NewHEC(forward.HECConfig{URL: "ftp://x", Token: token})
 	record(err)
@@ -596,15 +576,14 @@ func TestNewHECInvalidConfig(t *testing.T) {
 		{"credentials in URL", forward.HECConfig{URL: "http://u:p@h", Token: "t"}},
 		{"no token", forward.HECConfig{URL: "http://h"}},
 		{"newline in token", forward.HECConfig{URL: "http://h", Token: "a\nb"}},
-		{"negative concurrency", forward.HECConfig{URL: "http://h", Token: "t", Delivery: forward.DeliveryConfig{Concurrency: -1}}},
-		{"gzip level", forward.HECConfig{URL: "http://h", Token: "t", Delivery: forward.DeliveryConfig{GzipLevel: 10}}},
-		{"client and TLS", forward.HECConfig{URL: "http://h", Token: "t", Delivery: forward.DeliveryConfig{
+		{"negative concurrency", forward.HECConfig{URL: "http://h", Token: "t", HTTP: forward.HTTPConfig{Concurrency: -1}}},
+		{"gzip level", forward.HECConfig{URL: "http://h", Token: "t", HTTP: forward.HTTPConfig{GzipLevel: 10}}},
+		{"client and TLS", forward.HECConfig{URL: "http://h", Token: "t", HTTP: forward.HTTPConfig{
 			HTTPClient: &http.Client{}, TLS: forward.TLSConfig{ServerName: "x"}}}},
-		{"bad CA", forward.HECConfig{URL: "http://h", Token: "t", Delivery: forward.DeliveryConfig{
+		{"bad CA", forward.HECConfig{URL: "http://h", Token: "t", HTTP: forward.HTTPConfig{
 			TLS: forward.TLSConfig{CAPEM: []byte("not pem")}}}},
 		{"MessageKey without EventObject", forward.HECConfig{URL: "http://h", Token: "t", MessageKey: "m"}},
-		{"negative retries", forward.HECConfig{URL: "http://h", Token: "t", Delivery: forward.DeliveryConfig{
-			Retry: forward.RetryConfig{MaxAttempts: -1}}}},
+		{"negative timeout", forward.HECConfig{URL: "http://h", Token: "t", HTTP: forward.HTTPConfig{RequestTimeout: -1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -619,15 +598,14 @@ func TestHECTLS(t *testing.T) {
 	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{TLS: true})
 	t.Run("trusted CA", func(t *testing.T) {
 		h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(),
-			Delivery: forward.DeliveryConfig{TLS: forward.TLSConfig{CAPEM: srv.Certificate()}}})
+			HTTP: forward.HTTPConfig{TLS: forward.TLSConfig{CAPEM: srv.Certificate()}}})
 		require.NoError(t, err)
 		defer h.Close()
 		require.NoError(t, h.Send(t.Context(), batchOf("tls-ok")))
 		assert.Equal(t, 1, srv.Counts()["tls-ok"])
 	})
 	t.Run("unknown CA fails", func(t *testing.T) {
-		h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(),
-			Delivery: forward.DeliveryConfig{Retry: forward.RetryConfig{MaxAttempts: 1}}})
+		h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token()})
 		require.NoError(t, err)
 		defer h.Close()
 		err = h.Send(t.Context(), batchOf("tls-bad"))
@@ -638,7 +616,7 @@ func TestHECTLS(t *testing.T) {
 	})
 	t.Run("dangerous skip verify", func(t *testing.T) {
 		h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(),
-			Delivery: forward.DeliveryConfig{TLS: forward.TLSConfig{DangerousInsecureSkipVerify: true}}})
+			HTTP: forward.HTTPConfig{TLS: forward.TLSConfig{DangerousInsecureSkipVerify: true}}})
 		require.NoError(t, err)
 		defer h.Close()
 		require.NoError(t, h.Send(t.Context(), batchOf("tls-skip")))
@@ -650,15 +628,15 @@ func TestHECHealthCheckBlocksSending(t *testing.T) {
 	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
 	srv.SetUnhealthy(forwardtest.HECUnhealthyQueuesFull)
 	var fl failures
-	h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(),
-		Delivery: forward.DeliveryConfig{OnFailure: fl.handle,
-			Retry: forward.RetryConfig{MaxAttempts: 3, InitialBackoff: time.Millisecond}}})
+	h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token()})
 	require.NoError(t, err)
 	defer h.Close()
-	require.NoError(t, h.Send(t.Context(), batchOf("a", "b")))
+	for range 3 {
+		require.Error(t, fl.send(t, h, batchOf("a", "b")))
+	}
 	assert.Zero(t, srv.Requests(), "no data sent to an unhealthy HEC")
-	assert.Equal(t, 3, srv.HealthChecks())
-	assert.Equal(t, []string{"a", "b"}, fl.get()[forward.ReasonRetriesExhausted])
+	assert.Equal(t, 3, srv.HealthChecks(), "one health check per Send")
+	assert.Len(t, fl.get()[relaykit.ReasonSinkError], 6, "retryable")
 
 	srv.SetUnhealthy(0)
 	require.NoError(t, h.Send(t.Context(), batchOf("c")))
@@ -666,6 +644,11 @@ func TestHECHealthCheckBlocksSending(t *testing.T) {
 	// Healthy now: the next send does not check again.
 	require.NoError(t, h.Send(t.Context(), batchOf("d")))
 	assert.Equal(t, 4, srv.HealthChecks())
+	// A retryable failure makes the next Send check again.
+	srv.Busy(1)
+	require.Error(t, fl.send(t, h, batchOf("e")))
+	require.NoError(t, h.Send(t.Context(), batchOf("e")))
+	assert.Equal(t, 5, srv.HealthChecks())
 }
 
 func TestHECSuppliedClient(t *testing.T) {
@@ -679,7 +662,7 @@ func TestHECSuppliedClient(t *testing.T) {
 	}))
 	defer ts.Close()
 	h, err := forward.NewHEC(forward.HECConfig{URL: ts.URL, Token: "abc", DisableHealthCheck: true,
-		Channel: "11111111-2222-3333-4444-555555555555", Delivery: forward.DeliveryConfig{HTTPClient: ts.Client()}})
+		Channel: "11111111-2222-3333-4444-555555555555", HTTP: forward.HTTPConfig{HTTPClient: ts.Client()}})
 	require.NoError(t, err)
 	require.NoError(t, h.Send(t.Context(), batchOf("x")))
 	mu.Lock()
@@ -689,21 +672,26 @@ func TestHECSuppliedClient(t *testing.T) {
 	assert.Equal(t, "11111111-2222-3333-4444-555555555555", got.Get("X-Splunk-Request-Channel"))
 }
 
-func TestHECCancelledDuringBackoff(t *testing.T) {
+func TestHECCancelledDuringRequest(t *testing.T) {
 	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
-	srv.Busy(1000)
-	var fl failures
+	srv.Slow(1, time.Minute)
 	ctx, cancel := context.WithCancel(t.Context())
-	h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(),
-		Delivery: forward.DeliveryConfig{OnFailure: fl.handle, Hooks: forward.Hooks{
-			OnRetry: func(string, int, time.Duration) { cancel() },
-		}}})
+	h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(), DisableHealthCheck: true})
 	require.NoError(t, err)
 	defer h.Close()
-	err = h.Send(ctx, batchOf("a", "b"))
+	go func() {
+		for srv.Requests() == 0 {
+			time.Sleep(time.Millisecond) // polling the server, an external effect
+		}
+		cancel()
+	}()
+	var fl failures
+	b := batchOf("a", "b")
+	err = fl.add(t, b, h.Send(ctx, b))
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, context.Canceled))
-	assert.Equal(t, []string{"a", "b"}, fl.get()[forward.ReasonShutdown])
+	assert.Equal(t, []string{"a", "b"}, fl.get()[relaykit.ReasonShutdown])
+	assert.False(t, fl.perm["a"], "retryable")
 }
 
 // TestHECIncorrectIndexNumbering checks both readings of
@@ -752,7 +740,7 @@ func TestHECIncorrectIndexNumbering(t *testing.T) {
 				defer ts.Close()
 				var fl failures
 				h, err := forward.NewHEC(forward.HECConfig{URL: ts.URL, Token: "t", DisableHealthCheck: true,
-					Delivery: forward.DeliveryConfig{DisableGzip: true, OnFailure: fl.handle}})
+					HTTP: forward.HTTPConfig{DisableGzip: true}})
 				require.NoError(t, err)
 				defer h.Close()
 				b := batchOf(tt.batch...)
@@ -764,18 +752,18 @@ func TestHECIncorrectIndexNumbering(t *testing.T) {
 						rejected = append(rejected, string(b[i].Raw))
 					}
 				}
-				require.NoError(t, h.Send(t.Context(), b))
+				_ = fl.send(t, h, b)
 				mu.Lock()
 				defer mu.Unlock()
 				// Every event for main indexed exactly once, in order; every
 				// event for secret rejected exactly once; any other event
-				// handed to OnFailure was also indexed (a duplicate when the
+				// reported rejected was also indexed (a duplicate when the
 				// numbering was ambiguous), never lost.
 				assert.Equal(t, tt.indexed, indexed)
 				failed := fl.get()
 				assert.Len(t, failed, 1)
 				var secret []string
-				for _, m := range failed[forward.ReasonRejected] {
+				for _, m := range failed[relaykit.ReasonRejected] {
 					if m[0] == 's' {
 						secret = append(secret, m)
 					} else {

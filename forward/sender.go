@@ -3,7 +3,7 @@ package forward
 // Design of the sender core (shared by every HTTP sink: HEC, Sentinel).
 //
 // A sink describes its wire protocol in a [protocol] value and gets a
-// *sender from newSender(kind, DeliveryConfig, protocol, maxReq, maxEvent).
+// *sender from newSender(kind, HTTPConfig, protocol, maxReq, maxEvent).
 // Its Send method is then just s.send(ctx, batch), and Stats is
 // s.stats(), Close is s.close().
 //
@@ -12,41 +12,42 @@ package forward
 //   - prefix, separator, suffix: framing of one request body. HEC:
 //     nil/nil/nil (concatenated objects); Sentinel: "[", ",", "]".
 //   - encode: append ONE event to dst (append style, no allocation). An
-//     error sends that event to OnFailure with ReasonRejected.
+//     error reports that event as permanently failed, ReasonRejected.
 //   - reject (optional): called before encoding each event (and again for
-//     events re-sent after a partial accept); a non-nil error sends the
-//     event to OnFailure with ReasonRejected without sending it (HEC:
-//     indexes the destination refused).
+//     events re-sent after a partial accept); a non-nil error reports the
+//     event as ReasonRejected without sending it (HEC: indexes the
+//     destination refused).
 //   - prepare (optional): set per-request headers (auth, channel, request
-//     id) on the *http.Request; req.Context() is the attempt's context. An
-//     error counts as a retryable failure of the attempt.
-//   - classify: turn a response (status, header, body ≤ 64 KiB, events in
-//     the request, attempt number, access to the request's events) into a
-//     verdict: OK (with optional ackID), Retry (with retryAfter), Reauth
-//     (retry at once, once per request, then fatal ReasonUnauthorized:
-//     Sentinel's 401), Split (413: halve; one event → ReasonTooLarge),
-//     Fatal (whole request → OnFailure with reason), Partial (events
-//     [0,index) accepted, event index → OnFailure with reason, the rest
-//     re-sent). classifyHTTP gives the generic mapping by status.
+//     id) on the *http.Request; req.Context() is the request's context. An
+//     error counts as a retryable failure of the request.
+//   - classify: turn a response (status, header, body <= 64 KiB, events in
+//     the request, access to the request's events) into a verdict: OK
+//     (with optional ackID), Retry (with retryAfter: reported retryable),
+//     Reauth (send again at once, once per request, then permanent
+//     ReasonUnauthorized: Sentinel's 401), Split (413: halve; one event ->
+//     ReasonTooLarge), Fatal (whole request permanent with reason),
+//     Partial (events [0,index) accepted, event index permanent with
+//     reason, the rest sent on). classifyHTTP gives the generic mapping by
+//     status.
 //   - confirm (optional): called after an OK verdict that carries an
 //     ackID >= 0; it may block (HEC indexer acknowledgement) and returns
-//     OK, or Retry to re-send the same body.
-//   - health (optional): checked before the first request and before every
-//     retry once a retryable failure was seen; an error counts as a failed
-//     attempt (backoff, budget) without sending data.
+//     OK, or Retry when the acknowledgement did not come in time.
+//   - health (optional): checked before the first request and before the
+//     next one after a retryable failure; an error fails the request as
+//     retryable without sending data.
 //
 // The core encodes a batch into pooled request buffers, splitting at
 // MaxRequestBytes (uncompressed, framing included) and refusing events over
 // MaxEventBytes (ReasonTooLarge); gzips each request once with a pooled
-// klauspost writer (AppendGzip); sends up to Concurrency requests at once (a semaphore
-// shared by all Send calls; Send waits for its own requests); retries with
-// full-jitter exponential backoff or the destination's Retry-After, bounded
-// by MaxAttempts and MaxElapsed; hands every undelivered event to OnFailure
-// exactly once with a Reason; counts everything in Stats. Send returns nil
-// when every event was delivered or handed to OnFailure, an error wrapping
-// ctx.Err() when ctx ended (the rest went to OnFailure as ReasonShutdown),
-// and without OnFailure a *relaykit.BatchError listing every undelivered
-// run with its reason (rejected and too-large runs marked Permanent).
+// klauspost writer (AppendGzip); sends up to Concurrency requests at once
+// (a semaphore shared by all Send calls; Send waits for its own requests);
+// makes ONE attempt per request: what fails is reported, never retried
+// here (the retry loop is delivery.Queue's). Only protocol steps send a
+// request's events again: a 413 split, Sentinel's re-authentication, the
+// rest of an HEC request after a partial accept. Send returns nil when
+// every event was delivered, else a *relaykit.BatchError listing every
+// undelivered run with its reason (permanent, or retryable with the
+// destination's RetryAfter), wrapped with ctx.Err() when ctx ended.
 
 import (
 	"bytes"
@@ -96,7 +97,7 @@ const (
 // verdict is what classify (and confirm) return.
 type verdict struct {
 	outcome    outcome
-	retryAfter time.Duration // outcomeRetry: wait asked by the destination; 0 = backoff
+	retryAfter time.Duration // outcomeRetry: wait asked by the destination, or 0
 	reason     string        // outcomeFatal, outcomePartial: a Reason constant
 	index      int           // outcomePartial: the rejected event, 0-based within the request
 	code       int           // destination code for SendError.Code, or -1
@@ -107,11 +108,10 @@ type verdict struct {
 
 // response is what classify sees of one HTTP response.
 type response struct {
-	Status  int
-	Header  http.Header
-	Body    []byte // at most maxResponseBody bytes; valid only during classify/confirm
-	Events  int    // number of events in the request
-	Attempt int    // 1 for the first attempt of this request
+	Status int
+	Header http.Header
+	Body   []byte // at most maxResponseBody bytes; valid only during classify/confirm
+	Events int    // number of events in the request
 
 	req   *request
 	batch []relaykit.Event
@@ -123,8 +123,8 @@ func (r *response) Event(i int) *relaykit.Event { return &r.batch[r.req.idx[i]] 
 const maxResponseBody = 64 << 10
 
 // classifyHTTP is the generic mapping by HTTP status: 2xx OK; 408, 429 and
-// 5xx retry (honouring Retry-After); 413 split; 401 and 403 unauthorized;
-// any other status rejected.
+// 5xx retryable (with the Retry-After the response names); 413 split; 401
+// and 403 unauthorized; any other status rejected.
 func classifyHTTP(r *response) verdict {
 	v := verdict{code: -1, ackID: -1}
 	switch s := r.Status; {
@@ -137,9 +137,9 @@ func classifyHTTP(r *response) verdict {
 	case s == http.StatusRequestEntityTooLarge:
 		v.outcome = outcomeSplit
 	case s == http.StatusUnauthorized, s == http.StatusForbidden:
-		v.outcome, v.reason = outcomeFatal, ReasonUnauthorized
+		v.outcome, v.reason = outcomeFatal, relaykit.ReasonUnauthorized
 	default:
-		v.outcome, v.reason = outcomeFatal, ReasonRejected
+		v.outcome, v.reason = outcomeFatal, relaykit.ReasonRejected
 	}
 	v.err = errors.New(http.StatusText(r.Status))
 	return v
@@ -160,7 +160,7 @@ type request struct {
 // sender is the core; see the design note. Safe for concurrent use.
 type sender struct {
 	dest   string
-	cfg    DeliveryConfig
+	cfg    HTTPConfig
 	p      protocol
 	client *http.Client
 	owned  bool // client built by us: close idle connections on close
@@ -172,7 +172,7 @@ type sender struct {
 	unhealthy    atomic.Bool // a retryable failure was seen: check health before sending
 }
 
-func newSender(kind string, cfg DeliveryConfig, p protocol, maxReq, maxEvent int) (*sender, error) {
+func newSender(kind string, cfg HTTPConfig, p protocol, maxReq, maxEvent int) (*sender, error) {
 	cfg, err := cfg.withDefaults(kind, maxReq, maxEvent)
 	if err != nil {
 		return nil, err
@@ -250,7 +250,7 @@ type batchState struct {
 	batch []relaykit.Event
 	wg    sync.WaitGroup
 	mu    sync.Mutex
-	// failed lists the undelivered runs when there is no OnFailure.
+	// failed lists the undelivered runs.
 	failed []relaykit.FailedRange
 }
 
@@ -267,12 +267,12 @@ func (s *sender) send(ctx context.Context, batch []relaykit.Event) error {
 	for i := range batch {
 		e := &batch[i]
 		if err := ctx.Err(); err != nil {
-			s.failRange(ctx, st, i, len(batch), ReasonShutdown, err)
+			s.failRange(st, i, len(batch), relaykit.ReasonShutdown, err)
 			break
 		}
 		if s.p.reject != nil {
 			if err := s.p.reject(e); err != nil {
-				s.failOne(ctx, st, i, ReasonRejected, err)
+				s.failOne(st, i, relaykit.ReasonRejected, err)
 				continue
 			}
 		}
@@ -287,13 +287,13 @@ func (s *sender) send(ctx context.Context, batch []relaykit.Event) error {
 		r.raw, err = s.p.encode(r.raw, e)
 		if err != nil {
 			r.raw = r.raw[:mark]
-			s.failOne(ctx, st, i, ReasonRejected, err)
+			s.failOne(st, i, relaykit.ReasonRejected, err)
 			continue
 		}
 		n := len(r.raw) - start
 		if n > s.cfg.MaxEventBytes || len(s.p.prefix)+n+len(s.p.suffix) > s.cfg.MaxRequestBytes {
 			r.raw = r.raw[:mark]
-			s.failOne(ctx, st, i, ReasonTooLarge,
+			s.failOne(st, i, relaykit.ReasonTooLarge,
 				fmt.Errorf("event of %d bytes exceeds the limit of %d", n, min(s.cfg.MaxEventBytes, s.cfg.MaxRequestBytes-len(s.p.prefix)-len(s.p.suffix))))
 			continue
 		}
@@ -309,10 +309,10 @@ func (s *sender) send(ctx context.Context, batch []relaykit.Event) error {
 		scratch.raw = append(scratch.raw[:0], r.raw[start:]...)
 		r.raw = r.raw[:mark]
 		if err := s.dispatch(ctx, st, r); err != nil {
-			s.failRequest(ctx, st, r, 0, ReasonShutdown, err)
+			s.failRequest(st, r, 0, relaykit.ReasonShutdown, err)
 			s.putRequest(r)
 			r = nil
-			s.failRange(ctx, st, i, len(batch), ReasonShutdown, err)
+			s.failRange(st, i, len(batch), relaykit.ReasonShutdown, err)
 			break
 		}
 		r = s.getRequest()
@@ -324,7 +324,7 @@ func (s *sender) send(ctx context.Context, batch []relaykit.Event) error {
 	if r != nil {
 		if len(r.spans) > 0 {
 			if err := s.dispatch(ctx, st, r); err != nil {
-				s.failRequest(ctx, st, r, 0, ReasonShutdown, err)
+				s.failRequest(st, r, 0, relaykit.ReasonShutdown, err)
 				s.putRequest(r)
 			}
 		} else {
@@ -332,13 +332,14 @@ func (s *sender) send(ctx context.Context, batch []relaykit.Event) error {
 		}
 	}
 	st.wg.Wait()
-	if err := ctx.Err(); err != nil {
-		if s.cfg.OnFailure == nil && len(st.failed) > 0 {
-			return fmt.Errorf("forward: send to %s: %w (%w)", s.dest, err, st.batchErr())
-		}
-		return &SendError{Destination: s.dest, Code: -1, Err: err}
+	if len(st.failed) == 0 {
+		return nil
 	}
-	return st.batchErr()
+	be := st.batchErr()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("forward: send to %s: %w (%w)", s.dest, err, be)
+	}
+	return be
 }
 
 // dispatch starts delivering r on its own goroutine once a concurrency slot
@@ -372,13 +373,13 @@ func (s *sender) seal(r *request) []byte {
 func (s *sender) unseal(r *request) { r.raw = r.raw[:len(r.raw)-len(s.p.suffix)] }
 
 // rebuild returns a new request holding events [from, to) of r, skipping
-// those the protocol now rejects (which go to OnFailure).
-func (s *sender) rebuild(ctx context.Context, st *batchState, r *request, from, to int) *request {
+// those the protocol now rejects (which are reported rejected).
+func (s *sender) rebuild(st *batchState, r *request, from, to int) *request {
 	n := s.getRequest()
 	for j := from; j < to; j++ {
 		if s.p.reject != nil {
 			if err := s.p.reject(&st.batch[r.idx[j]]); err != nil {
-				s.failOne(ctx, st, int(r.idx[j]), ReasonRejected, err)
+				s.failOne(st, int(r.idx[j]), relaykit.ReasonRejected, err)
 				continue
 			}
 		}
@@ -388,8 +389,10 @@ func (s *sender) rebuild(ctx context.Context, st *batchState, r *request, from, 
 	return n
 }
 
-// deliver sends r until it is accepted or given up, then returns it to the
-// pool. Every event of r ends up counted as sent or failed.
+// deliver sends r once and returns it to the pool. Every event of r ends
+// up counted as sent or reported failed. Only protocol steps send events
+// of r again: the halves after a 413, the request after a
+// re-authentication, the rest after a partial accept.
 func (s *sender) deliver(ctx context.Context, st *batchState, r *request) {
 	defer func() {
 		if r != nil {
@@ -397,21 +400,25 @@ func (s *sender) deliver(ctx context.Context, st *batchState, r *request) {
 		}
 	}()
 	wire := s.seal(r)
-	began := time.Now()
-	attempt, reauthed := 0, false
+	reauthed := false
 	for {
-		attempt++
 		var v verdict
 		var took time.Duration
+		healthy := true
 		if s.p.health != nil && s.unhealthy.Load() {
 			if err := s.p.health(ctx); err != nil {
+				healthy = false
 				v = verdict{outcome: outcomeRetry, code: -1, ackID: -1, err: fmt.Errorf("health check: %w", err)}
+				var se *SendError
+				if errors.As(err, &se) {
+					v.retryAfter = se.RetryAfter
+				}
 			} else {
 				s.unhealthy.Store(false)
 			}
 		}
-		if v.err == nil {
-			v, took = s.attempt(ctx, st, r, wire, attempt)
+		if healthy {
+			v, took = s.attempt(ctx, st, r, wire)
 		}
 		switch v.outcome {
 		case outcomeOK:
@@ -422,21 +429,21 @@ func (s *sender) deliver(ctx context.Context, st *batchState, r *request) {
 				reauthed = true
 				continue
 			}
-			v.reason = ReasonUnauthorized
+			v.reason = relaykit.ReasonUnauthorized
 			fallthrough
 		case outcomeFatal:
 			s.reportFatal(v)
-			s.failRequest(ctx, st, r, 0, v.reason, s.sendErr(v, false))
+			s.failRequest(st, r, 0, v.reason, s.sendErr(v, false))
 			return
 		case outcomeSplit:
 			s.unseal(r)
 			if len(r.spans) == 1 {
-				s.failRequest(ctx, st, r, 0, ReasonTooLarge, s.sendErr(v, false))
+				s.failRequest(st, r, 0, relaykit.ReasonTooLarge, s.sendErr(v, false))
 				return
 			}
 			s.c.splits.Add(1)
 			half := len(r.spans) / 2
-			a, b := s.rebuild(ctx, st, r, 0, half), s.rebuild(ctx, st, r, half, len(r.spans))
+			a, b := s.rebuild(st, r, 0, half), s.rebuild(st, r, half, len(r.spans))
 			s.putRequest(r)
 			r = nil
 			for _, q := range []*request{a, b} {
@@ -444,7 +451,7 @@ func (s *sender) deliver(ctx context.Context, st *batchState, r *request) {
 					s.deliver(ctx, st, q)
 				} else {
 					if len(q.spans) > 0 {
-						s.failRequest(ctx, st, q, 0, ReasonShutdown, ctx.Err())
+						s.failRequest(st, q, 0, relaykit.ReasonShutdown, ctx.Err())
 					}
 					s.putRequest(q)
 				}
@@ -453,50 +460,43 @@ func (s *sender) deliver(ctx context.Context, st *batchState, r *request) {
 		case outcomePartial:
 			k := v.index
 			if k < 0 || k >= len(r.spans) {
-				s.failRequest(ctx, st, r, 0, v.reason, s.sendErr(v, false))
+				s.failRequest(st, r, 0, v.reason, s.sendErr(v, false))
 				return
 			}
 			s.unseal(r)
 			s.accepted(r, 0, k, took)
-			s.failOne(ctx, st, int(r.idx[k]), v.reason, s.sendErr(v, false))
-			rest := s.rebuild(ctx, st, r, k+1, len(r.spans))
+			s.failOne(st, int(r.idx[k]), v.reason, s.sendErr(v, false))
+			rest := s.rebuild(st, r, k+1, len(r.spans))
 			s.putRequest(r)
 			r = rest
 			if len(r.spans) == 0 {
 				return
 			}
+			if err := ctx.Err(); err != nil {
+				s.failRequest(st, r, 0, relaykit.ReasonShutdown, err)
+				return
+			}
+			// The destination has not seen the rest yet: send it on.
 			wire = s.seal(r)
-			// Progress was made: the rest gets a fresh budget.
-			began, attempt, reauthed = time.Now(), 0, false
+			reauthed = false
 			continue
 		}
-		// outcomeRetry
+		// outcomeRetry: reported, not retried here.
 		if s.p.health != nil {
 			s.unhealthy.Store(true)
 		}
 		err := s.sendErr(v, true)
 		if cerr := ctx.Err(); cerr != nil {
-			s.failRequest(ctx, st, r, 0, ReasonShutdown, cerr)
+			s.failRequest(st, r, 0, relaykit.ReasonShutdown, err)
 			return
 		}
-		wait := s.cfg.Retry.backoff(attempt, v.retryAfter)
-		if attempt >= s.cfg.Retry.MaxAttempts || time.Since(began)+wait > s.cfg.Retry.MaxElapsed {
-			s.failRequest(ctx, st, r, 0, ReasonRetriesExhausted, err)
-			return
-		}
-		s.c.retries.Add(1)
-		if h := s.cfg.Hooks.OnRetry; h != nil {
-			h(s.dest, attempt, wait)
-		}
-		if cerr := sleep(ctx, wait); cerr != nil {
-			s.failRequest(ctx, st, r, 0, ReasonShutdown, cerr)
-			return
-		}
+		s.failRequest(st, r, 0, relaykit.ReasonSinkError, err)
+		return
 	}
 }
 
 // attempt makes one HTTP request and classifies the response.
-func (s *sender) attempt(ctx context.Context, st *batchState, r *request, wire []byte, attempt int) (verdict, time.Duration) {
+func (s *sender) attempt(ctx context.Context, st *batchState, r *request, wire []byte) (verdict, time.Duration) {
 	s.c.requests.Add(1)
 	s.c.inFlight.Add(1)
 	defer s.c.inFlight.Add(-1)
@@ -505,7 +505,7 @@ func (s *sender) attempt(ctx context.Context, st *batchState, r *request, wire [
 	if err != nil {
 		return verdict{outcome: outcomeRetry, code: -1, ackID: -1, err: err}, 0
 	}
-	rs := response{Status: resp.StatusCode, Header: resp.Header, Body: body, Events: len(r.spans), Attempt: attempt, req: r, batch: st.batch}
+	rs := response{Status: resp.StatusCode, Header: resp.Header, Body: body, Events: len(r.spans), req: r, batch: st.batch}
 	v := s.p.classify(&rs)
 	v.status = resp.StatusCode
 	if v.outcome == outcomeOK && v.ackID >= 0 && s.p.confirm != nil {
@@ -608,6 +608,9 @@ func scrubURLError(err error) error {
 // sendErr wraps v.err in a *SendError.
 func (s *sender) sendErr(v verdict, retryable bool) *SendError {
 	e := &SendError{Destination: s.dest, StatusCode: v.status, Code: v.code, Retryable: retryable, Err: v.err}
+	if retryable {
+		e.RetryAfter = v.retryAfter
+	}
 	if e.Err == nil {
 		e.Err = errors.New("failed")
 	}
@@ -618,8 +621,8 @@ func (s *sender) sendErr(v verdict, retryable bool) *SendError {
 }
 
 func (s *sender) reportFatal(v verdict) {
-	if v.reason == ReasonUnauthorized && s.unauthorized.CompareAndSwap(false, true) {
-		s.cfg.Logger.Error("forward: destination refused the credentials; events go to the failure handler until it accepts them",
+	if v.reason == relaykit.ReasonUnauthorized && s.unauthorized.CompareAndSwap(false, true) {
+		s.cfg.Logger.Error("forward: destination refused the credentials; its events fail permanently until it accepts them",
 			"destination", s.dest, "code", v.code)
 	}
 }
@@ -641,8 +644,8 @@ func (s *sender) accepted(r *request, from, to int, took time.Duration) {
 	}
 }
 
-// failRequest hands events [from:] of r to the failure handler.
-func (s *sender) failRequest(ctx context.Context, st *batchState, r *request, from int, reason string, err error) {
+// failRequest reports events [from:] of r as undelivered.
+func (s *sender) failRequest(st *batchState, r *request, from int, reason string, err error) {
 	idx := r.idx[from:]
 	for len(idx) > 0 {
 		// Runs of consecutive indexes (events rejected in between break them).
@@ -651,61 +654,64 @@ func (s *sender) failRequest(ctx context.Context, st *batchState, r *request, fr
 			n++
 		}
 		first := int(idx[0])
-		s.fail(ctx, st, first, first+n, reason, err)
+		s.fail(st, first, first+n, reason, err)
 		idx = idx[n:]
 	}
 }
 
-// failRange hands batch[from:to] to the failure handler.
-func (s *sender) failRange(ctx context.Context, st *batchState, from, to int, reason string, err error) {
+// failRange reports batch[from:to] as undelivered.
+func (s *sender) failRange(st *batchState, from, to int, reason string, err error) {
 	if from < to {
-		s.fail(ctx, st, from, to, reason, err)
+		s.fail(st, from, to, reason, err)
 	}
 }
 
-// failOne hands batch[i] to the failure handler.
-func (s *sender) failOne(ctx context.Context, st *batchState, i int, reason string, err error) {
-	s.fail(ctx, st, i, i+1, reason, err)
+// failOne reports batch[i] as undelivered.
+func (s *sender) failOne(st *batchState, i int, reason string, err error) {
+	s.fail(st, i, i+1, reason, err)
 }
 
 // permanent reports whether events that failed for reason cannot succeed
 // if sent again unchanged.
-func permanent(reason string) bool { return reason == ReasonRejected || reason == ReasonTooLarge }
+func permanent(reason string) bool {
+	switch reason {
+	case relaykit.ReasonRejected, relaykit.ReasonTooLarge, relaykit.ReasonUnauthorized:
+		return true
+	}
+	return false
+}
 
-// fail hands batch[from:to] to OnFailure, or records the run for the
-// *relaykit.BatchError that Send returns when there is no OnFailure.
-func (s *sender) fail(ctx context.Context, st *batchState, from, to int, reason string, err error) {
+// fail records batch[from:to] for the *relaykit.BatchError that Send
+// returns.
+func (s *sender) fail(st *batchState, from, to int, reason string, err error) {
 	s.c.addFailed(reason, to-from)
 	var se *SendError
 	if !errors.As(err, &se) {
-		se = &SendError{Destination: s.dest, Code: -1, Err: err}
+		se = &SendError{Destination: s.dest, Code: -1, Retryable: !permanent(reason), Err: err}
 	}
-	if s.cfg.OnFailure != nil {
-		s.cfg.OnFailure(context.WithoutCancel(ctx), Failure{Destination: s.dest, Events: st.batch[from:to], Reason: reason, Err: se})
-		return
+	f := relaykit.FailedRange{From: from, To: to, Permanent: permanent(reason), Reason: reason, Err: se}
+	if !f.Permanent {
+		f.RetryAfter = se.RetryAfter
 	}
 	st.mu.Lock()
-	st.failed = append(st.failed, relaykit.FailedRange{From: from, To: to, Permanent: permanent(reason), Reason: reason, Err: se})
+	st.failed = append(st.failed, f)
 	st.mu.Unlock()
 }
 
-// batchErr returns the *relaykit.BatchError of a Send without OnFailure
-// (runs sorted and merged), or nil when every event was delivered.
-func (st *batchState) batchErr() error {
-	if len(st.failed) == 0 {
-		return nil
-	}
+// batchErr returns the *relaykit.BatchError of a Send (runs sorted and
+// merged); st.failed must not be empty.
+func (st *batchState) batchErr() *relaykit.BatchError {
 	return newBatchError(st.failed)
 }
 
 // newBatchError sorts runs by index and merges adjacent runs that failed
-// the same way.
+// the same way (reason, permanence and RetryAfter).
 func newBatchError(runs []relaykit.FailedRange) *relaykit.BatchError {
 	slices.SortFunc(runs, func(a, b relaykit.FailedRange) int { return a.From - b.From })
 	out := runs[:1]
 	for _, r := range runs[1:] {
 		last := &out[len(out)-1]
-		if last.To == r.From && last.Reason == r.Reason && last.Permanent == r.Permanent {
+		if last.To == r.From && last.Reason == r.Reason && last.Permanent == r.Permanent && last.RetryAfter == r.RetryAfter {
 			last.To = r.To
 			continue
 		}

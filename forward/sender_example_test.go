@@ -3,6 +3,7 @@ package forward_test
 import (
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,11 +16,13 @@ import (
 	"github.com/relaykit/relaykit/forward"
 )
 
-// The delivery settings every HTTP sink shares: a busy destination is
-// retried with backoff, an event the destination rejects goes to the failure
-// handler with its reason, and the events around it are still delivered.
-// Stats count it all.
-func ExampleDeliveryConfig() {
+// The settings every HTTP sink shares, and what Send reports: one attempt
+// per request, each undelivered run of events classified. A busy
+// destination makes the events retryable, with the wait it asked for; an
+// event the destination rejects is permanent, and the events after it are
+// still sent. A delivery.Queue in front would retry the first, honouring
+// the wait, and dead-letter the second.
+func ExampleHTTPConfig() {
 	var requests atomic.Int32
 	splunk := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/services/collector/health" {
@@ -30,8 +33,9 @@ func ExampleDeliveryConfig() {
 		body, _ := io.ReadAll(zr)
 		n := requests.Add(1)
 		switch {
-		case n == 1: // busy: retryable
-			fmt.Printf("request %d: %s -> 503 busy\n", n, body)
+		case n == 1: // busy: retryable, after 2 s
+			fmt.Printf("request %d: %s -> 503 busy, Retry-After: 2\n", n, body)
+			w.Header().Set("Retry-After", "2")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprint(w, `{"text":"Server is busy","code":9}`)
 		case strings.Contains(string(body), `"bad"`): // HEC indexed the events before the bad one
@@ -46,23 +50,13 @@ func ExampleDeliveryConfig() {
 	defer splunk.Close()
 
 	hec, err := forward.NewHEC(forward.HECConfig{
-		URL:   splunk.URL,
-		Token: "00000000-0000-0000-0000-000000000000",
-		Delivery: forward.DeliveryConfig{
-			Name:        "splunk-test",
-			Concurrency: 1, // strict order
-			Retry:       forward.RetryConfig{MaxAttempts: 5, InitialBackoff: 10 * time.Millisecond},
-			OnFailure: func(_ context.Context, f forward.Failure) {
-				// f.Events are valid only during this call: spill or copy them here.
-				for i := range f.Events {
-					fmt.Printf("failed (%s) to %s: %s\n", f.Reason, f.Destination, f.Events[i].Raw)
-				}
-			},
-			Hooks: forward.Hooks{
-				OnRetry: func(dest string, attempt int, _ time.Duration) {
-					fmt.Printf("retry %s after attempt %d\n", dest, attempt)
-				},
-			},
+		URL:                splunk.URL,
+		Token:              "00000000-0000-0000-0000-000000000000",
+		DisableHealthCheck: true,
+		HTTP: forward.HTTPConfig{
+			Name:           "splunk-test",
+			Concurrency:    1, // strict order
+			RequestTimeout: 10 * time.Second,
 		},
 	})
 	if err != nil {
@@ -76,23 +70,30 @@ func ExampleDeliveryConfig() {
 		for i, m := range msgs {
 			batch[i].Raw = []byte(m)
 		}
-		// nil: every event was delivered or handed to OnFailure.
-		fmt.Println("send:", hec.Send(context.Background(), batch))
+		err := hec.Send(context.Background(), batch)
+		var be *relaykit.BatchError
+		if !errors.As(err, &be) {
+			fmt.Println("send:", err)
+			return
+		}
+		for _, f := range be.Failed {
+			fmt.Printf("undelivered %s: %s, permanent %t, retry after %v\n", batch[f.From].Raw, f.Reason, f.Permanent, f.RetryAfter)
+		}
 	}
 	send("first", "second")
+	send("first", "second") // what a queue would do, after the 2 s
 	send("good", "bad", "after")
 
 	st := hec.Stats()
-	fmt.Println("sent:", st.EventsSent, "requests:", st.Requests, "retries:", st.Retries,
-		"rejected:", st.EventsFailed[forward.ReasonRejected])
+	fmt.Println("sent:", st.EventsSent, "requests:", st.Requests,
+		"rejected:", st.EventsFailed[relaykit.ReasonRejected])
 	// Output:
-	// request 1: {"event":"first"}{"event":"second"} -> 503 busy
-	// retry splunk-test after attempt 1
+	// request 1: {"event":"first"}{"event":"second"} -> 503 busy, Retry-After: 2
+	// undelivered first: sink_error, permanent false, retry after 2s
 	// request 2: {"event":"first"}{"event":"second"} -> 200
 	// send: <nil>
 	// request 3: {"event":"good"}{"event":"bad"}{"event":"after"} -> 400 invalid event 1
-	// failed (rejected) to splunk-test: bad
 	// request 4: {"event":"after"} -> 200
-	// send: <nil>
-	// sent: 4 requests: 4 retries: 1 rejected: 1
+	// undelivered bad: rejected, permanent true, retry after 0s
+	// sent: 4 requests: 4 rejected: 1
 }

@@ -1,7 +1,6 @@
 package forward
 
 import (
-	"context"
 	"encoding/json"
 	"github.com/relaykit/relaykit/internal/jsonenc"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/stretchr/testify/assert"
@@ -100,13 +98,8 @@ func TestSenderArrayFramingAndSplit(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	var reauths int
-	var mu sync.Mutex
-	failed := map[string]int{}
-	s, err := newSender("test", DeliveryConfig{
-		MaxRequestBytes: 400, Concurrency: 1,
-		Retry:     RetryConfig{InitialBackoff: time.Millisecond},
-		OnFailure: func(_ context.Context, f Failure) { mu.Lock(); failed[f.Reason] += len(f.Events); mu.Unlock() },
-	}, arrayProtocol(ts.URL, &reauths), 1<<20, 1<<20)
+	s, err := newSender("test", HTTPConfig{MaxRequestBytes: 400, Concurrency: 1},
+		arrayProtocol(ts.URL, &reauths), 1<<20, 1<<20)
 	require.NoError(t, err)
 	defer s.close()
 	batch := newTestBatch(100) // 100 × 14 bytes + framing: 4 requests of ≤ 400 bytes
@@ -116,7 +109,6 @@ func TestSenderArrayFramingAndSplit(t *testing.T) {
 		want[i] = string(batch[i].Raw)
 	}
 	assert.Equal(t, want, srv.msgs, "all arrived, once, in order")
-	assert.Empty(t, failed)
 	st := s.stats()
 	assert.Equal(t, int64(100), st.EventsSent)
 	assert.Positive(t, st.Splits, "413 above 100 bytes forced splits")
@@ -132,10 +124,10 @@ func TestSenderReauthOnceThenUnauthorized(t *testing.T) {
 		requests int
 	}{
 		{"401 once, then accepted", []int{401}, 1, 3, "", 2},
-		{"401 twice is fatal", []int{401, 401}, 2, 0, ReasonUnauthorized, 2},
-		{"400 is rejected, not retried", []int{400}, 0, 0, ReasonRejected, 1},
-		{"403 is unauthorized", []int{403}, 0, 0, ReasonUnauthorized, 1},
-		{"408 retried", []int{408}, 0, 3, "", 2},
+		{"401 twice is permanent", []int{401, 401}, 2, 0, relaykit.ReasonUnauthorized, 2},
+		{"400 is rejected", []int{400}, 0, 0, relaykit.ReasonRejected, 1},
+		{"403 is unauthorized", []int{403}, 0, 0, relaykit.ReasonUnauthorized, 1},
+		{"408 retryable, not retried", []int{408}, 0, 0, relaykit.ReasonSinkError, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,20 +135,22 @@ func TestSenderReauthOnceThenUnauthorized(t *testing.T) {
 			ts := httptest.NewServer(srv)
 			defer ts.Close()
 			var reauths int
-			var got Failure
-			var n int
-			s, err := newSender("test", DeliveryConfig{
-				Retry:     RetryConfig{InitialBackoff: time.Millisecond},
-				OnFailure: func(_ context.Context, f Failure) { got = f; n += len(f.Events) },
-			}, arrayProtocol(ts.URL, &reauths), 1<<20, 1<<20)
+			s, err := newSender("test", HTTPConfig{}, arrayProtocol(ts.URL, &reauths), 1<<20, 1<<20)
 			require.NoError(t, err)
 			defer s.close()
-			require.NoError(t, s.send(t.Context(), newTestBatch(3)))
+			err = s.send(t.Context(), newTestBatch(3))
 			assert.Equal(t, tt.reauths, reauths)
 			assert.Len(t, srv.msgs, tt.arrived)
-			assert.Equal(t, tt.reason, got.Reason)
-			if tt.reason != "" {
-				assert.Equal(t, 3, n)
+			if tt.reason == "" {
+				require.NoError(t, err)
+			} else {
+				var be *relaykit.BatchError
+				require.ErrorAs(t, err, &be)
+				require.Len(t, be.Failed, 1)
+				f := be.Failed[0]
+				assert.Equal(t, tt.reason, f.Reason)
+				assert.Equal(t, [2]int{0, 3}, [2]int{f.From, f.To})
+				assert.Equal(t, permanent(tt.reason), f.Permanent)
 			}
 			assert.Equal(t, tt.requests, srv.bodies)
 		})
@@ -164,7 +158,7 @@ func TestSenderReauthOnceThenUnauthorized(t *testing.T) {
 }
 
 func TestSenderRequestBufferNotPooledWhenOversized(t *testing.T) {
-	s, err := newSender("test", DeliveryConfig{MaxRequestBytes: 1000}, arrayProtocol("http://127.0.0.1:1", new(int)), 1<<20, 1<<20)
+	s, err := newSender("test", HTTPConfig{MaxRequestBytes: 1000}, arrayProtocol("http://127.0.0.1:1", new(int)), 1<<20, 1<<20)
 	require.NoError(t, err)
 	r := s.getRequest()
 	r.raw = make([]byte, 0, 10_000)

@@ -108,10 +108,10 @@ type SentinelConfig struct {
 	// Fields are event fields sent as columns of their own, in this order.
 	Fields []SentinelField
 
-	// Delivery holds client, limits, retries, failure handler and hooks.
+	// HTTP holds client, TLS, timeouts, limits, compression and hooks.
 	// MaxRequestBytes defaults to, and may not exceed,
 	// [SentinelMaxRequestBytes]; MaxEventBytes defaults to it too.
-	Delivery DeliveryConfig
+	HTTP HTTPConfig
 }
 
 // Sentinel is a [relaykit.Sink] that sends events to Microsoft Sentinel (a
@@ -124,22 +124,25 @@ type SentinelConfig struct {
 // which the service logs for support cases. The service answers 204 when
 // it accepted the rows.
 //
-// Delivery follows the package's sender core (see [DeliveryConfig]) with
-// the service's rules: a batch is split so that no call exceeds 1 MiB of
-// uncompressed JSON; a 413 anyway halves the request and resends both
-// halves, and a single row over the limit goes to OnFailure with
-// [ReasonTooLarge]; 429 and 5xx are retried honouring Retry-After and
-// retry-after-ms; a 401 discards the cached token and retries once with a
-// new one, then the request goes to OnFailure with [ReasonUnauthorized],
-// as does a 403; a 400 (the rows do not match the stream's schema, a
-// wrong stream or version) goes to OnFailure with [ReasonRejected] and the
-// service's error message. A token source that refuses the credentials
-// (a [*TokenError] that is not Temporary) fails batches with
-// [ReasonUnauthorized] without sending them.
+// Send makes one attempt per request, with the service's rules, and
+// reports every row it did not deliver in a [*relaykit.BatchError]; it
+// does not retry. Put it behind a delivery.Queue to retry. A batch is
+// split so that no call exceeds 1 MiB of uncompressed JSON; a 413 anyway
+// halves the request and sends both halves, and a single row over the
+// limit fails permanently with [relaykit.ReasonTooLarge]; 429 and 5xx are
+// retryable, with the Retry-After, retry-after-ms or x-ms-retry-after-ms
+// the service named as the FailedRange's RetryAfter; a 401 discards the
+// cached token and sends the request once more with a new one, then fails
+// permanently with [relaykit.ReasonUnauthorized], as does a 403; a 400
+// (the rows do not match the stream's schema, a wrong stream or version)
+// fails permanently with [relaykit.ReasonRejected] and the service's error
+// message. A token source that refuses the credentials (a [*TokenError]
+// that is not Temporary) fails batches with ReasonUnauthorized without
+// sending them; a temporary token error is retryable.
 //
-// Delivery is at least once: a request whose response was lost (timeout,
-// reset connection) is sent again, and rows the service had accepted are
-// then ingested twice.
+// Behind a retrying queue delivery is at least once: a request whose
+// response was lost (timeout, reset connection) is reported retryable, and
+// rows the service had accepted are then ingested twice.
 //
 // A Sentinel is safe for concurrent use by multiple goroutines.
 type Sentinel struct {
@@ -183,10 +186,10 @@ func validColumnName(s string) bool {
 // NewSentinel returns a Sentinel sink for cfg, or an error wrapping
 // [ErrInvalidConfig].
 func NewSentinel(cfg SentinelConfig) (*Sentinel, error) {
-	if cfg.Delivery.Name == "" {
-		cfg.Delivery.Name = "sentinel"
+	if cfg.HTTP.Name == "" {
+		cfg.HTTP.Name = "sentinel"
 	}
-	name := cfg.Delivery.Name
+	name := cfg.HTTP.Name
 	invalid := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrInvalidConfig, name, fmt.Sprintf(format, args...))
 	}
@@ -217,8 +220,8 @@ func NewSentinel(cfg SentinelConfig) (*Sentinel, error) {
 		return nil, invalid("TokenSource is required")
 	case cfg.TokenRefreshBefore < 0:
 		return nil, invalid("TokenRefreshBefore is negative")
-	case cfg.Delivery.MaxRequestBytes > SentinelMaxRequestBytes:
-		return nil, invalid("MaxRequestBytes %d exceeds the service's limit of %d", cfg.Delivery.MaxRequestBytes, SentinelMaxRequestBytes)
+	case cfg.HTTP.MaxRequestBytes > SentinelMaxRequestBytes:
+		return nil, invalid("MaxRequestBytes %d exceeds the service's limit of %d", cfg.HTTP.MaxRequestBytes, SentinelMaxRequestBytes)
 	}
 
 	st := &Sentinel{dest: name, table: cfg.Table}
@@ -310,7 +313,7 @@ func NewSentinel(cfg SentinelConfig) (*Sentinel, error) {
 		prepare:  st.prepare,
 		classify: st.classify,
 	}
-	st.s, err = newSender("sentinel", cfg.Delivery, p, SentinelMaxRequestBytes, SentinelMaxRequestBytes)
+	st.s, err = newSender("sentinel", cfg.HTTP, p, SentinelMaxRequestBytes, SentinelMaxRequestBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -328,21 +331,25 @@ func validPathSegment(s string) bool {
 	return len(s) <= 256
 }
 
-// Send delivers batch to the Logs Ingestion API; see [Sentinel],
-// [relaykit.Sink] and the package documentation for what happens to events
-// that cannot be delivered. It reads batch only until it returns.
+// Send delivers batch to the Logs Ingestion API with one attempt per
+// request. It returns nil when every row was accepted, else a
+// [*relaykit.BatchError] listing the undelivered events: permanent
+// (rejected, too large, unauthorized) or retryable, with the RetryAfter
+// the service asked for; wrapped with ctx.Err() when ctx ended first. See
+// [Sentinel] for the classification. It reads batch only until it
+// returns.
 func (st *Sentinel) Send(ctx context.Context, batch []relaykit.Event) error {
 	if len(batch) == 0 {
 		return ctx.Err()
 	}
 	// Credentials the identity platform refuses cannot succeed: fail the
-	// batch without sending it (transient token errors are retried per
-	// request instead).
+	// batch without sending it (a temporary token error fails each
+	// request as retryable instead).
 	if _, _, err := st.tokens.Token(ctx); err != nil {
 		var te *TokenError
 		if errors.As(err, &te) && !te.Temporary {
 			bs := &batchState{batch: batch}
-			st.s.failRange(ctx, bs, 0, len(batch), ReasonUnauthorized,
+			st.s.failRange(bs, 0, len(batch), relaykit.ReasonUnauthorized,
 				&SendError{Destination: st.dest, Code: -1, Err: err})
 			return bs.batchErr()
 		}
@@ -492,10 +499,10 @@ func (st *Sentinel) classify(r *response) verdict {
 	}
 	if r.Status == http.StatusUnauthorized {
 		// The token expired early or was revoked: fetch a new one and
-		// retry once; the core makes a second 401 fatal.
+		// send once more; the core makes a second 401 permanent.
 		st.tokens.Invalidate()
 		v.outcome = outcomeReauth
-		v.reason = ReasonUnauthorized
+		v.reason = relaykit.ReasonUnauthorized
 	}
 	return v
 }

@@ -1,7 +1,6 @@
 package forward_test
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -28,11 +27,7 @@ func ExampleSentinel() {
 		TokenSource:    tokens,
 		Columns:        forward.SentinelColumns{Message: "SyslogMessage", Host: "HostName", Severity: "SeverityLevel"},
 		Fields:         []forward.SentinelField{{Field: "user", Column: "UserName"}},
-		Delivery: forward.DeliveryConfig{
-			OnFailure: func(_ context.Context, f forward.Failure) {
-				// Spill f.Events to disk; they are valid only during the call.
-			},
-		},
+		HTTP:           forward.HTTPConfig{Name: "sentinel-prod", Concurrency: 2},
 	})
 	if err != nil {
 		panic(err)

@@ -406,7 +406,7 @@ func TestSentinelBuiltinTablesEndToEnd(t *testing.T) {
 				cefEv(t, 134, "2026-11-23T09:00:00Z", "fw", "CEF:0|...", [7]string{"0", "Acme", "Wall", "1.0", "100", "probe", "10"},
 					"src", "10.0.0.1", "dpt", "443", "in", "12", "cfp1", "0.5", "start", "1700000000123", "x", "y"),
 			}
-			require.NoError(t, s.Send(t.Context(), batch))
+			require.NoError(t, fl.send(t, s, batch))
 			assert.Zero(t, fl.count(), "%v", fl.messages)
 			rows := srv.Rows()
 			require.Len(t, rows, 2)
@@ -418,7 +418,7 @@ func TestSentinelBuiltinTablesEndToEnd(t *testing.T) {
 
 // TestDCRServerRejectsSchemaMismatch: a sink that writes custom-table
 // columns to a built-in stream, or a value of the wrong type, is refused
-// with 400 and the rows go to the failure handler as rejected.
+// with 400 and the rows are reported rejected.
 func TestDCRServerRejectsSchemaMismatch(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -455,9 +455,9 @@ func TestDCRServerRejectsSchemaMismatch(t *testing.T) {
 			})
 			e := syslogEv(t, 35, "2026-11-23T09:00:00Z", "h", "app", "", "", "msg")
 			e.SetFieldString("user", "root")
-			_ = s.Send(t.Context(), []relaykit.Event{e})
+			_ = fl.send(t, s, []relaykit.Event{e})
 			require.Equal(t, 1, fl.count())
-			assert.Equal(t, forward.ReasonRejected, fl.reasons[0])
+			assert.Equal(t, relaykit.ReasonRejected, fl.reasons[0])
 			require.NotEmpty(t, fl.messages)
 			assert.Contains(t, fl.messages[0], "InvalidPayload")
 			assert.Contains(t, fl.messages[0], tt.want)

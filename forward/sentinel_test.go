@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -33,8 +32,8 @@ func entraFor(t *testing.T, srv *forwardtest.DCRServer, secret string) *forward.
 	return ts
 }
 
-// sentinelFor returns a Sentinel sink for srv with fast retries, strict
-// ordering and failures recorded in fl; mod adjusts the config.
+// sentinelFor returns a Sentinel sink for srv with strict ordering; mod
+// adjusts the config. Failures are recorded in fl by sendEvents.
 func sentinelFor(t *testing.T, srv *forwardtest.DCRServer, fl *failureLog, mod func(*forward.SentinelConfig)) *forward.Sentinel {
 	t.Helper()
 	c := srv.Config()
@@ -45,14 +44,9 @@ func sentinelFor(t *testing.T, srv *forwardtest.DCRServer, fl *failureLog, mod f
 		TokenSource:    entraFor(t, srv, ""),
 		Columns:        forward.SentinelColumns{Source: "App", Facility: "Facility", Severity: "SeverityLevel"},
 		Fields:         []forward.SentinelField{{Field: "user", Column: "UserName"}, {Field: "n"}},
-		Delivery: forward.DeliveryConfig{
-			Concurrency: 1,
-			Retry:       forward.RetryConfig{InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond},
-		},
+		HTTP:           forward.HTTPConfig{Concurrency: 1},
 	}
-	if fl != nil {
-		cfg.Delivery.OnFailure = fl.fn
-	}
+	_ = fl
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -97,13 +91,19 @@ func checkRow(t *testing.T, row map[string]any, i, rawSize int) bool {
 	return assert.Equal(t, want, row, "row %d", i)
 }
 
-func sendEvents(t *testing.T, s relaykit.Sink, from, n, rawSize int) {
+// sendEvents sends events from..from+n-1 and records in fl what Send
+// reports undelivered; with a nil fl it requires that all were delivered.
+func sendEvents(t *testing.T, s relaykit.Sink, fl *failureLog, from, n, rawSize int) error {
 	t.Helper()
 	batch := make([]relaykit.Event, n)
 	for i := range batch {
 		batch[i] = sentinelEvent(from+i, rawSize)
 	}
-	require.NoError(t, s.Send(t.Context(), batch))
+	if fl == nil {
+		require.NoError(t, s.Send(t.Context(), batch))
+		return nil
+	}
+	return fl.send(t, s, batch)
 }
 
 func TestSentinelDelivery(t *testing.T) {
@@ -111,7 +111,7 @@ func TestSentinelDelivery(t *testing.T) {
 	var fl failureLog
 	s := sentinelFor(t, srv, &fl, nil)
 	for b := range 5 {
-		sendEvents(t, s, b*200, 200, 0)
+		sendEvents(t, s, &fl, b*200, 200, 0)
 	}
 	rows := srv.Rows()
 	require.Len(t, rows, 1000)
@@ -142,7 +142,7 @@ func TestSentinelSplitsAtOneMiB(t *testing.T) {
 	var fl failureLog
 	s := sentinelFor(t, srv, &fl, nil)
 	const n, size = 250, 10_000 // about 2.5 MB of JSON
-	sendEvents(t, s, 0, n, size)
+	sendEvents(t, s, &fl, 0, n, size)
 	rows := srv.Rows()
 	require.Len(t, rows, n)
 	for i, row := range rows {
@@ -167,13 +167,13 @@ func TestSentinelRecordTooLarge(t *testing.T) {
 	var fl failureLog
 	s := sentinelFor(t, srv, &fl, nil)
 	batch := []relaykit.Event{sentinelEvent(0, 0), sentinelEvent(1, 1<<20), sentinelEvent(2, 0)}
-	require.NoError(t, s.Send(t.Context(), batch))
+	require.Error(t, fl.send(t, s, batch))
 	rows := srv.Rows()
 	require.Len(t, rows, 2)
 	checkRow(t, rows[0], 0, 0)
 	checkRow(t, rows[1], 2, 0)
 	require.Equal(t, 1, fl.count())
-	assert.Equal(t, forward.ReasonTooLarge, fl.reasons[0])
+	assert.Equal(t, relaykit.ReasonTooLarge, fl.reasons[0])
 	assert.Equal(t, string(batch[1].Raw), string(fl.events[0].Raw))
 	for _, r := range srv.Requests() {
 		assert.Equal(t, http.StatusNoContent, r.Status, "the large record is never sent")
@@ -185,7 +185,7 @@ func TestSentinel413HalvesAndResends(t *testing.T) {
 	var fl failureLog
 	s := sentinelFor(t, srv, &fl, nil)
 	srv.Inject(forwardtest.DCRFault{Status: http.StatusRequestEntityTooLarge})
-	sendEvents(t, s, 0, 100, 0)
+	sendEvents(t, s, &fl, 0, 100, 0)
 	rows := srv.Rows()
 	require.Len(t, rows, 100)
 	for i, row := range rows {
@@ -203,67 +203,47 @@ func TestSentinel413HalvesAndResends(t *testing.T) {
 
 	// A single record that the service still finds too large fails alone.
 	srv.Inject(forwardtest.DCRFault{Status: http.StatusRequestEntityTooLarge})
-	sendEvents(t, s, 100, 1, 0)
+	sendEvents(t, s, &fl, 100, 1, 0)
 	require.Equal(t, 1, fl.count())
-	assert.Equal(t, forward.ReasonTooLarge, fl.reasons[0])
+	assert.Equal(t, relaykit.ReasonTooLarge, fl.reasons[0])
 	assert.Len(t, srv.Rows(), 100)
 }
 
-func TestSentinelRetries(t *testing.T) {
+// TestSentinelRetryable: 429 and 5xx are reported retryable, with the
+// wait the service named, and not retried by the sink.
+func TestSentinelRetryable(t *testing.T) {
 	tests := []struct {
-		name     string
-		faults   []forwardtest.DCRFault
-		wantWait []time.Duration // waits asked by the service; 0 = backoff
+		name  string
+		fault forwardtest.DCRFault
+		after time.Duration
 	}{
-		{"429 retry-after-ms", []forwardtest.DCRFault{{Status: 429, RetryAfterMs: "30"}}, []time.Duration{30 * time.Millisecond}},
-		{"429 Retry-After", []forwardtest.DCRFault{{Status: 429, RetryAfter: "1"}}, []time.Duration{time.Second}},
-		{"500 then 503", []forwardtest.DCRFault{{Status: 500}, {Status: 503}}, []time.Duration{0, 0}},
+		{"429 retry-after-ms", forwardtest.DCRFault{Status: 429, RetryAfterMs: "30"}, 30 * time.Millisecond},
+		{"429 Retry-After", forwardtest.DCRFault{Status: 429, RetryAfter: "1"}, time.Second},
+		{"429 both: ms wins", forwardtest.DCRFault{Status: 429, RetryAfter: "9", RetryAfterMs: "1500"}, 1500 * time.Millisecond},
+		{"503 Retry-After", forwardtest.DCRFault{Status: 503, RetryAfter: "4"}, 4 * time.Second},
+		{"500", forwardtest.DCRFault{Status: 500}, 0},
+		{"503", forwardtest.DCRFault{Status: 503}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{})
 			var fl failureLog
-			var mu sync.Mutex
-			var waits []time.Duration
-			s := sentinelFor(t, srv, &fl, func(c *forward.SentinelConfig) {
-				c.Delivery.Hooks.OnRetry = func(_ string, _ int, wait time.Duration) {
-					mu.Lock()
-					waits = append(waits, wait)
-					mu.Unlock()
-				}
-			})
-			srv.Inject(tt.faults...)
-			sendEvents(t, s, 0, 10, 0)
+			s := sentinelFor(t, srv, &fl, nil)
+			srv.Inject(tt.fault)
+			require.Error(t, sendEvents(t, s, &fl, 0, 10, 0))
+			assert.Empty(t, srv.Rows())
+			assert.Len(t, srv.Requests(), 1, "one attempt")
+			require.Len(t, fl.runs, 1)
+			assert.Equal(t, relaykit.FailedRange{From: 0, To: 10, Reason: relaykit.ReasonSinkError, RetryAfter: tt.after, Err: fl.runs[0].Err}, fl.runs[0])
+			// The next Send delivers them.
+			require.NoError(t, sendEvents(t, s, &fl, 0, 10, 0))
 			rows := srv.Rows()
 			require.Len(t, rows, 10, "delivered exactly once")
 			for i, row := range rows {
 				checkRow(t, row, i, 0)
 			}
-			require.Len(t, waits, len(tt.wantWait))
-			for i, w := range tt.wantWait {
-				if w > 0 {
-					assert.Equal(t, w, waits[i])
-				} else {
-					assert.LessOrEqual(t, waits[i], 5*time.Millisecond)
-				}
-			}
-			assert.Len(t, srv.Requests(), len(tt.faults)+1)
-			assert.Equal(t, int64(len(tt.faults)), s.Stats().Retries)
-			assert.Zero(t, fl.count())
 		})
 	}
-}
-
-func TestSentinelRetriesExhausted(t *testing.T) {
-	srv := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{})
-	var fl failureLog
-	s := sentinelFor(t, srv, &fl, func(c *forward.SentinelConfig) { c.Delivery.Retry.MaxAttempts = 3 })
-	srv.Inject(forwardtest.DCRFault{Status: 500}, forwardtest.DCRFault{Status: 500}, forwardtest.DCRFault{Status: 500})
-	sendEvents(t, s, 0, 5, 0)
-	assert.Empty(t, srv.Rows())
-	require.Equal(t, 5, fl.count())
-	assert.Equal(t, forward.ReasonRetriesExhausted, fl.reasons[0])
-	assert.Len(t, srv.Requests(), 3)
 }
 
 func TestSentinelUnauthorized(t *testing.T) {
@@ -271,15 +251,15 @@ func TestSentinelUnauthorized(t *testing.T) {
 		srv := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{})
 		var fl failureLog
 		s := sentinelFor(t, srv, &fl, nil)
-		sendEvents(t, s, 0, 10, 0)
+		sendEvents(t, s, &fl, 0, 10, 0)
 		srv.RevokeTokens() // the cached token is no longer accepted
-		sendEvents(t, s, 10, 10, 0)
+		sendEvents(t, s, &fl, 10, 10, 0)
 		require.Len(t, srv.Rows(), 20)
 		assert.Equal(t, 2, srv.TokenRequests())
 		reqs := srv.Requests()
 		require.Len(t, reqs, 3)
 		assert.Equal(t, http.StatusUnauthorized, reqs[1].Status)
-		assert.NotEqual(t, reqs[1].Token, reqs[2].Token, "the retry carries a new token")
+		assert.NotEqual(t, reqs[1].Token, reqs[2].Token, "the request is sent again with a new token")
 		assert.Zero(t, fl.count())
 	})
 	t.Run("injected 401 once", func(t *testing.T) {
@@ -287,34 +267,35 @@ func TestSentinelUnauthorized(t *testing.T) {
 		var fl failureLog
 		s := sentinelFor(t, srv, &fl, nil)
 		srv.Inject(forwardtest.DCRFault{Status: http.StatusUnauthorized})
-		sendEvents(t, s, 0, 10, 0)
+		sendEvents(t, s, &fl, 0, 10, 0)
 		assert.Len(t, srv.Rows(), 10)
 		assert.Equal(t, 2, srv.TokenRequests())
 		assert.Zero(t, fl.count())
 	})
-	t.Run("401 twice is fatal", func(t *testing.T) {
+	t.Run("401 twice is permanent", func(t *testing.T) {
 		srv := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{})
 		var fl failureLog
 		s := sentinelFor(t, srv, &fl, nil)
 		srv.RejectAllTokens(true)
-		sendEvents(t, s, 0, 10, 0)
+		sendEvents(t, s, &fl, 0, 10, 0)
 		assert.Empty(t, srv.Rows())
 		require.Equal(t, 10, fl.count())
-		assert.Equal(t, forward.ReasonUnauthorized, fl.reasons[0])
-		assert.Len(t, srv.Requests(), 2, "one retry with a fresh token, no more")
+		assert.Equal(t, relaykit.ReasonUnauthorized, fl.reasons[0])
+		assert.Len(t, srv.Requests(), 2, "once more with a fresh token, no more")
+		assert.True(t, fl.runs[0].Permanent)
 		assert.Equal(t, 2, srv.TokenRequests())
-		assert.Equal(t, int64(10), s.Stats().EventsFailed[forward.ReasonUnauthorized])
+		assert.Equal(t, int64(10), s.Stats().EventsFailed[relaykit.ReasonUnauthorized])
 	})
 	t.Run("refused credentials send nothing", func(t *testing.T) {
 		srv := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{})
 		var fl failureLog
 		const wrong = "wrong-Secret+/=value"
 		s := sentinelFor(t, srv, &fl, func(c *forward.SentinelConfig) { c.TokenSource = entraFor(t, srv, wrong) })
-		sendEvents(t, s, 0, 10, 0)
-		sendEvents(t, s, 10, 10, 0)
+		sendEvents(t, s, &fl, 0, 10, 0)
+		sendEvents(t, s, &fl, 10, 10, 0)
 		assert.Empty(t, srv.Requests(), "no data is sent without a token")
 		require.Equal(t, 20, fl.count())
-		assert.Equal(t, forward.ReasonUnauthorized, fl.reasons[0])
+		assert.Equal(t, relaykit.ReasonUnauthorized, fl.reasons[0])
 		assert.Equal(t, 1, srv.TokenRequests(), "a refusal is held, not re-asked per batch")
 		for _, m := range fl.messages {
 			assert.Contains(t, m, "invalid_client")
@@ -329,20 +310,20 @@ func TestSentinelRejected(t *testing.T) {
 	s := sentinelFor(t, srv, &fl, nil)
 	const msg = "Column 'SeverityLevel' of type 'int' cannot hold the value 'x'."
 	srv.Inject(forwardtest.DCRFault{Status: http.StatusBadRequest, Code: "InvalidPayload", Message: msg})
-	sendEvents(t, s, 0, 10, 0)
-	sendEvents(t, s, 10, 10, 0)
+	sendEvents(t, s, &fl, 0, 10, 0)
+	sendEvents(t, s, &fl, 10, 10, 0)
 	rows := srv.Rows()
 	require.Len(t, rows, 10)
 	checkRow(t, rows[0], 10, 0)
 	require.Equal(t, 10, fl.count())
-	assert.Equal(t, forward.ReasonRejected, fl.reasons[0])
+	assert.Equal(t, relaykit.ReasonRejected, fl.reasons[0])
 	require.Len(t, fl.messages, 1)
 	assert.Contains(t, fl.messages[0], "InvalidPayload: "+msg)
 	assert.Contains(t, fl.messages[0], "HTTP 400")
 	assert.Len(t, srv.Requests(), 2, "a rejected request is not retried")
 }
 
-func TestSentinelWithoutOnFailure(t *testing.T) {
+func TestSentinelReportsSendError(t *testing.T) {
 	srv := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{})
 	s := sentinelFor(t, srv, nil, nil)
 	srv.Inject(forwardtest.DCRFault{Status: http.StatusBadRequest})
@@ -352,6 +333,9 @@ func TestSentinelWithoutOnFailure(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, se.StatusCode)
 	assert.Equal(t, "sentinel", se.Destination)
 	assert.False(t, se.Retryable)
+	var be *relaykit.BatchError
+	require.ErrorAs(t, err, &be)
+	assert.True(t, be.Permanent())
 }
 
 func TestSentinelShutdown(t *testing.T) {
@@ -360,9 +344,10 @@ func TestSentinelShutdown(t *testing.T) {
 	s := sentinelFor(t, srv, &fl, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	err := s.Send(ctx, []relaykit.Event{sentinelEvent(0, 0)})
+	b := []relaykit.Event{sentinelEvent(0, 0)}
+	err := fl.add(t, b, s.Send(ctx, b))
 	assert.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, []string{forward.ReasonShutdown}, fl.reasons)
+	assert.Equal(t, []string{relaykit.ReasonShutdown}, fl.reasons)
 	assert.Empty(t, srv.Rows())
 }
 
@@ -385,7 +370,7 @@ func TestNewSentinelInvalid(t *testing.T) {
 		{"bad dcr", func(c *forward.SentinelConfig) { c.DCRImmutableID = "dcr/../x" }},
 		{"no stream", func(c *forward.SentinelConfig) { c.Stream = "" }},
 		{"no token source", func(c *forward.SentinelConfig) { c.TokenSource = nil }},
-		{"request over 1 MiB", func(c *forward.SentinelConfig) { c.Delivery.MaxRequestBytes = 1<<20 + 1 }},
+		{"request over 1 MiB", func(c *forward.SentinelConfig) { c.HTTP.MaxRequestBytes = 1<<20 + 1 }},
 		{"column digit first", func(c *forward.SentinelConfig) { c.Columns.Message = "1Raw" }},
 		{"column too long", func(c *forward.SentinelConfig) { c.Columns.Host = long }},
 		{"column dash", func(c *forward.SentinelConfig) { c.Columns.Source = "App-Name" }},
@@ -455,7 +440,7 @@ func FuzzSentinelAppendEvent(f *testing.F) {
 func TestSentinelConformance(t *testing.T) {
 	forwardtest.TestSink(t, func(t *testing.T) forwardtest.SinkHarness {
 		srv := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{})
-		s := sentinelFor(t, srv, nil, func(c *forward.SentinelConfig) { c.Delivery.Concurrency = 0 })
+		s := sentinelFor(t, srv, nil, func(c *forward.SentinelConfig) { c.HTTP.Concurrency = 0 })
 		return forwardtest.SinkHarness{Sink: s, Received: func(int) []string {
 			var msgs []string
 			for _, row := range srv.Rows() {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/forward"
 	"github.com/relaykit/relaykit/forward/forwardtest"
 )
@@ -30,104 +31,76 @@ func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func bubbleHEC(t *testing.T, srv *forwardtest.HECServer, cfg forward.HECConfig) *forward.HEC {
 	t.Helper()
 	cfg.URL, cfg.Token = "http://hec.invalid:8088", srv.Token()
-	cfg.Delivery.HTTPClient = &http.Client{Transport: handlerTransport{srv.Handler()}}
+	cfg.HTTP.HTTPClient = &http.Client{Transport: handlerTransport{srv.Handler()}}
 	h, err := forward.NewHEC(cfg)
 	require.NoError(t, err)
 	return h
 }
 
-func TestBackoffHonoursRetryAfter(t *testing.T) {
-	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+// TestRetryAfterReported: the sink does not wait: Send returns at once
+// with the wait the destination named on the undelivered events, however
+// it named it.
+func TestRetryAfterReported(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var waits []time.Duration
-		h := bubbleHEC(t, srv, forward.HECConfig{Delivery: forward.DeliveryConfig{
-			Hooks: forward.Hooks{OnRetry: func(_ string, _ int, w time.Duration) { waits = append(waits, w) }},
-		}})
-		srv.TooManyRequests(2, 3*time.Second)
-		start := time.Now()
-		require.NoError(t, h.Send(t.Context(), batchOf("a", "b")))
-		assert.Equal(t, 6*time.Second, time.Since(start))
-		assert.Equal(t, []time.Duration{3 * time.Second, 3 * time.Second}, waits)
-		assert.Equal(t, map[string]int{"a": 1, "b": 1}, srv.Counts())
-	})
-}
-
-func TestBackoffFullJitterBounds(t *testing.T) {
-	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
-	synctest.Test(t, func(t *testing.T) {
-		var waits []time.Duration
-		h := bubbleHEC(t, srv, forward.HECConfig{DisableHealthCheck: true, Delivery: forward.DeliveryConfig{
-			Retry: forward.RetryConfig{InitialBackoff: time.Second, MaxBackoff: 4 * time.Second},
-			Hooks: forward.Hooks{OnRetry: func(_ string, _ int, w time.Duration) { waits = append(waits, w) }},
-		}})
-		srv.Busy(5)
-		start := time.Now()
-		require.NoError(t, h.Send(t.Context(), batchOf("a")))
-		elapsed := time.Since(start)
-		ceilings := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 4 * time.Second, 4 * time.Second}
-		require.Len(t, waits, 5)
-		var sum time.Duration
-		for i, w := range waits {
-			assert.GreaterOrEqual(t, w, time.Duration(0))
-			assert.LessOrEqual(t, w, ceilings[i], "wait %d", i)
-			sum += w
+		now := time.Now() // the bubble's clock
+		for _, tt := range []struct {
+			name   string
+			header http.Header
+			status int
+			want   time.Duration
+		}{
+			{"429 seconds", http.Header{"Retry-After": {"3"}}, 429, 3 * time.Second},
+			{"503 seconds", http.Header{"Retry-After": {"10"}}, 503, 10 * time.Second},
+			{"429 HTTP-date", http.Header{"Retry-After": {now.Add(90 * time.Second).UTC().Format(http.TimeFormat)}}, 429, 90 * time.Second},
+			{"503 retry-after-ms", http.Header{"Retry-After-Ms": {"2500"}}, 503, 2500 * time.Millisecond},
+			{"429 x-ms-retry-after-ms", http.Header{"X-Ms-Retry-After-Ms": {"700"}}, 429, 700 * time.Millisecond},
+			{"503 none", http.Header{}, 503, 0},
+		} {
+			h, err := forward.NewHEC(forward.HECConfig{URL: "http://hec.invalid:8088", Token: "t", DisableHealthCheck: true,
+				HTTP: forward.HTTPConfig{HTTPClient: &http.Client{Transport: handlerTransport{http.HandlerFunc(
+					func(w http.ResponseWriter, _ *http.Request) {
+						for k, v := range tt.header {
+							w.Header()[k] = v
+						}
+						w.WriteHeader(tt.status)
+						_, _ = w.Write([]byte(`{"text":"Server is busy","code":9}`))
+					})}}}})
+			require.NoError(t, err)
+			start := time.Now()
+			err = h.Send(t.Context(), batchOf("a", "b"))
+			assert.Zero(t, time.Since(start), "%s: the sink does not wait", tt.name)
+			var be *relaykit.BatchError
+			require.ErrorAs(t, err, &be, tt.name)
+			assert.Equal(t, tt.want, be.RetryAfter(), tt.name)
+			assert.False(t, be.Permanent(), tt.name)
+			var se *forward.SendError
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, tt.want, se.RetryAfter, tt.name)
+			assert.Equal(t, tt.status, se.StatusCode, tt.name)
+			_ = h.Close()
 		}
-		assert.Equal(t, sum, elapsed, "the sink waited exactly the backoffs")
-		assert.Equal(t, int64(5), h.Stats().Retries)
 	})
 }
 
-func TestBackoffMaxElapsed(t *testing.T) {
-	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
-	synctest.Test(t, func(t *testing.T) {
-		var fl failures
-		h := bubbleHEC(t, srv, forward.HECConfig{Delivery: forward.DeliveryConfig{
-			OnFailure: fl.handle,
-			Retry: forward.RetryConfig{MaxAttempts: 1000, MaxElapsed: 10 * time.Second,
-				InitialBackoff: time.Second, MaxBackoff: 2 * time.Second},
-		}})
-		srv.Busy(1000)
-		start := time.Now()
-		require.NoError(t, h.Send(t.Context(), batchOf("a")))
-		assert.LessOrEqual(t, time.Since(start), 10*time.Second)
-		assert.Equal(t, []string{"a"}, fl.get()[forward.ReasonRetriesExhausted])
-		assert.Empty(t, srv.Counts())
-	})
-}
-
-func TestHealthCheckWhileBackingOff(t *testing.T) {
-	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
-	synctest.Test(t, func(t *testing.T) {
-		h := bubbleHEC(t, srv, forward.HECConfig{Delivery: forward.DeliveryConfig{
-			Retry: forward.RetryConfig{InitialBackoff: time.Second, MaxBackoff: time.Second},
-			Hooks: forward.Hooks{OnRetry: func(_ string, attempt int, _ time.Duration) {
-				// The destination recovers after the third failed attempt.
-				if attempt == 3 {
-					srv.SetUnhealthy(0)
-				}
-			}},
-		}})
-		srv.Busy(1)
-		srv.SetUnhealthy(forwardtest.HECUnhealthyQueuesFull)
-		require.NoError(t, h.Send(t.Context(), batchOf("a")))
-		assert.Equal(t, map[string]int{"a": 1}, srv.Counts())
-		// Attempts 1-3: health check fails, no data sent. Attempt 4:
-		// healthy, data answered busy. Attempt 5: health checked again
-		// after the failure, data accepted.
-		assert.Equal(t, 2, srv.Requests(), "data requests")
-		assert.Equal(t, 5, srv.HealthChecks(), "health checks")
-	})
-}
-
-func TestAckTimeoutResends(t *testing.T) {
+// TestAckTimeoutReported: a request whose acknowledgement does not come
+// within AckTimeout is reported retryable, after AckTimeout, and not sent
+// again by the sink.
+func TestAckTimeoutReported(t *testing.T) {
 	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{Ack: true})
 	synctest.Test(t, func(t *testing.T) {
-		h := bubbleHEC(t, srv, forward.HECConfig{Ack: true, AckTimeout: 30 * time.Second, DisableHealthCheck: true,
-			Delivery: forward.DeliveryConfig{Retry: forward.RetryConfig{InitialBackoff: time.Millisecond}}})
+		h := bubbleHEC(t, srv, forward.HECConfig{Ack: true, AckTimeout: 30 * time.Second, DisableHealthCheck: true})
 		srv.LoseAcks(1)
 		start := time.Now()
-		require.NoError(t, h.Send(t.Context(), batchOf("a", "b")))
-		assert.GreaterOrEqual(t, time.Since(start), 30*time.Second)
+		err := h.Send(t.Context(), batchOf("a", "b"))
+		assert.Equal(t, 30*time.Second, time.Since(start))
+		var be *relaykit.BatchError
+		require.ErrorAs(t, err, &be)
+		assert.Equal(t, []relaykit.FailedRange{{From: 0, To: 2, Reason: relaykit.ReasonSinkError, Err: be.Failed[0].Err}}, be.Failed)
+		assert.Contains(t, err.Error(), "not acknowledged within 30s")
+		assert.Equal(t, 1, srv.Requests())
+		assert.Empty(t, srv.Counts())
+
+		require.NoError(t, h.Send(t.Context(), batchOf("a", "b")), "the caller's next attempt")
 		assert.Equal(t, map[string]int{"a": 1, "b": 1}, srv.Counts())
 		assert.Equal(t, 2, srv.Requests())
 	})

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"os"
 	"strconv"
@@ -27,8 +26,7 @@ var ErrSyslogClosed = errors.New("forward: syslog sink closed")
 // SyslogConfig configures a [Syslog] sink. The zero value of every field
 // except Address is a documented default.
 type SyslogConfig struct {
-	// Name names the destination in errors, failures and logs. Zero means
-	// "syslog".
+	// Name names the destination in errors and logs. Zero means "syslog".
 	Name string
 	// Network is the transport: "tcp" (RFC 6587), "tls" (RFC 5425) or
 	// "udp" (RFC 5426); "tcp4", "tcp6", "udp4" and "udp6" pin the address
@@ -78,7 +76,7 @@ type SyslogConfig struct {
 	MaxMessageSize int
 
 	// TLS configures tls from files or PEM (a private CA, a client
-	// certificate), like the HTTP sinks' [DeliveryConfig].TLS. The zero
+	// certificate), like the HTTP sinks' [HTTPConfig].TLS. The zero
 	// value verifies the receiver's certificate against the system roots
 	// for the host in Address. Set it or TLSConfig, not both.
 	TLS TLSConfig
@@ -96,20 +94,6 @@ type SyslogConfig struct {
 	// WriteTimeout bounds each write of a batch. Zero means 30 s.
 	WriteTimeout time.Duration
 
-	// MaxRetries is how many times a batch is retried on a new connection
-	// after a failed dial or write, before it is handed to OnFailure with
-	// [ReasonRetriesExhausted]. Zero means 5; negative means no retry.
-	MaxRetries int
-	// BackoffMin is the wait before the first retry; each retry doubles it
-	// (with jitter of up to 50%) up to BackoffMax. Zero means 100 ms.
-	BackoffMin time.Duration
-	// BackoffMax caps the wait between retries. Zero means 10 s.
-	BackoffMax time.Duration
-
-	// OnFailure receives every event the sink gives up on, with the reason,
-	// exactly once. Nil means such events are counted in
-	// [SyslogStats.Failed] and reported by Send's error instead.
-	OnFailure FailureFunc
 	// Logger receives connection state changes (connected, lost, failed),
 	// never per-event messages. Nil means no logging.
 	Logger *slog.Logger
@@ -122,8 +106,7 @@ type SyslogStats struct {
 	Bytes       int64 // bytes written, framing included
 	Batches     int64 // batches written completely
 	Truncated   int64 // messages cut at MaxMessageSize
-	Failed      int64 // events handed to OnFailure (or reported by Send's error)
-	Retries     int64 // batch retries after a dial or write error
+	Failed      int64 // events reported undelivered by Send's error
 	Dials       int64 // connections established
 	DialErrors  int64 // failed connection attempts
 	WriteErrors int64 // failed writes (the connection was discarded)
@@ -144,16 +127,21 @@ type SyslogStats struct {
 //
 // # Delivery
 //
-// Each event is either written to a connection that accepted the write, or
-// handed to OnFailure: none is half-sent and forgotten. On a dial or write
-// error the connection is discarded and the whole batch (on udp: the
-// datagrams not yet sent) is retried on a new connection after a backoff,
-// up to MaxRetries times. Before writing to an idle connection the sink
-// checks, without blocking, whether the receiver closed it, so a receiver
-// restart is noticed before data is written into a dead connection.
+// Send makes one attempt and does not retry: each event is either written
+// to a connection that accepted the write, or reported undelivered in a
+// [*relaykit.BatchError] (retryable, [relaykit.ReasonSinkError]): none is
+// half-sent and forgotten. Put the sink behind a delivery.Queue to retry.
+// One attempt dials at most once: when there is no connection, or when a
+// write fails on the connection an earlier Send left open (the receiver
+// restarted, an idle timeout), the connection is discarded and the batch
+// (on udp: the datagrams not yet sent) is written once on a new one; a
+// failed dial, or a failed write on a connection this Send opened, ends
+// the attempt. Before writing to an idle connection the sink checks,
+// without blocking, whether the receiver closed it, so a receiver restart
+// is usually noticed before data is written into a dead connection.
 //
-// Delivery on tcp and tls is at least once within these limits: syslog has
-// no acknowledgements, so after a failed write the part of the batch the
+// Delivery on tcp and tls is at least once: syslog has no
+// acknowledgements, so after a failed write the part of the batch the
 // receiver did read is sent again (duplicates); and bytes the kernel
 // accepted just before the receiver vanished (a crash rather than a
 // close, or a close between the check and the write) can still be lost,
@@ -173,10 +161,6 @@ type Syslog struct {
 	sendBuf   int
 	dialTO    time.Duration
 	writeTO   time.Duration
-	retries   int
-	boMin     time.Duration
-	boMax     time.Duration
-	onFailure FailureFunc
 	log       *slog.Logger
 
 	mu     sync.Mutex // serialises sends; guards the fields below
@@ -188,7 +172,7 @@ type Syslog struct {
 	msgs   []ipv4.Message // udp: reused message headers
 
 	events, bytes, batches, truncated, failed atomic.Int64
-	retried, dials, dialErrors, writeErrors   atomic.Int64
+	dials, dialErrors, writeErrors            atomic.Int64
 	connected                                 atomic.Bool
 }
 
@@ -209,18 +193,14 @@ const udpChunk = 256
 // Send does. Errors wrap [ErrInvalidConfig].
 func NewSyslog(cfg SyslogConfig) (*Syslog, error) {
 	s := &Syslog{
-		dest:      cfg.Name,
-		network:   cfg.Network,
-		address:   cfg.Address,
-		maxMsg:    cfg.MaxMessageSize,
-		sendBuf:   cfg.SendBuffer,
-		dialTO:    cfg.DialTimeout,
-		writeTO:   cfg.WriteTimeout,
-		retries:   cfg.MaxRetries,
-		boMin:     cfg.BackoffMin,
-		boMax:     cfg.BackoffMax,
-		onFailure: cfg.OnFailure,
-		log:       cfg.Logger,
+		dest:    cfg.Name,
+		network: cfg.Network,
+		address: cfg.Address,
+		maxMsg:  cfg.MaxMessageSize,
+		sendBuf: cfg.SendBuffer,
+		dialTO:  cfg.DialTimeout,
+		writeTO: cfg.WriteTimeout,
+		log:     cfg.Logger,
 	}
 	invalid := func(format string, args ...any) error {
 		return fmt.Errorf("%w: syslog: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
@@ -284,7 +264,7 @@ func NewSyslog(cfg SyslogConfig) (*Syslog, error) {
 	if s.sendBuf < 0 {
 		return nil, invalid("negative send buffer")
 	}
-	if s.dialTO < 0 || s.writeTO < 0 || s.boMin < 0 || s.boMax < 0 {
+	if s.dialTO < 0 || s.writeTO < 0 {
 		return nil, invalid("negative duration")
 	}
 	if s.dialTO == 0 {
@@ -292,20 +272,6 @@ func NewSyslog(cfg SyslogConfig) (*Syslog, error) {
 	}
 	if s.writeTO == 0 {
 		s.writeTO = 30 * time.Second
-	}
-	if s.retries == 0 {
-		s.retries = 5
-	} else if s.retries < 0 {
-		s.retries = 0
-	}
-	if s.boMin == 0 {
-		s.boMin = 100 * time.Millisecond
-	}
-	if s.boMax == 0 {
-		s.boMax = 10 * time.Second
-	}
-	if s.boMax < s.boMin {
-		s.boMax = s.boMin
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -349,14 +315,12 @@ func NewSyslog(cfg SyslogConfig) (*Syslog, error) {
 	return s, nil
 }
 
-// Send writes batch to the receiver, in order, retrying on a new connection
-// after errors as described on [Syslog]. As for the HTTP sinks, Send returns
-// nil when every event was written or handed to OnFailure; without
-// OnFailure it returns a [*SendError] saying why events were not delivered,
-// or a [*relaykit.BatchError] for the rest of a UDP batch of which some
-// datagrams went out.
-// When ctx ends first (or the sink is closed), the undelivered events go to
-// OnFailure with [ReasonShutdown] and Send returns a [*SendError] wrapping
+// Send writes batch to the receiver, in order, in one attempt as described
+// on [Syslog]. It returns nil when every event was written, else a
+// [*relaykit.BatchError] listing the events not written (the whole batch,
+// or on udp the datagrams after those that went out), retryable, with a
+// [*SendError] as the cause. When ctx ends first (or the sink is closed)
+// the BatchError's reason is [relaykit.ReasonShutdown] and the error wraps
 // ctx.Err() (or [ErrSyslogClosed]). Send does not retain batch.
 func (s *Syslog) Send(ctx context.Context, batch []relaykit.Event) error {
 	if len(batch) == 0 {
@@ -365,31 +329,18 @@ func (s *Syslog) Send(ctx context.Context, batch []relaykit.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return s.fail(ctx, batch, 0, ReasonShutdown, ErrSyslogClosed)
+		return s.fail(ctx, batch, 0, ErrSyslogClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return s.fail(ctx, batch, 0, err)
 	}
 	s.encode(batch)
 
 	first := 0 // first message not yet written (udp)
-	var lastErr error
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			if attempt > s.retries {
-				return s.fail(ctx, batch, first, ReasonRetriesExhausted, lastErr)
-			}
-			s.retried.Add(1)
-			if err := s.wait(ctx, attempt); err != nil {
-				return s.fail(ctx, batch, first, ReasonShutdown, err)
-			}
-		}
-		if err := ctx.Err(); err != nil {
-			return s.fail(ctx, batch, first, ReasonShutdown, err)
-		}
-		if err := s.connect(ctx); err != nil {
-			if ctx.Err() != nil {
-				return s.fail(ctx, batch, first, ReasonShutdown, ctx.Err())
-			}
-			lastErr = err
-			continue
+	for redialed := false; ; redialed = true {
+		dialed, err := s.connect(ctx)
+		if err != nil {
+			return s.fail(ctx, batch, first, err)
 		}
 		// A write is bounded by WriteTimeout and cut short when ctx ends.
 		conn := s.conn
@@ -397,7 +348,6 @@ func (s *Syslog) Send(ctx context.Context, batch []relaykit.Event) error {
 		// cancellation that came first must not be overwritten.
 		_ = conn.SetWriteDeadline(time.Now().Add(s.writeTO))
 		stop := context.AfterFunc(ctx, func() { _ = conn.SetWriteDeadline(time.Unix(1, 0)) })
-		var err error
 		if s.udp {
 			var n int
 			n, err = s.writeDatagrams(first)
@@ -413,7 +363,11 @@ func (s *Syslog) Send(ctx context.Context, batch []relaykit.Event) error {
 		}
 		s.writeErrors.Add(1)
 		s.drop(err)
-		lastErr = err
+		if dialed || redialed || ctx.Err() != nil {
+			return s.fail(ctx, batch, first, err)
+		}
+		// The connection an earlier Send left open failed: it was stale,
+		// not the attempt. Write once more on a new one.
 	}
 }
 
@@ -487,11 +441,11 @@ func (s *Syslog) shrink() {
 }
 
 // connect opens a connection if there is none or the open one was closed
-// by the receiver.
-func (s *Syslog) connect(ctx context.Context) error {
+// by the receiver, and reports whether it dialed.
+func (s *Syslog) connect(ctx context.Context) (bool, error) {
 	if s.conn != nil {
 		if s.udp || !peerClosed(s.conn) {
-			return nil
+			return false, nil
 		}
 		s.drop(errors.New("connection closed by receiver"))
 	}
@@ -509,7 +463,7 @@ func (s *Syslog) connect(ctx context.Context) error {
 	if err != nil {
 		s.dialErrors.Add(1)
 		s.log.Warn("syslog: connect failed", "destination", s.dest, "address", s.address, "error", err)
-		return &SendError{Destination: s.dest, Code: -1, Retryable: true, Err: err}
+		return true, &SendError{Destination: s.dest, Code: -1, Retryable: true, Err: err}
 	}
 	if s.sendBuf > 0 {
 		if err := setWriteBuffer(conn, s.sendBuf); err != nil {
@@ -528,7 +482,7 @@ func (s *Syslog) connect(ctx context.Context) error {
 	s.dials.Add(1)
 	s.connected.Store(true)
 	s.log.Info("syslog: connected", "destination", s.dest, "address", s.address, "network", s.network, "tls", s.useTLS)
-	return nil
+	return true, nil
 }
 
 func setWriteBuffer(conn net.Conn, n int) error {
@@ -606,43 +560,29 @@ func (s *Syslog) writeDatagrams(first int) (int, error) {
 	return sent, nil
 }
 
-// wait sleeps before retry attempt (1-based), honouring ctx.
-func (s *Syslog) wait(ctx context.Context, attempt int) error {
-	d := s.boMin
-	for i := 1; i < attempt && d < s.boMax; i++ {
-		d *= 2
+// fail counts the undelivered events batch[first:] and returns Send's
+// error: a *relaykit.BatchError listing them as retryable, with reason
+// ReasonShutdown (and wrapping the cause) when ctx ended or the sink was
+// closed, ReasonSinkError otherwise.
+func (s *Syslog) fail(ctx context.Context, batch []relaykit.Event, first int, err error) error {
+	s.failed.Add(int64(len(batch) - first))
+	reason := relaykit.ReasonSinkError
+	shutdown := ctx.Err()
+	if shutdown == nil && errors.Is(err, ErrSyslogClosed) {
+		shutdown = ErrSyslogClosed
 	}
-	d = min(d, s.boMax)
-	d -= rand.N(d/2 + 1) // up to 50% jitter
-	return sleep(ctx, d)
-}
-
-// fail accounts for the undelivered events batch[first:] and returns Send's
-// error: nil when OnFailure took them, except at shutdown (ctx ended, sink
-// closed); without OnFailure a *SendError, or a *relaykit.BatchError when
-// datagrams before first were sent.
-func (s *Syslog) fail(ctx context.Context, batch []relaykit.Event, first int, reason string, err error) error {
-	events := batch[first:]
-	s.failed.Add(int64(len(events)))
-	if err == nil {
-		err = errors.New(reason)
+	if shutdown != nil {
+		reason = relaykit.ReasonShutdown
 	}
 	var se *SendError
 	if !errors.As(err, &se) {
-		se = &SendError{Destination: s.dest, Code: -1, Retryable: reason != ReasonShutdown, Err: err}
+		se = &SendError{Destination: s.dest, Code: -1, Retryable: shutdown == nil, Err: err}
 	}
-	if s.onFailure == nil {
-		if first > 0 {
-			// The first datagrams went out: only the rest is undelivered.
-			return &relaykit.BatchError{Failed: []relaykit.FailedRange{{From: first, To: len(batch), Reason: reason, Err: se}}}
-		}
-		return se
+	be := &relaykit.BatchError{Failed: []relaykit.FailedRange{{From: first, To: len(batch), Reason: reason, Err: se}}}
+	if shutdown != nil && !errors.Is(se, shutdown) {
+		return fmt.Errorf("forward: send to %s: %w (%w)", s.dest, shutdown, be)
 	}
-	s.onFailure(context.WithoutCancel(ctx), Failure{Destination: s.dest, Events: events, Reason: reason, Err: se})
-	if reason == ReasonShutdown {
-		return se
-	}
-	return nil
+	return be
 }
 
 // Stats returns a snapshot of the sink's counters.
@@ -653,7 +593,6 @@ func (s *Syslog) Stats() SyslogStats {
 		Batches:     s.batches.Load(),
 		Truncated:   s.truncated.Load(),
 		Failed:      s.failed.Load(),
-		Retries:     s.retried.Load(),
 		Dials:       s.dials.Load(),
 		DialErrors:  s.dialErrors.Load(),
 		WriteErrors: s.writeErrors.Load(),

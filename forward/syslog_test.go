@@ -19,37 +19,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/delivery"
 	"github.com/relaykit/relaykit/forward"
 	"github.com/relaykit/relaykit/forward/forwardtest"
 )
-
-// failureLog records what a sink hands to its FailureFunc.
-type failureLog struct {
-	mu       sync.Mutex
-	events   []relaykit.Event
-	reasons  []string
-	errs     []error
-	messages []string
-}
-
-func (f *failureLog) fn(_ context.Context, fl forward.Failure) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for i := range fl.Events {
-		f.events = append(f.events, fl.Events[i].Clone())
-		f.reasons = append(f.reasons, fl.Reason)
-	}
-	f.errs = append(f.errs, fl.Err)
-	if fl.Err != nil {
-		f.messages = append(f.messages, fl.Err.Error())
-	}
-}
-
-func (f *failureLog) count() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.events)
-}
 
 // syslogEvent returns event i of connection conn, with characters that
 // need care in every part.
@@ -82,8 +55,6 @@ func syslogCfg(network string, port int) forward.SyslogConfig {
 		ProcIDField:    "pid",
 		MsgIDField:     "msgid",
 		StructuredData: []string{"user"},
-		BackoffMin:     5 * time.Millisecond,
-		BackoffMax:     50 * time.Millisecond,
 	}
 }
 
@@ -126,10 +97,7 @@ func TestSyslogNGDelivery(t *testing.T) {
 	const perBatch = 50
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var failures failureLog
-			cfg := tt.cfg
-			cfg.OnFailure = failures.fn
-			sink, err := forward.NewSyslog(cfg)
+			sink, err := forward.NewSyslog(tt.cfg)
 			require.NoError(t, err)
 			defer sink.Close()
 			batch := make([]relaykit.Event, perBatch)
@@ -153,7 +121,6 @@ func TestSyslogNGDelivery(t *testing.T) {
 			assert.Equal(t, int64(tt.batches), st.Batches)
 			assert.Equal(t, int64(1), st.Dials)
 			assert.Zero(t, st.Failed)
-			assert.Zero(t, failures.count())
 		})
 	}
 }
@@ -172,19 +139,20 @@ func TestSyslogNGRestart(t *testing.T) {
 		}()},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var failures failureLog
-			cfg := tt.cfg
-			cfg.OnFailure = failures.fn
-			cfg.MaxRetries = 1000 // keep retrying until the receiver is back
-			sink, err := forward.NewSyslog(cfg)
+			sink, err := forward.NewSyslog(tt.cfg)
 			require.NoError(t, err)
 			defer sink.Close()
+			// The sink makes one attempt per Send; a memory-only queue
+			// retries until the receiver is back, blocking the caller.
+			q, err := delivery.New(sink, delivery.Config{Mode: delivery.Memory})
+			require.NoError(t, err)
+			defer q.Close(t.Context())
 			send := func(from, n int) error {
 				batch := make([]relaykit.Event, n)
 				for i := range batch {
 					batch[i] = syslogEvent(tt.name, from+i)
 				}
-				return sink.Send(t.Context(), batch)
+				return q.Send(t.Context(), batch)
 			}
 			require.NoError(t, send(0, 100))
 			require.Len(t, ng.waitLines(tt.file, 100), 100)
@@ -206,8 +174,10 @@ func TestSyslogNGRestart(t *testing.T) {
 			st := sink.Stats()
 			assert.Equal(t, int64(2), st.Dials)
 			assert.Equal(t, int64(300), st.Events)
-			assert.Zero(t, st.Failed)
-			assert.Zero(t, failures.count())
+			assert.Positive(t, st.Failed, "attempts while the receiver was down")
+			qs := q.Stats()
+			assert.Equal(t, int64(300), qs.Delivered)
+			assert.Positive(t, qs.Failures)
 		})
 	}
 }
@@ -216,19 +186,18 @@ func TestSyslogTLSVerifiesByDefault(t *testing.T) {
 	ng := startSyslogNG(t)
 	var failures failureLog
 	cfg := syslogCfg("tls", ng.tlsPort)
-	cfg.MaxRetries = -1
-	cfg.OnFailure = failures.fn
 	sink, err := forward.NewSyslog(cfg)
 	require.NoError(t, err)
 	defer sink.Close()
 	batch := []relaykit.Event{syslogEvent("x", 0), syslogEvent("x", 1)}
-	require.NoError(t, sink.Send(t.Context(), batch), "the events went to OnFailure")
+	err = failures.send(t, sink, batch)
+	require.Error(t, err)
 	require.Equal(t, 2, failures.count())
 	var se *forward.SendError
-	require.ErrorAs(t, failures.errs[0], &se)
+	require.ErrorAs(t, err, &se)
 	var uae x509.UnknownAuthorityError
-	assert.ErrorAs(t, failures.errs[0], &uae)
-	assert.Equal(t, []string{forward.ReasonRetriesExhausted, forward.ReasonRetriesExhausted}, failures.reasons)
+	assert.ErrorAs(t, err, &uae)
+	assert.Equal(t, []string{relaykit.ReasonSinkError, relaykit.ReasonSinkError}, failures.reasons)
 	assert.Equal(t, int64(2), sink.Stats().Failed)
 	assert.Equal(t, int64(0), sink.Stats().Events)
 }
@@ -263,9 +232,22 @@ func readFrames(r io.Reader) []string {
 	}
 }
 
-func TestSyslogWriteErrorResendsWholeBatch(t *testing.T) {
+// bigSyslogBatch returns n events of about 400 bytes: a batch the kernel
+// cannot take in one go.
+func bigSyslogBatch(n int) []relaykit.Event {
+	batch := make([]relaykit.Event, n)
+	for i := range batch {
+		batch[i] = relaykit.Event{Time: 1, Host: []byte("h"), Raw: fmt.Appendf(nil, "%08d %s", i, strings.Repeat("y", 380))}
+	}
+	return batch
+}
+
+// TestSyslogWriteErrorReportsWholeBatch: a write that fails on the
+// connection the Send opened ends the attempt: the whole batch is reported
+// retryable, and the next Send writes it whole on a new connection.
+func TestSyslogWriteErrorReportsWholeBatch(t *testing.T) {
 	if testing.Short() {
-		t.Skip("sends a 12 MB batch")
+		t.Skip("sends a 12 MB batch twice")
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -288,30 +270,80 @@ func TestSyslogWriteErrorResendsWholeBatch(t *testing.T) {
 		second <- readFrames(c)
 		_ = c.Close()
 	}()
-	var failures failureLog
-	cfg := forward.SyslogConfig{Address: l.Addr().String(), OnFailure: failures.fn, BackoffMin: time.Millisecond}
-	sink, err := forward.NewSyslog(cfg)
+	sink, err := forward.NewSyslog(forward.SyslogConfig{Address: l.Addr().String()})
 	require.NoError(t, err)
 	const n = 30_000
-	batch := make([]relaykit.Event, n)
-	for i := range batch {
-		batch[i] = relaykit.Event{Time: 1, Host: []byte("h"), Raw: fmt.Appendf(nil, "%08d %s", i, strings.Repeat("y", 380))}
-	}
-	require.NoError(t, sink.Send(t.Context(), batch))
+	batch := bigSyslogBatch(n)
+	var failures failureLog
+	err = failures.send(t, sink, batch)
+	require.Error(t, err)
+	assert.Equal(t, n, failures.count(), "the whole batch is reported")
+	assert.Equal(t, relaykit.ReasonSinkError, failures.reasons[0])
+	assert.False(t, failures.perm[string(batch[0].Raw)], "retryable")
+	st := sink.Stats()
+	assert.Equal(t, int64(1), st.Dials, "one dial per attempt")
+	assert.Equal(t, int64(1), st.WriteErrors)
+
+	require.NoError(t, sink.Send(t.Context(), batch), "the next attempt")
 	require.NoError(t, sink.Close())
 	frames := <-second
-	require.Len(t, frames, n, "the whole batch is resent on the new connection")
+	require.Len(t, frames, n, "the whole batch is written on the new connection")
 	for i, f := range frames {
 		if !assert.Contains(t, f, fmt.Sprintf(" %08d ", i)) {
 			break
 		}
 	}
-	st := sink.Stats()
-	assert.Equal(t, int64(1), st.WriteErrors)
-	assert.Equal(t, int64(1), st.Retries)
+	st = sink.Stats()
 	assert.Equal(t, int64(2), st.Dials)
 	assert.Equal(t, int64(n), st.Events)
-	assert.Zero(t, failures.count())
+	assert.Equal(t, int64(n), st.Failed)
+}
+
+// TestSyslogStaleConnectionRedialedOnce: a write that fails on a
+// connection an earlier Send left open (the receiver went away between
+// the two, unnoticed) is not the attempt's failure: the Send dials once and
+// writes the batch on the new connection.
+func TestSyslogStaleConnectionRedialedOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends a 12 MB batch")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	closed := make(chan struct{})
+	second := make(chan []string, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		// Read the first batch, leave a byte pending for the sink (so its
+		// check before writing finds the connection alive), and go away.
+		br := bufio.NewReader(c)
+		_, _ = readFrame(br)
+		_, _ = c.Write([]byte("x"))
+		_ = c.Close()
+		close(closed)
+		c, err = l.Accept()
+		if err != nil {
+			return
+		}
+		second <- readFrames(c)
+		_ = c.Close()
+	}()
+	sink, err := forward.NewSyslog(forward.SyslogConfig{Address: l.Addr().String()})
+	require.NoError(t, err)
+	require.NoError(t, sink.Send(t.Context(), []relaykit.Event{{Time: 1, Raw: []byte("first")}}))
+	<-closed
+	const n = 30_000
+	require.NoError(t, sink.Send(t.Context(), bigSyslogBatch(n)))
+	require.NoError(t, sink.Close())
+	frames := <-second
+	require.Len(t, frames, n, "the batch is written on the new connection")
+	st := sink.Stats()
+	assert.Equal(t, int64(2), st.Dials)
+	assert.Equal(t, int64(1), st.WriteErrors)
+	assert.Zero(t, st.Failed)
 }
 
 func TestSyslogFraming(t *testing.T) {
@@ -379,38 +411,22 @@ func TestSyslogUDPTruncation(t *testing.T) {
 	assert.Equal(t, int64(480+23), st.Bytes)
 }
 
-func TestSyslogRetriesExhausted(t *testing.T) {
+func TestSyslogDialFails(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t)) // nothing listens
 	batch := []relaykit.Event{{Raw: []byte("a")}, {Raw: []byte("b")}, {Raw: []byte("c")}}
-
-	// Without OnFailure, Send reports the failure.
-	sink, err := forward.NewSyslog(forward.SyslogConfig{Address: addr, MaxRetries: -1})
+	sink, err := forward.NewSyslog(forward.SyslogConfig{Address: addr})
 	require.NoError(t, err)
-	err = sink.Send(t.Context(), batch)
+	defer sink.Close()
+	var failures failureLog
+	err = failures.send(t, sink, batch)
 	var se *forward.SendError
 	require.ErrorAs(t, err, &se)
 	assert.True(t, se.Retryable)
 	assert.Equal(t, "syslog", se.Destination)
 	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
-	assert.Equal(t, int64(3), sink.Stats().Failed)
-	require.NoError(t, sink.Close())
-
-	// With OnFailure, the events go there and Send returns nil.
-	var failures failureLog
-	sink, err = forward.NewSyslog(forward.SyslogConfig{Address: addr, MaxRetries: 2, BackoffMin: time.Millisecond,
-		OnFailure: failures.fn})
-	require.NoError(t, err)
-	defer sink.Close()
-	require.NoError(t, sink.Send(t.Context(), batch))
-	require.Equal(t, 3, failures.count())
-	assert.ErrorIs(t, failures.errs[0], syscall.ECONNREFUSED)
-	for i, e := range failures.events {
-		assert.Equal(t, string(batch[i].Raw), string(e.Raw))
-	}
-	assert.Equal(t, forward.ReasonRetriesExhausted, failures.reasons[0])
+	require.Equal(t, []relaykit.FailedRange{{From: 0, To: 3, Reason: relaykit.ReasonSinkError, Err: se}}, failures.runs)
 	st := sink.Stats()
-	assert.Equal(t, int64(3), st.DialErrors)
-	assert.Equal(t, int64(2), st.Retries)
+	assert.Equal(t, int64(1), st.DialErrors, "one dial per attempt")
 	assert.Equal(t, int64(3), st.Failed)
 }
 
@@ -418,24 +434,25 @@ func TestSyslogShutdown(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
 	t.Run("context canceled", func(t *testing.T) {
 		var failures failureLog
-		sink, err := forward.NewSyslog(forward.SyslogConfig{Address: addr, OnFailure: failures.fn})
+		sink, err := forward.NewSyslog(forward.SyslogConfig{Address: addr})
 		require.NoError(t, err)
 		defer sink.Close()
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		err = sink.Send(ctx, []relaykit.Event{{Raw: []byte("a")}})
+		b := []relaykit.Event{{Raw: []byte("a")}}
+		err = failures.add(t, b, sink.Send(ctx, b))
 		assert.ErrorIs(t, err, context.Canceled)
-		assert.Equal(t, []string{forward.ReasonShutdown}, failures.reasons)
+		assert.Equal(t, []string{relaykit.ReasonShutdown}, failures.reasons)
 	})
 	t.Run("closed", func(t *testing.T) {
 		var failures failureLog
-		sink, err := forward.NewSyslog(forward.SyslogConfig{Address: addr, OnFailure: failures.fn})
+		sink, err := forward.NewSyslog(forward.SyslogConfig{Address: addr})
 		require.NoError(t, err)
 		require.NoError(t, sink.Close())
 		require.NoError(t, sink.Close(), "Close is idempotent")
-		err = sink.Send(t.Context(), []relaykit.Event{{Raw: []byte("a")}})
+		err = failures.send(t, sink, []relaykit.Event{{Raw: []byte("a")}})
 		assert.ErrorIs(t, err, forward.ErrSyslogClosed)
-		assert.Equal(t, []string{forward.ReasonShutdown}, failures.reasons)
+		assert.Equal(t, []string{relaykit.ReasonShutdown}, failures.reasons)
 	})
 }
 
@@ -561,8 +578,7 @@ func TestSyslogContextCutsBlockedWrite(t *testing.T) {
 		}
 	}()
 	var failures failureLog
-	sink, err := forward.NewSyslog(forward.SyslogConfig{Address: l.Addr().String(), WriteTimeout: time.Hour,
-		OnFailure: failures.fn})
+	sink, err := forward.NewSyslog(forward.SyslogConfig{Address: l.Addr().String(), WriteTimeout: time.Hour})
 	require.NoError(t, err)
 	defer sink.Close()
 	batch := make([]relaykit.Event, 30_000)
@@ -577,12 +593,12 @@ func TestSyslogContextCutsBlockedWrite(t *testing.T) {
 	cancel()
 	select {
 	case err := <-done:
-		assert.ErrorIs(t, err, context.Canceled)
+		assert.ErrorIs(t, failures.add(t, batch, err), context.Canceled)
 	case <-time.After(30 * time.Second):
 		t.Fatal("Send did not return after its context ended")
 	}
 	assert.Equal(t, len(batch), failures.count())
-	assert.Equal(t, forward.ReasonShutdown, failures.reasons[0])
+	assert.Equal(t, relaykit.ReasonShutdown, failures.reasons[0])
 }
 
 func TestSyslogUDP6(t *testing.T) {

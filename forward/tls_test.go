@@ -103,13 +103,14 @@ func TestHECMutualTLS(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var fl failures
 			h, err := forward.NewHEC(forward.HECConfig{URL: ts.URL, Token: "t", DisableHealthCheck: true,
-				Delivery: forward.DeliveryConfig{TLS: tt.tls, OnFailure: fl.handle, Retry: forward.RetryConfig{MaxAttempts: 1}}})
+				HTTP: forward.HTTPConfig{TLS: tt.tls}})
 			require.NoError(t, err)
 			defer h.Close()
-			require.NoError(t, h.Send(t.Context(), batchOf("m")))
+			err = fl.send(t, h, batchOf("m"))
 			if tt.ok {
+				require.NoError(t, err)
 				assert.Equal(t, int64(1), h.Stats().EventsSent)
-				assert.Empty(t, fl.get(), "%v", fl.errs)
+				assert.Empty(t, fl.get(), "%v", fl.messages)
 			} else {
 				assert.Zero(t, h.Stats().EventsSent)
 				assert.NotEmpty(t, fl.get())

@@ -64,7 +64,6 @@ func TestHECUserAgent(t *testing.T) {
 		Token:           srv.Token(),
 		Ack:             true,
 		AckPollInterval: 10 * time.Millisecond,
-		Delivery:        forward.DeliveryConfig{Retry: fastRetry()},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = hec.Close() })
@@ -117,7 +116,6 @@ func TestSentinelUserAgent(t *testing.T) {
 				DCRImmutableID: c.DCRImmutableID,
 				Stream:         c.Stream,
 				TokenSource:    tokens,
-				Delivery:       forward.DeliveryConfig{Retry: fastRetry()},
 			})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = s.Close() })

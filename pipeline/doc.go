@@ -23,9 +23,10 @@
 //
 // An event no Final route consumed — it matched nothing, or only non-final
 // routes — goes, unchanged, to Config.Default; without a default it is
-// dropped and counted as [ReasonUnrouted]. A pipeline function may drop an
-// event; the drop is counted under the function's name. Nothing is lost
-// without a count: see [Stats] for the ledger.
+// dropped and counted as relaykit.ReasonUnrouted. A pipeline function may
+// drop an event; the drop is counted as relaykit.ReasonFiltered, and by the
+// function's name in RouteStats.DroppedBy. Nothing is lost without a
+// count: see [Stats] for the ledger.
 //
 // # Cloning
 //

@@ -24,7 +24,8 @@ import (
 // e or its byte slices after returning.
 type Function interface {
 	// Name is a short stable label, fit for metrics, such as "drop" or
-	// "sample". The router counts drops by it.
+	// "sample". The router counts the drops of each step by it
+	// (RouteStats.DroppedBy).
 	Name() string
 	// Apply processes e and reports whether to keep it.
 	Apply(e *relaykit.Event) (keep bool, err error)

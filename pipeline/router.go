@@ -15,17 +15,6 @@ import (
 // constructors return for a bad configuration, including a bad pattern.
 var ErrInvalidConfig = errors.New("pipeline: invalid config")
 
-// Drop reasons counted by the router besides the names of pipeline
-// functions (see [Function.Name]). They are stable strings, fit for metric
-// labels.
-const (
-	// ReasonUnrouted: no Final route took the event and there is no
-	// Config.Default.
-	ReasonUnrouted = "unrouted"
-	// ReasonNoSink: the route that took the event has no sinks.
-	ReasonNoSink = "no_sink"
-)
-
 // Route maps the events its filter matches to a pipeline and sinks.
 type Route struct {
 	// Name identifies the route in errors, hooks and [Stats]. It must be
@@ -45,7 +34,7 @@ type Route struct {
 	Pipeline *Pipeline
 	// Sinks receive the events the route takes, after the pipeline. A route
 	// without sinks takes events to nowhere: they are counted as dropped
-	// ([ReasonNoSink]). A sink listed by several routes (the same value,
+	// ([relaykit.ReasonNoSink]). A sink listed by several routes (the same value,
 	// compared with ==) still gets one Send per batch.
 	Sinks []relaykit.Sink
 	// Final makes the route consume the events it takes: evaluation stops
@@ -58,7 +47,7 @@ type Route struct {
 // are dropped and counted, no hooks run.
 type Config struct {
 	// Default receives the events no Final route consumed, unchanged. Nil
-	// means they are dropped and counted as [ReasonUnrouted].
+	// means they are dropped and counted as [relaykit.ReasonUnrouted].
 	Default relaykit.Sink
 	// DefaultName names Default in [Stats] and hooks. Empty means
 	// "default".
@@ -80,10 +69,13 @@ type Hooks struct {
 	// OnFunctionError receives every error a pipeline function returned,
 	// with the route and function names. The event was kept.
 	OnFunctionError func(route, function string, err error)
-	// OnDrop is called once per Route or Flush call for each route and
-	// reason with drops in that call: n events were dropped for reason (a function name,
-	// [ReasonNoSink], or [ReasonUnrouted] with route "").
-	OnDrop func(route, reason string, n int)
+	// OnDrop is called once per Route call for each route, step and
+	// reason with drops in that call: events were dropped at the route
+	// named name for reason: [relaykit.ReasonFiltered] (a pipeline step
+	// such as drop or sample removed them; RouteStats.DroppedBy names the
+	// step), [relaykit.ReasonNoSink], or [relaykit.ReasonUnrouted] with
+	// name "". It has the shape of every OnDrop hook in relaykit.
+	OnDrop func(name, reason string, events int)
 	// OnReduce is called once per Route or Flush call for each route and
 	// [Reducer] step that absorbed events in that call: n events of the
 	// route were absorbed by the step named step ("suppress",
@@ -615,7 +607,7 @@ func (r *Router) flush(s *scratch, n int) {
 			rt.noSink.Add(v)
 			s.noSink[ri] = 0
 			if onDrop != nil {
-				onDrop(rt.name, ReasonNoSink, int(v))
+				onDrop(rt.name, relaykit.ReasonNoSink, int(v))
 			}
 		}
 		for j := range rt.drops {
@@ -623,7 +615,7 @@ func (r *Router) flush(s *scratch, n int) {
 				rt.drops[j].Add(v)
 				s.drops[rt.dropBase+j] = 0
 				if onDrop != nil {
-					onDrop(rt.name, rt.fns[j].Name(), int(v))
+					onDrop(rt.name, relaykit.ReasonFiltered, int(v))
 				}
 			}
 		}
@@ -653,7 +645,7 @@ func (r *Router) flush(s *scratch, n int) {
 		r.unrouted.Add(v)
 		s.unrouted = 0
 		if onDrop != nil {
-			onDrop("", ReasonUnrouted, int(v))
+			onDrop("", relaykit.ReasonUnrouted, int(v))
 		}
 	}
 	s.nClones = 0
@@ -685,7 +677,7 @@ type Stats struct {
 	// because there is no default sink.
 	Unrouted uint64
 	// Dropped sums drops by reason over all routes, plus Unrouted under
-	// [ReasonUnrouted].
+	// [relaykit.ReasonUnrouted]: the relaykit.Reason* names.
 	Dropped map[string]uint64
 	// Reduced sums, by step name, the events [Reducer] steps absorbed,
 	// over all routes.
@@ -712,9 +704,13 @@ type RouteStats struct {
 	// Out is the number of events queued to the route's sinks (once per
 	// event, however many sinks).
 	Out uint64
-	// Dropped counts the route's drops by reason: the name of the pipeline
-	// function that dropped them, or [ReasonNoSink].
+	// Dropped counts the route's drops by reason: [relaykit.ReasonFiltered]
+	// (a pipeline step dropped them) or [relaykit.ReasonNoSink].
 	Dropped map[string]uint64
+	// DroppedBy counts the route's filtered drops by the name of the
+	// pipeline step that dropped them ([Function.Name]: "drop", "sample",
+	// ...); they sum to Dropped[relaykit.ReasonFiltered].
+	DroppedBy map[string]uint64
 	// Reduced counts, by step name, the route's events absorbed by its
 	// [Reducer] steps (not drops: summaries stand for them).
 	Reduced map[string]uint64
@@ -752,26 +748,28 @@ func (r *Router) Stats() Stats {
 		Produced: map[string]uint64{},
 	}
 	if st.Unrouted != 0 {
-		st.Dropped[ReasonUnrouted] = st.Unrouted
+		st.Dropped[relaykit.ReasonUnrouted] = st.Unrouted
 	}
 	for ri := range r.routes {
 		rt := &r.routes[ri]
 		rs := RouteStats{
-			Name:     rt.name,
-			Final:    rt.final,
-			Matched:  rt.matched.Load(),
-			Out:      rt.out.Load(),
-			Errors:   rt.errs.Load(),
-			Dropped:  map[string]uint64{},
-			Reduced:  map[string]uint64{},
-			Produced: map[string]uint64{},
+			Name:      rt.name,
+			Final:     rt.final,
+			Matched:   rt.matched.Load(),
+			Out:       rt.out.Load(),
+			Errors:    rt.errs.Load(),
+			Dropped:   map[string]uint64{},
+			DroppedBy: map[string]uint64{},
+			Reduced:   map[string]uint64{},
+			Produced:  map[string]uint64{},
 		}
 		if v := rt.noSink.Load(); v != 0 {
-			rs.Dropped[ReasonNoSink] += v
+			rs.Dropped[relaykit.ReasonNoSink] += v
 		}
 		for j := range rt.drops {
 			if v := rt.drops[j].Load(); v != 0 {
-				rs.Dropped[rt.fns[j].Name()] += v
+				rs.Dropped[relaykit.ReasonFiltered] += v
+				rs.DroppedBy[rt.fns[j].Name()] += v
 			}
 		}
 		for _, j := range rt.reds {

@@ -140,11 +140,14 @@ func TestUnroutedAndDrops(t *testing.T) {
 	st := r.Stats()
 	assert.Equal(t, uint64(7), st.In)
 	assert.Equal(t, uint64(2), st.Unrouted)
-	assert.Equal(t, map[string]uint64{"unrouted": 2, "drop": 1, "sample": 1, "no_sink": 1}, st.Dropped)
-	assert.Equal(t, map[string]uint64{"drop": 1, "sample": 1}, st.Routes[0].Dropped)
+	assert.Equal(t, map[string]uint64{relaykit.ReasonUnrouted: 2, relaykit.ReasonFiltered: 2, relaykit.ReasonNoSink: 1}, st.Dropped)
+	assert.Equal(t, map[string]uint64{relaykit.ReasonFiltered: 2}, st.Routes[0].Dropped)
+	assert.Equal(t, map[string]uint64{"drop": 1, "sample": 1}, st.Routes[0].DroppedBy, "the steps stay known")
+	assert.Equal(t, map[string]uint64{relaykit.ReasonNoSink: 1}, st.Routes[1].Dropped)
+	assert.Empty(t, st.Routes[1].DroppedBy)
 	assert.Equal(t, uint64(4), st.Routes[0].Matched)
 	assert.Equal(t, uint64(2), st.Routes[0].Out)
-	assert.Equal(t, map[string]int{"/unrouted": 2, "app/drop": 1, "app/sample": 1, "void/no_sink": 1}, drops)
+	assert.Equal(t, map[string]int{"/unrouted": 2, "app/filtered": 2, "void/no_sink": 1}, drops)
 
 	checkLedger(t, st)
 }

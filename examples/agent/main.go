@@ -95,7 +95,7 @@ func run(ctx context.Context, cfg config, stdin io.Reader) (summary, error) {
 	ring, _ := ringbuffer.NewMPSC[relaykit.Event](4096) // a valid power of two
 	hec, err := forward.NewHEC(forward.HECConfig{
 		URL: cfg.HECURL, Token: cfg.HECToken, SourceType: "_json",
-		Delivery: forward.DeliveryConfig{Logger: slog.Default(), Retry: forward.RetryConfig{MaxAttempts: 1}}, // the queue retries
+		HTTP: forward.HTTPConfig{Logger: slog.Default()}, // one attempt per request: the queue retries
 	})
 	if err != nil {
 		return sum, err

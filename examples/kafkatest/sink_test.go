@@ -139,24 +139,13 @@ func TestSinkRecords(t *testing.T) {
 	}
 }
 
-// TestSinkTooLarge: an event over MaxRecordBytes is not produced; it goes
-// to the failure handler with ReasonTooLarge while the rest of its batch is
-// delivered. An event without a usable topic is rejected the same way.
+// TestSinkTooLarge: an event over MaxRecordBytes is not produced; Send
+// reports it as a permanent failure with ReasonTooLarge while the rest of
+// its batch is delivered. An event without a usable topic is rejected the
+// same way.
 func TestSinkTooLarge(t *testing.T) {
 	c := newCluster(t, 1, 1, "logs")
-	var mu sync.Mutex
-	var fails []forward.Failure
-	s := newSink(t, kafka.Config{Brokers: c.ListenAddrs(), TopicField: "topic", MaxRecordBytes: 4096,
-		OnFailure: func(_ context.Context, f forward.Failure) {
-			mu.Lock()
-			defer mu.Unlock()
-			cp := f
-			cp.Events = nil
-			for _, e := range f.Events {
-				cp.Events = append(cp.Events, e.Clone())
-			}
-			fails = append(fails, cp)
-		}})
+	s := newSink(t, kafka.Config{Brokers: c.ListenAddrs(), TopicField: "topic", MaxRecordBytes: 4096})
 	evs := testEvents("big", 10)
 	for i := range evs {
 		evs[i].SetFieldString("topic", "logs")
@@ -164,39 +153,37 @@ func TestSinkTooLarge(t *testing.T) {
 	evs[3].Raw = []byte(strings.Repeat("x", 5000))
 	evs[7].DeleteField("topic") // no topic at all
 	evs[8].SetFieldString("topic", "bad/topic")
-	require.NoError(t, s.Send(t.Context(), evs))
-
-	mu.Lock()
-	defer mu.Unlock()
+	err := s.Send(t.Context(), evs)
+	var be *relaykit.BatchError
+	require.ErrorAs(t, err, &be)
 	reasons := map[string]int{}
-	for _, f := range fails {
-		reasons[f.Reason] += len(f.Events)
-		assert.Equal(t, "kafka", f.Destination)
-		require.Error(t, f.Err)
-	}
-	assert.Equal(t, map[string]int{forward.ReasonTooLarge: 1, forward.ReasonRejected: 2}, reasons)
-	for _, f := range fails {
-		if f.Reason == forward.ReasonTooLarge {
+	for _, f := range be.Failed {
+		reasons[f.Reason] += f.To - f.From
+		assert.True(t, f.Permanent)
+		var se *forward.SendError
+		require.ErrorAs(t, f.Err, &se)
+		assert.Equal(t, "kafka", se.Destination)
+		if f.Reason == relaykit.ReasonTooLarge {
 			assert.Contains(t, f.Err.Error(), "exceeds MaxRecordBytes 4096")
-			assert.Len(t, f.Events[0].Raw, 5000)
+			assert.Equal(t, [2]int{3, 4}, [2]int{f.From, f.To})
 		}
 	}
+	assert.Equal(t, map[string]int{relaykit.ReasonTooLarge: 1, relaykit.ReasonRejected: 2}, reasons)
 	got := messages(t, consumeAll(t, c.ListenAddrs(), "logs", 7, 3*time.Second))
 	assert.Len(t, got, 7)
 	st := s.Stats()
 	assert.Equal(t, kafka.Stats{EventsSent: 7, EventsFailed: 3, TooLarge: 1, Batches: 1, BytesSent: st.BytesSent}, st)
 
-	// Without a failure handler the error says what happened.
+	// The error says what happened.
 	s2 := newSink(t, kafka.Config{Brokers: c.ListenAddrs(), Topic: "logs", MaxRecordBytes: 100})
-	err := s2.Send(t.Context(), evs[3:4])
+	err = s2.Send(t.Context(), evs[3:4])
 	var se *forward.SendError
 	require.ErrorAs(t, err, &se)
 	assert.False(t, se.Retryable)
 	assert.Contains(t, err.Error(), "exceeds MaxRecordBytes 100")
 	// ... and which events: a delivery queue dead-letters exactly those.
-	var be *relaykit.BatchError
 	require.ErrorAs(t, err, &be)
-	assert.Equal(t, []relaykit.FailedRange{{From: 0, To: 1, Permanent: true, Reason: forward.ReasonTooLarge, Err: be.Failed[0].Err}}, be.Failed)
+	assert.Equal(t, []relaykit.FailedRange{{From: 0, To: 1, Permanent: true, Reason: relaykit.ReasonTooLarge, Err: be.Failed[0].Err}}, be.Failed)
 }
 
 // TestSinkBrokerFaults: produce errors and leader changes while batches are
@@ -285,18 +272,20 @@ func TestSinkSASL(t *testing.T) {
 			}
 			// A wrong password: the events fail, and the error holds no
 			// password.
-			var reason string
 			bad := newSink(t, kafka.Config{Brokers: c.ListenAddrs(), Topic: "logs", DeliveryTimeout: 2 * time.Second,
-				SASL: kafka.SASLConfig{Mechanism: mech, User: "relay", Password: "wrong-pw"},
-				OnFailure: func(_ context.Context, f forward.Failure) {
-					reason = f.Reason
-					assert.NotContains(t, f.Err.Error(), "wrong-pw", "no password in errors")
-				}})
-			require.NoError(t, bad.Send(t.Context(), testEvents(mech, 1)))
+				SASL: kafka.SASLConfig{Mechanism: mech, User: "relay", Password: "wrong-pw"}})
+			err = bad.Send(t.Context(), testEvents(mech, 1))
+			var be *relaykit.BatchError
+			require.ErrorAs(t, err, &be)
+			require.Len(t, be.Failed, 1)
+			assert.NotContains(t, err.Error(), "wrong-pw", "no password in errors")
 			// kfake closes the connection on a failed SASL exchange, so the
-			// records time out; a broker that answers
-			// SASL_AUTHENTICATION_FAILED makes it ReasonUnauthorized.
-			assert.Contains(t, []string{forward.ReasonUnauthorized, forward.ReasonRetriesExhausted}, reason)
+			// records time out (retryable); a broker that answers
+			// SASL_AUTHENTICATION_FAILED makes it ReasonUnauthorized
+			// (permanent).
+			reason := be.Failed[0].Reason
+			assert.Contains(t, []string{relaykit.ReasonUnauthorized, relaykit.ReasonSinkError}, reason)
+			assert.Equal(t, reason == relaykit.ReasonUnauthorized, be.Failed[0].Permanent)
 			assert.Equal(t, int64(1), bad.Stats().EventsFailed)
 		})
 	}

@@ -93,18 +93,18 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 	d := &destination{name: name, kind: dc.Type, ledger: r.ledger, dl: r.dl, log: r.log}
 	d.stats = r.ledger.dest(name, dc.Type)
 	field := "destinations." + name
-	// The sinks get no OnFailure: they report what they did not deliver
-	// as a *relaykit.BatchError, and the delivery queue in front of them
-	// retries, spools or dead-letters exactly those events.
-	delivery := func(kind string) forward.DeliveryConfig {
+	// The sinks make one attempt and report what they did not deliver as
+	// a *relaykit.BatchError (with the destination's Retry-After), and the
+	// delivery queue in front of them retries (retry.*), spools or
+	// dead-letters exactly those events.
+	httpConfig := func(kind string) forward.HTTPConfig {
 		gz := dc.Gzip == nil || *dc.Gzip
-		return forward.DeliveryConfig{
+		return forward.HTTPConfig{
 			Name:           name,
 			RequestTimeout: dc.Timeout,
 			Concurrency:    dc.Concurrency,
 			DisableGzip:    !gz,
 			TLS:            forward.TLSConfig{CAFile: dc.CAFile, DangerousInsecureSkipVerify: dc.InsecureSkipVerify},
-			Retry:          forward.RetryConfig{MaxAttempts: 1}, // the queue retries (retry.*)
 			Logger:         r.log.With("destination", name),
 		}
 	}
@@ -129,7 +129,7 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 			URL: dc.URL, Token: string(dc.Token), Index: dc.Index, SourceType: dc.SourceType,
 			Fields: dc.IndexedFields, OmitFields: dc.OmitFields,
 			OverrideEventMeta: true, // index and sourcetype, when set, win over the event's (e.g. "syslog")
-			Delivery:          delivery("hec"),
+			HTTP:              httpConfig("hec"),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)
@@ -163,7 +163,7 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 			Endpoint: dc.Endpoint, DCRImmutableID: dc.DCRImmutableID, Stream: dc.Stream,
 			TokenSource: ts, Table: table, CollectorHostName: collector,
 			Columns: columns, Fields: fields,
-			Delivery: delivery("sentinel"),
+			HTTP: httpConfig("sentinel"),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)
@@ -183,7 +183,6 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 			ProcIDField: fieldProcID, MsgIDField: fieldMsgID,
 			TLSConfig:    tc,
 			WriteTimeout: dc.Timeout,
-			MaxRetries:   -1, // the queue retries (retry.*)
 			Logger:       r.log.With("destination", name),
 		})
 		if err != nil {
@@ -240,7 +239,7 @@ func (r *Relay) newQueue(d *destination, dc DestinationConfig) error {
 				d.stats.delivered.Add(int64(len(evs)))
 				d.stats.observeDelivered(evs) // latency histogram (metrics.go)
 			},
-			OnDrop: func(reason string, n int) { d.drop(queueDropReason(reason), int64(n)) },
+			OnDrop: func(_, reason string, n int) { d.drop(queueDropReason(reason), int64(n)) },
 		},
 		Logger: r.log,
 	})
@@ -291,19 +290,15 @@ func (d *destination) drop(reason string, n int64) {
 	d.ledger.drop(reason, n)
 }
 
-// queueDropReason maps a delivery.Queue drop reason to the ledger's.
+// queueDropReason maps a delivery.Queue drop reason to the ledger's: the
+// same names, except the sink's permanent failures that no dead letter
+// took (rejected, too_large, unauthorized), counted as rejected.
 func queueDropReason(reason string) string {
 	switch reason {
-	case delivery.DropReasonFull:
-		return dropSpoolFull
-	case delivery.DropReasonOldest:
-		return dropSpoolOldest
-	case delivery.DropReasonCorrupt:
-		return dropSpoolCorrupt
-	case delivery.DropReasonShutdown:
-		return dropShutdown
+	case relaykit.ReasonSpoolFull, relaykit.ReasonSpoolOldest, relaykit.ReasonSpoolCorrupt, relaykit.ReasonShutdown:
+		return reason
 	}
-	return dropRejected // the sink's permanent failures that no dead letter took
+	return dropRejected
 }
 
 // Close closes the queue (the relay has stopped its sender) and the sink.

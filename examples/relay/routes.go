@@ -40,7 +40,7 @@ func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBui
 		Hooks: pipeline.Hooks{
 			OnDrop: func(_, reason string, n int) {
 				switch reason {
-				case pipeline.ReasonUnrouted:
+				case relaykit.ReasonUnrouted:
 					l.drop(dropUnrouted, int64(n))
 				default: // a pipeline function (drop, sample) or no_sink
 					l.drop(dropFiltered, int64(n))

@@ -81,12 +81,13 @@ type DCRFault struct {
 
 // DCRRequest records one request to the ingestion endpoint.
 type DCRRequest struct {
-	ClientRequestID string // x-ms-client-request-id header
-	Status          int    // status answered
-	Gzip            bool   // Content-Encoding: gzip
-	BodyBytes       int    // uncompressed body size, in bytes
-	Rows            int    // rows in the body (when it parsed)
-	Token           string // bearer token presented
+	Time            time.Time // arrival, by the server's clock
+	ClientRequestID string    // x-ms-client-request-id header
+	Status          int       // status answered
+	Gzip            bool      // Content-Encoding: gzip
+	BodyBytes       int       // uncompressed body size, in bytes
+	Rows            int       // rows in the body (when it parsed)
+	Token           string    // bearer token presented
 }
 
 // DCRServer is a fake Azure Monitor Logs Ingestion API endpoint (a data
@@ -143,6 +144,8 @@ type DCRServer struct {
 	faults        []DCRFault
 	tokenFaults   []DCRFault
 	rejectTokens  bool
+	throttle      DCRFault  // answered to every ingestion request until throttleTo
+	throttleTo    time.Time // (after the injected faults)
 
 	schemaOnce sync.Once
 	schema     map[string]string // nil: rows are not checked
@@ -220,11 +223,27 @@ func (s *DCRServer) Config() DCRServerConfig { return s.cfg }
 // Close shuts the server down. It is idempotent.
 func (s *DCRServer) Close() { s.srv.Close() }
 
+// Handler returns the server's handler (ingestion and token endpoints),
+// for driving it without a network (e.g. through an http.RoundTripper
+// inside a testing/synctest bubble, where its clock is the bubble's).
+func (s *DCRServer) Handler() http.Handler { return s.srv.Config.Handler }
+
 // Inject queues faults: the next len(faults) ingestion requests get them,
 // in order, instead of normal handling (the body is still read).
 func (s *DCRServer) Inject(faults ...DCRFault) {
 	s.mu.Lock()
 	s.faults = append(s.faults, faults...)
+	s.mu.Unlock()
+}
+
+// Throttle makes every ingestion request with a valid token get f for the
+// next d, by the server's clock, after the faults queued by Inject: the
+// service throttling for a while (429 or 503 with Retry-After or
+// retry-after-ms). [DCRServer.Requests] tells when each request came. A
+// zero d ends a throttle early.
+func (s *DCRServer) Throttle(d time.Duration, f DCRFault) {
+	s.mu.Lock()
+	s.throttle, s.throttleTo = f, time.Now().Add(d)
 	s.mu.Unlock()
 }
 
@@ -379,6 +398,7 @@ func dcrError(w http.ResponseWriter, status int, code, msg string) {
 
 func (s *DCRServer) serveIngest(w http.ResponseWriter, r *http.Request) {
 	rec := DCRRequest{
+		Time:            time.Now(),
 		ClientRequestID: r.Header.Get("x-ms-client-request-id"),
 		Gzip:            r.Header.Get("Content-Encoding") == "gzip",
 	}
@@ -409,6 +429,9 @@ func (s *DCRServer) ingest(w http.ResponseWriter, r *http.Request, rec *DCRReque
 	if len(s.faults) > 0 {
 		f := s.faults[0]
 		s.faults = s.faults[1:]
+		fault = &f
+	} else if rec.Time.Before(s.throttleTo) {
+		f := s.throttle
 		fault = &f
 	}
 	s.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -137,4 +138,42 @@ func TestDCRServerFaults(t *testing.T) {
 		}
 	}
 	assert.Len(t, srv.Rows(), 1, "faulted requests record no rows")
+}
+
+// TestDCRServerThrottle: while it throttles, every ingestion request with
+// a valid token gets the fault, until the window ends; requests record
+// when they came.
+func TestDCRServerThrottle(t *testing.T) {
+	srv := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{})
+	c := srv.Config()
+	tok := dcrToken(t, srv)
+	url := srv.URL + "/dataCollectionRules/" + c.DCRImmutableID + "/streams/" + c.Stream + "?api-version=2023-01-01"
+	send := func() *http.Response {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(`[{"x":1}]`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		return resp
+	}
+	before := time.Now()
+	srv.Throttle(time.Hour, forwardtest.DCRFault{Status: 429, RetryAfterMs: "1500"})
+	for range 2 {
+		resp := send()
+		assert.Equal(t, 429, resp.StatusCode)
+		assert.Equal(t, "1500", resp.Header.Get("retry-after-ms"))
+	}
+	srv.Throttle(0, forwardtest.DCRFault{})
+	assert.Equal(t, 204, send().StatusCode)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 3)
+	for i, r := range reqs {
+		assert.False(t, r.Time.Before(before), "request %d time", i)
+		if i > 0 {
+			assert.False(t, r.Time.Before(reqs[i-1].Time), "request %d in order", i)
+		}
+	}
+	assert.Equal(t, []int{429, 429, 204}, []int{reqs[0].Status, reqs[1].Status, reqs[2].Status})
+	assert.Len(t, srv.Rows(), 1)
 }

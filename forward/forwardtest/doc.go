@@ -9,19 +9,22 @@
 // rejects what the real service rejects, with the same HTTP status, code
 // and text, so a sink that passes against it does not fail against Splunk
 // on a detail of the protocol. It records exactly which events were
-// indexed, and how often, and injects faults on request: busy (503, code
+// indexed, and how often, and when each request came
+// ([HECServer.RequestLog]), and injects faults on request: busy (503, code
 // 9), 429 with Retry-After, bad data with invalid-event-number, 413,
 // connections closed mid-body, slow responses, lost acknowledgements, an
-// unhealthy health endpoint, a disabled token.
+// unhealthy health endpoint, a disabled token, and throttling for a while
+// ([HECServer.Throttle]: 429 or 503 with Retry-After or retry-after-ms).
 //
 // [DCRServer] stands in for the Azure Monitor Logs Ingestion API and its
 // Entra ID token endpoint. It accepts only bearer tokens it issued, and
 // checks the URL shape and api-version, the Content-Type, gzip, that the
 // body is a JSON array of objects, and the 1 MiB uncompressed limit (413
 // ContentLengthLimitExceeded, in the service's error shape). It answers 204
-// and records rows and requests. Faults can be injected: 429 with
-// Retry-After or retry-after-ms, 5xx, 401, 400 with a message, revoked or
-// rejected tokens, and token-endpoint errors.
+// and records rows and requests (with their arrival time). Faults can be
+// injected: 429 with Retry-After or retry-after-ms, 5xx, 401, 400 with a
+// message, revoked or rejected tokens, token-endpoint errors, and
+// throttling for a while ([DCRServer.Throttle]).
 //
 // Rows of the built-in streams Microsoft-Syslog and
 // Microsoft-CommonSecurityLog are checked against the published schemas of

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/delivery"
 	"github.com/relaykit/relaykit/forward"
 	"github.com/relaykit/relaykit/forward/forwardtest"
 )
@@ -30,7 +31,8 @@ func (t *exampleT) done() {
 }
 
 // A test of an HEC sink against the fake Splunk: the server is busy for the
-// first request, the sink retries, and the test checks exactly which events
+// first request; the sink reports it retryable, a memory-only
+// delivery.Queue in front retries, and the test checks exactly which events
 // Splunk indexed and how many requests it took.
 func Example() {
 	t := &exampleT{}
@@ -43,24 +45,26 @@ func Example() {
 		URL:   srv.URL,
 		Token: srv.Token(),
 		Ack:   true, // the server has indexer acknowledgement on, as the token would
-		// Poll and retry quickly: a test has no time to wait for the
-		// defaults (1 s between polls, 200 ms first backoff).
+		// Poll quickly: a test has no time to wait for the default 1 s
+		// between polls.
 		AckPollInterval: 10 * time.Millisecond,
-		Delivery: forward.DeliveryConfig{
-			Retry: forward.RetryConfig{InitialBackoff: time.Millisecond},
-		},
 	})
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
 	defer hec.Close()
+	q, err := delivery.New(hec, delivery.Config{Mode: delivery.Memory}) // retries on the caller's goroutine
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	defer q.Close(context.Background())
 
 	batch := make([]relaykit.Event, 3)
 	for i := range batch {
 		batch[i].Raw = fmt.Appendf(nil, "event %d", i)
 		batch[i].Index = []byte("main")
 	}
-	if err := hec.Send(context.Background(), batch); err != nil {
+	if err := q.Send(context.Background(), batch); err != nil {
 		t.Fatalf("%v", err)
 	}
 

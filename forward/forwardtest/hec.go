@@ -115,15 +115,18 @@ type HECServer struct {
 	srv *httptest.Server
 	cfg HECServerConfig
 
-	mu        sync.Mutex
-	events    []HECEvent
-	requests  int // data requests received
-	health    int // health requests received
-	acks      map[string]*ackChannel
-	faults    []fault
-	unhealthy int // health code to answer, 0 = healthy
-	disabled  bool
-	down      bool // SetDown: every data request fails with 503 code 9
+	mu         sync.Mutex
+	events     []HECEvent
+	requests   int          // data requests received
+	log        []HECRequest // every data request: arrival and status
+	throttle   HECThrottle  // answered to every data request until throttleTo
+	throttleTo time.Time
+	health     int // health requests received
+	acks       map[string]*ackChannel
+	faults     []fault
+	unhealthy  int // health code to answer, 0 = healthy
+	disabled   bool
+	down       bool // SetDown: every data request fails with 503 code 9
 }
 
 type ackChannel struct {
@@ -143,12 +146,59 @@ const (
 )
 
 type fault struct {
-	kind       faultKind
-	code       int
-	status     int
-	retryAfter string
-	n          int
-	delay      time.Duration
+	kind         faultKind
+	code         int
+	status       int
+	retryAfter   string
+	retryAfterMs string
+	n            int
+	delay        time.Duration
+}
+
+// HECRequest records one data request (event or raw endpoint).
+type HECRequest struct {
+	// Time is when the request arrived, by the server's clock (the
+	// bubble's fake clock when the handler runs in a testing/synctest
+	// bubble).
+	Time time.Time
+	// Status is the HTTP status answered, or 0 when the connection was
+	// closed without a response.
+	Status int
+}
+
+// HECThrottle is how an [HECServer] answers while it throttles (see
+// [HECServer.Throttle]): what Splunk behind a load balancer or a HEC
+// with full queues sends to a client that must slow down.
+type HECThrottle struct {
+	// Status is 429 (Too Many Requests, body code 9) or 503 (HEC code 9
+	// "Server is busy"). Zero means 429.
+	Status int
+	// RetryAfter is sent as the Retry-After header (delay-seconds or an
+	// HTTP-date), if set.
+	RetryAfter string
+	// RetryAfterMs is sent as the retry-after-ms header, if set.
+	RetryAfterMs string
+}
+
+// Throttle makes every data request answer t for the next d, by the
+// server's clock, after the faults already queued: a destination that
+// throttles for a while and names the wait it wants. [HECServer.RequestLog]
+// tells when each request came. A zero d ends a throttle early.
+func (s *HECServer) Throttle(d time.Duration, t HECThrottle) {
+	if t.Status == 0 {
+		t.Status = http.StatusTooManyRequests
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.throttle, s.throttleTo = t, time.Now().Add(d)
+}
+
+// RequestLog returns every data request received so far, in order of
+// arrival, with the status answered.
+func (s *HECServer) RequestLog() []HECRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]HECRequest(nil), s.log...)
 }
 
 // NewHECServer starts an HEC server on 127.0.0.1 and closes it when the
@@ -174,11 +224,11 @@ func StartHECServer(cfg HECServerConfig) (*HECServer, error) {
 	}
 	s := &HECServer{cfg: cfg, acks: make(map[string]*ackChannel)}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/services/collector", s.serveEvent)
-	mux.HandleFunc("/services/collector/event", s.serveEvent)
-	mux.HandleFunc("/services/collector/event/1.0", s.serveEvent)
-	mux.HandleFunc("/services/collector/raw", s.serveRaw)
-	mux.HandleFunc("/services/collector/raw/1.0", s.serveRaw)
+	mux.HandleFunc("/services/collector", s.logged(s.serveEvent))
+	mux.HandleFunc("/services/collector/event", s.logged(s.serveEvent))
+	mux.HandleFunc("/services/collector/event/1.0", s.logged(s.serveEvent))
+	mux.HandleFunc("/services/collector/raw", s.logged(s.serveRaw))
+	mux.HandleFunc("/services/collector/raw/1.0", s.logged(s.serveRaw))
 	mux.HandleFunc("/services/collector/ack", s.serveAck)
 	mux.HandleFunc("/services/collector/health", s.serveHealth)
 	mux.HandleFunc("/services/collector/health/1.0", s.serveHealth)
@@ -420,13 +470,23 @@ func tooLarge(w http.ResponseWriter, n, limit int) {
 // fault to apply after parsing (reject, lose ack) and false when the
 // request was fully answered.
 func (s *HECServer) begin(w http.ResponseWriter, r *http.Request) (*fault, bool) {
+	now := time.Now()
 	s.mu.Lock()
 	s.requests++
 	var f *fault
-	if len(s.faults) > 0 {
+	switch {
+	case len(s.faults) > 0:
 		f = &s.faults[0]
 		s.faults = s.faults[1:]
-	} else if s.down {
+	case now.Before(s.throttleTo):
+		t := s.throttle
+		f = &fault{kind: faultStatus, retryAfter: t.RetryAfter, retryAfterMs: t.RetryAfterMs}
+		if t.Status == http.StatusServiceUnavailable {
+			f.code = HECServerBusy
+		} else {
+			f.status = t.Status
+		}
+	case s.down:
 		f = &fault{kind: faultStatus, code: HECServerBusy}
 	}
 	s.mu.Unlock()
@@ -438,6 +498,9 @@ func (s *HECServer) begin(w http.ResponseWriter, r *http.Request) (*fault, bool)
 		_, _ = io.Copy(io.Discard, r.Body)
 		if f.retryAfter != "" {
 			w.Header().Set("Retry-After", f.retryAfter)
+		}
+		if f.retryAfterMs != "" {
+			w.Header().Set("retry-after-ms", f.retryAfterMs)
 		}
 		if f.status != 0 {
 			w.Header().Set("Content-Type", "application/json")
@@ -453,7 +516,11 @@ func (s *HECServer) begin(w http.ResponseWriter, r *http.Request) (*fault, bool)
 		return nil, false
 	case faultReset:
 		_, _ = io.CopyN(io.Discard, r.Body, 16)
-		hj, ok := w.(http.Hijacker)
+		rw := w
+		if sw, ok := w.(*statusWriter); ok {
+			rw = sw.ResponseWriter
+		}
+		hj, ok := rw.(http.Hijacker)
 		if !ok {
 			panic(http.ErrAbortHandler)
 		}
@@ -480,6 +547,41 @@ func (s *HECServer) begin(w http.ResponseWriter, r *http.Request) (*fault, bool)
 		return nil, true
 	}
 	return f, true
+}
+
+// statusWriter remembers the status a handler answered.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// logged serves a data request through h and records it in the request
+// log.
+func (s *HECServer) logged(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		at := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			s.mu.Lock()
+			s.log = append(s.log, HECRequest{Time: at, Status: sw.status})
+			s.mu.Unlock()
+		}()
+		h(sw, r)
+	}
 }
 
 func (s *HECServer) serveEvent(w http.ResponseWriter, r *http.Request) {

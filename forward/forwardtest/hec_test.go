@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -198,4 +202,50 @@ func TestHECServerSetDown(t *testing.T) {
 	assert.Equal(t, http.StatusOK, post())
 	assert.Equal(t, http.StatusOK, health())
 	assert.Len(t, s.Events(), 1)
+}
+
+// TestHECServerThrottle: while it throttles, every data request gets the
+// status and headers asked for, after the queued faults, until the window
+// ends by the server's clock; the request log records each request.
+func TestHECServerThrottle(t *testing.T) {
+	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+	synctest.Test(t, func(t *testing.T) {
+		h := srv.Handler()
+		send := func() *http.Response {
+			req := httptest.NewRequest(http.MethodPost, "/services/collector/event", strings.NewReader(`{"event":"x"}`))
+			req.Header.Set("Authorization", "Splunk "+srv.Token())
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			return rec.Result()
+		}
+		begin := time.Now()
+		srv.Busy(1) // queued faults come first
+		srv.Throttle(30*time.Second, forwardtest.HECThrottle{Status: http.StatusServiceUnavailable, RetryAfter: "10", RetryAfterMs: "10000"})
+		resp := send()
+		assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+		assert.Empty(t, resp.Header.Get("Retry-After"), "the Busy fault")
+		time.Sleep(10 * time.Second)
+		resp = send()
+		assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+		assert.Equal(t, "10", resp.Header.Get("Retry-After"))
+		assert.Equal(t, "10000", resp.Header.Get("Retry-After-Ms"))
+		var r hecReply
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&r))
+		assert.Equal(t, forwardtest.HECServerBusy, r.Code)
+		time.Sleep(20 * time.Second)
+		assert.Equal(t, http.StatusOK, send().StatusCode, "the window has ended")
+		srv.Throttle(time.Minute, forwardtest.HECThrottle{RetryAfter: "5"})
+		resp = send()
+		assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "429 by default")
+		assert.Equal(t, "5", resp.Header.Get("Retry-After"))
+		srv.Throttle(0, forwardtest.HECThrottle{})
+		assert.Equal(t, http.StatusOK, send().StatusCode, "a zero window ends it")
+
+		var got []string
+		for _, r := range srv.RequestLog() {
+			got = append(got, fmt.Sprint(r.Time.Sub(begin), " ", r.Status))
+		}
+		assert.Equal(t, []string{"0s 503", "10s 503", "30s 200", "30s 429", "30s 200"}, got)
+		assert.Equal(t, []string{"x", "x"}, srv.Messages())
+	})
 }

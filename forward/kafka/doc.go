@@ -8,10 +8,11 @@
 // mechanisms and lz4/zstd/snappy codecs) adds several megabytes to a binary
 // and a dependency to audit. Go links what the import graph reaches, so the
 // Kafka sink lives here, in its own package, rather than in forward. The
-// dependency points one way: kafka imports forward for the failure
-// vocabulary every sink shares ([forward.Failure], [forward.FailureFunc],
-// the Reason constants, [forward.SendError]), so a relay handles a Kafka
-// failure exactly like an HEC failure; forward never imports kafka. The
+// dependency points one way: kafka imports forward for the error types
+// every sink shares ([forward.SendError], [forward.ErrInvalidConfig]) and
+// reports failures with the relaykit.Reason* names, so a relay handles a
+// Kafka failure exactly like an HEC failure; forward never imports kafka.
+// The
 // module requires franz-go, but module requirements cost nothing to a
 // program whose packages do not import it.
 //
@@ -39,18 +40,23 @@
 // By default the producer waits for every in-sync replica (acks=all) and is
 // idempotent: franz-go retries a failed produce request with the same
 // producer ID and sequence numbers, so a retry never writes a record twice
-// and never reorders a partition. [Sink.Send] produces every record of the
-// batch and returns only when each one was acknowledged or failed: a batch
-// counts as delivered only when every record is acknowledged. Records
-// franz-go could not deliver within Config.DeliveryTimeout go to
-// Config.OnFailure with [forward.ReasonRetriesExhausted]; an event whose
-// record would exceed Config.MaxRecordBytes is never produced and goes to
-// OnFailure with [forward.ReasonTooLarge]; a topic the broker refuses as
-// invalid goes with [forward.ReasonRejected]; authorization failures with
-// [forward.ReasonUnauthorized]; records the context ended before they were
-// written go with [forward.ReasonShutdown]. Without OnFailure, Send returns
-// a [*forward.SendError] for the first undelivered event. Nothing is dropped
-// silently: every event is counted in [Stats] as sent or failed.
+// and never reorders a partition. These retries are part of the Kafka
+// protocol (the idempotent producer's sequence numbers make them safe
+// where a resend by the caller is not), so they stay inside the sink,
+// bounded by Config.DeliveryTimeout; the sink adds no retry loop of its
+// own. [Sink.Send] produces every record of the batch and returns only
+// when each one was acknowledged or failed: a batch counts as delivered
+// only when every record is acknowledged. Send reports what it did not
+// deliver in a [*relaykit.BatchError]: records franz-go could not deliver
+// within DeliveryTimeout are retryable ([relaykit.ReasonSinkError]); an
+// event whose record would exceed Config.MaxRecordBytes is never produced
+// and fails permanently with [relaykit.ReasonTooLarge]; a topic the broker
+// refuses as invalid with [relaykit.ReasonRejected]; authorization
+// failures with [relaykit.ReasonUnauthorized]; records the context ended
+// before they were written are retryable with [relaykit.ReasonShutdown].
+// Put the sink behind a delivery.Queue to retry what is retryable.
+// Nothing is dropped silently: every event is counted in [Stats] as sent
+// or failed.
 //
 // # Security
 //
@@ -63,7 +69,6 @@
 // A Sink is safe for concurrent use by multiple goroutines; concurrent Send
 // calls share one franz-go client and its connections. Send reads the batch
 // only until it returns: records point into the events' bytes while they are
-// produced and Send waits for every one of them. The [forward.Failure] given
-// to OnFailure is valid only until OnFailure returns. The client's
-// goroutines are stopped by [Sink.Close].
+// produced and Send waits for every one of them. The client's goroutines
+// are stopped by [Sink.Close].
 package kafka

@@ -3,16 +3,17 @@ package kafka_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/relaykit/relaykit"
-	"github.com/relaykit/relaykit/forward"
 	"github.com/relaykit/relaykit/forward/kafka"
 )
 
 // A sink keyed by host with zstd batches. An event over MaxRecordBytes is
-// never produced: it goes to the failure handler (the relay's dead-letter
-// file), like an event HEC rejects.
+// never produced: Send reports it as a permanent failure (a delivery.Queue
+// in front would hand it to its dead-letter handler), like an event HEC
+// rejects.
 func Example() {
 	sink, err := kafka.New(kafka.Config{
 		Brokers:        []string{"127.0.0.1:9092"},
@@ -20,9 +21,6 @@ func Example() {
 		Key:            kafka.KeyHost,
 		Compression:    kafka.CompressionZstd,
 		MaxRecordBytes: 1 << 10,
-		OnFailure: func(_ context.Context, f forward.Failure) {
-			fmt.Printf("%s: %d event(s) %s: %v\n", f.Destination, len(f.Events), f.Reason, f.Err)
-		},
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -31,12 +29,16 @@ func Example() {
 	defer sink.Close()
 
 	big := relaykit.Event{Host: []byte("fw-1"), Raw: bytes.Repeat([]byte("x"), 2<<10)}
-	if err := sink.Send(context.Background(), []relaykit.Event{big}); err != nil {
-		fmt.Println(err)
+	err = sink.Send(context.Background(), []relaykit.Event{big})
+	var be *relaykit.BatchError
+	if errors.As(err, &be) {
+		for _, f := range be.Failed {
+			fmt.Printf("events %d-%d %s (permanent %t): %v\n", f.From, f.To-1, f.Reason, f.Permanent, f.Err)
+		}
 	}
 	fmt.Printf("%+v\n", sink.Stats())
 	// Output:
-	// kafka: 1 event(s) too_large: forward: send to kafka: record of 2088 bytes exceeds MaxRecordBytes 1024
+	// events 0-0 too_large (permanent true): forward: send to kafka: record of 2088 bytes exceeds MaxRecordBytes 1024
 	// {EventsSent:0 BytesSent:0 EventsFailed:1 TooLarge:1 ProduceErrors:0 Batches:1}
 }
 

@@ -118,7 +118,7 @@ const (
 // Topic (or TopicField) are required. Every other zero field means the
 // documented default.
 type Config struct {
-	// Name names the destination in errors, [forward.Failure] and logs.
+	// Name names the destination in errors and logs.
 	// Zero means "kafka".
 	Name string
 	// Brokers are the seed brokers, "host:port". At least one is required.
@@ -132,7 +132,7 @@ type Config struct {
 	Topic string
 	// TopicField names an event field whose value is the topic. Events
 	// without it go to Topic; with neither, or with an invalid topic name,
-	// they go to OnFailure with [forward.ReasonRejected].
+	// they fail permanently with [relaykit.ReasonRejected].
 	TopicField string
 
 	// Key selects the record key; see [KeyMode]. Zero means [KeyNone].
@@ -148,8 +148,8 @@ type Config struct {
 	OmitHeaders bool
 
 	// MaxRecordBytes is the largest key + value + headers of one record,
-	// in bytes. A larger event is not produced: it goes to OnFailure with
-	// [forward.ReasonTooLarge]. Zero means [DefaultMaxRecordBytes]. The
+	// in bytes. A larger event is not produced: it fails permanently with
+	// [relaykit.ReasonTooLarge]. Zero means [DefaultMaxRecordBytes]. The
 	// topic's max.message.bytes must allow it.
 	MaxRecordBytes int
 
@@ -167,8 +167,9 @@ type Config struct {
 	// while earlier ones are in flight.
 	Linger time.Duration
 	// DeliveryTimeout bounds the time a record may take, from Send until
-	// acknowledged, retries included; past it the record fails with
-	// [forward.ReasonRetriesExhausted]. Zero means [DefaultDeliveryTimeout].
+	// acknowledged, the client's own produce retries included; past it
+	// the record is reported undelivered, retryable
+	// ([relaykit.ReasonSinkError]). Zero means [DefaultDeliveryTimeout].
 	DeliveryTimeout time.Duration
 	// MaxBufferedRecords caps the records buffered in the client across
 	// concurrent Send calls; Send waits for room. Zero means 100 000.
@@ -181,10 +182,6 @@ type Config struct {
 	// SASL selects SASL authentication.
 	SASL SASLConfig
 
-	// OnFailure receives every event the sink gives up on, with a reason.
-	// Nil means such events are counted in Stats and reported by Send's
-	// error instead.
-	OnFailure forward.FailureFunc
 	// Logger logs the client's warnings and errors (broker connections,
 	// produce errors that are retried), never events or secrets. Nil means
 	// no logging.
@@ -199,8 +196,7 @@ type Stats struct {
 	// BytesSent counts the value bytes of acknowledged records, before
 	// compression.
 	BytesSent int64
-	// EventsFailed counts events handed to OnFailure or reported by Send's
-	// error.
+	// EventsFailed counts events reported undelivered by Send's error.
 	EventsFailed int64
 	// TooLarge counts the events of EventsFailed that exceeded
 	// MaxRecordBytes.
@@ -387,7 +383,7 @@ func (s *Sink) Stats() Stats {
 }
 
 // Close closes the client and its connections. Records of Send calls still
-// in progress fail with [forward.ReasonShutdown]. Close is idempotent and
+// in progress fail with [relaykit.ReasonShutdown]. Close is idempotent and
 // returns nil.
 func (s *Sink) Close() error {
 	s.closed.Do(s.cl.Close)
@@ -451,12 +447,12 @@ func (e errNoTopic) Error() string {
 }
 
 // Send produces one record per event of batch and returns when every record
-// was acknowledged or handed to OnFailure; see the package documentation.
-// It returns nil when every event was delivered or handed to OnFailure,
-// an error wrapping ctx.Err() when ctx ended before all were written, and
-// without OnFailure a [*relaykit.BatchError] listing the undelivered
-// events with their reasons (too large and rejected ones Permanent). It
-// reads batch only until it returns.
+// was acknowledged or failed; see the package documentation. It returns
+// nil when every event was delivered, else a [*relaykit.BatchError]
+// listing the undelivered events with their reasons (too large, rejected
+// and unauthorized ones Permanent, the rest retryable), wrapped with
+// ctx.Err() when ctx ended before all were written. It reads batch only
+// until it returns.
 func (s *Sink) Send(ctx context.Context, batch []relaykit.Event) error {
 	if len(batch) == 0 {
 		return nil
@@ -587,9 +583,8 @@ func (c *call) clear() {
 }
 
 // finish accounts for a batch with failures: the acknowledged events count
-// as sent, every other one goes to OnFailure (grouped by reason, in batch
-// order) or into the returned error. ctxErr is set when nothing was
-// produced because ctx had already ended.
+// as sent, every other one goes into the returned *relaykit.BatchError.
+// ctxErr is set when nothing was produced because ctx had already ended.
 func (s *Sink) finish(ctx context.Context, batch []relaykit.Event, c *call, pre []recFail, preIdx []int, ctxErr error) error {
 	defer c.clear()
 	errs := make([]error, len(batch))
@@ -612,10 +607,7 @@ func (s *Sink) finish(ctx context.Context, batch []relaykit.Event, c *call, pre 
 	}
 	var (
 		sent, bytes int64
-		groups      = map[string][]relaykit.Event{}
-		firstErr    = map[string]error{}
-		order       []string
-		be          relaykit.BatchError // without OnFailure: the undelivered runs
+		be          relaykit.BatchError // the undelivered runs
 		shutdown    bool
 	)
 	for i, err := range errs {
@@ -624,66 +616,51 @@ func (s *Sink) finish(ctx context.Context, batch []relaykit.Event, c *call, pre 
 			bytes += int64(len(c.recs[i].Value))
 			continue
 		}
-		reason, retryable := classify(ctx, err)
-		if reason == forward.ReasonTooLarge {
+		reason, perm := classify(ctx, err)
+		if reason == relaykit.ReasonTooLarge {
 			s.tooLarge.Add(1)
 		}
-		if reason == forward.ReasonShutdown {
+		if reason == relaykit.ReasonShutdown {
 			shutdown = true
 		}
-		if _, ok := groups[reason]; !ok {
-			order = append(order, reason)
-			firstErr[reason] = err
-		}
-		groups[reason] = append(groups[reason], batch[i])
-		perm := reason == forward.ReasonTooLarge || reason == forward.ReasonRejected
 		if n := len(be.Failed); n > 0 && be.Failed[n-1].To == i && be.Failed[n-1].Reason == reason {
 			be.Failed[n-1].To++
 		} else {
 			be.Failed = append(be.Failed, relaykit.FailedRange{From: i, To: i + 1, Permanent: perm, Reason: reason,
-				Err: &forward.SendError{Destination: s.name, Code: -1, Retryable: retryable, Err: err}})
+				Err: &forward.SendError{Destination: s.name, Code: -1, Retryable: !perm, Err: err}})
 		}
 	}
 	s.sent.Add(sent)
 	s.bytes.Add(bytes)
 	s.failed.Add(int64(len(batch)) - sent)
-	if s.cfg.OnFailure != nil {
-		for _, reason := range order {
-			s.cfg.OnFailure(ctx, forward.Failure{Destination: s.name, Events: groups[reason], Reason: reason, Err: &forward.SendError{Destination: s.name, Code: -1, Err: firstErr[reason]}})
-		}
-		if shutdown && ctx.Err() != nil {
-			return fmt.Errorf("kafka: send to %s: %w", s.name, ctx.Err())
-		}
-		return nil
-	}
 	if len(be.Failed) == 0 {
 		return nil
 	}
 	if shutdown && ctx.Err() != nil {
-		return fmt.Errorf("kafka: send to %s: %w", s.name, errors.Join(&be, ctx.Err()))
+		return fmt.Errorf("kafka: send to %s: %w (%w)", s.name, ctx.Err(), &be)
 	}
 	return &be
 }
 
-// classify maps a produce error to a failure reason and whether sending
-// again may succeed.
-func classify(ctx context.Context, err error) (reason string, retryable bool) {
+// classify maps a produce error to a failure reason and whether it is
+// permanent (sending the record again cannot succeed).
+func classify(ctx context.Context, err error) (reason string, permanent bool) {
 	var tl errTooLarge
 	var nt errNoTopic
 	switch {
 	case errors.As(err, &tl), errors.Is(err, kerr.MessageTooLarge), errors.Is(err, kerr.RecordListTooLarge):
-		return forward.ReasonTooLarge, false
+		return relaykit.ReasonTooLarge, true
 	case errors.As(err, &nt), errors.Is(err, kerr.InvalidTopicException), errors.Is(err, kerr.InvalidRecord),
 		errors.Is(err, kerr.CorruptMessage):
-		return forward.ReasonRejected, false
+		return relaykit.ReasonRejected, true
 	case errors.Is(err, kerr.TopicAuthorizationFailed), errors.Is(err, kerr.ClusterAuthorizationFailed),
 		errors.Is(err, kerr.TransactionalIDAuthorizationFailed), errors.Is(err, kerr.SaslAuthenticationFailed):
-		return forward.ReasonUnauthorized, false
+		return relaykit.ReasonUnauthorized, true
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, kgo.ErrClientClosed),
 		ctx.Err() != nil:
-		return forward.ReasonShutdown, true
+		return relaykit.ReasonShutdown, false
 	default:
-		return forward.ReasonRetriesExhausted, true
+		return relaykit.ReasonSinkError, false
 	}
 }
 

@@ -2,7 +2,6 @@ package kafka_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -53,14 +52,7 @@ func TestNewInvalidConfig(t *testing.T) {
 // an ended context, and events over MaxRecordBytes or without a topic.
 // The broker address is a closed port; nothing is produced.
 func TestSendWithoutBroker(t *testing.T) {
-	var mu sync.Mutex
-	got := map[string]int{}
-	s, err := kafka.New(kafka.Config{Brokers: []string{"127.0.0.1:1"}, TopicField: "topic", MaxRecordBytes: 64,
-		OnFailure: func(_ context.Context, f forward.Failure) {
-			mu.Lock()
-			got[f.Reason] += len(f.Events)
-			mu.Unlock()
-		}})
+	s, err := kafka.New(kafka.Config{Brokers: []string{"127.0.0.1:1"}, TopicField: "topic", MaxRecordBytes: 64})
 	require.NoError(t, err)
 	defer s.Close()
 
@@ -71,14 +63,20 @@ func TestSendWithoutBroker(t *testing.T) {
 	evs[1].Raw = []byte("no topic")
 	evs[2].Raw = []byte("bad topic")
 	evs[2].SetFieldString("topic", "../etc")
-	require.NoError(t, s.Send(t.Context(), evs))
-	assert.Equal(t, map[string]int{forward.ReasonTooLarge: 1, forward.ReasonRejected: 2}, got)
+	err = s.Send(t.Context(), evs)
+	var be *relaykit.BatchError
+	require.ErrorAs(t, err, &be)
+	require.Len(t, be.Failed, 2)
+	assert.Equal(t, relaykit.FailedRange{From: 0, To: 1, Permanent: true, Reason: relaykit.ReasonTooLarge, Err: be.Failed[0].Err}, be.Failed[0])
+	assert.Equal(t, relaykit.FailedRange{From: 1, To: 3, Permanent: true, Reason: relaykit.ReasonRejected, Err: be.Failed[1].Err}, be.Failed[1])
 
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	err = s.Send(ctx, evs[:1])
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, 1, got[forward.ReasonShutdown])
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, []relaykit.FailedRange{{From: 0, To: 1, Reason: relaykit.ReasonShutdown, Err: be.Failed[0].Err}}, be.Failed,
+		"retryable: the context ended, the destination refused nothing")
 	assert.Equal(t, kafka.Stats{EventsFailed: 4, TooLarge: 1, Batches: 2}, s.Stats())
 }
 

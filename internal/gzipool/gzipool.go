@@ -12,7 +12,6 @@ package gzipool
 import (
 	"errors"
 	"runtime"
-	"sync"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -20,20 +19,20 @@ import (
 // ErrLevel is returned by [Append] for a level outside 1..9.
 var ErrLevel = errors.New("gzip level is outside 1..9")
 
-var (
-	free     [10]chan *gzipper
-	freeOnce sync.Once
-)
+// free holds idle writers per level (index 1-9): bounded channels rather
+// than sync.Pools, so a collection does not throw the compressor state
+// away; at most 4×GOMAXPROCS per level are kept. They are made when the
+// package is initialised, not on first use: a channel made inside a
+// testing/synctest bubble could not be used outside it.
+var free = func() (free [10]chan *gzipper) {
+	n := 4 * runtime.GOMAXPROCS(0)
+	for i := range free {
+		free[i] = make(chan *gzipper, n)
+	}
+	return free
+}()
 
-func freeList(level int) chan *gzipper {
-	freeOnce.Do(func() {
-		n := 4 * runtime.GOMAXPROCS(0)
-		for i := range free {
-			free[i] = make(chan *gzipper, n)
-		}
-	})
-	return free[level]
-}
+func freeList(level int) chan *gzipper { return free[level] }
 
 // gzipper is a pooled writer and the buffer it writes to.
 type gzipper struct {

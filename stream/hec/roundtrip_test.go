@@ -47,7 +47,7 @@ func TestRoundTripForwardHEC(t *testing.T) {
 			srv, h, rec := newServer(t, hec.Config{Tokens: []hec.Token{{Token: secret, Ack: tc.ack}}}, tc.tls)
 			sink, err := forward.NewHEC(forward.HECConfig{
 				URL: srv.URL, Token: secret, Ack: tc.ack, AckPollInterval: 10 * time.Millisecond,
-				Delivery: forward.DeliveryConfig{HTTPClient: srv.Client(), MaxRequestBytes: 8 << 10, Concurrency: 1},
+				HTTP: forward.HTTPConfig{HTTPClient: srv.Client(), MaxRequestBytes: 8 << 10, Concurrency: 1},
 			})
 			require.NoError(t, err)
 			defer sink.Close()

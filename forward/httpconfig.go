@@ -6,15 +6,21 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/relaykit/relaykit"
 )
 
-// DeliveryConfig holds the delivery settings every HTTP sink of this package
-// shares ([HECConfig.Delivery], SentinelConfig.Delivery): client, TLS,
-// timeouts, concurrency, size limits, compression, retries, the failure
-// handler, hooks and logging. The zero value gives the documented defaults.
-type DeliveryConfig struct {
-	// Name names the destination in errors, [Failure], [Hooks] and logs,
-	// e.g. "splunk-prod". Zero means the sink's kind ("hec", "sentinel").
+// HTTPConfig holds the settings every HTTP sink of this package shares
+// ([HECConfig].HTTP, [SentinelConfig].HTTP): the HTTP client and its TLS,
+// timeouts, concurrency, size limits, compression, hooks and logging. The
+// zero value gives the documented defaults.
+//
+// There are no retry settings: a sink makes one attempt per request and
+// reports what it did not deliver (see the package documentation). Put it
+// behind a delivery.Queue to retry.
+type HTTPConfig struct {
+	// Name names the destination in errors, [Hooks] and logs, e.g.
+	// "splunk-prod". Zero means the sink's kind ("hec", "sentinel").
 	Name string
 
 	// HTTPClient sends the requests. Nil means a client owned by the sink,
@@ -26,8 +32,8 @@ type DeliveryConfig struct {
 	// sink's own client. Ignored when zero.
 	TLS TLSConfig
 
-	// RequestTimeout bounds one HTTP attempt, from sending the request
-	// until the response body is read. Zero means 30 s.
+	// RequestTimeout bounds one HTTP request, from sending it until the
+	// response body is read. Zero means 30 s.
 	RequestTimeout time.Duration
 	// Concurrency is the maximum number of requests the sink has in flight
 	// at once, across all concurrent Send calls. Zero means 4. With more
@@ -41,8 +47,9 @@ type DeliveryConfig struct {
 	// requests. Zero means the sink's default (1 MiB for HEC and Sentinel).
 	MaxRequestBytes int
 	// MaxEventBytes is the maximum encoded size of one event, in bytes. A
-	// larger event goes to OnFailure with [ReasonTooLarge]. Zero means the
-	// sink's default (HEC: 5 MiB, but never more than MaxRequestBytes).
+	// larger event is not sent: Send reports it as a permanent failure
+	// with [relaykit.ReasonTooLarge]. Zero means the sink's default (HEC:
+	// 5 MiB, but never more than MaxRequestBytes).
 	MaxEventBytes int
 
 	// DisableGzip sends bodies uncompressed. By default bodies are gzipped
@@ -52,38 +59,12 @@ type DeliveryConfig struct {
 	// Zero means 1: on a relay CPU is scarcer than bandwidth.
 	GzipLevel int
 
-	// Retry bounds retries of retryable failures.
-	Retry RetryConfig
-
-	// OnFailure receives every event the sink gives up on, with the reason.
-	// Nil means such events are counted in Stats and reported by Send's
-	// error instead, as a *relaykit.BatchError listing exactly the
-	// undelivered events (leave it nil behind a delivery.Queue).
-	OnFailure FailureFunc
-	// Hooks observe requests and retries. Nil hooks cost nothing.
+	// Hooks observe requests. Nil hooks cost nothing.
 	Hooks Hooks
-	// Logger logs state changes (destination unauthorized, unhealthy,
-	// recovered), never events or secrets. Nil means no logging.
+	// Logger logs state changes (destination unauthorized and accepting
+	// the credentials again, an index refused), never events or secrets.
+	// Nil means no logging.
 	Logger *slog.Logger
-}
-
-// RetryConfig bounds the retries of one request: exponential backoff with
-// full jitter (the wait before retry n is uniform in [0, min(MaxBackoff,
-// InitialBackoff·2ⁿ⁻¹)]), except that a Retry-After (or retry-after-ms)
-// sent by the destination is honoured as the wait.
-type RetryConfig struct {
-	// MaxAttempts is the maximum number of attempts per request, the first
-	// included. Zero means 10. Use 1 to disable retries.
-	MaxAttempts int
-	// MaxElapsed bounds the time spent on one request, from its first
-	// attempt; a wait that would end past it is not started. Zero means
-	// 5 minutes.
-	MaxElapsed time.Duration
-	// InitialBackoff is the backoff ceiling of the first retry. Zero means
-	// 200 ms.
-	InitialBackoff time.Duration
-	// MaxBackoff caps the backoff ceiling. Zero means 30 s.
-	MaxBackoff time.Duration
 }
 
 // Hooks are optional callbacks that observe a sink, like
@@ -93,14 +74,11 @@ type RetryConfig struct {
 type Hooks struct {
 	// OnSend is called after a request was accepted by the destination,
 	// with the number of events and body bytes (before compression) it
-	// carried and the duration of the successful attempt.
+	// carried and the duration of the request.
 	OnSend func(dest string, events, bytes int, took time.Duration)
-	// OnSendError is called after every failed attempt, retryable or not.
+	// OnSendError is called after every failed request, retryable or not.
 	// err is a *SendError and never holds secrets.
 	OnSendError func(dest string, err error)
-	// OnRetry is called before waiting to retry a request: attempt is the
-	// number of the attempt that failed (1 for the first), wait the backoff.
-	OnRetry func(dest string, attempt int, wait time.Duration)
 }
 
 // Stats is a snapshot of a sink's counters since it was created. Counters
@@ -113,24 +91,29 @@ type Stats struct {
 	// requests.
 	BytesSent int64
 	// WireBytes counts body bytes put on the wire (after compression), for
-	// every attempt.
+	// every request.
 	WireBytes int64
-	// Requests counts HTTP attempts, retries included.
+	// Requests counts HTTP requests with events (not health checks or
+	// acknowledgement polls), the halves of a split request and the
+	// repetition after a re-authentication included.
 	Requests int64
-	// Retries counts waits before a retry.
-	Retries int64
 	// Splits counts requests split in two after a 413.
 	Splits int64
-	// EventsFailed counts events handed to OnFailure (or reported by Send's
-	// error), by Reason constant.
+	// EventsFailed counts events reported undelivered by Send's error, by
+	// reason: [relaykit.ReasonRejected], [relaykit.ReasonTooLarge] and
+	// [relaykit.ReasonUnauthorized] (permanent), [relaykit.ReasonSinkError]
+	// (retryable: network errors, 408, 429, 5xx, a missing
+	// acknowledgement) and [relaykit.ReasonShutdown] (ctx ended first).
+	// An event reported by several Sends is counted each time.
 	EventsFailed map[string]int64
 	// InFlight is the number of requests being sent now.
 	InFlight int64
 }
 
-// reasons lists the Reason constants in the order of counters.failed.
+// reasons lists the reasons of counters.failed, in order.
 var reasons = [...]string{
-	ReasonRetriesExhausted, ReasonRejected, ReasonTooLarge, ReasonUnauthorized, ReasonShutdown,
+	relaykit.ReasonRejected, relaykit.ReasonTooLarge, relaykit.ReasonUnauthorized,
+	relaykit.ReasonSinkError, relaykit.ReasonShutdown,
 }
 
 type counters struct {
@@ -138,7 +121,6 @@ type counters struct {
 	bytesSent  atomic.Int64
 	wireBytes  atomic.Int64
 	requests   atomic.Int64
-	retries    atomic.Int64
 	splits     atomic.Int64
 	inFlight   atomic.Int64
 	failed     [len(reasons) + 1]atomic.Int64 // last: any other reason
@@ -160,7 +142,6 @@ func (c *counters) snapshot() Stats {
 		BytesSent:    c.bytesSent.Load(),
 		WireBytes:    c.wireBytes.Load(),
 		Requests:     c.requests.Load(),
-		Retries:      c.retries.Load(),
 		Splits:       c.splits.Load(),
 		InFlight:     c.inFlight.Load(),
 		EventsFailed: make(map[string]int64, len(reasons)+1),
@@ -177,7 +158,7 @@ func (c *counters) snapshot() Stats {
 // withDefaults returns c with zero fields replaced by defaults, after
 // validation. kind is the sink kind ("hec"); maxReq and maxEvent the sink's
 // default limits.
-func (c DeliveryConfig) withDefaults(kind string, maxReq, maxEvent int) (DeliveryConfig, error) {
+func (c HTTPConfig) withDefaults(kind string, maxReq, maxEvent int) (HTTPConfig, error) {
 	if c.Name == "" {
 		c.Name = kind
 	}
@@ -213,11 +194,6 @@ func (c DeliveryConfig) withDefaults(kind string, maxReq, maxEvent int) (Deliver
 	if c.GzipLevel == 0 {
 		c.GzipLevel = 1
 	}
-	r, err := c.Retry.withDefaults()
-	if err != nil {
-		return c, fmt.Errorf("%w: %s: %w", ErrInvalidConfig, c.Name, err)
-	}
-	c.Retry = r
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
