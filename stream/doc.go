@@ -8,7 +8,8 @@
 // owes, and a [Framer] that finds frame boundaries (RFC 6587) with bounded
 // memory. The acknowledging inputs built on it have packages of their own:
 // stream/relp (RELP sessions on the listener's connections) and stream/hec
-// (a Splunk HTTP Event Collector receiver). The package imports nothing of
+// (a Splunk HTTP Event Collector receiver); datagram inputs (syslog over
+// UDP) have stream/udp. The package imports nothing of
 // relaykit's other packages; the relay example (examples/relay) builds its
 // syslog and JSON inputs from it.
 //
