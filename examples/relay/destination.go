@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"sync/atomic"
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/delivery"
@@ -43,7 +42,6 @@ type destination struct {
 	ledger     *ledger
 	dl         *deadLetter
 	log        *slog.Logger
-	failing    atomic.Bool // archive: the last write failed
 }
 
 // Name names the destination in the router's stats, hooks and errors.
@@ -58,16 +56,20 @@ func (d *destination) Send(ctx context.Context, batch []relaykit.Event) error {
 	return d.deliver(ctx, batch)
 }
 
-// deliver hands batch to the queue, or writes it to the archive. It is
-// Send without counting the events in: the worker calls it again with what
-// an earlier Send did not accept.
+// deliver hands batch to the destination's queue. It is Send without
+// counting the events in.
+//
+// The archive's queue is memory-only: the batch is written on the caller's
+// goroutine (a connection's or a worker's, where the events are in cache),
+// and while the disk fails the caller waits, retrying (back-pressure on the
+// inputs, nothing dropped). At the shutdown deadline (ctx ended, the
+// engine's late route) the archive is still written once, rather than
+// lose the events.
 func (d *destination) deliver(ctx context.Context, batch []relaykit.Event) error {
-	if d.queue != nil {
+	if d.kind != "archive" || ctx.Err() == nil {
 		return d.queue.Send(ctx, batch)
 	}
-	// At shutdown the archive still writes rather than lose the events.
 	err := d.sink.Send(context.WithoutCancel(ctx), batch)
-	d.stats.batches.Add(1)
 	written := batch
 	if err != nil {
 		written = nil
@@ -75,14 +77,6 @@ func (d *destination) deliver(ctx context.Context, batch []relaykit.Event) error
 		if errors.As(err, &be) && len(be.Failed) > 0 {
 			written = batch[:be.Failed[0].From]
 		}
-		d.stats.errors.Add(1)
-		if !d.failing.Swap(true) {
-			d.stats.healthy.Store(false)
-			d.log.Error("archive write failed: retrying, inputs wait", "destination", d.name, "err", err)
-		}
-	} else if d.failing.Swap(false) {
-		d.stats.healthy.Store(true)
-		d.log.Info("archive writes again", "destination", d.name)
 	}
 	d.stats.delivered.Add(int64(len(written)))
 	d.stats.observeDelivered(written)
@@ -123,7 +117,6 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}
 		d.sink, d.closer, d.stats.archive = a, a, a
-		return d, nil
 	case "hec":
 		h, err := forward.NewHEC(forward.HECConfig{
 			URL: dc.URL, Token: string(dc.Token), Index: dc.Index, SourceType: dc.SourceType,
@@ -206,8 +199,9 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 	return d, nil
 }
 
-// newQueue puts the destination's sink behind a delivery queue in its own
-// spool directory.
+// newQueue puts the destination's sink behind a delivery queue: a network
+// destination's in its own spool directory, the archive's in memory
+// (delivery.Memory: retried on the caller's goroutine, no disk of its own).
 func (r *Relay) newQueue(d *destination, dc DestinationConfig) error {
 	mode := delivery.WriteAhead
 	if dc.Spool.Mode == spoolOnFailure {
@@ -220,9 +214,13 @@ func (r *Relay) newQueue(d *destination, dc DestinationConfig) error {
 	case fullDropNewest:
 		full = delivery.DropNewest
 	}
+	dir := filepath.Join(r.cfg.Spool.Dir, storage.SanitizeFileName(d.name))
+	if d.kind == "archive" {
+		mode, full, dir = delivery.Memory, delivery.Block, ""
+	}
 	q, err := delivery.New(d.sink, delivery.Config{
 		Name:           d.name,
-		Dir:            filepath.Join(r.cfg.Spool.Dir, storage.SanitizeFileName(d.name)),
+		Dir:            dir,
 		Mode:           mode,
 		Full:           full,
 		MaxBytes:       int64(r.cfg.Spool.MaxSize),

@@ -14,6 +14,7 @@ import (
 	"github.com/relaykit/relaykit/engine"
 	"github.com/relaykit/relaykit/storage"
 	"github.com/relaykit/relaykit/stream"
+	"github.com/relaykit/relaykit/stream/udp"
 )
 
 // clock is the relay's coarse clock: receive times, batch stamps and the
@@ -54,14 +55,13 @@ type inputStats struct {
 	parseErrors atomic.Int64 // forwarded raw with FlagParseError
 	truncated   atomic.Int64 // frames cut at the max message size
 	invalid     atomic.Int64 // JSON lines that failed validation
-	readErrors  atomic.Int64 // UDP reads that failed (the input backs off and reads on)
 	// kernelDropped counts UDP datagrams the kernel dropped at the input's
 	// socket (SO_RXQ_OVFL); they are in received and dropped{rcvbuf_full}.
 	kernelDropped atomic.Int64
 
-	// reads counts a UDP input's recvmmsg calls (stream inputs count
-	// theirs in framing.Reads).
-	reads atomic.Int64
+	// udp is a UDP input's listener: its reads, read errors and kernel
+	// drops.
+	udp *udp.Listener
 
 	// Stream inputs (syslog TCP/TLS, JSON lines): the listener's
 	// connection counters, the framers' byte accounting, and the budget
@@ -78,8 +78,6 @@ type destStats struct {
 	in         atomic.Int64 // events the router handed to the destination
 	delivered  atomic.Int64 // accepted by the destination (or written, for archives)
 	dropped    atomic.Int64 // lost with a reason counted in the ledger
-	batches    atomic.Int64 // archive writes
-	errors     atomic.Int64 // archive write errors
 	healthy    atomic.Bool  // archive: the last write succeeded
 	queue      *delivery.Queue
 	archive    *storage.Archive // archives: its write counts

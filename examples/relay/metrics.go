@@ -112,10 +112,11 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 		c(descParseErrors, in.parseErrors.Load(), in.name)
 		c(descTruncated, in.truncated.Load(), in.name)
 		c(descInvalid, in.invalid.Load(), in.name)
-		if in.kind == "syslog_udp" {
-			c(descReadErrors, in.readErrors.Load(), in.name)
+		if in.udp != nil {
+			us := in.udp.Stats()
+			c(descReadErrors, us.ReadErrors, in.name)
 			c(descKernelDropped, in.kernelDropped.Load(), in.name)
-			c(descReads, in.reads.Load(), in.name)
+			c(descReads, us.Reads, in.name)
 		}
 		if in.listener != nil {
 			ls := in.listener.Stats()
@@ -179,19 +180,20 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 			}
 			return 0
 		}
+		if d.archive != nil {
+			as := d.archive.Stats()
+			c(descArchiveWrites, as.Writes, d.name)
+			c(descArchiveBytes, as.Bytes, d.name)
+		}
 		if d.queue == nil {
-			c(descDestErrors, d.errors.Load(), d.name)
-			g(descDestHealthy, b(d.healthy.Load()), d.name)
-			if d.archive != nil {
-				as := d.archive.Stats()
-				c(descArchiveWrites, as.Writes, d.name)
-				c(descArchiveBytes, as.Bytes, d.name)
-			}
 			continue
 		}
 		q := d.queue.Stats()
 		c(descDestErrors, q.Failures, d.name)
 		g(descDestHealthy, b(q.Healthy), d.name)
+		if d.kind == "archive" { // no spool: written on the caller's goroutine
+			continue
+		}
 		c(descDestSpooled, q.Spool.AppendedEvents+q.Retry.AppendedEvents, d.name)
 		g(descDestPending, q.Pending, d.name)
 		g(descDestMemory, q.MemoryEvents, d.name)

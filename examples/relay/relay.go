@@ -376,7 +376,7 @@ func (r *Relay) closeAll() error {
 		errs = append(errs, r.dlw.Close())
 	}
 	for _, u := range r.udp {
-		u.conn.Close()
+		u.Close()
 	}
 	for _, k := range r.kafka {
 		k.close()
