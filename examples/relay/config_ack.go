@@ -13,7 +13,7 @@ import (
 
 // HECInputConfig is a Splunk HTTP Event Collector listener (inputs.hec[]):
 // the event, raw, ack and health endpoints under /services/collector.
-// Each request is answered once its events are finished (see ack.go).
+// Each request is answered once its events are finished (engine.Input.PushWait).
 type HECInputConfig struct {
 	Name   string           `yaml:"name"`
 	Listen string           `yaml:"listen"`
@@ -77,7 +77,7 @@ type HECTokenConfig struct {
 }
 
 // RELPInputConfig is a RELP listener (inputs.relp[]), plain or TLS: each
-// syslog frame is answered "200 OK" once its event is finished (ack.go).
+// syslog frame is answered "200 OK" once its event is finished (engine.Input.PushOwnedWait).
 type RELPInputConfig struct {
 	Name   string     `yaml:"name"`
 	Listen string     `yaml:"listen"`

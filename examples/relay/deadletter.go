@@ -11,10 +11,11 @@ import (
 // (relay_dead_letter_lines_total) and the writes that failed
 // (relay_dead_letter_write_errors_total and dead_letter_errors in the
 // ledger line; each loses its line, whose event is counted as dropped
-// anyway), and logs the first failure. The file is unbuffered (one
-// write(2) per line), so a failure is known at the Write that lost the
-// line. storage.Writer's errors are sticky: after a failure every later
-// line fails too, until the relay restarts.
+// anyway), and logs the first failure of an episode and the recovery. The
+// file is unbuffered (one write(2) per line), so a failure is known at the
+// Write that lost the line. storage.Writer's errors are not sticky: each
+// line is tried on its own, so the file takes lines again as soon as the
+// disk does.
 type deadLetterFile struct {
 	w      io.Writer
 	ledger *ledger
@@ -27,9 +28,12 @@ func (f *deadLetterFile) Write(p []byte) (int, error) {
 	if err != nil {
 		f.ledger.deadLetterErrors.Add(1)
 		if f.failed.CompareAndSwap(false, true) {
-			f.log.Error("writing the dead-letter file failed: lines are lost from now on (counted in relay_dead_letter_write_errors_total) until the relay restarts", "err", err)
+			f.log.Error("writing the dead-letter file failed: its lines are lost (counted in relay_dead_letter_write_errors_total) until it writes again", "err", err)
 		}
 		return n, err
+	}
+	if f.failed.CompareAndSwap(true, false) {
+		f.log.Info("the dead-letter file writes again")
 	}
 	f.ledger.deadLettered.Add(1)
 	return n, nil

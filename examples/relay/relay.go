@@ -43,7 +43,7 @@ type Relay struct {
 	kafka      []*kafkaInput
 	kafkaSinks kafkaSinkCollector
 
-	// Acknowledging inputs (ack.go): Splunk HEC and RELP.
+	// Acknowledging inputs (they wait on engine marks): Splunk HEC and RELP.
 	hec  []*hecInput
 	relp []*relpInput
 
