@@ -233,8 +233,10 @@ type lineReader struct {
 func (r *lineReader) run(host string, split bufio.SplitFunc) error {
 	defer r.p.Release()
 	r.last = r.p.Mark()
+	// Reads of up to 256 KiB: one flush per read, and with -ack one batch
+	// and one answer, so the answers cost little per line under load.
 	sc := bufio.NewScanner(r) // r.Read settles before each read of r.r
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc.Buffer(make([]byte, 256<<10), 1<<20)
 	sc.Split(split)
 	for r.err == nil && sc.Scan() {
 		r.n++

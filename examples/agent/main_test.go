@@ -190,7 +190,7 @@ func TestReadme(t *testing.T) {
 // readAcks reads the answers of an agent running with -ack from r until
 // it closes or fails, adding each "ok N" to acked and calling each (if
 // not nil) after it. It returns the error that ended the answers.
-func readAcks(t *testing.T, r io.Reader, acked *atomic.Int64, each func()) error {
+func readAcks(t testing.TB, r io.Reader, acked *atomic.Int64, each func()) error {
 	br := bufio.NewReader(r)
 	for {
 		s, err := br.ReadString('\n')
@@ -284,7 +284,7 @@ func TestAgentAck(t *testing.T) {
 }
 
 // dial connects to the agent at addr once it listens.
-func dial(t *testing.T, addr string) net.Conn {
+func dial(t testing.TB, addr string) net.Conn {
 	t.Helper()
 	var c net.Conn
 	require.Eventually(t, func() bool {

@@ -56,7 +56,7 @@ func feed(t *testing.T, addr string, rate int, stop <-chan struct{}, sent, acked
 }
 
 // freeAddr returns a free loopback TCP address.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -201,20 +201,32 @@ func TestAgentAckArchiveFails(t *testing.T) {
 	var acked atomic.Int64
 	closed := make(chan error, 1)
 	go func() { closed <- readAcks(t, c, &acked, nil) }()
-	const n = 5000 // about 220 KB
-	w := bufio.NewWriter(c)
-	for i := range n {
-		if _, err := w.WriteString(line(0, i) + "\n"); err != nil {
-			break // the agent closed the connection
+	// Rounds of 100 lines, each answered for before the next, until the
+	// agent closes the connection: about 1,500 lines fit.
+	const n = 5000
+	sent := 0
+	var end error // what ended the answers
+	deadline := time.Now().Add(20 * time.Second)
+	for sent < n && end == nil {
+		var b strings.Builder
+		for range 100 {
+			b.WriteString(line(0, sent) + "\n")
+			sent++
+		}
+		if _, err := c.Write([]byte(b.String())); err != nil {
+			end = <-closed // the agent closed the connection
+			break
+		}
+		for end == nil && acked.Load() < int64(sent) {
+			require.True(t, time.Now().Before(deadline), "no answer nor close, %d of %d lines answered for", acked.Load(), sent)
+			select {
+			case end = <-closed:
+			case <-time.After(time.Millisecond):
+			}
 		}
 	}
-	_ = w.Flush()
-	select {
-	case err := <-closed:
-		require.Error(t, err, "the connection is closed, not answered")
-	case <-time.After(20 * time.Second):
-		t.Fatalf("the connection is still open, %d lines answered for", acked.Load())
-	}
+	require.Error(t, end, "the agent closed the connection")
+	assert.Less(t, sent, n)
 
 	// The archive holds whole lines, in order, once, with a gap where a
 	// batch failed (a later, smaller batch may fit under the limit
