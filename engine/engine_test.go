@@ -209,6 +209,51 @@ func TestMark(t *testing.T) {
 	require.NoError(t, err, "an earlier mark stays finished")
 }
 
+// A mark Since an earlier one covers only the events between them: a
+// failure before the earlier mark, which fails every positional mark
+// after it, does not fail it (a stream input acknowledging read by read
+// is not stuck after one refused batch).
+func TestMarkSince(t *testing.T) {
+	rec := newRecorder()
+	fail := make(chan struct{}, 1)
+	rec.before = func(context.Context, []relaykit.Event) error {
+		select {
+		case <-fail:
+			return errRefused
+		default:
+			return nil
+		}
+	}
+	e := newEngine(t, engine.Config{Sink: rec, Workers: 1, BatchMaxWait: time.Hour})
+	start(t, e)
+	in := e.NewInput("tcp")
+	p := in.NewProducer(0)
+	defer p.Release()
+	read := func(n int) {
+		for i := range n {
+			*p.Event() = ev("c", i)
+		}
+		require.NoError(t, p.Flush(t.Context()))
+	}
+
+	last := p.Mark()
+	fail <- struct{}{}
+	read(3)
+	m := p.Mark()
+	require.ErrorIs(t, m.Since(last).Wait(t.Context()), engine.ErrNotFinished, "the refused read")
+	last = m
+	read(2)
+	m = p.Mark()
+	require.ErrorIs(t, m.Wait(t.Context()), engine.ErrNotFinished, "positional: the failure is before it")
+	require.NoError(t, m.Since(last).Wait(t.Context()), "only the events since the last mark")
+	assert.Equal(t, []string{"c 0", "c 1"}, rec.all())
+
+	ok, err := m.Since(m).Done()
+	assert.True(t, ok)
+	require.NoError(t, err, "an empty mark is finished")
+	require.ErrorIs(t, m.Since(engine.Mark{}).Wait(t.Context()), engine.ErrNotFinished, "Since the zero Mark is m")
+}
+
 // A wait ends with its context, counted as abandoned, and the events are
 // still routed.
 func TestPushWaitContext(t *testing.T) {

@@ -172,3 +172,21 @@ func (m Mark) wait(ctx context.Context) error {
 		}
 	}
 }
+
+// Since returns the mark of the events m covers and prev does not: those
+// its worker took after prev was taken, up to m. A stream input that
+// answers its sender a read at a time takes a mark when the connection
+// opens and after each answer, and waits on p.Mark().Since(last) for the
+// next: a batch the Sink refused before last (another connection's, or
+// one already reported) fails every positional mark after it, but not
+// this one. Events that other shards of the worker pushed between the two
+// marks are covered too (a failure among them fails m: the sender sends
+// again, and duplicates are the cost). If prev is the zero Mark or of
+// another worker, Since returns m.
+func (m Mark) Since(prev Mark) Mark {
+	if prev.w == nil || prev.w != m.w {
+		return m
+	}
+	m.from = min(max(m.from, prev.to), m.to)
+	return m
+}
