@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,6 +28,9 @@ func TestMetricsServerTimeouts(t *testing.T) {
 		t.Skip("waits for the shipped 5 s and 10 s timeouts: skipped in -short mode (the -race run has it)")
 	}
 	l := newLedger()
+	eng, err := engine.New(engine.Config{Sink: sinkFunc(func(context.Context, []relaykit.Event) error { return nil }), Workers: 1})
+	require.NoError(t, err)
+	l.eng = eng
 	ms, err := newMetricsServer("127.0.0.1:0", l, func() error { return nil })
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
