@@ -257,18 +257,21 @@ func (in *Input) Mark(shard uint64) Mark {
 }
 
 // PushBatch copies evs (the caller keeps them) into shard's worker, in
-// order, waiting for room, and returns a mark covering them (and what the
-// worker took before them, as [Input.Mark]): a consumer that acknowledges
-// by position polls it with [Mark.Done]. On error (ctx ended, or
-// [ErrClosed]) the events from the first not accepted on were not
-// pushed, and the mark covers those that were.
+// order, waiting for room, and returns a mark covering them (and what
+// other inputs pushed to that worker meanwhile): a consumer that
+// acknowledges by position polls it with [Mark.Done], in order, and stops
+// at the first that reports a failure. On error (ctx ended, or
+// [ErrClosed]) the events from the first not accepted on were not pushed,
+// and the mark covers those that were.
 func (in *Input) PushBatch(ctx context.Context, shard uint64, evs []relaykit.Event) (Mark, error) {
+	w := in.e.worker(shard)
+	from := w.position()
 	for i := range evs {
 		if err := in.Push(ctx, shard, &evs[i]); err != nil {
-			return in.Mark(shard), err
+			return Mark{w: w, from: from, to: w.position()}, err
 		}
 	}
-	return in.Mark(shard), nil
+	return Mark{w: w, from: from, to: w.position()}, nil
 }
 
 // PushWait copies evs into shard's worker, in order, and waits until every
