@@ -1,5 +1,7 @@
 // Package kafkatest holds the Kafka tests of relaykit: the forward/kafka
-// sink and the relay's Kafka input and two-tier deployment, run against
+// sink and consumer (fed into a real engine: commits only after delivery,
+// kills, rebalances, dead letters, stalls), and the relay's Kafka input
+// and two-tier deployment, run against
 // franz-go's in-process kfake clusters on 127.0.0.1 and against Debian's
 // kcat (librdkafka) for interoperability.
 //

@@ -1,5 +1,7 @@
 // Package kafka provides [Sink], a [relaykit.Sink] that produces events as
-// Apache Kafka records with github.com/twmb/franz-go.
+// Apache Kafka records with github.com/twmb/franz-go, and [Consumer], the
+// consumer-group input that reads them back into an engine and commits a
+// record only once its events are delivered.
 //
 // # Why a sub-package
 //
@@ -64,6 +66,76 @@
 // SCRAM-SHA-256 or SCRAM-SHA-512 (RFC 5802, RFC 7677, KIP-84). Use SASL
 // PLAIN only over TLS. Passwords never appear in errors, logs or Stats.
 //
+// # Consumer
+//
+// A [Consumer] is a member of a consumer group: it decodes each record
+// into an event ([DecodeJSON] for [EncodingJSON]; for [EncodingRaw] the
+// value is the message and the host, source and sourcetype headers fill
+// those members), hands a partition's events to an engine through
+// ConsumerConfig.Push, and commits offsets only once the engine says the
+// events are finished. With the Sink it scales a relay out over Kafka:
+//
+//	syslog, HEC, OTLP ──▶ edge relays ── Sink (acks=all, idempotent) ──▶ topic, N partitions
+//	                                                                          │
+//	                         consumer group: each partition to one member ◀───┘
+//	                                   │
+//	SIEM-tier relays:  Consumer ──Push──▶ engine ──▶ routes ──▶ delivery queues ──▶ Splunk, Sentinel
+//	                       ▲                                          │
+//	                       └── commit the offset once Ack.Done ◀──────┘  delivered, spooled or dead-lettered
+//
+// An edge relay is done with an event once Kafka acknowledged its record;
+// a SIEM-tier relay commits the record once every destination delivered,
+// spooled or dead-lettered its event. A SIEM relay that crashes loses
+// nothing: after ConsumerConfig.SessionTimeout the group gives its
+// partitions to the others, which read again from the last commit.
+//
+// The consumer is engine-agnostic: Push returns an [Ack] whose Done says
+// when the pushed events are finished. engine.Input.PushBatch has that
+// shape and its engine.Mark is an Ack, so wiring the two is one line:
+//
+//	Push: func(ctx context.Context, shard uint64, evs []relaykit.Event) (kafka.Ack, error) {
+//		return in.PushBatch(ctx, shard, evs)
+//	},
+//
+// # Commit contract
+//
+// Offsets are committed per partition, in offset order, and only past
+// records that are finished:
+//
+//   - After each Push (at most 256 events, all of one partition, with one
+//     shard per partition so an engine keeps them in order) the consumer
+//     keeps the Ack with the offset after the last record pushed. A
+//     commit writes the offset of the newest Ack that reported finished
+//     when every Ack before it of that partition did too. A record that
+//     does not decode goes to ConsumerConfig.DeadLetter with its topic,
+//     partition and offset, is counted, and is finished when DeadLetter
+//     returned.
+//   - Commits happen every ConsumerConfig.CommitInterval, on
+//     [Consumer.Commit], and when partitions are revoked: a rebalance, or
+//     leaving the group when Run's context ends. Polls block rebalances
+//     until the polled records are pushed, and a revocation waits for the
+//     pushed records to finish (until Run's hard context ends or
+//     RevokeTimeout passes) before committing, so a graceful rebalance or
+//     shutdown reads nothing twice. Partitions lost without a revocation
+//     (the session expired) are forgotten: their new owner reads again
+//     from the last commit.
+//   - Delivery is at least once. A crash, or [Consumer.Close], which stops
+//     as one, redelivers the records polled since the last commit: at most
+//     a CommitInterval's worth plus what the engine held. A revocation
+//     that stopped waiting redelivers what had not finished.
+//   - An Ack that reports an error (the engine's Sink refused a batch, or
+//     the engine stopped first) stalls its partition: Kafka offsets are
+//     positional, and committing any later record would commit the
+//     refused ones with it. The partition's offset stays at the last
+//     record finished before them; records keep flowing to the engine but
+//     are not committed, and the partition's next owner (after a
+//     rebalance or a restart) reads again from there. The stall is
+//     logged, counted (ConsumerStats.Stalls, PartitionStats.Stalled) and
+//     reported to ConsumerHooks.OnStalled. Put destinations behind a
+//     delivery.Queue, whose Send refuses a batch only at shutdown.
+//   - A Push error while Run's context is live (the engine closed) stops
+//     the consumer: Run leaves the group as above and returns the error.
+//
 // # Concurrency and ownership
 //
 // A Sink is safe for concurrent use by multiple goroutines; concurrent Send
@@ -71,4 +143,19 @@
 // only until it returns: records point into the events' bytes while they are
 // produced and Send waits for every one of them. The client's goroutines
 // are stopped by [Sink.Close].
+//
+// A Consumer's Run, Commit, Stats and Close are safe for concurrent use.
+// Run polls on the caller's goroutine and commits on one of its own, which
+// has returned when Run does; the client's goroutines stop when Run
+// returns, or at Close for a Consumer that never ran. Push and DeadLetter
+// are called on Run's goroutine, one call at a time, in each partition's
+// offset order; the events and the value they get are valid only during
+// the call. OnStalled runs on the committing goroutine.
+//
+// # When not to use it
+//
+// A Consumer is for records that become events of a relay. To process
+// records one by one with your own offset handling, use franz-go
+// directly; to read a topic without a group (replay, inspection), use a
+// kgo client with ConsumePartitions.
 package kafka
