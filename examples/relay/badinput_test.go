@@ -82,7 +82,7 @@ func TestBadInput(t *testing.T) {
 	assert.Equal(t, int64(3), s.ParseErrors, "garbage, invalid UTF-8, bad PRI")
 	assert.Equal(t, map[string]int64{dropInvalidJSON: 2}, s.Dropped)
 
-	recs := archivedRecords(t, cfg.Destinations["archive"].Dir)
+	recs := archivedRecords(t, archiveOf(cfg).Dir)
 	var msgs []string
 	for _, r := range recs {
 		msgs = append(msgs, r.Message)
@@ -166,7 +166,7 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 	checkBalanced(t, s)
 	assert.Zero(t, s.DroppedTotal())
 	assert.Equal(t, s.Received, s.Archived)
-	lines := archived(t, cfg.Destinations["archive"].Dir)
+	lines := archived(t, archiveOf(cfg).Dir)
 	assert.Len(t, lines, int(s.Received), "archive holds every accepted event")
 }
 
@@ -182,7 +182,7 @@ func TestGenerator(t *testing.T) {
 			checkBalanced(t, s)
 			assert.Equal(t, int64(500), s.Received)
 			assert.Zero(t, s.ParseErrors)
-			recs := archivedRecords(t, cfg.Destinations["archive"].Dir)
+			recs := archivedRecords(t, archiveOf(cfg).Dir)
 			require.Len(t, recs, 500)
 			seqs := map[string]bool{}
 			for _, r := range recs {
@@ -198,7 +198,7 @@ func TestGenerator(t *testing.T) {
 func TestReloadRoutes(t *testing.T) {
 	cfg := testConfig(t)
 	other := filepath.Join(t.TempDir(), "errors")
-	cfg.Destinations["errors"] = DestinationConfig{Type: "archive", Dir: other, Format: "raw"}
+	cfg.Destinations["errors"] = DestinationConfig{Spec: &ArchiveDestination{Dir: other, Format: "raw"}}
 	tr := startRelay(t, cfg)
 	send(t, "tcp", tr.addr("tcp"), []byte("<13>1 - h a - - - error before\n"))
 	waitFor(t, 5*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 1 }, "first event")
@@ -238,7 +238,7 @@ func TestPipelineSteps(t *testing.T) {
 	s := tr.stop(t)
 	checkBalanced(t, s)
 	assert.Equal(t, map[string]int64{dropFiltered: 1}, s.Dropped)
-	recs := archivedRecords(t, cfg.Destinations["archive"].Dir)
+	recs := archivedRecords(t, archiveOf(cfg).Dir)
 	require.Len(t, recs, 1)
 	assert.Equal(t, `{"level":"info","card":"XXXX"}`, recs[0].Message)
 	assert.Equal(t, "info", recs[0].Fields["j.level"])

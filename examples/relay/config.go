@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -185,39 +187,13 @@ func checkKnown(n *yaml.Node) error {
 func overlay(def, over Config, data []byte) Config {
 	var keys map[string]yaml.Node
 	_ = yaml.Unmarshal(data, &keys)
-	has := func(k string) bool { _, ok := keys[k]; return ok }
-	out := def
-	if has("inputs") {
-		out.Inputs = over.Inputs
+	out, o := reflect.ValueOf(&def).Elem(), reflect.ValueOf(over)
+	for i := range out.NumField() {
+		if _, ok := keys[out.Type().Field(i).Tag.Get("yaml")]; ok {
+			out.Field(i).Set(o.Field(i))
+		}
 	}
-	if has("workers") {
-		out.Workers = over.Workers
-	}
-	if has("timezone") {
-		out.Timezone = over.Timezone
-	}
-	if has("routes") {
-		out.Routes = over.Routes
-	}
-	if has("destinations") {
-		out.Destinations = over.Destinations
-	}
-	if has("spool") {
-		out.Spool = over.Spool
-	}
-	if has("dead_letter") {
-		out.DeadLetter = over.DeadLetter
-	}
-	if has("metrics") {
-		out.Metrics = over.Metrics
-	}
-	if has("shutdown_timeout") {
-		out.ShutdownTimeout = over.ShutdownTimeout
-	}
-	if has("stats_interval") {
-		out.StatsInterval = over.StatsInterval
-	}
-	return out
+	return def
 }
 
 // Validate fills defaults for zero values and checks every field, naming
@@ -312,25 +288,9 @@ func (c *Config) Summary() string {
 		}
 		fmt.Fprintf(&b, "route %s: filter %s -> %s (final=%t, %d steps)\n", r.Name, filter, strings.Join(r.Destinations, ", "), r.Final, len(r.Pipeline))
 	}
-	dnames := make([]string, 0, len(c.Destinations))
-	for n := range c.Destinations {
-		dnames = append(dnames, n)
-	}
-	slices.Sort(dnames)
-	for _, n := range dnames {
-		d := c.Destinations[n]
-		switch d.Type {
-		case "archive":
-			fmt.Fprintf(&b, "destination %s: archive %s (%s)\n", n, d.Dir, d.Format)
-		case "hec":
-			fmt.Fprintf(&b, "destination %s: hec %s token=%s\n", n, d.URL, d.Token)
-		case "sentinel":
-			fmt.Fprintf(&b, "destination %s: sentinel %s dcr=%s stream=%s tenant=%s client=%s secret=%s\n",
-				n, d.Endpoint, d.DCRImmutableID, d.Stream, d.TenantID, d.ClientID, d.ClientSecret)
-		case "syslog":
-			fmt.Fprintf(&b, "destination %s: syslog %s %s\n", n, d.Network, d.Address)
-		case "kafka":
-			fmt.Fprintf(&b, "destination %s: kafka %s topic=%s%s key=%s format=%s\n", n, strings.Join(d.Kafka.Brokers, ","), d.Kafka.Topic, d.Kafka.TopicField, d.Kafka.Key, d.Format)
+	for _, n := range slices.Sorted(maps.Keys(c.Destinations)) {
+		if d := c.Destinations[n]; d.Spec != nil {
+			fmt.Fprintf(&b, "destination %s: %s\n", n, d.Spec.summary())
 		}
 	}
 	fmt.Fprintf(&b, "spool: %s; dead letters: %s; metrics: %s", c.Spool.Dir, c.DeadLetter.Dir, c.Metrics.Listen)

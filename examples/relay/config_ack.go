@@ -243,8 +243,8 @@ func (c *Config) validateAckInputs(ck *checker) {
 	// in a destination's memory when its flush returns, and a drop policy
 	// would acknowledge events it dropped.
 	for _, name := range slices.Sorted(maps.Keys(c.Destinations)) {
-		d := c.Destinations[name]
-		if d.Type == "archive" {
+		d := c.Destinations[name].queue()
+		if d == nil {
 			continue
 		}
 		if d.Spool.Mode == spoolOnFailure {

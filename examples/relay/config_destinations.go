@@ -1,87 +1,195 @@
 package main
 
 import (
+	"cmp"
+	"fmt"
+	"io"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
+	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/storage"
 )
 
-// DestinationConfig is one destination; Type selects which fields apply.
-type DestinationConfig struct {
-	Type string `yaml:"type"` // archive, hec, sentinel, syslog, kafka
-
-	// archive
-	Dir     string   `yaml:"dir"`
-	Format  string   `yaml:"format"`
-	MaxSize ByteSize `yaml:"max_size"`
-	Fsync   bool     `yaml:"fsync"` // fsync every batch (group commit) before it counts as archived
-
-	// hec
-	URL        string `yaml:"url"`
-	Token      Secret `yaml:"token"`
-	Index      string `yaml:"index"`
-	SourceType string `yaml:"sourcetype"`
-	Gzip       *bool  `yaml:"gzip"`
-
-	// sentinel
-	Endpoint       string        `yaml:"endpoint"` // DCE logs ingestion URL
-	DCRImmutableID string        `yaml:"dcr_immutable_id"`
-	Stream         string        `yaml:"stream"`
-	TenantID       string        `yaml:"tenant_id"`
-	ClientID       string        `yaml:"client_id"`
-	ClientSecret   Secret        `yaml:"client_secret"`
-	AuthorityHost  string        `yaml:"authority_host"` // Entra ID base URL; empty: login.microsoftonline.com
-	Scope          string        `yaml:"scope"`          // empty: https://monitor.azure.com//.default
-	Columns        ColumnsConfig `yaml:"columns"`
-	// Table is the Sentinel table layout: custom (the default, by
-	// columns), syslog (the built-in Syslog table, stream
-	// Microsoft-Syslog) or common_security_log (CommonSecurityLog, stream
-	// Microsoft-CommonSecurityLog); see forward.SentinelTable.
-	Table string `yaml:"table"`
-	// CollectorHostName fills the CollectorHostName column of the built-in
-	// tables; empty means this host's name, "-" leaves it out.
-	CollectorHostName string `yaml:"collector_host_name"`
-	// CustomColumns sends event fields to columns of their own: field →
-	// column. Columns added to a built-in table end in _CF.
-	CustomColumns map[string]string `yaml:"custom_columns"`
-
-	// hec: IndexedFields lists the event fields sent as indexed fields
-	// ("sd.*" selects a prefix; facility and severity are the syslog
-	// priority); empty means every field. OmitFields sends none.
-	IndexedFields []string `yaml:"indexed_fields"`
-	OmitFields    bool     `yaml:"omit_fields"`
-
-	// syslog
-	Network string `yaml:"network"` // tcp, tls, udp
-	Address string `yaml:"address"`
-	CAFile  string `yaml:"ca_file"`
-
-	// kafka (see kafka_config.go)
-	Kafka KafkaDestinationConfig `yaml:",inline"`
-
-	// common to the network destinations
-	Spool              DestSpoolConfig `yaml:"spool"`
-	Queue              int             `yaml:"queue"` // batches held in memory (mode on_failure); 0 means 8
-	Retry              RetryConfig     `yaml:"retry"`
-	Timeout            time.Duration   `yaml:"timeout"`
-	InsecureSkipVerify bool            `yaml:"insecure_skip_verify"`
-	Concurrency        int             `yaml:"concurrency"`
+// destTypes makes the section of each destination type, by the value of
+// its type field, in the order error messages list them.
+var destTypes = []struct {
+	name string
+	make func() destSpec
+}{
+	{"archive", func() destSpec { return &ArchiveDestination{} }},
+	{"hec", func() destSpec { return &HECDestination{} }},
+	{"sentinel", func() destSpec { return &SentinelDestination{} }},
+	{"syslog", func() destSpec { return &SyslogDestination{} }},
+	{"kafka", func() destSpec { return &KafkaDestination{} }},
 }
 
-// ColumnsConfig names the Sentinel table columns the event's parts go to;
-// empty means the relay's default, "-" leaves the part out.
-type ColumnsConfig struct {
-	Time       string `yaml:"time"`       // default TimeGenerated
-	Message    string `yaml:"message"`    // default RawData
-	Host       string `yaml:"host"`       // default Computer
-	Source     string `yaml:"source"`     // default ProcessName
-	SourceType string `yaml:"sourcetype"` // default left out
-	Facility   string `yaml:"facility"`   // default Facility
-	Severity   string `yaml:"severity"`   // default SeverityLevel
-	Fields     string `yaml:"fields"`     // default Fields (all fields as a dynamic column)
+// destSpec is the section of one destination type: its own settings, the
+// checks beside them and the sink they build.
+type destSpec interface {
+	kind() string
+	// validate fills the defaults and reports, at field f, what is wrong;
+	// spool is the spool section (the network destinations' defaults).
+	validate(f string, ck *checker, spool *SpoolConfig)
+	// queueSettings returns the delivery queue's settings; nil for the
+	// archive, whose queue is memory-only.
+	queueSettings() (*QueueSettings, RetryConfig)
+	newSink(r *Relay, name string) (destSink, error)
+	summary() string // for Config.Summary, secrets redacted
+}
+
+// destSink is the sink a destination's section builds.
+type destSink interface {
+	relaykit.Sink
+	io.Closer
+}
+
+// DestinationConfig is one entry of destinations: the section of its
+// type (*ArchiveDestination, *HECDestination, *SentinelDestination,
+// *SyslogDestination or *KafkaDestination), selected by its type field.
+type DestinationConfig struct {
+	Spec destSpec
+	errs []error // what decoding found, at ".field: ..."; Validate reports it
+}
+
+// UnmarshalYAML decodes the type field, then the node into that type's
+// section. A key the type has no field for is an error that names the
+// types that use it, reported by Validate with the destination's name.
+func (d *DestinationConfig) UnmarshalYAML(n *yaml.Node) error {
+	var t struct {
+		Type string `yaml:"type"`
+	}
+	if err := n.Decode(&t); err != nil {
+		return err
+	}
+	*d = DestinationConfig{}
+	for _, dt := range destTypes {
+		if dt.name == t.Type {
+			d.Spec = dt.make()
+		}
+	}
+	if d.Spec == nil {
+		if t.Type != "" {
+			d.errs = []error{fmt.Errorf(".type: unknown type %q (want %s)", t.Type, typeList(typeNames("")))}
+		}
+		return nil
+	}
+	if err := n.Decode(d.Spec); err != nil {
+		return err
+	}
+	d.errs = checkKeys(n, reflect.TypeOf(d.Spec).Elem(), t.Type, "", nil)
+	return nil
+}
+
+// typeNames lists the destination types whose section has the setting
+// key; all of them for "".
+func typeNames(key string) []string {
+	var names []string
+	for _, dt := range destTypes {
+		if _, ok := yamlFields(reflect.TypeOf(dt.make()).Elem())[key]; ok || key == "" {
+			names = append(names, dt.name)
+		}
+	}
+	return names
+}
+
+// typeList joins names as "a, b or c".
+func typeList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// yamlFields returns the YAML keys of struct type t, inlined structs
+// included, with their Go types.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	m := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		name, opts, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
+		if opts == "inline" {
+			maps.Copy(m, yamlFields(sf.Type))
+		} else if name != "" && name != "-" {
+			m[name] = sf.Type
+		}
+	}
+	return m
+}
+
+// checkKeys appends to errs an error for every key of mapping n (merge
+// keys followed) that struct type t has no field for, and checks the
+// mappings of its struct fields the same way; path is the keys above
+// ("retry."), kind the destination's type.
+func checkKeys(n *yaml.Node, t reflect.Type, kind, path string, errs []error) []error {
+	for n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind != yaml.MappingNode {
+		return errs
+	}
+	known := yamlFields(t)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Value == "<<" && k.Tag == "!!merge" { // a mapping or a list of them
+			merged := []*yaml.Node{v}
+			if v.Kind == yaml.SequenceNode {
+				merged = v.Content
+			}
+			for _, m := range merged {
+				errs = checkKeys(m, t, kind, path, errs)
+			}
+			continue
+		}
+		ft, ok := known[k.Value]
+		if ok && ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		switch users := typeNames(k.Value); {
+		case ok && ft.Kind() == reflect.Struct:
+			errs = checkKeys(v, ft, kind, path+k.Value+".", errs)
+		case ok || path == "" && k.Value == "type":
+		case path == "" && len(users) > 0:
+			errs = append(errs, fmt.Errorf(".%s: is set, but %s destinations do not use it (only %s destinations do)", k.Value, kind, typeList(users)))
+		default:
+			errs = append(errs, fmt.Errorf(".%s%s: unknown setting (line %d; the settings of %s are %s)", path, k.Value, k.Line,
+				cmp.Or(strings.TrimSuffix(path, "."), kind+" destinations"), strings.Join(slices.Sorted(maps.Keys(known)), ", ")))
+		}
+	}
+	return errs
+}
+
+// queue returns the destination's delivery queue settings; nil for the
+// archive and an entry without a known type.
+func (d DestinationConfig) queue() *QueueSettings {
+	if d.Spec == nil {
+		return nil
+	}
+	q, _ := d.Spec.queueSettings()
+	return q
+}
+
+// QueueSettings are the delivery queue's settings of a network
+// destination (hec, sentinel, syslog, kafka).
+type QueueSettings struct {
+	Spool DestSpoolConfig `yaml:"spool"`
+	Queue int             `yaml:"queue"` // batches held in memory (mode on_failure); 0 means 8
+}
+
+// NetworkSettings are what the hec, sentinel and syslog destinations
+// share: the queue, in-memory retries, a write or request timeout and TLS
+// verification.
+type NetworkSettings struct {
+	QueueSettings      `yaml:",inline"`
+	Retry              RetryConfig   `yaml:"retry"`
+	Timeout            time.Duration `yaml:"timeout"`
+	CAFile             string        `yaml:"ca_file"`
+	InsecureSkipVerify bool          `yaml:"insecure_skip_verify"`
 }
 
 // DestSpoolConfig overrides the spool section's mode and full policy for
@@ -100,6 +208,42 @@ type RetryConfig struct {
 	MaxElapsed     time.Duration `yaml:"max_elapsed"`
 	InitialBackoff time.Duration `yaml:"initial_backoff"`
 	MaxBackoff     time.Duration `yaml:"max_backoff"`
+}
+
+func (q *QueueSettings) validate(f string, ck *checker, spool *SpoolConfig) {
+	q.Spool.Mode = cmp.Or(q.Spool.Mode, spool.Mode)
+	q.Spool.Full = cmp.Or(q.Spool.Full, spool.Full)
+	checkSpoolPolicy(f+".spool", q.Spool.Mode, q.Spool.Full, ck)
+	q.Queue = cmp.Or(q.Queue, 8)
+	if q.Queue < 0 {
+		ck.bad(f+".queue", "must be positive")
+	}
+}
+
+func (n *NetworkSettings) validate(f string, ck *checker, spool *SpoolConfig) {
+	n.QueueSettings.validate(f, ck, spool)
+	r := &n.Retry
+	r.MaxAttempts = cmp.Or(r.MaxAttempts, 10)
+	r.MaxElapsed = cmp.Or(r.MaxElapsed, 2*time.Second)
+	r.InitialBackoff = cmp.Or(r.InitialBackoff, 200*time.Millisecond)
+	r.MaxBackoff = cmp.Or(r.MaxBackoff, time.Second)
+	if r.MaxAttempts < 0 || r.MaxElapsed < 0 || r.InitialBackoff < 0 || r.MaxBackoff < 0 {
+		ck.bad(f+".retry", "values must not be negative")
+	}
+}
+
+func (n *NetworkSettings) queueSettings() (*QueueSettings, RetryConfig) {
+	return &n.QueueSettings, n.Retry
+}
+
+// checkSpoolPolicy checks a spool mode and full policy (at f.mode, f.full).
+func checkSpoolPolicy(f, mode, full string, ck *checker) {
+	if _, ok := spoolModes[mode]; !ok {
+		ck.bad(f+".mode", "unknown mode %q (want always or on_failure)", mode)
+	}
+	if _, ok := spoolFulls[full]; !ok {
+		ck.bad(f+".full", "unknown policy %q (want block, drop_oldest or drop_newest)", full)
+	}
 }
 
 // SpoolConfig is where batches a destination could not take (or, in mode
@@ -129,157 +273,55 @@ type MetricsConfig struct {
 
 // validate fills the spool section's defaults and checks it.
 func (s *SpoolConfig) validate(ck *checker) {
-	if s.Mode == "" {
-		s.Mode = spoolAlways
-	}
-	if s.Mode != spoolAlways && s.Mode != spoolOnFailure {
-		ck.bad("spool.mode", "unknown mode %q (want always or on_failure)", s.Mode)
-	}
-	if s.Full == "" {
-		s.Full = fullBlock
-	}
-	if s.Full != fullBlock && s.Full != fullDropOldest && s.Full != fullDropNewest {
-		ck.bad("spool.full", "unknown policy %q (want block, drop_oldest or drop_newest)", s.Full)
-	}
-	if s.Dir == "" {
-		s.Dir = "./data/spool"
-	}
-	if s.ReplayInterval == 0 {
-		s.ReplayInterval = time.Second
-	}
-	if s.MaxSize == 0 {
-		s.MaxSize = 1 << 30
-	}
+	s.Mode = cmp.Or(s.Mode, spoolAlways)
+	s.Full = cmp.Or(s.Full, fullBlock)
+	checkSpoolPolicy("spool", s.Mode, s.Full, ck)
+	s.Dir = cmp.Or(s.Dir, "./data/spool")
+	s.ReplayInterval = cmp.Or(s.ReplayInterval, time.Second)
+	s.MaxSize = cmp.Or(s.MaxSize, 1<<30)
 }
 
-// validateDestinations fills each destination's defaults and checks it,
-// and what the destinations must agree on: one spool directory each, and
-// the delivery a Kafka input relies on.
+// validateDestinations has each destination fill its defaults and check
+// itself, then checks what the destinations must agree on: one spool
+// directory each, and the delivery a Kafka input relies on.
 func (c *Config) validateDestinations(ck *checker) {
-	for name, d := range c.Destinations {
-		f := "destinations." + name
-		if d.Type != "archive" {
-			if d.Spool.Mode == "" {
-				d.Spool.Mode = c.Spool.Mode
-			}
-			if d.Spool.Mode != spoolAlways && d.Spool.Mode != spoolOnFailure {
-				ck.bad(f+".spool.mode", "unknown mode %q (want always or on_failure)", d.Spool.Mode)
-			}
-			if d.Spool.Full == "" {
-				d.Spool.Full = c.Spool.Full
-			}
-			if d.Spool.Full != fullBlock && d.Spool.Full != fullDropOldest && d.Spool.Full != fullDropNewest {
-				ck.bad(f+".spool.full", "unknown policy %q (want block, drop_oldest or drop_newest)", d.Spool.Full)
-			}
-			if d.Queue == 0 {
-				d.Queue = 8
-			}
-			if d.Queue < 0 {
-				ck.bad(f+".queue", "must be positive")
-			}
-			r := &d.Retry
-			if d.Type == "kafka" {
-				// The Kafka client retries within timeout: retry.* are
-				// not defaults to fill but settings to reject.
-				r = &RetryConfig{}
-			}
-			if r.MaxAttempts == 0 {
-				r.MaxAttempts = 10
-			}
-			if r.MaxElapsed == 0 {
-				r.MaxElapsed = 2 * time.Second
-			}
-			if r.InitialBackoff == 0 {
-				r.InitialBackoff = 200 * time.Millisecond
-			}
-			if r.MaxBackoff == 0 {
-				r.MaxBackoff = time.Second
-			}
-			if r.MaxAttempts < 0 || r.MaxElapsed < 0 || r.InitialBackoff < 0 || r.MaxBackoff < 0 {
-				ck.bad(f+".retry", "values must not be negative")
-			}
-		}
-		switch d.Type {
-		case "archive":
-			if d.Dir == "" {
-				ck.bad(f+".dir", "required")
-			}
-			if d.Format == "" {
-				d.Format = "raw"
-			}
-			if d.Format != "raw" && d.Format != "json" {
-				ck.bad(f+".format", "unknown format %q (want raw or json)", d.Format)
-			}
-		case "hec":
-			if d.URL == "" {
-				ck.bad(f+".url", "required")
-			}
-			if d.Token == "" {
-				ck.bad(f+".token", "required (use ${HEC_TOKEN})")
-			}
-			validateHECFields(f, &d, ck.bad)
-		case "sentinel":
-			validateSentinelTable(f, &d, ck.bad)
-			for _, r := range []struct{ field, v string }{
-				{"endpoint", d.Endpoint}, {"dcr_immutable_id", d.DCRImmutableID}, {"stream", d.Stream},
-				{"tenant_id", d.TenantID}, {"client_id", d.ClientID}, {"client_secret", string(d.ClientSecret)},
-			} {
-				if r.v == "" {
-					ck.bad(f+"."+r.field, "required")
-				}
-			}
-			if d.DCRImmutableID != "" && !strings.HasPrefix(d.DCRImmutableID, "dcr-") {
-				ck.bad(f+".dcr_immutable_id", "%q is not an immutable ID (dcr-...)", d.DCRImmutableID)
-			}
-		case "syslog":
-			if d.Network == "" {
-				d.Network = "tcp"
-			}
-			if d.Network != "tcp" && d.Network != "tls" && d.Network != "udp" {
-				ck.bad(f+".network", "unknown network %q (want tcp, tls or udp)", d.Network)
-			}
-			ck.addr(f+".address", d.Address)
-		case "kafka":
-			validateKafkaDest(ck.bad, f, &d)
-		case "":
-			ck.bad(f+".type", "required (archive, hec, sentinel or syslog)")
-		default:
-			ck.bad(f+".type", "unknown type %q (want archive, hec, sentinel, syslog or kafka)", d.Type)
-		}
-		checkApplies(f, d, ck.bad)
-		checkKafkaApplies(f, d, ck.bad)
-		c.Destinations[name] = d
-	}
-	// One owner per spool directory: names that sanitize to the same
-	// directory would share it (the spool's lock would refuse the second
-	// at start; say so here, with the names).
 	spoolDirs := map[string]string{}
 	for _, name := range slices.Sorted(maps.Keys(c.Destinations)) {
-		if c.Destinations[name].Type == "archive" {
+		d, f := c.Destinations[name], "destinations."+name
+		for _, e := range d.errs {
+			ck.errs = append(ck.errs, fmt.Errorf("%s%w", f, e))
+		}
+		if d.Spec == nil {
+			if len(d.errs) == 0 {
+				ck.bad(f+".type", "required (%s)", typeList(typeNames("")))
+			}
 			continue
 		}
+		d.Spec.validate(f, ck, &c.Spool)
+		q := d.queue()
+		if q == nil {
+			continue
+		}
+		// One owner per spool directory: names that sanitize to the same
+		// directory would share it (the spool's lock would refuse the
+		// second at start; say so here, with the names).
 		dir := storage.SanitizeFileName(name)
 		if other, ok := spoolDirs[dir]; ok {
-			ck.bad("destinations."+name, "its spool directory %q is also that of destination %q: rename one", dir, other)
+			ck.bad(f, "its spool directory %q is also that of destination %q: rename one", dir, other)
 		}
 		spoolDirs[dir] = name
-	}
-	if len(c.Inputs.Kafka) > 0 {
+		if len(c.Inputs.Kafka) == 0 {
+			continue
+		}
 		// A Kafka input commits an offset once every destination has its
 		// record delivered or on disk; with on_failure a batch may still be
 		// in a destination's memory queue when its flush returns, and a
 		// drop policy would commit offsets of records it dropped.
-		for _, name := range slices.Sorted(maps.Keys(c.Destinations)) {
-			d := c.Destinations[name]
-			if d.Type == "archive" {
-				continue
-			}
-			if d.Spool.Mode == spoolOnFailure {
-				ck.bad("destinations."+name+".spool.mode", "on_failure cannot be used with a kafka input (offsets would be committed for batches still in memory): use always")
-			}
-			if d.Spool.Full != fullBlock {
-				ck.bad("destinations."+name+".spool.full", "%s cannot be used with a kafka input (offsets would be committed for records it dropped): use block", d.Spool.Full)
-			}
+		if q.Spool.Mode == spoolOnFailure {
+			ck.bad(f+".spool.mode", "on_failure cannot be used with a kafka input (offsets would be committed for batches still in memory): use always")
+		}
+		if q.Spool.Full != fullBlock {
+			ck.bad(f+".spool.full", "%s cannot be used with a kafka input (offsets would be committed for records it dropped): use block", q.Spool.Full)
 		}
 	}
 }

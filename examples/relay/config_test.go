@@ -33,7 +33,7 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Equal(t, "127.0.0.1:5514", cfg.Inputs.SyslogUDP[0].Listen)
 	assert.Equal(t, "127.0.0.1:5514", cfg.Inputs.SyslogTCP[0].Listen)
 	assert.Equal(t, "127.0.0.1:9464", cfg.Metrics.Listen)
-	assert.Equal(t, "./data/archive", cfg.Destinations["archive"].Dir)
+	assert.Equal(t, "./data/archive", archiveOf(cfg).Dir)
 	assert.Len(t, cfg.Destinations, 1, "destinations are off until configured")
 	assert.Equal(t, ByteSize(64<<10), cfg.Inputs.SyslogTCP[0].MaxMessageSize)
 	assert.Equal(t, spoolAlways, cfg.Spool.Mode, "write-ahead spooling by default")
@@ -56,13 +56,14 @@ routes:
   - {name: r, destinations: [h, s, archive]}
 `))
 	require.NoError(t, err)
-	h, s := cfg.Destinations["h"], cfg.Destinations["s"]
+	h, s := specOf[*HECDestination](cfg, "h"), specOf[*SyslogDestination](cfg, "s")
 	assert.Equal(t, DestSpoolConfig{Mode: spoolAlways, Full: fullDropOldest}, h.Spool)
 	assert.Equal(t, RetryConfig{MaxAttempts: 10, MaxElapsed: 2 * time.Second, InitialBackoff: 200 * time.Millisecond, MaxBackoff: time.Second}, h.Retry)
 	assert.Equal(t, 8, h.Queue)
 	assert.Equal(t, DestSpoolConfig{Mode: spoolOnFailure, Full: fullDropNewest}, s.Spool)
 	assert.Equal(t, 5*time.Second, s.Retry.MaxElapsed)
-	assert.Zero(t, cfg.Destinations["archive"].Spool, "the archive has no spool")
+	q, _ := archiveOf(cfg).queueSettings()
+	assert.Nil(t, q, "the archive has no spool")
 }
 
 func TestConfigErrorsNameTheField(t *testing.T) {
@@ -86,6 +87,15 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"spool full", "spool:\n  full: overflow\n", `spool.full: unknown policy "overflow"`},
 		{"dest spool mode", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: t\n    spool: {mode: never}\n", `destinations.h.spool.mode: unknown mode "never"`},
 		{"missing env", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: ${RELAY_TEST_UNSET_VAR}\n", "RELAY_TEST_UNSET_VAR"},
+		{"dest unknown key", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: t\n    tokn: t\n", "destinations.h.tokn: unknown setting (line 6; the settings of hec destinations are ca_file, concurrency, gzip, index,"},
+		{"dest unknown nested key", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: t\n    retry:\n      max_atempts: 3\n", "destinations.h.retry.max_atempts: unknown setting (line 7; the settings of retry are initial_backoff, max_attempts, max_backoff, max_elapsed)"},
+		{"dest unknown key in a pointer section", "destinations:\n  k:\n    type: kafka\n    brokers: [127.0.0.1:1]\n    topic: t\n    tls: {ca_fle: /x}\n", "destinations.k.tls.ca_fle: unknown setting (line 6; the settings of tls are ca_file, insecure_skip_verify)"},
+		{"dest bad value", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: t\n    queue: lots\n", "line 6: cannot unmarshal !!str `lots` into int"},
+		{"dest unknown type", "destinations:\n  x:\n    type: s3\n", `destinations.x.type: unknown type "s3" (want archive, hec, sentinel, syslog or kafka)`},
+		{"dest no type", "destinations:\n  x:\n    dir: /tmp\n", "destinations.x.type: required (archive, hec, sentinel, syslog or kafka)"},
+		{"dest empty", "destinations:\n  x:\n", "destinations.x.type: required"},
+		{"merged key of another type", "destinations:\n  h1: &h {type: hec, url: \"https://x\", token: t}\n  h2:\n    <<: *h\n    stream: Custom-X_CL\n", "destinations.h2.stream: is set, but hec destinations do not use it (only sentinel destinations do)"},
+		{"key of another type merged", "destinations:\n  h1: &h {type: hec, url: \"https://x\", token: t, table: syslog}\n  h2: {<<: [*h], index: main}\n", "destinations.h2.table: is set, but hec destinations do not use it (only sentinel destinations do)"},
 		{"shared spool directory", "destinations:\n  a/b:\n    type: hec\n    url: https://x\n    token: t\n  a_b:\n    type: hec\n    url: https://y\n    token: t\n", `destinations.a_b: its spool directory "a_b" is also that of destination "a/b"`},
 	}
 	for _, tt := range tests {
@@ -123,8 +133,8 @@ routes:
     destinations: [sentinel, hec, archive]
 `))
 	require.NoError(t, err)
-	assert.Equal(t, Secret("hunter2-very-secret"), cfg.Destinations["sentinel"].ClientSecret)
-	assert.Equal(t, "/tmp/relay-archive", cfg.Destinations["archive"].Dir)
+	assert.Equal(t, Secret("hunter2-very-secret"), specOf[*SentinelDestination](cfg, "sentinel").ClientSecret)
+	assert.Equal(t, "/tmp/relay-archive", archiveOf(cfg).Dir)
 	sum := cfg.Summary()
 	assert.NotContains(t, sum, "hunter2")
 	assert.NotContains(t, sum, "tok-abcdef")
@@ -292,10 +302,10 @@ func TestReadmeConfig(t *testing.T) {
 	cfg := cfgs[0]
 	assert.Len(t, cfg.Destinations, 4)
 	assert.Len(t, cfg.Routes, 4)
-	assert.Equal(t, "Microsoft-Syslog", cfg.Destinations["sentinel-syslog"].Stream)
-	assert.Equal(t, "Microsoft-CommonSecurityLog", cfg.Destinations["sentinel-cef"].Stream)
+	assert.Equal(t, "Microsoft-Syslog", specOf[*SentinelDestination](cfg, "sentinel-syslog").Stream)
+	assert.Equal(t, "Microsoft-CommonSecurityLog", specOf[*SentinelDestination](cfg, "sentinel-cef").Stream)
 	assert.NotNil(t, cfg.Inputs.SyslogTCP[1].TLS)
-	assert.Equal(t, "kafka", cfgs[1].Destinations["kafka"].Type, "edge tier")
+	assert.Equal(t, "kafka", cfgs[1].Destinations["kafka"].Spec.kind(), "edge tier")
 	assert.Len(t, cfgs[2].Inputs.Kafka, 1, "SIEM tier")
 	assert.Len(t, cfgs[3].Inputs.HEC[0].Tokens, 2, "HEC input")
 	assert.Equal(t, 128, cfgs[4].Inputs.RELP[0].Window, "RELP input")
@@ -303,8 +313,8 @@ func TestReadmeConfig(t *testing.T) {
 	assert.Len(t, mig.Inputs.HEC, 1, "migration")
 	assert.Len(t, mig.Inputs.RELP, 1)
 	assert.Empty(t, mig.Inputs.SyslogUDP)
-	assert.Equal(t, "Microsoft-Syslog", mig.Destinations["sentinel-syslog"].Stream)
-	assert.Equal(t, "Custom-AppEvents_CL", mig.Destinations["sentinel-apps"].Stream)
+	assert.Equal(t, "Microsoft-Syslog", specOf[*SentinelDestination](mig, "sentinel-syslog").Stream)
+	assert.Equal(t, "Custom-AppEvents_CL", specOf[*SentinelDestination](mig, "sentinel-apps").Stream)
 }
 
 func freePort(t *testing.T) string {

@@ -185,7 +185,7 @@ func TestKillDuringOutage(t *testing.T) {
 	path := crashConfig(t, dir, hec)
 	cfg, err := LoadConfig(path)
 	require.NoError(t, err)
-	require.Equal(t, spoolAlways, cfg.Destinations["hec"].Spool.Mode, "the shipped default")
+	require.Equal(t, spoolAlways, specOf[*HECDestination](cfg, "hec").Spool.Mode, "the shipped default")
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/delivery"
-	"github.com/relaykit/relaykit/forward"
 	"github.com/relaykit/relaykit/storage"
 )
 
@@ -23,6 +21,11 @@ const (
 	fullBlock      = "block"       // the worker waits for room (TCP backpressure)
 	fullDropOldest = "drop_oldest" // the oldest spooled batches make room
 	fullDropNewest = "drop_newest" // the new batch is dropped
+)
+
+var (
+	spoolModes = map[string]delivery.Mode{spoolOnFailure: delivery.OnFailure, spoolAlways: delivery.WriteAhead}
+	spoolFulls = map[string]delivery.FullPolicy{fullBlock: delivery.Block, fullDropOldest: delivery.DropOldest, fullDropNewest: delivery.DropNewest}
 )
 
 // destination is one configured destination as the routes see it.
@@ -84,117 +87,24 @@ func (d *destination) deliver(ctx context.Context, batch []relaykit.Event) error
 }
 
 func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination, error) {
-	d := &destination{name: name, kind: dc.Type, ledger: r.ledger, dl: r.dl, log: r.log}
-	d.stats = r.ledger.dest(name, dc.Type)
-	field := "destinations." + name
+	kind := dc.Spec.kind()
+	d := &destination{name: name, kind: kind, ledger: r.ledger, dl: r.dl, log: r.log}
+	d.stats = r.ledger.dest(name, kind)
 	// The sinks make one attempt and report what they did not deliver as
 	// a *relaykit.BatchError (with the destination's Retry-After), and the
 	// delivery queue in front of them retries (retry.*), spools or
 	// dead-letters exactly those events.
-	httpConfig := func(kind string) forward.HTTPConfig {
-		gz := dc.Gzip == nil || *dc.Gzip
-		return forward.HTTPConfig{
-			Name:           name,
-			RequestTimeout: dc.Timeout,
-			Concurrency:    dc.Concurrency,
-			DisableGzip:    !gz,
-			TLS:            forward.TLSConfig{CAFile: dc.CAFile, DangerousInsecureSkipVerify: dc.InsecureSkipVerify},
-			Logger:         r.log.With("destination", name),
-		}
+	s, err := dc.Spec.newSink(r, name)
+	if err != nil {
+		return nil, fmt.Errorf("destinations.%s: %w", name, err)
 	}
-	switch dc.Type {
-	case "archive":
-		format := storage.FormatRaw
-		if dc.Format == "json" {
-			format = storage.FormatJSON
-		}
-		a, err := storage.NewArchive(storage.ArchiveConfig{
-			Writer: storage.Config{Dir: dc.Dir, Location: r.loc, MaxBytes: int64(dc.MaxSize), Now: clock.Time},
-			Format: format,
-			Fsync:  dc.Fsync,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", field, err)
-		}
-		d.sink, d.closer, d.stats.archive = a, a, a
-	case "hec":
-		h, err := forward.NewHEC(forward.HECConfig{
-			URL: dc.URL, Token: string(dc.Token), Index: dc.Index, SourceType: dc.SourceType,
-			Fields: dc.IndexedFields, OmitFields: dc.OmitFields,
-			OverrideEventMeta: true, // index and sourcetype, when set, win over the event's (e.g. "syslog")
-			HTTP:              httpConfig("hec"),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", field, err)
-		}
-		d.sink, d.closer = h, h
-	case "sentinel":
-		ts, err := forward.NewEntraTokenSource(forward.EntraConfig{
-			TenantID: dc.TenantID, ClientID: dc.ClientID, ClientSecret: string(dc.ClientSecret),
-			AuthorityHost: dc.AuthorityHost, Scope: dc.Scope, Logger: r.log.With("destination", name),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", field, err)
-		}
-		col := func(v, def string) string {
-			if v == "" {
-				return def
-			}
-			return v
-		}
-		c := dc.Columns
-		table, collector, fields := sentinelTableSettings(dc)
-		columns := forward.SentinelColumns{
-			Time: col(c.Time, "TimeGenerated"), Message: col(c.Message, "RawData"), Host: col(c.Host, "Computer"),
-			Source: col(c.Source, "ProcessName"), SourceType: col(c.SourceType, "-"),
-			Facility: col(c.Facility, "Facility"), Severity: col(c.Severity, "SeverityLevel"), Fields: col(c.Fields, "Fields"),
-		}
-		if table != forward.SentinelCustom {
-			columns = forward.SentinelColumns{} // the built-in table's columns are fixed
-		}
-		s, err := forward.NewSentinel(forward.SentinelConfig{
-			Endpoint: dc.Endpoint, DCRImmutableID: dc.DCRImmutableID, Stream: dc.Stream,
-			TokenSource: ts, Table: table, CollectorHostName: collector,
-			Columns: columns, Fields: fields,
-			HTTP: httpConfig("sentinel"),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", field, err)
-		}
-		d.sink, d.closer = s, s
-	case "syslog":
-		var tc *tls.Config
-		if dc.Network == "tls" {
-			var err error
-			tc, err = forward.TLSConfig{CAFile: dc.CAFile, DangerousInsecureSkipVerify: dc.InsecureSkipVerify}.Build()
-			if err != nil {
-				return nil, fmt.Errorf("%s.ca_file: %w", field, err)
-			}
-		}
-		s, err := forward.NewSyslog(forward.SyslogConfig{
-			Name: name, Network: dc.Network, Address: dc.Address,
-			ProcIDField: fieldProcID, MsgIDField: fieldMsgID,
-			TLSConfig:    tc,
-			WriteTimeout: dc.Timeout,
-			Logger:       r.log.With("destination", name),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", field, err)
-		}
-		d.sink, d.closer = s, s
-	case "kafka":
-		k, err := r.newKafkaSink(name, dc)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", field, err)
-		}
-		d.sink, d.closer = k, k
-		r.kafkaSinks = append(r.kafkaSinks, kafkaSinkStats{name, k})
-	default:
-		return nil, fmt.Errorf("%s.type: %q is not available in this build", field, dc.Type)
+	d.sink, d.closer = s, s
+	if a, ok := s.(*storage.Archive); ok {
+		d.stats.archive = a
 	}
 	if err := r.newQueue(d, dc); err != nil {
 		_ = d.Close()
-		return nil, fmt.Errorf("%s: %w", field, err)
+		return nil, fmt.Errorf("destinations.%s: %w", name, err)
 	}
 	return d, nil
 }
@@ -203,20 +113,11 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 // destination's in its own spool directory, the archive's in memory
 // (delivery.Memory: retried on the caller's goroutine, no disk of its own).
 func (r *Relay) newQueue(d *destination, dc DestinationConfig) error {
-	mode := delivery.WriteAhead
-	if dc.Spool.Mode == spoolOnFailure {
-		mode = delivery.OnFailure
-	}
-	full := delivery.Block
-	switch dc.Spool.Full {
-	case fullDropOldest:
-		full = delivery.DropOldest
-	case fullDropNewest:
-		full = delivery.DropNewest
-	}
-	dir := filepath.Join(r.cfg.Spool.Dir, storage.SanitizeFileName(d.name))
-	if d.kind == "archive" {
-		mode, full, dir = delivery.Memory, delivery.Block, ""
+	mode, full, dir, memory := delivery.Memory, delivery.Block, "", 0
+	qs, retry := dc.Spec.queueSettings()
+	if qs != nil {
+		mode, full, memory = spoolModes[qs.Spool.Mode], spoolFulls[qs.Spool.Full], qs.Queue
+		dir = filepath.Join(r.cfg.Spool.Dir, storage.SanitizeFileName(d.name))
 	}
 	q, err := delivery.New(d.sink, delivery.Config{
 		Name:           d.name,
@@ -225,11 +126,11 @@ func (r *Relay) newQueue(d *destination, dc DestinationConfig) error {
 		Full:           full,
 		MaxBytes:       int64(r.cfg.Spool.MaxSize),
 		Fsync:          r.cfg.Spool.Fsync,
-		MemoryBatches:  dc.Queue,
-		RetryBudget:    dc.Retry.MaxElapsed,
-		MaxAttempts:    dc.Retry.MaxAttempts,
-		InitialBackoff: dc.Retry.InitialBackoff,
-		MaxBackoff:     dc.Retry.MaxBackoff,
+		MemoryBatches:  memory,
+		RetryBudget:    retry.MaxElapsed,
+		MaxAttempts:    retry.MaxAttempts,
+		InitialBackoff: retry.InitialBackoff,
+		MaxBackoff:     retry.MaxBackoff,
 		ProbeInterval:  r.cfg.Spool.ReplayInterval,
 		DeadLetter:     d.deadLetter,
 		Hooks: delivery.Hooks{

@@ -38,13 +38,14 @@ func TestDestinationOptionsThatDoNothingAreRejected(t *testing.T) {
 		{"sentinel index", sentinel, "    index: main\n", "destinations.d.index: is set, but sentinel destinations do not use it (only hec destinations do)"},
 		{"sentinel sourcetype", sentinel, "    sourcetype: x\n", "destinations.d.sourcetype: is set, but sentinel destinations"},
 		{"sentinel address", sentinel, "    address: 127.0.0.1:1\n", "destinations.d.address: is set, but sentinel destinations"},
-		{"archive timeout", archive, "    timeout: 5s\n", "destinations.d.timeout: is set, but archive destinations do not use it (only hec, sentinel or syslog destinations do)"},
+		{"archive timeout", archive, "    timeout: 5s\n", "destinations.d.timeout: is set, but archive destinations do not use it (only hec, sentinel, syslog or kafka destinations do)"},
 		{"archive url", archive, "    url: https://x\n", "destinations.d.url: is set, but archive destinations"},
 		{"hec table", hec, "    table: syslog\n", "destinations.d.table: is set, but hec destinations do not use it (only sentinel destinations do)"},
 		{"sentinel indexed_fields", sentinel, "    indexed_fields: [msgid]\n", "destinations.d.indexed_fields: is set, but sentinel destinations do not use it (only hec destinations do)"},
-		{"archive spool", archive, "    spool:\n      mode: on_failure\n", "destinations.d.spool: is set, but archive destinations do not use it (only hec, sentinel or syslog destinations do)"},
+		{"archive spool", archive, "    spool:\n      mode: on_failure\n", "destinations.d.spool: is set, but archive destinations do not use it (only hec, sentinel, syslog or kafka destinations do)"},
+		{"hec fsync false", hec, "    fsync: false\n", "destinations.d.fsync: is set, but hec destinations do not use it (only archive destinations do)"},
 		{"archive queue", archive, "    queue: 4\n", "destinations.d.queue: is set, but archive destinations"},
-		{"archive retry", archive, "    retry:\n      max_attempts: 3\n", "destinations.d.retry.max_attempts: is set, but archive destinations"},
+		{"archive retry", archive, "    retry:\n      max_attempts: 3\n", "destinations.d.retry: is set, but archive destinations do not use it (only hec, sentinel or syslog destinations do)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,8 +83,8 @@ func TestHECDestinationSettingsWin(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
 			cfg := testConfig(t)
-			cfg.Destinations["hec"] = DestinationConfig{Type: "hec", URL: hec.URL, Token: Secret(hec.Token()),
-				SourceType: tt.sourceType, Index: tt.index, Timeout: 5 * time.Second}
+			cfg.Destinations["hec"] = DestinationConfig{Spec: &HECDestination{URL: hec.URL, Token: Secret(hec.Token()),
+				SourceType: tt.sourceType, Index: tt.index, NetworkSettings: NetworkSettings{Timeout: 5 * time.Second}}}
 			cfg.Routes = append([]RouteConfig{{Name: "to-hec", Destinations: []string{"hec"}}}, cfg.Routes...)
 			tr := startRelay(t, cfg)
 
@@ -115,13 +116,13 @@ func TestSentinelColumnsHonoured(t *testing.T) {
 	dcr := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{Stream: "Custom-Syslog_CL"})
 	dc := dcr.Config()
 	cfg := testConfig(t)
-	cfg.Destinations["sentinel"] = DestinationConfig{
-		Type: "sentinel", Endpoint: dcr.URL, AuthorityHost: dcr.AuthorityHost,
+	cfg.Destinations["sentinel"] = DestinationConfig{Spec: &SentinelDestination{
+		Endpoint: dcr.URL, AuthorityHost: dcr.AuthorityHost,
 		DCRImmutableID: dc.DCRImmutableID, Stream: "Custom-Syslog_CL", TenantID: dc.TenantID, ClientID: dc.ClientID,
-		ClientSecret: Secret(dc.ClientSecret), Timeout: 5 * time.Second,
+		ClientSecret: Secret(dc.ClientSecret), NetworkSettings: NetworkSettings{Timeout: 5 * time.Second},
 		Columns: ColumnsConfig{Time: "EventTime", Message: "SyslogMessage", Host: "HostName", Source: "-",
 			SourceType: "Type", Facility: "Fac", Severity: "Sev", Fields: "-"},
-	}
+	}}
 	cfg.Routes = append([]RouteConfig{{Name: "to-sentinel", Destinations: []string{"sentinel"}}}, cfg.Routes...)
 	tr := startRelay(t, cfg)
 

@@ -42,7 +42,7 @@ func TestLogger(t *testing.T) {
 	assert.Equal(t, int64(len(cases)), s.Received)
 	assert.Zero(t, s.ParseErrors)
 
-	recs := archivedRecords(t, cfg.Destinations["archive"].Dir)
+	recs := archivedRecords(t, archiveOf(cfg).Dir)
 	require.Len(t, recs, len(cases))
 	host, _ := os.Hostname()
 	byMsg := map[string]archiveRecord{}
@@ -130,7 +130,7 @@ func TestLoggen(t *testing.T) {
 	assert.Zero(t, s.ParseErrors)
 	assert.Zero(t, s.DroppedTotal())
 
-	recs := archivedRecords(t, cfg.Destinations["archive"].Dir)
+	recs := archivedRecords(t, archiveOf(cfg).Dir)
 	require.Len(t, recs, total)
 	msgs := make([]string, len(recs))
 	for i, r := range recs {
@@ -171,7 +171,7 @@ func TestLoggerStructuredData(t *testing.T) {
 	checkBalanced(t, s)
 	assert.Zero(t, s.ParseErrors)
 
-	recs := archivedRecords(t, cfg.Destinations["archive"].Dir)
+	recs := archivedRecords(t, archiveOf(cfg).Dir)
 	require.Len(t, recs, 2)
 	byMsg := map[string]archiveRecord{}
 	for _, r := range recs {
@@ -205,7 +205,7 @@ func TestCEF(t *testing.T) {
 	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 2 }, "CEF events archived")
 	s := tr.stop(t)
 	checkBalanced(t, s)
-	recs := archivedRecords(t, cfg.Destinations["archive"].Dir)
+	recs := archivedRecords(t, archiveOf(cfg).Dir)
 	require.Len(t, recs, 2)
 	for _, r := range recs {
 		assert.Equal(t, cef, r.Message)

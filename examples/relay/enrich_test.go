@@ -62,7 +62,7 @@ func TestGeoIPAndLookupSteps(t *testing.T) {
 	waitFor(t, 5*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 2 }, "events archived")
 	s := tr.stop(t)
 	checkBalanced(t, s)
-	recs := archivedRecords(t, cfg.Destinations["archive"].Dir)
+	recs := archivedRecords(t, archiveOf(cfg).Dir)
 	require.Len(t, recs, 2)
 	assert.Equal(t, "DE", recs[0].Fields["src_geo_country"])
 	assert.Equal(t, "Berlin", recs[0].Fields["src_geo_city"])

@@ -25,12 +25,13 @@ func forwardConfig(t *testing.T, hec *forwardtest.HECServer, dcr *forwardtest.DC
 	// run under the race detector on a shared machine, where one request
 	// may take seconds (a timed-out attempt is sent again: a duplicate).
 	fast := RetryConfig{MaxAttempts: 2, MaxElapsed: 20 * time.Second, InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}
-	cfg.Destinations["hec"] = DestinationConfig{Type: "hec", URL: hec.URL, Token: "${TEST_HEC_TOKEN}", Retry: fast, Timeout: 5 * time.Second}
-	cfg.Destinations["sentinel"] = DestinationConfig{
-		Type: "sentinel", Endpoint: dcr.URL, AuthorityHost: dcr.AuthorityHost,
+	cfg.Destinations["hec"] = DestinationConfig{Spec: &HECDestination{URL: hec.URL, Token: "${TEST_HEC_TOKEN}",
+		NetworkSettings: NetworkSettings{Retry: fast, Timeout: 5 * time.Second}}}
+	cfg.Destinations["sentinel"] = DestinationConfig{Spec: &SentinelDestination{
+		Endpoint: dcr.URL, AuthorityHost: dcr.AuthorityHost,
 		DCRImmutableID: dc.DCRImmutableID, Stream: dc.Stream, TenantID: dc.TenantID, ClientID: dc.ClientID,
-		ClientSecret: "${TEST_SENTINEL_SECRET}", Retry: fast, Timeout: 5 * time.Second,
-	}
+		ClientSecret: "${TEST_SENTINEL_SECRET}", NetworkSettings: NetworkSettings{Retry: fast, Timeout: 5 * time.Second},
+	}}
 	cfg.Routes = append([]RouteConfig{
 		{Name: "to-hec", Destinations: []string{"hec"}},
 		{Name: "to-sentinel", Destinations: []string{"sentinel"}},
@@ -44,10 +45,13 @@ func forwardConfig(t *testing.T, hec *forwardtest.HECServer, dcr *forwardtest.DC
 // for a file.
 func expandForTest(t *testing.T, cfg Config) Config {
 	t.Helper()
-	for name, d := range cfg.Destinations {
-		d.Token = Secret(expandString(t, string(d.Token)))
-		d.ClientSecret = Secret(expandString(t, string(d.ClientSecret)))
-		cfg.Destinations[name] = d
+	for _, d := range cfg.Destinations {
+		switch d := d.Spec.(type) {
+		case *HECDestination:
+			d.Token = Secret(expandString(t, string(d.Token)))
+		case *SentinelDestination:
+			d.ClientSecret = Secret(expandString(t, string(d.ClientSecret)))
+		}
 	}
 	return cfg
 }
@@ -185,7 +189,8 @@ func TestShutdownSpoolsAndRestartReplays(t *testing.T) {
 	hec.Slow(1000, time.Minute)
 	cfg := testConfig(t)
 	cfg.ShutdownTimeout = time.Second
-	cfg.Destinations["hec"] = DestinationConfig{Type: "hec", URL: hec.URL, Token: Secret(hec.Token()), Timeout: time.Minute}
+	cfg.Destinations["hec"] = DestinationConfig{Spec: &HECDestination{URL: hec.URL, Token: Secret(hec.Token()),
+		NetworkSettings: NetworkSettings{Timeout: time.Minute}}}
 	cfg.Routes = append([]RouteConfig{{Name: "to-hec", Destinations: []string{"hec"}}}, cfg.Routes...)
 	tr := startRelay(t, cfg)
 	const total = 500
@@ -211,10 +216,9 @@ func TestShutdownSpoolsAndRestartReplays(t *testing.T) {
 
 	// Restart with the same spool and a healthy HEC: the spool is replayed.
 	hec2 := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
-	d := cfg.Destinations["hec"]
+	d := specOf[*HECDestination](cfg, "hec")
 	d.URL, d.Token = hec2.URL, Secret(hec2.Token())
-	cfg.Destinations["hec"] = d
-	cfg.Destinations["archive"] = DestinationConfig{Type: "archive", Dir: t.TempDir(), Format: "json"}
+	cfg.Destinations["archive"] = DestinationConfig{Spec: &ArchiveDestination{Dir: t.TempDir(), Format: "json"}}
 	tr2 := startRelay(t, cfg)
 	waitFor(t, 20*time.Second, func() bool { return tr2.Ledger().Dest["hec"].Delivered == total }, "spool replayed after restart")
 	s2 := tr2.stop(t)

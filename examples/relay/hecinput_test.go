@@ -116,7 +116,7 @@ func TestHECFromSplunkLogging(t *testing.T) {
 	assert.Equal(t, int64(n), s.Input["hec"])
 	assert.Zero(t, s.DroppedTotal())
 
-	recs := archivedRecords(t, filepath.Join(cfg.Destinations["archive"].Dir))
+	recs := archivedRecords(t, filepath.Join(archiveOf(cfg).Dir))
 	require.Len(t, recs, n)
 	seen := map[string]bool{}
 	for _, r := range recs {
@@ -160,8 +160,8 @@ func TestHECRoundTrip(t *testing.T) {
 
 	cfgA := testConfig(t)
 	cfgA.Inputs.SyslogUDP = nil
-	cfgA.Destinations["relay-b"] = DestinationConfig{Type: "hec", URL: "http://" + b.addr("hec"), Token: testHECToken,
-		Retry: RetryConfig{MaxElapsed: 20 * time.Second}}
+	cfgA.Destinations["relay-b"] = DestinationConfig{Spec: &HECDestination{URL: "http://" + b.addr("hec"), Token: testHECToken,
+		NetworkSettings: NetworkSettings{Retry: RetryConfig{MaxElapsed: 20 * time.Second}}}}
 	cfgA.Routes = append([]RouteConfig{{Name: "to-b", Destinations: []string{"relay-b"}}}, cfgA.Routes...)
 	a := startRelay(t, cfgA)
 
@@ -192,7 +192,7 @@ func TestHECRoundTrip(t *testing.T) {
 		}
 		return out
 	}
-	ra, rb := read(cfgA.Destinations["archive"].Dir), read(cfgB.Destinations["archive"].Dir)
+	ra, rb := read(archiveOf(cfgA).Dir), read(archiveOf(cfgB).Dir)
 	require.Len(t, ra, len(msgs))
 	require.Len(t, rb, len(msgs))
 	for msg, ev := range ra {
@@ -511,7 +511,7 @@ func TestHECBadInput(t *testing.T) {
 	assert.Equal(t, int64(goodSent+3), s.Input["hec"], "the good sender's events and the three raw lines, nothing of the bad requests")
 	assert.Equal(t, int64(goodSent+3), s.Archived)
 	var raw []archiveRecord
-	for _, r := range archivedRecords(t, cfg.Destinations["archive"].Dir) {
+	for _, r := range archivedRecords(t, archiveOf(cfg).Dir) {
 		if strings.HasPrefix(r.Message, "raw ") {
 			raw = append(raw, r)
 		}
@@ -588,7 +588,7 @@ func TestHECShutdownUnderLoad(t *testing.T) {
 	wg.Wait()
 	checkBalanced(t, s)
 	arch := map[string]bool{}
-	for _, r := range archivedRecords(t, cfg.Destinations["archive"].Dir) {
+	for _, r := range archivedRecords(t, archiveOf(cfg).Dir) {
 		arch[r.Message] = true
 	}
 	lost := 0

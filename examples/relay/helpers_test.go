@@ -56,10 +56,8 @@ func testConfig(t *testing.T) Config {
 	cfg.DeadLetter.Dir = filepath.Join(dir, "deadletter")
 	cfg.ShutdownTimeout = 20 * time.Second
 	cfg.Timezone = "UTC"
-	a := cfg.Destinations["archive"]
-	a.Dir = filepath.Join(dir, "archive")
-	a.Format = "json"
-	cfg.Destinations["archive"] = a
+	archiveOf(cfg).Dir = filepath.Join(dir, "archive")
+	archiveOf(cfg).Format = "json"
 	return cfg
 }
 
@@ -240,3 +238,10 @@ func execCommand(name string, args ...string) ([]byte, error) {
 type sinkFunc func(ctx context.Context, batch []relaykit.Event) error
 
 func (f sinkFunc) Send(ctx context.Context, batch []relaykit.Event) error { return f(ctx, batch) }
+
+// specOf returns destination name's section as a T (it panics if the
+// destination is of another type).
+func specOf[T destSpec](cfg Config, name string) T { return cfg.Destinations[name].Spec.(T) }
+
+// archiveOf returns cfg's archive destination.
+func archiveOf(cfg Config) *ArchiveDestination { return specOf[*ArchiveDestination](cfg, "archive") }

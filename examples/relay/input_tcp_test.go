@@ -100,7 +100,7 @@ func sendAndWaitArchived(t *testing.T, tr *testRelay, src, msg string) time.Dura
 func archivedMessages(t *testing.T, cfg Config) []string {
 	t.Helper()
 	var msgs []string
-	for _, r := range archivedRecords(t, cfg.Destinations["archive"].Dir) {
+	for _, r := range archivedRecords(t, archiveOf(cfg).Dir) {
 		msgs = append(msgs, r.Message)
 	}
 	return msgs

@@ -59,9 +59,9 @@ destinations:
 	assert.Equal(t, "earliest", in.Start)
 	assert.Equal(t, time.Second, in.CommitInterval)
 	assert.Equal(t, 10*time.Second, in.SessionTimeout)
-	d := cfg.Destinations["out"]
+	d := specOf[*KafkaDestination](cfg, "out")
 	assert.Equal(t, "json", d.Format)
-	assert.Equal(t, []string{"127.0.0.1:9092", "127.0.0.1:9093"}, d.Kafka.Brokers)
+	assert.Equal(t, []string{"127.0.0.1:9092", "127.0.0.1:9093"}, d.Brokers)
 	assert.NotContains(t, cfg.Summary(), "s3cret")
 	assert.Contains(t, cfg.Summary(), "destination out: kafka")
 	assert.Contains(t, cfg.Summary(), "input k: kafka")
@@ -214,10 +214,10 @@ func TestKafkaDestinationOptions(t *testing.T) {
 	}{
 		{"kafka url", kafkaDest, "    url: https://x\n", "destinations.d.url: is set, but kafka destinations do not use it (only hec destinations do)"},
 		{"kafka token", kafkaDest, "    token: t\n", "destinations.d.token: is set, but kafka destinations do not use it"},
-		{"kafka retry.max_attempts", kafkaDest, "    retry:\n      max_attempts: 3\n", "destinations.d.retry.max_attempts: is set, but kafka destinations do not use it (only hec, sentinel or syslog destinations do)"},
-		{"kafka retry.max_elapsed", kafkaDest, "    retry:\n      max_elapsed: 5s\n", "destinations.d.retry.max_elapsed: is set, but kafka destinations"},
-		{"kafka retry.initial_backoff", kafkaDest, "    retry:\n      initial_backoff: 1s\n", "destinations.d.retry.initial_backoff: is set, but kafka destinations"},
-		{"kafka retry.max_backoff", kafkaDest, "    retry:\n      max_backoff: 1s\n", "destinations.d.retry.max_backoff: is set, but kafka destinations"},
+		{"kafka retry.max_attempts", kafkaDest, "    retry:\n      max_attempts: 3\n", "destinations.d.retry: is set, but kafka destinations do not use it (only hec, sentinel or syslog destinations do)"},
+		{"kafka retry.max_elapsed", kafkaDest, "    retry:\n      max_elapsed: 5s\n", "destinations.d.retry: is set, but kafka destinations"},
+		{"kafka retry.initial_backoff", kafkaDest, "    retry:\n      initial_backoff: 1s\n", "destinations.d.retry: is set, but kafka destinations"},
+		{"kafka retry.max_backoff", kafkaDest, "    retry:\n      max_backoff: 1s\n", "destinations.d.retry: is set, but kafka destinations"},
 		{"kafka concurrency", kafkaDest, "    concurrency: 4\n", "destinations.d.concurrency: is set, but kafka destinations do not use it (only hec or sentinel destinations do)"},
 		{"kafka gzip", kafkaDest, "    gzip: true\n", "destinations.d.gzip: is set, but kafka destinations"},
 		{"kafka index", kafkaDest, "    index: main\n", "destinations.d.index: is set, but kafka destinations"},
@@ -252,5 +252,6 @@ func TestKafkaDestinationOptions(t *testing.T) {
 		"    key: host\n    compression: lz4\n    acks: leader\n    max_record_bytes: 100000\n    omit_headers: true\n"+
 		"    tls: {ca_file: /etc/ca.pem}\n    sasl: {mechanism: SCRAM-SHA-256, user: u, password: p}\n"))
 	require.NoError(t, err)
-	assert.Equal(t, RetryConfig{}, cfg.Destinations["d"].Retry)
+	_, retry := cfg.Destinations["d"].Spec.queueSettings()
+	assert.Equal(t, RetryConfig{}, retry)
 }

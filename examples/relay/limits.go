@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -43,20 +44,18 @@ func fileNeeds(cfg Config) []fileNeed {
 	needs = append(needs, fileNeed{"listeners, metrics and kafka inputs", listeners})
 	dests := 0
 	for _, d := range cfg.Destinations {
-		switch d.Type {
-		case "archive":
+		switch d := d.Spec.(type) {
+		case *ArchiveDestination:
 			dests += 3 // active file, the next one prepared ahead, one being compressed
 			continue
-		case "hec", "sentinel":
-			conc := d.Concurrency
-			if conc == 0 {
-				conc = 4
-			}
-			dests += 2*conc + 2 // in-flight and idle connections, a token request
-		case "syslog":
+		case *HECDestination:
+			dests += 2*cmp.Or(d.Concurrency, 4) + 2 // in-flight and idle connections
+		case *SentinelDestination:
+			dests += 2*cmp.Or(d.Concurrency, 4) + 2 // in-flight and idle connections, a token request
+		case *SyslogDestination:
 			dests++
-		case "kafka":
-			dests += 2 * len(d.Kafka.Brokers)
+		case *KafkaDestination:
+			dests += 2 * len(d.Brokers)
 		}
 		dests += 4 // spool and retry spool: a segment written and one read each
 	}

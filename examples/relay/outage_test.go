@@ -32,10 +32,8 @@ func userConfig(t *testing.T, hec *forwardtest.HECServer) Config {
 	cfg.Metrics.Listen = "127.0.0.1:0"
 	cfg.Spool.Dir = filepath.Join(dir, "spool")
 	cfg.DeadLetter.Dir = filepath.Join(dir, "deadletter")
-	a := cfg.Destinations["archive"]
-	a.Dir = filepath.Join(dir, "archive")
-	cfg.Destinations["archive"] = a
-	cfg.Destinations["hec"] = DestinationConfig{Type: "hec", URL: hec.URL, Token: Secret(hec.Token())}
+	archiveOf(cfg).Dir = filepath.Join(dir, "archive")
+	cfg.Destinations["hec"] = DestinationConfig{Spec: &HECDestination{URL: hec.URL, Token: Secret(hec.Token())}}
 	cfg.Routes = append([]RouteConfig{{Name: "to-hec", Destinations: []string{"hec"}}}, cfg.Routes...)
 	require.NoError(t, cfg.Validate())
 	return cfg
@@ -148,9 +146,7 @@ func TestOutageDefaults(t *testing.T) {
 			hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
 			cfg := userConfig(t, hec)
 			if tc.mode != cfg.Spool.Mode {
-				d := cfg.Destinations["hec"]
-				d.Spool.Mode = tc.mode
-				cfg.Destinations["hec"] = d
+				specOf[*HECDestination](cfg, "hec").Spool.Mode = tc.mode
 			}
 			tr := startRelay(t, cfg)
 			ls := &loadSender{network: tc.network, addr: tr.addr(tc.network), prefix: "outage", rate: 5000}
@@ -231,7 +227,7 @@ func TestOutageDefaults(t *testing.T) {
 				// descheduling sender or reader (seen at load average 12).
 				p99, maxw := ls.writeLatency()
 				assert.LessOrEqual(t, p99, cfg.Workers.BatchMaxWait, "TCP write p99 within a batch wait")
-				assert.Less(t, maxw, cfg.Destinations["hec"].Retry.MaxElapsed, "no TCP write held up for a retry budget")
+				assert.Less(t, maxw, specOf[*HECDestination](cfg, "hec").Retry.MaxElapsed, "no TCP write held up for a retry budget")
 				assertOrdered(t, hec.Messages(), "outage ")
 			}
 			t.Logf("%s/%s: %d events, %d duplicated, backlog drained %v after recovery",
@@ -285,9 +281,7 @@ func TestSpoolFullPolicies(t *testing.T) {
 			hec.SetDown(true)
 			cfg := userConfig(t, hec)
 			cfg.Spool.MaxSize = 256 << 10
-			d := cfg.Destinations["hec"]
-			d.Spool.Full = tc.full
-			cfg.Destinations["hec"] = d
+			specOf[*HECDestination](cfg, "hec").Spool.Full = tc.full
 			tr := startRelay(t, cfg)
 
 			ls := &loadSender{network: tc.network, addr: tr.addr(tc.network), prefix: "full", rate: 10000}

@@ -178,7 +178,7 @@ func TestRELPFromRsyslog(t *testing.T) {
 			checkBalanced(t, s)
 			assert.Equal(t, int64(n), s.Input["relp"])
 
-			recs := archivedRecords(t, cfg.Destinations["archive"].Dir)
+			recs := archivedRecords(t, archiveOf(cfg).Dir)
 			require.Len(t, recs, n)
 			for i, r := range recs {
 				assert.Equal(t, fmt.Sprintf("relp message %06d", i), r.Message, "in order, once")
@@ -408,7 +408,7 @@ func TestRELPBadInput(t *testing.T) {
 	checkBalanced(t, s)
 	assert.Equal(t, int64(400), s.Input["relp"])
 	assert.Equal(t, int64(400), s.Archived)
-	assert.Equal(t, []int(nil), nonSequential(relpNumbers(t, cfg.Destinations["archive"].Dir), 400))
+	assert.Equal(t, []int(nil), nonSequential(relpNumbers(t, archiveOf(cfg).Dir), 400))
 	st := tr.relp[0].srv.Stats()
 	assert.Equal(t, int64(1), st.IncompleteFrames, "the silent peer's half frame")
 	assert.Equal(t, tr.relp[0].stats.listener.Stats().BytesRead, st.MessageBytes+st.OverheadBytes+st.DiscardedBytes+st.IncompleteBytes,

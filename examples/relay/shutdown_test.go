@@ -142,9 +142,7 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 func TestShutdownWithArchiveDiskFull(t *testing.T) {
 	cfg := testConfig(t)
 	dir := testtool.Tmpfs(t, "1m")
-	a := cfg.Destinations["archive"]
-	a.Dir = filepath.Join(dir, "archive")
-	cfg.Destinations["archive"] = a
+	archiveOf(cfg).Dir = filepath.Join(dir, "archive")
 	cfg.Workers.Count = 2
 	tr := startRelay(t, cfg)
 

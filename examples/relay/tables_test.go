@@ -74,10 +74,10 @@ destinations:
     table: common_security_log
 `))
 	require.NoError(t, err)
-	assert.Equal(t, "Microsoft-Syslog", cfg.Destinations["sentinel-syslog"].Stream)
-	assert.Equal(t, "Microsoft-CommonSecurityLog", cfg.Destinations["sentinel-cef"].Stream)
-	assert.Equal(t, "c", cfg.Destinations["sentinel-cef"].ClientID)
-	assert.Equal(t, map[string]string{"msgid": "MsgID_CF"}, cfg.Destinations["sentinel-cef"].CustomColumns)
+	assert.Equal(t, "Microsoft-Syslog", specOf[*SentinelDestination](cfg, "sentinel-syslog").Stream)
+	assert.Equal(t, "Microsoft-CommonSecurityLog", specOf[*SentinelDestination](cfg, "sentinel-cef").Stream)
+	assert.Equal(t, "c", specOf[*SentinelDestination](cfg, "sentinel-cef").ClientID)
+	assert.Equal(t, map[string]string{"msgid": "MsgID_CF"}, specOf[*SentinelDestination](cfg, "sentinel-cef").CustomColumns)
 }
 
 // tablesConfig routes CEF events to a CommonSecurityLog destination, other
@@ -92,16 +92,18 @@ func tablesConfig(t *testing.T, hec *forwardtest.HECServer, syslogDCR, cefDCR *f
 	fast := RetryConfig{MaxAttempts: 2, MaxElapsed: 20 * time.Second, InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}
 	sentinel := func(srv *forwardtest.DCRServer, table string) DestinationConfig {
 		c := srv.Config()
-		return DestinationConfig{
-			Type: "sentinel", Table: table, Endpoint: srv.URL, AuthorityHost: srv.AuthorityHost,
+		return DestinationConfig{Spec: &SentinelDestination{
+			Table: table, Endpoint: srv.URL, AuthorityHost: srv.AuthorityHost,
 			DCRImmutableID: c.DCRImmutableID, TenantID: c.TenantID, ClientID: c.ClientID,
 			ClientSecret: Secret(c.ClientSecret), CollectorHostName: "relay-test",
-			CustomColumns: map[string]string{"msgid": "MsgID_CF"}, Retry: fast, Timeout: 5 * time.Second,
-		}
+			CustomColumns:   map[string]string{"msgid": "MsgID_CF"},
+			NetworkSettings: NetworkSettings{Retry: fast, Timeout: 5 * time.Second},
+		}}
 	}
 	cfg.Destinations["sentinel-syslog"] = sentinel(syslogDCR, "syslog")
 	cfg.Destinations["sentinel-cef"] = sentinel(cefDCR, "common_security_log")
-	cfg.Destinations["hec"] = DestinationConfig{Type: "hec", URL: hec.URL, Token: Secret(hec.Token()), Retry: fast, Timeout: 5 * time.Second}
+	cfg.Destinations["hec"] = DestinationConfig{Spec: &HECDestination{URL: hec.URL, Token: Secret(hec.Token()),
+		NetworkSettings: NetworkSettings{Retry: fast, Timeout: 5 * time.Second}}}
 	cfg.Routes = append([]RouteConfig{
 		{Name: "cef", Field: "sourcetype", Filter: "^cef$", Destinations: []string{"sentinel-cef"}},
 		{Name: "syslog", Field: "sourcetype", Filter: "^syslog$", Destinations: []string{"sentinel-syslog"}},
@@ -214,7 +216,7 @@ func TestSentinelTablesEndToEnd(t *testing.T) {
 	// JSON archive: facility and severity by name and code; an assumed
 	// priority says so.
 	found, foundAssumed = false, false
-	for _, l := range archived(t, cfg.Destinations["archive"].Dir) {
+	for _, l := range archived(t, archiveOf(cfg).Dir) {
 		var a archiveLine
 		require.NoError(t, json.Unmarshal([]byte(l), &a), l)
 		require.NotNil(t, a.FacilityCode, l)
@@ -283,11 +285,11 @@ func TestCommonSecurityLogFromJSON(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Inputs.JSONTCP = []JSONInputConfig{{Name: "json", Listen: "127.0.0.1:0"}}
 	c := cefDCR.Config()
-	cfg.Destinations["sentinel-cef"] = DestinationConfig{
-		Type: "sentinel", Table: "common_security_log", Endpoint: cefDCR.URL, AuthorityHost: cefDCR.AuthorityHost,
+	cfg.Destinations["sentinel-cef"] = DestinationConfig{Spec: &SentinelDestination{
+		Table: "common_security_log", Endpoint: cefDCR.URL, AuthorityHost: cefDCR.AuthorityHost,
 		DCRImmutableID: c.DCRImmutableID, TenantID: c.TenantID, ClientID: c.ClientID, ClientSecret: Secret(c.ClientSecret),
-		CollectorHostName: "-", Timeout: 5 * time.Second,
-	}
+		CollectorHostName: "-", NetworkSettings: NetworkSettings{Timeout: 5 * time.Second},
+	}}
 	cfg.Routes = append([]RouteConfig{{
 		Name: "json-cef", Field: "sourcetype", Filter: "^json$", Destinations: []string{"sentinel-cef"},
 		Pipeline: []StepConfig{{Type: "parse_json"}, {Type: "set", Field: "sourcetype", Value: "cef"}},
@@ -335,5 +337,5 @@ destinations:
     client_secret: x
 `))
 	require.NoError(t, err)
-	assert.Equal(t, "Custom-SyslogIn", cfg.Destinations["s"].Stream)
+	assert.Equal(t, "Custom-SyslogIn", specOf[*SentinelDestination](cfg, "s").Stream)
 }

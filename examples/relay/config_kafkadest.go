@@ -1,0 +1,145 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/relaykit/relaykit/forward/kafka"
+)
+
+// KafkaDestination (type: kafka) produces the events to a Kafka topic. The
+// Kafka client does its own retries, TLS and compression: the network
+// destinations' retry, ca_file, insecure_skip_verify, gzip and concurrency
+// are not among its settings.
+type KafkaDestination struct {
+	Brokers        []string `yaml:"brokers"`
+	Topic          string   `yaml:"topic"`
+	TopicField     string   `yaml:"topic_field"`
+	Key            string   `yaml:"key"`         // none (default), host, or field:<name>
+	Compression    string   `yaml:"compression"` // none, gzip, snappy (default), lz4, zstd
+	MaxRecordBytes ByteSize `yaml:"max_record_bytes"`
+	Acks           string   `yaml:"acks"`   // all (default, idempotent), leader, none
+	Format         string   `yaml:"format"` // the record value: json (default) or raw
+	OmitHeaders    bool     `yaml:"omit_headers"`
+	// Timeout bounds the delivery of a record, retries included (default
+	// 30s).
+	Timeout time.Duration    `yaml:"timeout"`
+	TLS     *KafkaTLSConfig  `yaml:"tls"`
+	SASL    *KafkaSASLConfig `yaml:"sasl"`
+	// AllowPlaintextSASL accepts SASL without TLS (see KafkaSASLConfig).
+	AllowPlaintextSASL bool `yaml:"allow_plaintext_sasl"`
+	QueueSettings      `yaml:",inline"`
+}
+
+func (k *KafkaDestination) kind() string { return "kafka" }
+
+// queueSettings: the queue makes one attempt per batch at a time, the
+// client retrying within timeout (retry.* are not settings of kafka).
+func (k *KafkaDestination) queueSettings() (*QueueSettings, RetryConfig) {
+	return &k.QueueSettings, RetryConfig{}
+}
+
+func (k *KafkaDestination) summary() string {
+	return fmt.Sprintf("kafka %s topic=%s%s key=%s format=%s", strings.Join(k.Brokers, ","), k.Topic, k.TopicField, k.Key, k.Format)
+}
+
+func (k *KafkaDestination) validate(f string, ck *checker, spool *SpoolConfig) {
+	k.QueueSettings.validate(f, ck, spool)
+	checkBrokers(ck.bad, f+".brokers", k.Brokers)
+	if k.Topic == "" && k.TopicField == "" {
+		ck.bad(f+".topic", "required (or topic_field)")
+	}
+	k.Format = cmp.Or(k.Format, "json")
+	if _, ok := kafkaEncodings[k.Format]; !ok {
+		ck.bad(f+".format", "unknown format %q (want json or raw)", k.Format)
+	}
+	if _, _, err := kafkaKey(k.Key); err != nil {
+		ck.bad(f+".key", "%v", err)
+	}
+	if _, ok := kafkaCompressions[k.Compression]; !ok {
+		ck.bad(f+".compression", "unknown compression %q (want none, gzip, snappy, lz4 or zstd)", k.Compression)
+	}
+	if _, ok := kafkaAcks[k.Acks]; !ok {
+		ck.bad(f+".acks", "unknown acks %q (want all, leader or none)", k.Acks)
+	}
+	if _, err := kafka.SASLMechanism(k.SASL.lib()); err != nil {
+		ck.bad(f+".sasl", "%v", err)
+	}
+	checkSASLOverTLS(ck.bad, f, k.SASL, k.TLS, k.AllowPlaintextSASL)
+}
+
+func kafkaKey(s string) (kafka.KeyMode, string, error) {
+	switch {
+	case s == "" || s == "none":
+		return kafka.KeyNone, "", nil
+	case s == "host":
+		return kafka.KeyHost, "", nil
+	case strings.HasPrefix(s, "field:") && len(s) > len("field:"):
+		return kafka.KeyField, strings.TrimPrefix(s, "field:"), nil
+	}
+	return 0, "", fmt.Errorf("unknown key %q (want none, host or field:<name>)", s)
+}
+
+var kafkaCompressions = map[string]kafka.Compression{
+	"": kafka.CompressionSnappy, "snappy": kafka.CompressionSnappy, "none": kafka.CompressionNone,
+	"gzip": kafka.CompressionGzip, "lz4": kafka.CompressionLZ4, "zstd": kafka.CompressionZstd,
+}
+
+var kafkaEncodings = map[string]kafka.Encoding{"json": kafka.EncodingJSON, "raw": kafka.EncodingRaw}
+
+var kafkaAcks = map[string]kafka.Acks{"": kafka.AcksAll, "all": kafka.AcksAll, "leader": kafka.AcksLeader, "none": kafka.AcksNone}
+
+// newSink builds the producer; the relay exports its counters.
+func (k *KafkaDestination) newSink(r *Relay, name string) (destSink, error) {
+	key, keyField, _ := kafkaKey(k.Key)
+	comp, acks := kafkaCompressions[k.Compression], kafkaAcks[k.Acks]
+	tc, err := k.TLS.build()
+	if err != nil {
+		return nil, fmt.Errorf("tls: %w", err)
+	}
+	s, err := kafka.New(kafka.Config{
+		Name: name, Brokers: slices.Clone(k.Brokers), Topic: k.Topic, TopicField: k.TopicField,
+		Key: key, KeyField: keyField, Encoding: kafkaEncodings[k.Format], Compression: comp, OmitHeaders: k.OmitHeaders,
+		MaxRecordBytes: int(k.MaxRecordBytes), Acks: acks, DisableIdempotence: acks != kafka.AcksAll,
+		DeliveryTimeout: k.Timeout, TLS: tc, SASL: k.SASL.lib(),
+		Logger: r.log.With("destination", name),
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.kafkaSinks = append(r.kafkaSinks, kafkaSinkStats{name, s})
+	return s, nil
+}
+
+// kafkaSinkStats names the sink of one kafka destination.
+type kafkaSinkStats struct {
+	name string
+	sink *kafka.Sink
+}
+
+// kafkaSinkCollector exports the kafka destinations' own counters (the
+// ledger has the delivered/spooled/dropped ones).
+type kafkaSinkCollector []kafkaSinkStats
+
+var (
+	descKafkaProduceErrors = prometheus.NewDesc("relay_kafka_produce_errors_total", "Produce requests or partitions that failed and were retried by the Kafka client (leader changes, broker restarts).", []string{"destination"}, nil)
+	descKafkaTooLarge      = prometheus.NewDesc("relay_kafka_too_large_total", "Events over max_record_bytes (dead-lettered).", []string{"destination"}, nil)
+)
+
+func (c kafkaSinkCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descKafkaProduceErrors
+	ch <- descKafkaTooLarge
+}
+
+func (c kafkaSinkCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c {
+		st := s.sink.Stats()
+		ch <- prometheus.MustNewConstMetric(descKafkaProduceErrors, prometheus.CounterValue, float64(st.ProduceErrors), s.name)
+		ch <- prometheus.MustNewConstMetric(descKafkaTooLarge, prometheus.CounterValue, float64(st.TooLarge), s.name)
+	}
+}
