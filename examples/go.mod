@@ -11,7 +11,6 @@ require (
 	github.com/relaykit/relaykit v0.0.0
 	github.com/stretchr/testify v1.12.1
 	github.com/twmb/franz-go v1.21.7
-	github.com/twmb/franz-go/pkg/kmsg v1.13.1
 	github.com/valyala/fastjson v1.6.10
 	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v3 v3.0.5
@@ -29,6 +28,7 @@ require (
 	github.com/pierrec/lz4/v4 v4.1.26 // indirect
 	github.com/prometheus/common v0.66.1 // indirect
 	github.com/prometheus/procfs v0.16.1 // indirect
+	github.com/twmb/franz-go/pkg/kmsg v1.13.1 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
 	go4.org/netipx v0.0.0-20231129151722-fdeea329fbba // indirect
 	golang.org/x/net v0.55.0 // indirect
