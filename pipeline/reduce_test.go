@@ -1032,13 +1032,14 @@ func TestRouterFlushDeliversThroughLaterSteps(t *testing.T) {
 	assert.Equal(t, uint64(5), rs.Matched)
 	assert.Equal(t, map[string]uint64{"aggregate": 5}, rs.Reduced)
 	assert.Equal(t, map[string]uint64{"aggregate": 4}, rs.Produced)
-	assert.Equal(t, map[string]uint64{"drop": 1}, rs.Dropped)
+	assert.Equal(t, map[string]uint64{relaykit.ReasonFiltered: 1}, rs.Dropped)
+	assert.Equal(t, map[string]uint64{"drop": 1}, rs.DroppedBy, "the step that dropped it")
 	assert.Equal(t, uint64(3), rs.Out)
 	assert.Equal(t, map[string]uint64{"aggregate": 5}, st.Reduced)
 	assert.Equal(t, map[string]uint64{"aggregate": 4}, st.Produced)
 	checkLedger(t, st)
 	mu.Lock()
-	assert.Equal(t, map[string]int{"reduce/flows/aggregate": 5, "produce/flows/aggregate": 4, "drop/flows/drop": 1}, hooks)
+	assert.Equal(t, map[string]int{"reduce/flows/aggregate": 5, "produce/flows/aggregate": 4, "drop/flows/filtered": 1}, hooks)
 	mu.Unlock()
 }
 
