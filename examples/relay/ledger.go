@@ -232,7 +232,7 @@ type Snapshot struct {
 	// the extra destinations a route lists (see ledger).
 	Copies int64
 	Dest   map[string]DestSnapshot
-	Input       map[string]int64 // received per input
+	Input  map[string]int64 // received per input
 	// DeadLetterErrors counts the lines the dead-letter file failed to
 	// take (their events are counted as dropped all the same).
 	DeadLetterErrors int64
