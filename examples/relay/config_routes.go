@@ -47,6 +47,13 @@ type RouteConfig struct {
 //	geoip:      city_db and/or asn_db, field or json_path (where the IP is), prefix
 //	lookup:     memcached (servers) or csv (file of key,value), field or json_path (the key),
 //	            target, default, timeout, cache_ttl
+//
+// Windows are at least 1s, aligned to the Unix epoch, and end on the
+// relay's reduceTick ticker, at shutdown and on reload. An event a
+// suppress or aggregate step absorbs is counted reduced{step}, and for
+// the acknowledging inputs (hec, relp, kafka) finished once routed: a
+// crash before its window ends loses that window's summary (README,
+// "Reduction").
 type StepConfig struct {
 	Type      string        `yaml:"type"`
 	Field     string        `yaml:"field"`
@@ -109,7 +116,7 @@ func (c *Config) validateRoutes(ck *checker) {
 		}
 		for j, s := range r.Pipeline {
 			if err := s.validate(); err != nil {
-				ck.bad(fmt.Sprintf("%s.pipeline[%d]", f, j), "route %q: %v", r.Name, err)
+				ck.bad(fmt.Sprintf("%s.pipeline[%d]", f, j), "%v (route %q)", err, r.Name)
 			}
 		}
 	}
