@@ -284,7 +284,7 @@ func TestReadmeConfig(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	require.NoError(t, err)
 	blocks := strings.Split(string(readme), "```yaml\n")
-	require.Len(t, blocks, 7, "six yaml blocks in README.md: the full example, the edge and the SIEM tier, the HEC and RELP inputs, the Splunk to Sentinel migration")
+	require.Len(t, blocks, 8, "seven yaml blocks in README.md: reduction, the full example, the edge and the SIEM tier, the HEC and RELP inputs, the Splunk to Sentinel migration")
 	t.Setenv("SENTINEL_CLIENT_SECRET", "x")
 	t.Setenv("HEC_TOKEN", "y")
 	t.Setenv("KAFKA_PASSWORD", "z")
@@ -299,6 +299,12 @@ func TestReadmeConfig(t *testing.T) {
 		require.NoError(t, err)
 		cfgs = append(cfgs, cfg)
 	}
+	red := cfgs[0]
+	require.Len(t, red.Routes, 3, "reduction")
+	assert.Equal(t, "suppress", red.Routes[0].Pipeline[0].Type)
+	assert.Equal(t, []string{"src", "dst", "dpt", "act"}, red.Routes[1].Pipeline[0].Key)
+	assert.Equal(t, "keep", red.Routes[2].Pipeline[1].Type)
+	cfgs = cfgs[1:]
 	cfg := cfgs[0]
 	assert.Len(t, cfg.Destinations, 4)
 	assert.Len(t, cfg.Routes, 4)

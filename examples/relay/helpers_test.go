@@ -222,9 +222,16 @@ func checkBalanced(t *testing.T, s Snapshot) {
 		}
 	}
 	require.Equal(t, s.Received, s.Routed+drops, "received = routed + dropped before routing: %s", s)
+	var in int64 // handed to destinations
 	for name, d := range s.Dest {
 		require.Zero(t, d.Unaccounted(), "destination %s: in+recovered = delivered+dropped+pending: %+v", name, d)
+		in += d.In
 	}
+	// The route table: what it took and made = what it handed on, dropped
+	// or absorbed into summaries.
+	require.Equal(t, s.Routed+s.Copies+s.ProducedTotal(),
+		in+s.Dropped[dropUnrouted]+s.Dropped[dropFiltered]+s.ReducedTotal(),
+		"routed + copies + produced = handed to destinations + dropped{unrouted, filtered} + reduced: %s (copies %d)", s, s.Copies)
 }
 
 // execCommand runs a client to completion with a deadline.

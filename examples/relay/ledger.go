@@ -147,15 +147,25 @@ func (s *destStats) observeDelivered(batch []relaykit.Event) {
 // ledger is the relay's accounting. Stage by stage it balances:
 //
 //	received (inputs)   = routed + dropped{queue_full, invalid_json, rcvbuf_full, shutdown_unqueued} + queued   (the engine's Stats)
-//	routed   (router)   = events handed to the route table
+//	routed + copies + produced (route table)
+//	                    = sum of in_d + dropped{unrouted, filtered} + reduced{step}
 //	in_d + recovered_d  = delivered_d + dropped_d + pending_d
 //
 // where pending_d is what destination d accepted and has not delivered yet
 // (on disk in spool mode always, in memory or on disk in on_failure; its
 // delivery queue counts it exactly, and recovered_d, the backlog found on
-// disk at startup, from the spool's record headers). With one destination
-// per event (the default config), received = delivered + archived +
-// spooled (pending) + dropped{reason}.
+// disk at startup, from the spool's record headers).
+//
+// The route table's line: reduced{step} counts the events a suppress or
+// aggregate step absorbed (not dropped: a summary stands for them) and
+// produced{step} the summaries those steps emitted, new events that then
+// reach destinations or are dropped like any other; copies counts what
+// routes add, a non-final route's copy of an event and each destination
+// past the first that a route lists. With final routes to one destination
+// each (the default config), copies is zero and routed + produced = what
+// reached destinations + dropped after routing + reduced, so received =
+// delivered + archived + spooled (pending) + dropped{reason} + reduced -
+// produced once nothing is queued.
 type ledger struct {
 	mu      sync.Mutex
 	eng     *engine.Engine // received, routed, queued, the inputs' drops
@@ -166,6 +176,14 @@ type ledger struct {
 
 	deadLettered     atomic.Int64 // lines written to the dead-letter file
 	deadLetterErrors atomic.Int64 // writes to it that failed (the line is lost)
+
+	// Reduction, by index in reduceSteps (last: other): events absorbed,
+	// summaries emitted.
+	reduced, produced [3]atomic.Int64
+	// tables are the route tables whose copies count (see routeTable),
+	// retiredCopies those of the tables reloads retired. Under mu.
+	tables        []routeTable
+	retiredCopies int64
 }
 
 func newLedger() *ledger { return &ledger{start: time.Now()} }
@@ -207,8 +225,14 @@ type Snapshot struct {
 	Archived    int64 // archive destinations
 	Spooled     int64 // accepted by destinations, not yet delivered (pending)
 	Dropped     map[string]int64
-	Dest        map[string]DestSnapshot
-	Input       map[string]int64 // received per input
+	// Reduced counts, by step (suppress, aggregate), the events a step
+	// absorbed into a summary; Produced the summaries the steps emitted.
+	Reduced, Produced map[string]int64
+	// Copies counts the events routes added: non-final routes' copies and
+	// the extra destinations a route lists (see ledger).
+	Copies int64
+	Dest   map[string]DestSnapshot
+	Input  map[string]int64 // received per input
 	// DeadLetterErrors counts the lines the dead-letter file failed to
 	// take (their events are counted as dropped all the same).
 	DeadLetterErrors int64
@@ -235,6 +259,20 @@ func (d DestSnapshot) Unaccounted() int64 {
 	return d.In + d.Recovered - d.Delivered - d.Dropped - d.Pending
 }
 
+// ReducedTotal sums Reduced over the steps.
+func (s Snapshot) ReducedTotal() int64 { return sumCounts(s.Reduced) }
+
+// ProducedTotal sums Produced over the steps.
+func (s Snapshot) ProducedTotal() int64 { return sumCounts(s.Produced) }
+
+func sumCounts(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
 // DroppedTotal sums the drop reasons.
 func (s Snapshot) DroppedTotal() int64 {
 	var n int64
@@ -247,10 +285,20 @@ func (s Snapshot) DroppedTotal() int64 {
 func (l *ledger) Snapshot() Snapshot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := Snapshot{Dropped: map[string]int64{}, Dest: map[string]DestSnapshot{}, Input: map[string]int64{}}
+	s := Snapshot{Dropped: map[string]int64{}, Dest: map[string]DestSnapshot{}, Input: map[string]int64{},
+		Reduced: map[string]int64{}, Produced: map[string]int64{}}
 	// The engine first: an event it counted received is then routed,
 	// queued or dropped by the time the rest is read.
 	es := l.eng.Stats()
+	s.Copies = l.copiesLocked()
+	for i := range l.reduced {
+		if v := l.reduced[i].Load(); v != 0 {
+			s.Reduced[stepLabel(i)] = v
+		}
+		if v := l.produced[i].Load(); v != 0 {
+			s.Produced[stepLabel(i)] = v
+		}
+	}
 	for _, in := range es.Inputs {
 		s.Input[in.Name] += in.Received
 	}
@@ -319,6 +367,25 @@ func (s Snapshot) String() string {
 		}
 		b.WriteString("}")
 	}
+	fmt.Fprintf(&b, " reduced=%d", s.ReducedTotal())
+	writeCounts(&b, s.Reduced)
+	fmt.Fprintf(&b, " produced=%d", s.ProducedTotal())
+	writeCounts(&b, s.Produced)
 	fmt.Fprintf(&b, " queued=%d parse_errors=%d truncated=%d dead_letter_errors=%d", s.Queued, s.ParseErrors, s.Truncated, s.DeadLetterErrors)
 	return b.String()
+}
+
+// writeCounts writes m as {k=v,...} in key order, nothing when empty.
+func writeCounts(b *strings.Builder, m map[string]int64) {
+	if len(m) == 0 {
+		return
+	}
+	b.WriteString("{")
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(b, "%s=%d", k, m[k])
+	}
+	b.WriteString("}")
 }

@@ -57,6 +57,8 @@ var (
 	descRouted        = prometheus.NewDesc("relay_routed_events_total", "Events handed to the route table.", nil, nil)
 	descQueued        = prometheus.NewDesc("relay_queued_events", "Events in worker rings and batch collectors.", nil, nil)
 	descDropped       = prometheus.NewDesc("relay_dropped_events_total", "Events dropped, by reason.", []string{"reason"}, nil)
+	descReduced       = prometheus.NewDesc("relay_reduced_events_total", "Events a route's suppress or aggregate step absorbed into a summary, by step: not dropped, a summary event stands for them.", []string{"step"}, nil)
+	descProduced      = prometheus.NewDesc("relay_produced_events_total", "Summary events suppress and aggregate steps emitted, by step: new events, sent on to the route's destinations (routed + produced = reached destinations + dropped after routing + reduced).", []string{"step"}, nil)
 	descDestIn        = prometheus.NewDesc("relay_destination_events_total", "Events handed to a destination.", []string{"destination", "type"}, nil)
 	descDestDelivered = prometheus.NewDesc("relay_destination_delivered_events_total", "Events a destination accepted (archives: written).", []string{"destination", "type"}, nil)
 	descDestSpooled   = prometheus.NewDesc("relay_destination_spooled_events_total", "Events written to a destination's spool (spool mode always: every event).", []string{"destination"}, nil)
@@ -84,7 +86,7 @@ var (
 func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descInputReceived, descInputBytes, descParseErrors, descTruncated, descInvalid, descReadErrors, descKernelDropped,
 		descConns, descHanding, descRefused, descReadBytes, descReads, descReadBuffers, descEvicted, descCut, descHandshakeErr, descAcceptErrors, descDiscarded, descIncomplete, descIncompleteB,
-		descEmpty, descNUL, descFramingErr, descDeadLettered, descDeadLetterErr, descRouted, descQueued, descDropped, descDestIn, descDestDelivered, descDestSpooled,
+		descEmpty, descNUL, descFramingErr, descDeadLettered, descDeadLetterErr, descRouted, descQueued, descDropped, descReduced, descProduced, descDestIn, descDestDelivered, descDestSpooled,
 		descDestPending, descDestDropped, descDestErrors, descDestHealthy, descDestMemory, descDiskFailing, descDiskErrors,
 		descSpoolDamage, descSpoolDamageB, descSpoolMissing, descSpoolEvents, descSpoolBytes, descSpoolAge, descArchiveWrites, descArchiveBytes, descDestLatency,
 		descWorkerEvents, descWorkerParks, descWorkerBatches} {
@@ -168,6 +170,14 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 	g(descQueued, snap.Queued)
 	for _, r := range dropReasons {
 		c(descDropped, snap.Dropped[r], r)
+	}
+	for i := range len(reduceSteps) + 1 {
+		step := stepLabel(i)
+		if i == len(reduceSteps) && snap.Reduced[step]+snap.Produced[step] == 0 {
+			continue // "other": only when a step outside reduceSteps counted
+		}
+		c(descReduced, snap.Reduced[step], step)
+		c(descProduced, snap.Produced[step], step)
 	}
 	for _, d := range dests {
 		c(descDestIn, d.in.Load(), d.name, d.kind)

@@ -209,7 +209,10 @@ func (r *Relay) Addrs() map[string]net.Addr {
 func (r *Relay) Ledger() Snapshot { return r.ledger.Snapshot() }
 
 // ReloadRoutes builds a new route table from routes and swaps it in
-// atomically; batches being routed finish on the old table.
+// atomically; batches being routed finish on the old table. It then ends
+// every window of the old table's suppress and aggregate steps and sends
+// their summaries (the new table starts with empty state), waiting for
+// the engine's batches in flight first.
 func (r *Relay) ReloadRoutes(routes []RouteConfig) error {
 	for _, rc := range routes {
 		for _, d := range rc.Destinations {
@@ -222,7 +225,9 @@ func (r *Relay) ReloadRoutes(routes []RouteConfig) error {
 	if err != nil {
 		return err
 	}
-	r.routes.Swap(rt)
+	// The previous table's open windows end now: their summaries go out
+	// through it, once no batch runs on it (see retire).
+	r.retire(r.routes.Swap(rt))
 	r.log.Info("routes reloaded", "routes", len(routes))
 	return nil
 }
@@ -279,6 +284,10 @@ func (r *Relay) Run(ctx context.Context) error {
 
 	bg.Go(func() { r.enrich.Run(bgCtx) })
 	bg.Go(func() { _ = clock.Run(bgCtx) })
+	// Reduction windows end on a ticker until the inputs stop; the
+	// shutdown flush below ends the rest.
+	ticking := make(chan struct{})
+	go func() { defer close(ticking); r.endWindows(inCtx.Done(), hard) }()
 
 	// The engine's context is the shutdown deadline: waits inside it give
 	// up then, and what it still holds is routed late (spooled).
@@ -339,6 +348,10 @@ func (r *Relay) Run(ctx context.Context) error {
 	inputs.Wait()
 	keep(r.eng.Shutdown(hard))
 	keep(<-engDone)
+	// Every window still open ends now, its summary routed before the
+	// queues close.
+	<-ticking
+	r.flushAll(hard)
 	// Every batch is with the destinations: each queue delivers what it
 	// holds while its destination is healthy, its spool included, until
 	// the deadline; what is left stays on disk for the next run.

@@ -36,8 +36,12 @@ func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBui
 		}
 		routes = append(routes, r)
 	}
-	return pipeline.NewRouter(routes, pipeline.Config{
+	rt, err := pipeline.NewRouter(routes, pipeline.Config{
 		Hooks: pipeline.Hooks{
+			// Events a suppress or aggregate step absorbed, and the
+			// summaries standing for them: not drops (see ledger).
+			OnReduce:  func(_, step string, n int) { l.reduce(step, int64(n)) },
+			OnProduce: func(_, step string, n int) { l.produce(step, int64(n)) },
 			OnDrop: func(_, reason string, n int) {
 				switch reason {
 				case relaykit.ReasonUnrouted:
@@ -59,6 +63,11 @@ func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBui
 			},
 		},
 	})
+	if err != nil {
+		return nil, err
+	}
+	l.addTable(rt, cfg)
+	return rt, nil
 }
 
 // stepBuilder builds one pipeline function from its config.
@@ -79,7 +88,18 @@ func builtinStep(sc StepConfig) (pipeline.Function, error) {
 	case "drop":
 		return pipeline.Drop(sc.Field, sc.Pattern)
 	case "sample":
-		return pipeline.Sample(sc.N), nil
+		if !sc.Dynamic && len(sc.Key) == 0 {
+			return pipeline.Sample(sc.N), nil // one in n overall, as before: no sample_rate field
+		}
+		return pipeline.NewSample(pipeline.SampleConfig{N: sc.N, Key: sc.Key, Dynamic: sc.Dynamic, Window: sc.Window,
+			MinEvents: sc.MinEvents, MaxRate: sc.MaxRate, MaxKeys: sc.MaxKeys})
+	case "suppress":
+		return pipeline.NewSuppress(pipeline.SuppressConfig{Key: sc.Key, Allow: sc.Allow, Window: sc.Window, MaxKeys: sc.MaxKeys})
+	case "aggregate":
+		return pipeline.NewAggregate(pipeline.AggregateConfig{Key: sc.Key, Window: sc.Window, Sum: sc.Sum, Min: sc.Min, Max: sc.Max,
+			SourceType: sc.SourceType, MaxKeys: sc.MaxKeys})
+	case "keep":
+		return pipeline.Keep(sc.Fields...), nil
 	case "parse_json":
 		return pipeline.ParseJSON(pipeline.JSONConfig{Field: sc.Field, Prefix: sc.Prefix})
 	case "parse_cef":
