@@ -113,11 +113,11 @@ func TestReduceSuppressAggregateSentinel(t *testing.T) {
 	dcr := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{Stream: "Microsoft-CommonSecurityLog"})
 	cfg := testConfig(t)
 	c := dcr.Config()
-	cfg.Destinations["sentinel"] = DestinationConfig{
-		Type: "sentinel", Table: "common_security_log", Endpoint: dcr.URL, AuthorityHost: dcr.AuthorityHost,
+	cfg.Destinations["sentinel"] = DestinationConfig{Spec: &SentinelDestination{
+		Table: "common_security_log", Endpoint: dcr.URL, AuthorityHost: dcr.AuthorityHost,
 		DCRImmutableID: c.DCRImmutableID, TenantID: c.TenantID, ClientID: c.ClientID, ClientSecret: Secret(c.ClientSecret),
-		Timeout: 5 * time.Second,
-	}
+		NetworkSettings: NetworkSettings{Timeout: 5 * time.Second},
+	}}
 	reduceRoutes(&cfg, "sentinel", noWindowEnd)
 	tr := startRelay(t, cfg)
 
@@ -258,7 +258,7 @@ func TestReduceWindowEndsOnTimer(t *testing.T) {
 	s := tr.stop(t)
 	checkBalanced(t, s)
 	assert.Equal(t, n-s.ReducedTotal()+s.ProducedTotal(), s.Dest["archive"].Delivered)
-	passed, summaries, suppressed := suppressedIn(t, cfg.Destinations["archive"].Dir)
+	passed, summaries, suppressed := suppressedIn(t, archiveOf(cfg).Dir)
 	assert.Equal(t, n, passed+int(suppressed), "events let through + suppressed_count = input")
 	assert.Equal(t, int(s.Produced["suppress"]), summaries)
 	assert.Equal(t, s.Reduced["suppress"], suppressed)
@@ -296,7 +296,7 @@ func TestReduceReloadFlushesOldRoutes(t *testing.T) {
 	assert.Equal(t, map[string]int64{"suppress": 98}, s.Reduced)
 	assert.Equal(t, map[string]int64{"suppress": 2}, s.Produced)
 	assert.Equal(t, int64(4), s.Dest["archive"].Delivered)
-	passed, summaries, suppressed := suppressedIn(t, cfg.Destinations["archive"].Dir)
+	passed, summaries, suppressed := suppressedIn(t, archiveOf(cfg).Dir)
 	assert.Equal(t, 2, passed)
 	assert.Equal(t, 2, summaries)
 	assert.Equal(t, int64(98), suppressed)
@@ -324,6 +324,6 @@ func TestReduceHECAnswerBeforeSummary(t *testing.T) {
 	s = tr.stop(t)
 	checkBalanced(t, s)
 	assert.Equal(t, int64(2), s.Archived, "the summary delivered at shutdown")
-	passed, summaries, suppressed := suppressedIn(t, cfg.Destinations["archive"].Dir)
+	passed, summaries, suppressed := suppressedIn(t, archiveOf(cfg).Dir)
 	assert.Equal(t, []int64{1, 1, 19}, []int64{int64(passed), int64(summaries), suppressed})
 }
