@@ -5,22 +5,21 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/relaykit/relaykit"
-	"github.com/relaykit/relaykit/batch"
+	"github.com/relaykit/relaykit/engine"
 	"github.com/relaykit/relaykit/pipeline"
-	"github.com/relaykit/relaykit/ringbuffer"
 	"github.com/relaykit/relaykit/storage"
 )
 
-// An agent, as examples/agent builds it, without the network: producers
-// push events into a ring; Collector.Pump moves them into a batch
-// collector; each batch goes through a router with two routes, "alerts"
-// (a copy of each error event, to a sink standing in for forward.HEC) and
-// "archive" (every event, to a rotating file). Cancelling Pump's context
-// is the shutdown: the ring is closed and drained and the last batch
-// flushed, so nothing the ring accepted is lost.
+// An agent, as examples/agent builds it, without the network: an input
+// hands events to an engine (rings and batch collectors), each batch goes
+// through a router with two routes, "alerts" (a copy of each error event,
+// to a sink standing in for forward.HEC behind a delivery.Queue) and
+// "archive" (every event, to a rotating file). PushWait returns once every
+// event of the call is finished (the router's Send returned nil), which is
+// when an input that acknowledges answers its sender. Shutdown routes
+// what the engine holds, so nothing it accepted is lost.
 func Example() {
 	dir, _ := os.MkdirTemp("", "agent")
 	defer os.RemoveAll(dir)
@@ -46,27 +45,30 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	coll, err := batch.NewCollector(batch.Config[relaykit.Event]{MaxEvents: 500, MaxWait: time.Minute}, router.Route)
+	eng, err := engine.New(engine.Config{Sink: router, Workers: 1, BatchMaxEvents: 500})
 	if err != nil {
 		panic(err)
 	}
-	ring, err := ringbuffer.NewMPSC[relaykit.Event](1024)
-	if err != nil {
-		panic(err)
-	}
-	shutdown, stop := context.WithCancel(context.Background())
-	pumped := make(chan error, 1)
-	go func() { pumped <- coll.Pump(shutdown, ring) }()
+	ran := make(chan error, 1)
+	go func() { ran <- eng.Run(context.Background()) }()
 
-	// An input: one event per line, pushed into the ring.
+	// An input: a request of three lines from one sender (its shard keeps
+	// them in order), answered once they are finished.
+	var request []relaykit.Event
 	for _, line := range []string{`{"level":"info","msg":"started"}`, `{"level":"error","msg":"disk full"}`, `{"level":"info","msg":"retrying"}`} {
-		if err := ring.Push(context.Background(), relaykit.Event{Host: []byte("web-1"), Raw: []byte(line)}); err != nil {
-			panic(err)
-		}
+		request = append(request, relaykit.Event{Host: []byte("web-1"), Raw: []byte(line)})
 	}
+	in := eng.NewInput("lines")
+	if err := in.PushWait(context.Background(), 1, request); err != nil {
+		panic(err) // not finished: the sender sends them again
+	}
+	fmt.Println("answered: 3 lines accepted")
 
-	stop() // on SIGTERM, after the inputs stopped
-	if err := <-pumped; err != nil {
+	// On SIGTERM, after the inputs stopped.
+	if err := eng.Shutdown(context.Background()); err != nil {
+		panic(err)
+	}
+	if err := <-ran; err != nil {
 		panic(err)
 	}
 	if err := archive.Close(); err != nil {
@@ -77,14 +79,16 @@ func Example() {
 		b, _ := os.ReadFile(f)
 		fmt.Printf("archive:\n%s", b)
 	}
-	fmt.Printf("ring closed: %v, events in the archive: %d\n", ring.Closed(), archive.Stats().Events)
+	s := eng.Stats()
+	fmt.Printf("received %d, routed %d, events in the archive: %d\n", s.Received, s.Routed, archive.Stats().Events)
 	// Output:
 	// to HEC: level=error {"level":"error","msg":"disk full"}
+	// answered: 3 lines accepted
 	// archive:
 	// {"level":"info","msg":"started"}
 	// {"level":"error","msg":"disk full"}
 	// {"level":"info","msg":"retrying"}
-	// ring closed: true, events in the archive: 3
+	// received 3, routed 3, events in the archive: 3
 }
 
 // An Event is a reusable record; a Sink accepts a batch of them.
