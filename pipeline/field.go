@@ -29,6 +29,21 @@ const (
 	selField
 )
 
+// Selector reads one value of an event by a field name with the meanings
+// of [Route.Field]: [FieldRaw] (or ""), [FieldHost], [FieldSource],
+// [FieldSourceType], [FieldIndex], or any other name for an extracted
+// field. The name is resolved once, so reading does not compare strings
+// for the metadata names. The zero Selector reads the raw message. A
+// Selector is a small value, safe for concurrent use.
+type Selector struct{ s selector }
+
+// NewSelector returns the Selector of a field name.
+func NewSelector(name string) Selector { return Selector{newSelector(name)} }
+
+// Value returns the selected value of e, owned by e and valid until e
+// changes; a missing field reads as empty.
+func (s Selector) Value(e *relaykit.Event) []byte { return s.s.get(e) }
+
 // selector resolves a field name once, so the hot path does not compare
 // strings for the metadata names.
 type selector struct {

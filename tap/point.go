@@ -308,7 +308,7 @@ func (p *Point) subscribe(cfg SubscribeConfig, flt *pipeline.Filter) (*Subscript
 		point:        p,
 		ch:           make(chan Observation, buf),
 		filter:       flt,
-		sel:          newSelector(cfg.Field),
+		sel:          pipeline.NewSelector(cfg.Field),
 		sample:       uint64(max(cfg.Sample, 1)),
 		maxPerSecond: int64(cfg.MaxPerSecond),
 	}
@@ -380,7 +380,7 @@ type Subscription struct {
 	point        *Point
 	ch           chan Observation
 	filter       *pipeline.Filter // nil: every event matches
-	sel          selector
+	sel          pipeline.Selector
 	sample       uint64
 	maxPerSecond int64
 
@@ -486,7 +486,7 @@ func (s *Subscription) offer(batch []relaykit.Event, o Outcome, now *int64) {
 	} else {
 		for i := range batch {
 			e := &batch[i]
-			if !s.filter.Match(s.sel.get(e)) {
+			if !s.filter.Match(s.sel.Value(e)) {
 				continue
 			}
 			t.matched++
