@@ -35,6 +35,7 @@ type Config struct {
 	Spool           SpoolConfig                  `yaml:"spool"`
 	DeadLetter      DeadLetterConfig             `yaml:"dead_letter"`
 	Metrics         MetricsConfig                `yaml:"metrics"`
+	API             APIConfig                    `yaml:"api"`
 	ShutdownTimeout time.Duration                `yaml:"shutdown_timeout"`
 	StatsInterval   time.Duration                `yaml:"stats_interval"`
 }
@@ -219,6 +220,7 @@ func (c *Config) Validate() error {
 	if c.Metrics.Listen != "" {
 		ck.addr("metrics.listen", c.Metrics.Listen)
 	}
+	c.validateAPI(ck)
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 15 * time.Second
 	}

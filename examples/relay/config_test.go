@@ -284,7 +284,8 @@ func TestReadmeConfig(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	require.NoError(t, err)
 	blocks := strings.Split(string(readme), "```yaml\n")
-	require.Len(t, blocks, 8, "seven yaml blocks in README.md: reduction, the full example, the edge and the SIEM tier, the HEC and RELP inputs, the Splunk to Sentinel migration")
+	require.Len(t, blocks, 9, "eight yaml blocks in README.md: reduction, the full example, the edge and the SIEM tier, the HEC and RELP inputs, the Splunk to Sentinel migration, the operator API")
+	t.Setenv("RELAY_API_TOKEN", "api-token")
 	t.Setenv("SENTINEL_CLIENT_SECRET", "x")
 	t.Setenv("HEC_TOKEN", "y")
 	t.Setenv("KAFKA_PASSWORD", "z")
@@ -321,6 +322,7 @@ func TestReadmeConfig(t *testing.T) {
 	assert.Empty(t, mig.Inputs.SyslogUDP)
 	assert.Equal(t, "Microsoft-Syslog", specOf[*SentinelDestination](mig, "sentinel-syslog").Stream)
 	assert.Equal(t, "Custom-AppEvents_CL", specOf[*SentinelDestination](mig, "sentinel-apps").Stream)
+	assert.Equal(t, APIConfig{Enabled: true, Token: "api-token"}, cfgs[6].API, "operator API")
 }
 
 func freePort(t *testing.T) string {

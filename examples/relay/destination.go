@@ -11,6 +11,7 @@ import (
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/delivery"
 	"github.com/relaykit/relaykit/storage"
+	"github.com/relaykit/relaykit/tap"
 )
 
 // Spool modes and spool-full policies of a destination (DestSpoolConfig).
@@ -45,6 +46,7 @@ type destination struct {
 	ledger     *ledger
 	dl         *deadLetter
 	log        *slog.Logger
+	tap        *tap.Point // destination:NAME: each batch Send was given, with its outcome
 }
 
 // Name names the destination in the router's stats, hooks and errors.
@@ -56,7 +58,9 @@ func (d *destination) Send(ctx context.Context, batch []relaykit.Event) error {
 		return nil
 	}
 	d.stats.in.Add(int64(len(batch)))
-	return d.deliver(ctx, batch)
+	err := d.deliver(ctx, batch)
+	d.tap.PublishResult(batch, err) // one atomic load when nobody taps
+	return err
 }
 
 // deliver hands batch to the destination's queue. It is Send without
@@ -88,7 +92,7 @@ func (d *destination) deliver(ctx context.Context, batch []relaykit.Event) error
 
 func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination, error) {
 	kind := dc.Spec.kind()
-	d := &destination{name: name, kind: kind, ledger: r.ledger, dl: r.dl, log: r.log}
+	d := &destination{name: name, kind: kind, ledger: r.ledger, dl: r.dl, log: r.log, tap: r.taps.Point(tapDestination + name)}
 	d.stats = r.ledger.dest(name, kind)
 	// The sinks make one attempt and report what they did not deliver as
 	// a *relaykit.BatchError (with the destination's Retry-After), and the

@@ -17,6 +17,7 @@ import (
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/stream"
 	"github.com/relaykit/relaykit/stream/hec"
+	"github.com/relaykit/relaykit/tap"
 )
 
 // hecInput is a Splunk HTTP Event Collector listener: an http.Server
@@ -36,6 +37,7 @@ type hecInput struct {
 	sl      *stream.Listener
 	ln      *stream.NetListener
 	rr      atomic.Uint64 // shards of requests without a channel or address
+	tap     *tap.Point    // input:NAME (api.go)
 }
 
 func newHECInput(cfg HECInputConfig, stats *inputStats, ready func() error, log *slog.Logger) (*hecInput, error) {
@@ -161,6 +163,7 @@ func (in *hecInput) Send(ctx context.Context, batch []relaykit.Event) error {
 		n += int64(len(batch[i].Raw))
 	}
 	in.stats.bytes.Add(n)
+	in.tap.Publish(batch) // before the push: the events as parsed
 	return in.stats.in.PushWait(ctx, shard, batch)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/relaykit/relaykit/engine"
 	"github.com/relaykit/relaykit/stream"
 	"github.com/relaykit/relaykit/stream/relp"
+	"github.com/relaykit/relaykit/tap"
 )
 
 // relpInput is a RELP listener (rsyslog's omrelp, librelp clients): a
@@ -33,7 +34,8 @@ type relpInput struct {
 	loc   *time.Location
 	srv   *relp.Server
 	*streamInput
-	pool sync.Pool // *relpBatch
+	pool sync.Pool  // *relpBatch
+	tap  *tap.Point // input:NAME (api.go)
 }
 
 // relpBatch is the per-call state of the RELP handler, pooled.
@@ -95,6 +97,7 @@ func (in *relpInput) handle(ctx context.Context, c *stream.Conn, batch []relp.Me
 		b.evs = append(b.evs, ev)
 	}
 	in.stats.bytes.Add(n)
+	publishPtrs(in.tap, b.evs)
 	ctx, cancel := context.WithTimeout(ctx, in.cfg.AckTimeout)
 	defer cancel()
 	// One connection's windows go to one ring: they stay in order.

@@ -34,6 +34,9 @@ func main() {
 // mainCtx is main without the process: it runs until ctx ends and returns
 // the exit code.
 func mainCtx(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "tap" {
+		return tapMain(ctx, args[1:], stdout, stderr) // cmd_tap.go
+	}
 	fs := flag.NewFlagSet("relay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "YAML config `file` (default: the embedded default config)")

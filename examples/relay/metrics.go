@@ -240,6 +240,7 @@ type metricsServer struct {
 	reg *prometheus.Registry
 	srv *http.Server
 	ln  net.Listener
+	mux *http.ServeMux // more handlers register here (the API: api.go)
 }
 
 func newMetricsServer(addr string, l *ledger, ready func() error, extra ...prometheus.Collector) (*metricsServer, error) {
@@ -257,7 +258,7 @@ func newMetricsServer(addr string, l *ledger, ready func() error, extra ...prome
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	ms := &metricsServer{reg: reg}
+	ms := &metricsServer{reg: reg, mux: mux}
 	if addr == "" {
 		return ms, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	"github.com/relaykit/relaykit/engine"
 	"github.com/relaykit/relaykit/pipeline"
 	"github.com/relaykit/relaykit/storage"
+	"github.com/relaykit/relaykit/tap"
 )
 
 // Relay is the running service: inputs → engine (rings, collectors) →
@@ -38,6 +40,8 @@ type Relay struct {
 	dl      *deadLetter
 	dlw     io.Closer
 	ready   atomic.Bool
+	taps    tap.Registry   // the tap points (api.go)
+	api     *http.ServeMux // the /api/ handlers behind the token, nil when api is off
 
 	// Kafka inputs, and the kafka destinations' sinks (for their metrics).
 	kafka      []*kafkaInput
@@ -170,6 +174,10 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 	}
 	r.metrics, err = newMetricsServer(cfg.Metrics.Listen, r.ledger, r.healthy, extra...)
 	if err != nil {
+		return nil, err
+	}
+	r.wireTaps()
+	if r.api, err = mountAPI(r.metrics.mux, cfg.API, &r.taps); err != nil {
 		return nil, err
 	}
 	checkFileLimit(cfg, log)
@@ -368,6 +376,7 @@ func (r *Relay) Run(ctx context.Context) error {
 	closing.Wait()
 	stopSenders()
 	senders.Wait()
+	r.closeTaps()
 	stopBG()
 	bg.Wait()
 	keep(r.closeAll())

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/tap"
+)
+
+// APIConfig is the operator API (the api: section): the live tap at
+// /api/tap, served on the metrics listener. The zero value is off.
+type APIConfig struct {
+	// Enabled serves /api/ on metrics.listen. False (the default): every
+	// /api/ path is 404.
+	Enabled bool `yaml:"enabled"`
+	// Token, when not empty, is the bearer token every /api/ request must
+	// present ("Authorization: Bearer <token>"); others get 401. Empty:
+	// no authentication (whoever reaches the listener reads the events).
+	Token Secret `yaml:"token"`
+}
+
+// validateAPI checks the api section: it is served on the metrics
+// listener, so that must be on.
+func (c *Config) validateAPI(ck *checker) {
+	if c.API.Enabled && c.Metrics.Listen == "" {
+		ck.bad("api.enabled", "needs metrics.listen (the API is served there)")
+	}
+}
+
+// Names of the relay's tap points (tap.Registry): "destination:NAME" (each
+// batch a destination's Send was given, with its outcome) and
+// "input:NAME" (the batches of the inputs that have one: HEC requests and
+// RELP windows, after parsing).
+const (
+	tapDestination = "destination:"
+	tapInput       = "input:"
+)
+
+// wireTaps gives the HEC and RELP inputs their tap points; the
+// destinations take theirs in newDestination. Stream and UDP inputs hand
+// their events to the engine one at a time and have no batch to publish
+// without work per event: they have no point.
+func (r *Relay) wireTaps() {
+	for _, h := range r.hec {
+		h.tap = r.taps.Point(tapInput + h.cfg.Name)
+	}
+	for _, p := range r.relp {
+		p.tap = r.taps.Point(tapInput + p.cfg.Name)
+	}
+}
+
+// closeTaps removes every point, ending the tap streams (the API's
+// responses end with them), so that the metrics server can shut down.
+func (r *Relay) closeTaps() {
+	for _, n := range r.taps.Names() {
+		r.taps.Remove(n)
+	}
+}
+
+// publishPtrs publishes a batch held as pointers (RELP's window) to p.
+// With no subscription it costs one atomic load; with one, the events are
+// copied (shallowly: Publish deep-copies those it hands over) into a
+// slice for the call.
+func publishPtrs(p *tap.Point, evs []*relaykit.Event) {
+	if !p.Active() {
+		return
+	}
+	batch := make([]relaykit.Event, len(evs))
+	for i, e := range evs {
+		batch[i] = *e
+	}
+	p.Publish(batch)
+}
+
+// mountAPI serves the operator API on mux under /api/ when cfg enables
+// it: every /api/ request passes the token check first (requireToken),
+// then goes to the API's own mux, where /api/tap is the tap of reg. It
+// returns that mux (nil when the API is off), where other /api/ handlers
+// register.
+func mountAPI(mux *http.ServeMux, cfg APIConfig, reg *tap.Registry) (*http.ServeMux, error) {
+	if !cfg.Enabled {
+		return nil, nil
+	}
+	th, err := tap.NewHandler(reg, tap.HandlerConfig{Token: string(cfg.Token)})
+	if err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
+	api := http.NewServeMux()
+	api.Handle("/api/tap", th)
+	mux.Handle("/api/", requireToken(string(cfg.Token), api))
+	return api, nil
+}
+
+// requireToken answers 401 to a request without "Authorization: Bearer
+// token", and passes the others to next. An empty token lets every
+// request through. The comparison takes the same time whatever was
+// presented (hashes of equal length compared in constant time).
+func requireToken(token string, next http.Handler) http.Handler {
+	if token == "" {
+		return next
+	}
+	want := sha256.Sum256([]byte(token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		sum := sha256.Sum256([]byte(got))
+		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="relay"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/relaykit/relaykit/tap"
+)
+
+// loggerLine is what util-linux `logger --tcp -n HOST -P PORT` sends: RFC
+// 5424 with its timeQuality element, LF-terminated.
+const loggerLine = `<13>1 2026-11-27T14:00:00.123456+00:00 web-1 alice - - [timeQuality tzKnown="1" isSynced="1" syncAccuracy="7000"] hello from logger` + "\n"
+
+func sendTCP(t *testing.T, addr, line string) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	_, err = io.WriteString(c, line)
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+}
+
+// tapURL is the relay's /api/tap URL for query.
+func tapURL(tr *testRelay, query string) string {
+	return "http://" + tr.addr("metrics") + "/api/tap?" + query
+}
+
+// waitSubscribed waits until point has n open subscriptions: a tap
+// request's response headers are sent once its subscription is open, but
+// the client here runs on another goroutine.
+func waitSubscribed(t *testing.T, tr *testRelay, point string, n int) {
+	t.Helper()
+	p := tr.taps.Lookup(point)
+	require.NotNil(t, p, point)
+	waitFor(t, 10*time.Second, func() bool { return p.Stats().Subscribers == n }, fmt.Sprintf("%d subscriber(s) at %s", n, point))
+}
+
+// tailOne reads one record of a tap stream on its own goroutine.
+func tailOne(t *testing.T, url, token string) <-chan *tap.Record {
+	t.Helper()
+	out := make(chan *tap.Record, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	go func() {
+		defer close(out)
+		err := tap.Tail(ctx, nil, url, token, func(r *tap.Record) error {
+			out <- r
+			return nil
+		})
+		if err != nil {
+			t.Errorf("tail: %v", err)
+		}
+	}()
+	return out
+}
+
+func recv(t *testing.T, ch <-chan *tap.Record) *tap.Record {
+	t.Helper()
+	select {
+	case r := <-ch:
+		require.NotNil(t, r, "tap stream ended without a record")
+		return r
+	case <-time.After(30 * time.Second):
+		t.Fatal("no record from the tap")
+		return nil
+	}
+}
+
+func apiConfig(t *testing.T, token string) Config {
+	cfg := testConfig(t)
+	cfg.API = APIConfig{Enabled: true, Token: Secret(token)}
+	return cfg
+}
+
+func TestTapDestinationSeesWhatTheArchiveGets(t *testing.T) {
+	cfg := apiConfig(t, "")
+	tr := startRelay(t, cfg)
+
+	recs := tailOne(t, tapURL(tr, "at=destination:archive&limit=1"), "")
+	waitSubscribed(t, tr, "destination:archive", 1)
+	sendTCP(t, tr.addr("tcp"), loggerLine)
+	rec := recv(t, recs)
+	_, open := <-recs // limit=1: the server ends the stream
+	assert.False(t, open)
+	checkBalanced(t, tr.stop(t))
+
+	arch := archivedRecords(t, archiveOf(cfg).Dir)
+	require.Len(t, arch, 1)
+	a := arch[0]
+	assert.Equal(t, "destination:archive", rec.Point)
+	assert.Equal(t, "delivered", rec.Outcome)
+	assert.Equal(t, "hello from logger", rec.Message)
+	assert.Equal(t, a.Message, rec.Message)
+	assert.Equal(t, "web-1", rec.Host)
+	assert.Equal(t, a.Host, rec.Host)
+	assert.Equal(t, a.Source, rec.Source)
+	assert.Equal(t, a.SourceType, rec.SourceType)
+	assert.Equal(t, "user", rec.Facility)
+	assert.Equal(t, "notice", rec.Severity)
+	assert.Equal(t, len(a.Fields), len(rec.Fields))
+	for k, v := range a.Fields {
+		assert.Equal(t, v, rec.Fields[k], "field %s", k)
+	}
+	at, err := time.Parse(time.RFC3339Nano, a.Time)
+	require.NoError(t, err)
+	assert.True(t, at.Equal(rec.Time), "time %s, archive %s", rec.Time, at)
+}
+
+// With no subscriber a point publishes nothing: Publish returned at its
+// one atomic load (a point counts only what it published to someone).
+func TestTapNoSubscriberLeavesTheArchivePathAlone(t *testing.T) {
+	cfg := apiConfig(t, "")
+	tr := startRelay(t, cfg)
+	p := tr.taps.Lookup("destination:archive")
+	require.NotNil(t, p)
+	sendTCP(t, tr.addr("tcp"), loggerLine)
+	waitFor(t, 10*time.Second, func() bool { return len(archived(t, archiveOf(cfg).Dir)) == 1 }, "the line archived")
+	checkBalanced(t, tr.stop(t))
+	assert.Equal(t, tap.Stats{}, p.Stats())
+	assert.False(t, p.Active())
+}
+
+func TestAPIDisabledIs404(t *testing.T) {
+	cfg := testConfig(t)
+	require.False(t, cfg.API.Enabled, "the API is off by default")
+	tr := startRelay(t, cfg)
+	for _, path := range []string{"/api/tap?at=destination:archive", "/api/", "/api/sources"} {
+		resp, err := http.Get("http://" + tr.addr("metrics") + path)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode, path)
+	}
+	// The points exist all the same (cost nothing): turning the API on is
+	// a restart, not a rebuild of the data path.
+	assert.NotNil(t, tr.taps.Lookup("destination:archive"))
+}
+
+func TestAPITokenRequired(t *testing.T) {
+	const token = "tap-token-7f3a"
+	tr := startRelay(t, apiConfig(t, token))
+	base := "http://" + tr.addr("metrics")
+
+	get := func(path, auth string) int {
+		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+		require.NoError(t, err)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.NotContains(t, string(body), "hello", path)
+		return resp.StatusCode
+	}
+	for _, path := range []string{"/api/tap?at=destination:archive&limit=1", "/api/sources", "/api/"} {
+		assert.Equal(t, http.StatusUnauthorized, get(path, ""), path)
+		assert.Equal(t, http.StatusUnauthorized, get(path, "Bearer wrong"), path)
+		assert.Equal(t, http.StatusUnauthorized, get(path, token), path) // no "Bearer "
+	}
+	// Metrics and health stay open.
+	assert.Equal(t, http.StatusOK, get("/metrics", ""))
+
+	err := tap.Tail(t.Context(), nil, tapURL(tr, "at=destination:archive&limit=1"), "", func(*tap.Record) error { return nil })
+	require.ErrorIs(t, err, tap.ErrUnauthorized)
+
+	recs := tailOne(t, tapURL(tr, "at=destination:archive&limit=1"), token)
+	waitSubscribed(t, tr, "destination:archive", 1)
+	sendTCP(t, tr.addr("tcp"), loggerLine)
+	rec := recv(t, recs)
+	assert.Equal(t, "hello from logger", rec.Message)
+	assert.Equal(t, "delivered", rec.Outcome)
+}
+
+func TestAPIConfig(t *testing.T) {
+	t.Setenv("TEST_RELAY_API_TOKEN", "from-env")
+	cfg, err := LoadConfig(writeConfig(t, "api:\n  enabled: true\n  token: ${TEST_RELAY_API_TOKEN}\n"))
+	require.NoError(t, err)
+	assert.True(t, cfg.API.Enabled)
+	assert.Equal(t, Secret("from-env"), cfg.API.Token)
+	assert.NotContains(t, cfg.Summary(), "from-env")
+
+	_, err = LoadConfig(writeConfig(t, "api:\n  enabled: true\nmetrics:\n  listen: \"\"\n"))
+	require.ErrorContains(t, err, "api.enabled")
+}
+
+func TestTapCommandPrintsAnEvent(t *testing.T) {
+	const token = "cli-token"
+	tr := startRelay(t, apiConfig(t, token))
+	t.Setenv("RELAY_API_TOKEN", token)
+
+	var out, errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- mainCtx(t.Context(), []string{"tap", "-addr", tr.addr("metrics"), "-at", "destination:archive", "-n", "1"}, &out, &errb)
+	}()
+	waitSubscribed(t, tr, "destination:archive", 1)
+	sendTCP(t, tr.addr("tcp"), loggerLine)
+	select {
+	case code := <-done:
+		require.Equal(t, 0, code, errb.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("relay tap did not end after -n 1")
+	}
+	assert.Regexp(t, `^\S+ destination:archive delivered web-1 user\.notice hello from logger`, out.String())
+	assert.Equal(t, 1, bytes.Count(out.Bytes(), []byte("\n")), out.String())
+
+	// Without the token: exit 1, and a hint.
+	out.Reset()
+	errb.Reset()
+	t.Setenv("RELAY_API_TOKEN", "")
+	code := mainCtx(t.Context(), []string{"tap", "-addr", tr.addr("metrics"), "-at", "destination:archive", "-n", "1"}, &out, &errb)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errb.String(), "RELAY_API_TOKEN")
+	assert.Empty(t, out.String())
+
+	// -at is required.
+	assert.Equal(t, 2, mainCtx(t.Context(), []string{"tap", "-addr", tr.addr("metrics")}, &out, &errb))
+}
+
+// The inputs with a batch at hand publish it after parsing, before the
+// engine: an HEC request's events and a RELP window. Stream and UDP inputs
+// have no point (the tap's 400 lists the points there are).
+func TestTapInputPoints(t *testing.T) {
+	cfg := apiConfig(t, "")
+	relpInputConfig(&cfg, nil)
+	hecInputConfig(&cfg)
+	tr := startRelay(t, cfg)
+
+	hecRecs := tailOne(t, tapURL(tr, "at=input:hec&limit=1"), "")
+	relpRecs := tailOne(t, tapURL(tr, "at=input:relp&limit=1"), "")
+	waitSubscribed(t, tr, "input:hec", 1)
+	waitSubscribed(t, tr, "input:relp", 1)
+
+	code, _ := hecPost(t, "http://"+tr.addr("hec")+"/services/collector/event", testHECToken,
+		[]byte(`{"event":"hello over hec","host":"app-1","sourcetype":"app:log"}`), false)
+	require.Equal(t, http.StatusOK, code)
+	rec := recv(t, hecRecs)
+	assert.Equal(t, "input:hec", rec.Point)
+	assert.Equal(t, "hello over hec", rec.Message)
+	assert.Equal(t, "app-1", rec.Host)
+	assert.Equal(t, "app:log", rec.SourceType)
+	assert.Empty(t, rec.Outcome, "an input point has no outcome")
+
+	rc := dialRELP(t, tr.addr("relp"))
+	rc.send(t, "syslog", "<13>1 2026-01-02T03:04:05Z relp-host app - - - hello over relp")
+	require.Contains(t, rc.read(t), " rsp 200 OK")
+	rec = recv(t, relpRecs)
+	assert.Equal(t, "input:relp", rec.Point)
+	assert.Equal(t, "hello over relp", rec.Message)
+	assert.Equal(t, "relp-host", rec.Host)
+
+	resp, err := http.Get(tapURL(tr, "at=input:tcp"))
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, string(body), "destination:archive")
+	assert.Contains(t, string(body), "input:relp")
+}
