@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/tap"
 )
@@ -39,6 +41,21 @@ const (
 	tapDestination = "destination:"
 	tapInput       = "input:"
 )
+
+// setupAPI gives the inputs their tap points and, when the API is on,
+// serves it on the metrics listener with the tap's metrics.
+func (r *Relay) setupAPI() error {
+	r.wireTaps()
+	api, err := mountAPI(r.metrics.mux, r.cfg.API, &r.taps)
+	if err != nil {
+		return err
+	}
+	if api != nil {
+		r.api = api
+		r.metrics.reg.MustRegister(tapCollector{&r.taps})
+	}
+	return nil
+}
 
 // wireTaps gives the HEC and RELP inputs their tap points; the
 // destinations take theirs in newDestination. Stream and UDP inputs hand
@@ -114,4 +131,32 @@ func requireToken(token string, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+var (
+	descTapSubscribers = prometheus.NewDesc("relay_tap_subscribers", "Open tap subscriptions (GET /api/tap streams) per point.", []string{"point"}, nil)
+	descTapEvents      = prometheus.NewDesc("relay_tap_published_events_total", "Events a tap point was offered while at least one subscription was open (with none, nothing is counted: the point costs one atomic load per batch).", []string{"point"}, nil)
+	descTapDelivered   = prometheus.NewDesc("relay_tap_delivered_events_total", "Events handed to tap subscribers (copies), per point.", []string{"point"}, nil)
+	descTapDropped     = prometheus.NewDesc("relay_tap_dropped_events_total", "Events tap subscribers lost because they read too slowly (their buffer was full), per point; the data path never waits for them.", []string{"point"}, nil)
+	descTapLimited     = prometheus.NewDesc("relay_tap_limited_events_total", "Events over a tap stream's events-per-second cap, per point.", []string{"point"}, nil)
+)
+
+// tapCollector exports the tap points' counters (registered when the API
+// is on).
+type tapCollector struct{ reg *tap.Registry }
+
+func (c tapCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descTapSubscribers, descTapEvents, descTapDelivered, descTapDropped, descTapLimited} {
+		ch <- d
+	}
+}
+
+func (c tapCollector) Collect(ch chan<- prometheus.Metric) {
+	for name, st := range c.reg.Stats() {
+		ch <- prometheus.MustNewConstMetric(descTapSubscribers, prometheus.GaugeValue, float64(st.Subscribers), name)
+		ch <- prometheus.MustNewConstMetric(descTapEvents, prometheus.CounterValue, float64(st.Events), name)
+		ch <- prometheus.MustNewConstMetric(descTapDelivered, prometheus.CounterValue, float64(st.Delivered), name)
+		ch <- prometheus.MustNewConstMetric(descTapDropped, prometheus.CounterValue, float64(st.Dropped), name)
+		ch <- prometheus.MustNewConstMetric(descTapLimited, prometheus.CounterValue, float64(st.Limited), name)
+	}
 }

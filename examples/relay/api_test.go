@@ -91,6 +91,7 @@ func TestTapDestinationSeesWhatTheArchiveGets(t *testing.T) {
 	rec := recv(t, recs)
 	_, open := <-recs // limit=1: the server ends the stream
 	assert.False(t, open)
+	waitSubscribed(t, tr, "destination:archive", 0) // the response's end closed it
 	checkBalanced(t, tr.stop(t))
 
 	arch := archivedRecords(t, archiveOf(cfg).Dir)
@@ -139,9 +140,13 @@ func TestAPIDisabledIs404(t *testing.T) {
 		resp.Body.Close()
 		assert.Equal(t, http.StatusNotFound, resp.StatusCode, path)
 	}
-	// The points exist all the same (cost nothing): turning the API on is
-	// a restart, not a rebuild of the data path.
+	// The points exist all the same (they cost nothing), without metrics.
 	assert.NotNil(t, tr.taps.Lookup("destination:archive"))
+	resp, err := http.Get("http://" + tr.addr("metrics") + "/metrics")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.NotContains(t, string(body), "relay_tap_")
 }
 
 func TestAPITokenRequired(t *testing.T) {
@@ -266,4 +271,51 @@ func TestTapInputPoints(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	assert.Contains(t, string(body), "destination:archive")
 	assert.Contains(t, string(body), "input:relp")
+}
+
+// An open tap stream does not hold the shutdown: the points close, the
+// stream ends (EOF, not the client's timeout), and the relay stops.
+func TestTapStreamEndsAtShutdown(t *testing.T) {
+	tr := startRelay(t, apiConfig(t, ""))
+	recs := tailOne(t, tapURL(tr, "at=destination:archive"), "")
+	waitSubscribed(t, tr, "destination:archive", 1)
+	sendTCP(t, tr.addr("tcp"), loggerLine)
+	assert.Equal(t, "hello from logger", recv(t, recs).Message)
+	checkBalanced(t, tr.stop(t))
+	select {
+	case r, open := <-recs:
+		assert.False(t, open, "record after shutdown: %+v", r)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the tap stream outlived the relay")
+	}
+}
+
+// A subscriber that never reads costs the archive nothing: every line is
+// archived, and what its buffer could not take is counted as dropped.
+func TestTapStuckSubscriberDoesNotHoldTheArchive(t *testing.T) {
+	cfg := apiConfig(t, "")
+	tr := startRelay(t, cfg)
+	sub, err := tr.taps.Lookup("destination:archive").Subscribe(tap.SubscribeConfig{Buffer: 1})
+	require.NoError(t, err)
+	defer sub.Close()
+	const n = 50
+	var lines bytes.Buffer
+	for i := range n {
+		fmt.Fprintf(&lines, "<13>1 2026-11-27T14:00:00Z web-1 alice - - - line %d\n", i)
+	}
+	sendTCP(t, tr.addr("tcp"), lines.String())
+	p := tr.taps.Lookup("destination:archive")
+	// The point publishes after the archive's write returns, and a
+	// subscription's counters are added after its hand-off: wait for them.
+	waitFor(t, 10*time.Second, func() bool {
+		st := p.Stats()
+		return st.Delivered+st.Dropped == n
+	}, "every line offered")
+	assert.Len(t, archived(t, archiveOf(cfg).Dir), n)
+	assert.Equal(t, float64(n), metricValue(t, tr, "relay_tap_published_events_total", "point", "destination:archive"))
+	assert.Equal(t, float64(n-1), metricValue(t, tr, "relay_tap_dropped_events_total", "point", "destination:archive"))
+	assert.Equal(t, 1.0, metricValue(t, tr, "relay_tap_delivered_events_total", "point", "destination:archive"))
+	assert.Equal(t, 1.0, metricValue(t, tr, "relay_tap_subscribers", "point", "destination:archive"))
+	assert.Len(t, sub.C(), 1)
+	checkBalanced(t, tr.stop(t))
 }

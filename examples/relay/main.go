@@ -1,7 +1,9 @@
 // Command relay is a syslog relay built from the relaykit packages: syslog
 // over UDP, TCP and TLS and JSON lines in; routes, pipelines and enrichment;
 // Microsoft Sentinel, Splunk HEC, syslog and a local archive out; failed
-// batches spooled to disk and replayed. See README.md.
+// batches spooled to disk and replayed. `relay tap` prints the events at a
+// point of a running relay (its operator API, api: in the config). See
+// README.md.
 package main
 
 import (

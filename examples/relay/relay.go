@@ -176,8 +176,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 	if err != nil {
 		return nil, err
 	}
-	r.wireTaps()
-	if r.api, err = mountAPI(r.metrics.mux, cfg.API, &r.taps); err != nil {
+	if err := r.setupAPI(); err != nil { // api.go
 		return nil, err
 	}
 	checkFileLimit(cfg, log)
