@@ -35,6 +35,7 @@ type Config struct {
 	Spool           SpoolConfig                  `yaml:"spool"`
 	DeadLetter      DeadLetterConfig             `yaml:"dead_letter"`
 	Metrics         MetricsConfig                `yaml:"metrics"`
+	Sources         SourcesConfig                `yaml:"sources"`
 	ShutdownTimeout time.Duration                `yaml:"shutdown_timeout"`
 	StatsInterval   time.Duration                `yaml:"stats_interval"`
 }
@@ -213,6 +214,7 @@ func (c *Config) Validate() error {
 	c.validateKafka(ck.bad, ck.name)
 	c.validateAckInputs(ck)
 	c.validateRoutes(ck)
+	c.validateSources(ck)
 	if c.DeadLetter.Dir == "" {
 		c.DeadLetter.Dir = "./data/deadletter"
 	}
