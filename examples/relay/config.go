@@ -295,6 +295,18 @@ func (c *Config) Summary() string {
 			fmt.Fprintf(&b, "destination %s: %s\n", n, d.Spec.summary())
 		}
 	}
+	if s := c.Sources; s.Enabled {
+		limit := "no rate limit"
+		if s.RateLimit.EventsPerSecond > 0 {
+			burst := "one second's worth"
+			if s.RateLimit.Burst > 0 {
+				burst = strconv.Itoa(s.RateLimit.Burst)
+			}
+			limit = fmt.Sprintf("limit %g events/s per source, burst %s (%s)", s.RateLimit.EventsPerSecond, burst, s.RateLimit.Mode)
+		}
+		fmt.Fprintf(&b, "sources: at most %d, silent after %s, %d expected, %d overrides, %s; state %s\n",
+			s.MaxSources, s.SilentAfter, len(s.Expected), len(s.Overrides), limit, s.StateFile)
+	}
 	fmt.Fprintf(&b, "spool: %s; dead letters: %s; metrics: %s", c.Spool.Dir, c.DeadLetter.Dir, c.Metrics.Listen)
 	return b.String()
 }
