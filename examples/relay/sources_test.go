@@ -9,12 +9,17 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/engine"
+	"github.com/relaykit/relaykit/sources"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -396,4 +401,126 @@ func TestSourcesConfig(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.field)
 		})
 	}
+}
+
+// TestSourcesPaceTCP: a TCP sender writing as fast as it can, limited to
+// 1,000 ev/s in pace mode, beside a polite one at 200 ev/s: the flooder's
+// connection is read at its rate (plus its burst and one read's worth),
+// nothing is dropped, and the polite sender is not held back.
+func TestSourcesPaceTCP(t *testing.T) {
+	cfg := sourcesConfig(t)
+	cfg.Sources.RateLimit.EventsPerSecond = 1000
+	require.NoError(t, cfg.Validate())
+	tr := startRelay(t, cfg)
+	polite := startTCPSender(t, "127.0.0.3", tr.addr("tcp"), 5*time.Millisecond)
+
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: 5 * time.Second}
+	c, err := d.Dial("tcp", tr.addr("tcp"))
+	require.NoError(t, err)
+	line := []byte("<13>1 2026-11-27T10:00:00Z flooder app - - - a line of about eighty bytes, sent as fast as possible\n")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			if _, err := c.Write(line); err != nil {
+				return
+			}
+		}
+	}()
+	const seconds = 3
+	start := time.Now()
+	politeBefore := func() uint64 {
+		for _, s := range apiSources(t, tr, "") {
+			if s.Source == "127.0.0.3" {
+				return s.Events
+			}
+		}
+		return 0
+	}()
+	waitFor(t, 2*seconds*time.Second, func() bool { return time.Since(start) >= seconds*time.Second }, "the flood's time")
+	byKey := map[string]sourceJSON{}
+	for _, s := range apiSources(t, tr, "") {
+		byKey[s.Source] = s
+	}
+	elapsed := time.Since(start)
+	f, p := byKey["127.0.0.2"], byKey["127.0.0.3"]
+	t.Logf("flooder: %d events read in %s, %d paced; polite: %d", f.Events, elapsed, f.Paced, p.Events-politeBefore)
+	readWorth := 64 << 10 / len(line) // a read's events, charged after it
+	assert.LessOrEqual(t, float64(f.Events), 1000+1000*elapsed.Seconds()*1.1+float64(readWorth), "read at its rate")
+	assert.GreaterOrEqual(t, float64(f.Events), 1000*elapsed.Seconds()*0.9, "read at its rate, not slower")
+	assert.Positive(t, f.Paced)
+	assert.Zero(t, f.Dropped)
+	assert.Zero(t, p.Paced, "the polite sender is not limited")
+	// Polite: 200/s, less its ticker's and the scheduler's slack.
+	assert.Greater(t, float64(p.Events-politeBefore), 0.7*200*elapsed.Seconds(), "the polite sender is not held back")
+	assert.Positive(t, metricValue(t, tr, "relay_sources_paced_seconds_total"))
+
+	polite.close()
+	require.NoError(t, c.Close()) // the writer's pending write fails
+	<-done
+	s := tr.stop(t)
+	checkBalanced(t, s)
+	assert.Zero(t, s.Dropped[dropRateLimit], "pace drops nothing")
+}
+
+// TestSourcesReload: a reload replaces the policy, and refuses what needs
+// a restart.
+func TestSourcesReload(t *testing.T) {
+	cfg := sourcesConfig(t)
+	tr := startRelay(t, cfg)
+	tr2, err := net.DialTCP("tcp", &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, tr.Addrs()["tcp"].(*net.TCPAddr))
+	require.NoError(t, err)
+	_, err = tr2.Write([]byte("<13>1 2026-11-27T10:00:00Z dev app - - - one\n"))
+	require.NoError(t, err)
+	require.NoError(t, tr2.Close())
+	waitFor(t, 10*time.Second, func() bool { return len(apiSources(t, tr, "")) == 1 }, "the source seen")
+
+	nc := cfg.Sources
+	nc.SilentAfter = time.Hour
+	nc.Expected = []string{"192.0.2.9"}
+	require.NoError(t, tr.ReloadSources(nc))
+	waiting := apiSources(t, tr, "?state=waiting")
+	require.Len(t, waiting, 1)
+	assert.Equal(t, "192.0.2.9", waiting[0].Source)
+	assert.True(t, waiting[0].Expected)
+	src, ok := tr.sources.tr.Source(sources.ParseKey("127.0.0.2"))
+	require.True(t, ok)
+	assert.Equal(t, time.Hour, src.SilentAfter, "the known source's threshold replaced")
+
+	bad := nc
+	bad.RateLimit.Mode = rateModeDrop
+	require.ErrorContains(t, tr.ReloadSources(bad), "restart")
+	bad = nc
+	bad.Enabled = false
+	require.ErrorContains(t, tr.ReloadSources(bad), "restart")
+	bad = nc
+	bad.Overrides = []SourceOverride{{Match: "~("}}
+	require.ErrorIs(t, tr.ReloadSources(bad), sources.ErrInvalidConfig)
+}
+
+// TestSourcesStreamAllocs: counting a stream connection's events and
+// charging them at each read allocates nothing.
+func TestSourcesStreamAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	cfg := sourcesConfig(t)
+	cfg.Sources.RateLimit.EventsPerSecond = 1e9
+	eng, err := engine.New(engine.Config{Sink: sinkFunc(func(context.Context, []relaykit.Event) error { return nil }), Workers: 1})
+	require.NoError(t, err)
+	st, err := newSourceTracker(cfg.Sources, &ledger{eng: eng}, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	cs := st.streamConn("tcp", netip.MustParseAddr("127.0.0.2"), nil)
+	var ev relaykit.Event
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(1000, func() {
+		for range 10 {
+			cs.event(&ev, 100)
+		}
+		_ = cs.beforeRead(ctx)
+	})
+	assert.Zero(t, allocs)
+	src, ok := st.tr.Source(sources.ParseKey("127.0.0.2"))
+	require.True(t, ok)
+	assert.EqualValues(t, 10*1001, src.Events)
 }
