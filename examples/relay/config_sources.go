@@ -52,7 +52,8 @@ type SourceRateLimit struct {
 	SourceLimit `yaml:",inline"`
 	// Mode is pace (the default: a stream connection over its rate is not
 	// read until it is within it; UDP, which cannot be paced, drops) or
-	// drop (every input drops the excess, counted as dropped{rate_limit}).
+	// drop (every input but RELP, which always paces, drops the excess,
+	// counted as dropped{rate_limit}).
 	Mode string `yaml:"mode"`
 }
 
@@ -132,7 +133,8 @@ func (c *Config) validateSources(ck *checker) {
 		ck.bad("sources", "%v", err)
 	}
 	// Keys by host for syslog inputs; the JSON input's events name their
-	// peer, so its key is the address.
+	// peer, and RELP's are counted per window, so their key is the
+	// address.
 	var syslogIn, streamIn []string
 	for _, in := range c.Inputs.SyslogUDP {
 		syslogIn = append(syslogIn, in.Name)
@@ -143,6 +145,9 @@ func (c *Config) validateSources(ck *checker) {
 	for _, in := range c.Inputs.JSONTCP {
 		streamIn = append(streamIn, in.Name)
 	}
+	for _, in := range c.Inputs.RELP {
+		streamIn = append(streamIn, in.Name)
+	}
 	for name, k := range s.Keys {
 		field := "sources.keys." + name
 		switch {
@@ -151,10 +156,10 @@ func (c *Config) validateSources(ck *checker) {
 		case slices.Contains(syslogIn, name):
 		case slices.Contains(streamIn, name):
 			if k == sourceKeyHost {
-				ck.bad(field, "a json_tcp input is keyed by address only")
+				ck.bad(field, "json_tcp and relp inputs are keyed by address only")
 			}
 		default:
-			ck.bad(field, "no syslog_udp, syslog_tcp or json_tcp input named %q", name)
+			ck.bad(field, "no syslog_udp, syslog_tcp, json_tcp or relp input named %q", name)
 		}
 	}
 	if s.StateFile == "" {

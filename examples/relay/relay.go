@@ -166,7 +166,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		if in.TLS != nil {
 			kind = "relp_tls"
 		}
-		p, err := newRELPInput(in, r.ledger.input(in.Name, kind), loc, log)
+		p, err := newRELPInput(in, r.ledger.input(in.Name, kind), loc, r.sources.input(in.Name), log)
 		if err != nil {
 			return nil, err
 		}

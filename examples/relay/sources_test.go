@@ -524,3 +524,35 @@ func TestSourcesStreamAllocs(t *testing.T) {
 	require.True(t, ok)
 	assert.EqualValues(t, 10*1001, src.Events)
 }
+
+// TestSourcesRELP: a RELP sender is tracked, and one over its limit has
+// its windows answered late (held back), none dropped, each answered only
+// once archived.
+func TestSourcesRELP(t *testing.T) {
+	cfg := sourcesConfig(t)
+	relpInputConfig(&cfg, nil)
+	cfg.Sources.RateLimit = SourceRateLimit{SourceLimit: SourceLimit{EventsPerSecond: 100, Burst: 50}, Mode: rateModeDrop}
+	require.NoError(t, cfg.Validate())
+	tr := startRelay(t, cfg)
+	rc := dialRELP(t, tr.addr("relp"))
+	const n = 200
+	start := time.Now()
+	for i := range n {
+		rc.send(t, "syslog", fmt.Sprintf("<13>1 2026-11-27T10:00:00Z relp app - - - frame %d", i))
+		require.Contains(t, rc.read(t), "200 OK")
+	}
+	elapsed := time.Since(start)
+	// 50 at once, the other 150 at 100/s.
+	assert.GreaterOrEqual(t, elapsed, 1400*time.Millisecond, "held back to its rate")
+	src := apiSources(t, tr, "")
+	require.Len(t, src, 1)
+	assert.Equal(t, "127.0.0.1", src[0].Source)
+	assert.Equal(t, "relp", src[0].Input)
+	assert.EqualValues(t, n, src[0].Events)
+	assert.Positive(t, src[0].Paced)
+	assert.Zero(t, src[0].Dropped)
+	s := tr.stop(t)
+	checkBalanced(t, s)
+	assert.Zero(t, s.Dropped[dropRateLimit])
+	assert.EqualValues(t, n, s.Archived)
+}
