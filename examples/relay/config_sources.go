@@ -52,8 +52,9 @@ type SourceRateLimit struct {
 	SourceLimit `yaml:",inline"`
 	// Mode is pace (the default: a stream connection over its rate is not
 	// read until it is within it; UDP, which cannot be paced, drops) or
-	// drop (every input but RELP, which always paces, drops the excess,
-	// counted as dropped{rate_limit}).
+	// drop (UDP, syslog TCP and JSON drop the excess, counted as
+	// dropped{rate_limit}; HEC answers the request code 9 and RELP, which
+	// cannot refuse, paces).
 	Mode string `yaml:"mode"`
 }
 
@@ -133,8 +134,8 @@ func (c *Config) validateSources(ck *checker) {
 		ck.bad("sources", "%v", err)
 	}
 	// Keys by host for syslog inputs; the JSON input's events name their
-	// peer, and RELP's are counted per window, so their key is the
-	// address.
+	// peer, and RELP's and HEC's are counted per window or request, so
+	// their key is the address.
 	var syslogIn, streamIn []string
 	for _, in := range c.Inputs.SyslogUDP {
 		syslogIn = append(syslogIn, in.Name)
@@ -148,6 +149,9 @@ func (c *Config) validateSources(ck *checker) {
 	for _, in := range c.Inputs.RELP {
 		streamIn = append(streamIn, in.Name)
 	}
+	for _, in := range c.Inputs.HEC {
+		streamIn = append(streamIn, in.Name)
+	}
 	for name, k := range s.Keys {
 		field := "sources.keys." + name
 		switch {
@@ -156,10 +160,10 @@ func (c *Config) validateSources(ck *checker) {
 		case slices.Contains(syslogIn, name):
 		case slices.Contains(streamIn, name):
 			if k == sourceKeyHost {
-				ck.bad(field, "json_tcp and relp inputs are keyed by address only")
+				ck.bad(field, "json_tcp, relp and hec inputs are keyed by address only")
 			}
 		default:
-			ck.bad(field, "no syslog_udp, syslog_tcp, json_tcp or relp input named %q", name)
+			ck.bad(field, "no syslog_udp, syslog_tcp, json_tcp, relp or hec input named %q", name)
 		}
 	}
 	if s.StateFile == "" {

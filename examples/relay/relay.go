@@ -155,7 +155,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		r.kafka = append(r.kafka, k)
 	}
 	for _, in := range cfg.Inputs.HEC {
-		h, err := newHECInput(in, r.ledger.input(in.Name, "hec"), r.healthy, log)
+		h, err := newHECInput(in, r.ledger.input(in.Name, "hec"), r.healthy, r.sources, log)
 		if err != nil {
 			return nil, err
 		}

@@ -556,3 +556,40 @@ func TestSourcesRELP(t *testing.T) {
 	assert.Zero(t, s.Dropped[dropRateLimit])
 	assert.EqualValues(t, n, s.Archived)
 }
+
+// TestSourcesHEC: in drop mode an HEC sender over its limit is answered
+// 503 code 9 and its events are not taken in (it sends them again), never
+// answered as delivered; what was answered Success is archived.
+func TestSourcesHEC(t *testing.T) {
+	cfg := sourcesConfig(t)
+	hecInputConfig(&cfg)
+	cfg.Sources.RateLimit = SourceRateLimit{SourceLimit: SourceLimit{EventsPerSecond: 1, Burst: 5}, Mode: rateModeDrop}
+	require.NoError(t, cfg.Validate())
+	tr := startRelay(t, cfg)
+	url := "http://" + tr.addr("hec") + "/services/collector/event"
+	var ok, busy int
+	for i := range 10 {
+		status, m := hecPost(t, url, testHECToken, fmt.Appendf(nil, `{"event":"e %d"}`, i), false)
+		switch status {
+		case http.StatusOK:
+			ok++
+		case http.StatusServiceUnavailable:
+			assert.EqualValues(t, 9, m["code"], "%v", m)
+			busy++
+		default:
+			t.Fatalf("status %d: %v", status, m)
+		}
+	}
+	// 5 at once, then one a second: 5 or 6 of the 10 answered Success.
+	assert.GreaterOrEqual(t, ok, 5)
+	assert.LessOrEqual(t, ok, 6)
+	assert.Equal(t, 10, ok+busy)
+	src := apiSources(t, tr, "")
+	require.Len(t, src, 1)
+	assert.Equal(t, "hec", src[0].Input)
+	assert.EqualValues(t, busy, src[0].Dropped)
+	s := tr.stop(t)
+	checkBalanced(t, s)
+	assert.EqualValues(t, ok, s.Archived, "what was answered Success, and nothing else")
+	assert.EqualValues(t, ok, s.Received)
+}
