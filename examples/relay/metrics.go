@@ -242,7 +242,10 @@ type metricsServer struct {
 	ln  net.Listener
 }
 
-func newMetricsServer(addr string, l *ledger, ready func() error, extra ...prometheus.Collector) (*metricsServer, error) {
+// newMetricsServer builds the server of /metrics and /healthz on addr
+// (none when addr is empty); api holds further handlers by path
+// (GET /api/sources when sources are tracked).
+func newMetricsServer(addr string, l *ledger, ready func() error, api map[string]http.Handler, extra ...prometheus.Collector) (*metricsServer, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(l)
 	for _, c := range extra {
@@ -257,6 +260,9 @@ func newMetricsServer(addr string, l *ledger, ready func() error, extra ...prome
 		}
 		fmt.Fprintln(w, "ok")
 	})
+	for path, h := range api {
+		mux.Handle(path, h)
+	}
 	ms := &metricsServer{reg: reg}
 	if addr == "" {
 		return ms, nil
