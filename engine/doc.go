@@ -5,16 +5,20 @@
 //
 // # Data path
 //
-//	inputs ──Producer.Push / Input.Push / TryPush──▶ worker rings (ringbuffer.MPSC, one per worker; a shard key picks the ring)
-//	                                                   │ drained by the producer itself when nobody else is (inline),
-//	                                                   │ else by the worker, woken by the push or by BatchMaxWait
-//	                                                   ▼
-//	                                          batch.Collector (BatchMaxEvents / BatchMaxBytes / BatchMaxWait, InlineFlush)
-//	                                                   ▼ one flush at a time per worker, in ring order
-//	                                          Config.Sink.Send(batch) — a route table whose routes end in
-//	                                          destinations behind delivery.Queue (the one retry loop)
-//	                                                   ▼
-//	                                          done count advances ──▶ Marks settle ──▶ inputs acknowledge
+//	inputs (Producer.Push, Input.Push, TryPush, PushWait), by shard
+//	  │
+//	  ▼
+//	worker rings: ringbuffer.MPSC, one per worker
+//	  │  drained by the producer itself when nobody else is (inline),
+//	  │  else by the worker, woken by the push or by BatchMaxWait
+//	  ▼
+//	batch.Collector: BatchMaxEvents, BatchMaxBytes, BatchMaxWait
+//	  │  one flush at a time per worker, in ring order
+//	  ▼
+//	Config.Sink.Send(batch): a route table whose routes end in
+//	  │  destinations behind delivery.Queue (the one retry loop)
+//	  ▼
+//	done count advances ─▶ marks settle ─▶ inputs acknowledge
 //
 // An input registers with [Engine.NewInput] and hands events over by shard:
 // a connection, a sender's address, a Kafka partition. The events of one

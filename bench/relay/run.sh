@@ -40,6 +40,8 @@
 # (tracepoints; needs perf and root) and prints them per event. A_IDLE=N
 # opens N idle connections to the relay in scenario a before the load (one
 # line each, then quiet; tools idle) and prints its RSS with them at rest.
+# A_SOURCES=1 turns on per-source statistics (sources: {enabled: true},
+# the defaults) in scenario a.
 # Usage: bench/relay/run.sh [seconds] [scenario...]     (default: 10 a b c)
 # rsyslog is taken from its Debian package, unpacked beside the run (it
 # conflicts with syslog-ng-core in apt): set RSYSLOG_ROOT to a directory
@@ -168,6 +170,9 @@ spool: {dir: $d/spool}
 dead_letter: {dir: $d/dl}
 metrics: {listen: 127.0.0.1:$mport}
 EOF
+	if [ -n "${A_SOURCES:-}" ]; then # per-source statistics on, at their defaults
+		echo "sources: {enabled: true}" >>"$d/relay.yaml"
+	fi
 	start_relay "$d" "$d/relay.yaml"
 	local idle=${A_IDLE:-0} ipid rest=""
 	if [ "$idle" -gt 0 ]; then

@@ -42,19 +42,30 @@ const (
 	tapInput       = "input:"
 )
 
-// setupAPI gives the inputs their tap points and, when the API is on,
-// serves it on the metrics listener with the tap's metrics.
-func (r *Relay) setupAPI() error {
+// setupAPI gives the inputs their tap points and returns the handlers of
+// the metrics listener's /api/ paths: handlers (by path, such as
+// /api/sources) and, when api.enabled, /api/tap, all behind one
+// "/api/" handler that checks api.token first; and the tap's metrics
+// collector when api.enabled (nil otherwise). With no handler it returns
+// a nil map: every /api/ path is 404.
+func (r *Relay) setupAPI(handlers map[string]http.Handler) (map[string]http.Handler, prometheus.Collector, error) {
 	r.wireTaps()
-	api, err := mountAPI(r.metrics.mux, r.cfg.API, &r.taps)
-	if err != nil {
-		return err
+	api := http.NewServeMux()
+	for path, h := range handlers {
+		api.Handle(path, h)
 	}
-	if api != nil {
-		r.api = api
-		r.metrics.reg.MustRegister(tapCollector{&r.taps})
+	var col prometheus.Collector
+	if r.cfg.API.Enabled {
+		th, err := tap.NewHandler(&r.taps, tap.HandlerConfig{Token: string(r.cfg.API.Token)})
+		if err != nil {
+			return nil, nil, fmt.Errorf("api: %w", err)
+		}
+		api.Handle("/api/tap", th)
+		col = tapCollector{&r.taps}
+	} else if len(handlers) == 0 {
+		return nil, nil, nil
 	}
-	return nil
+	return map[string]http.Handler{"/api/": requireToken(string(r.cfg.API.Token), api)}, col, nil
 }
 
 // wireTaps gives the HEC and RELP inputs their tap points; the
@@ -91,25 +102,6 @@ func publishPtrs(p *tap.Point, evs []*relaykit.Event) {
 		batch[i] = *e
 	}
 	p.Publish(batch)
-}
-
-// mountAPI serves the operator API on mux under /api/ when cfg enables
-// it: every /api/ request passes the token check first (requireToken),
-// then goes to the API's own mux, where /api/tap is the tap of reg. It
-// returns that mux (nil when the API is off), where other /api/ handlers
-// register.
-func mountAPI(mux *http.ServeMux, cfg APIConfig, reg *tap.Registry) (*http.ServeMux, error) {
-	if !cfg.Enabled {
-		return nil, nil
-	}
-	th, err := tap.NewHandler(reg, tap.HandlerConfig{Token: string(cfg.Token)})
-	if err != nil {
-		return nil, fmt.Errorf("api: %w", err)
-	}
-	api := http.NewServeMux()
-	api.Handle("/api/tap", th)
-	mux.Handle("/api/", requireToken(string(cfg.Token), api))
-	return api, nil
 }
 
 // requireToken answers 401 to a request without "Authorization: Bearer

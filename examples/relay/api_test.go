@@ -151,7 +151,9 @@ func TestAPIDisabledIs404(t *testing.T) {
 
 func TestAPITokenRequired(t *testing.T) {
 	const token = "tap-token-7f3a"
-	tr := startRelay(t, apiConfig(t, token))
+	cfg := apiConfig(t, token)
+	cfg.Sources.Enabled = true // /api/sources is behind the token too
+	tr := startRelay(t, cfg)
 	base := "http://" + tr.addr("metrics")
 
 	get := func(path, auth string) int {
@@ -172,6 +174,7 @@ func TestAPITokenRequired(t *testing.T) {
 		assert.Equal(t, http.StatusUnauthorized, get(path, "Bearer wrong"), path)
 		assert.Equal(t, http.StatusUnauthorized, get(path, token), path) // no "Bearer "
 	}
+	assert.Equal(t, http.StatusOK, get("/api/sources", "Bearer "+token))
 	// Metrics and health stay open.
 	assert.Equal(t, http.StatusOK, get("/metrics", ""))
 

@@ -35,6 +35,7 @@ type Config struct {
 	Spool           SpoolConfig                  `yaml:"spool"`
 	DeadLetter      DeadLetterConfig             `yaml:"dead_letter"`
 	Metrics         MetricsConfig                `yaml:"metrics"`
+	Sources         SourcesConfig                `yaml:"sources"`
 	API             APIConfig                    `yaml:"api"`
 	ShutdownTimeout time.Duration                `yaml:"shutdown_timeout"`
 	StatsInterval   time.Duration                `yaml:"stats_interval"`
@@ -214,6 +215,7 @@ func (c *Config) Validate() error {
 	c.validateKafka(ck.bad, ck.name)
 	c.validateAckInputs(ck)
 	c.validateRoutes(ck)
+	c.validateSources(ck)
 	if c.DeadLetter.Dir == "" {
 		c.DeadLetter.Dir = "./data/deadletter"
 	}
@@ -294,6 +296,18 @@ func (c *Config) Summary() string {
 		if d := c.Destinations[n]; d.Spec != nil {
 			fmt.Fprintf(&b, "destination %s: %s\n", n, d.Spec.summary())
 		}
+	}
+	if s := c.Sources; s.Enabled {
+		limit := "no rate limit"
+		if s.RateLimit.EventsPerSecond > 0 {
+			burst := "one second's worth"
+			if s.RateLimit.Burst > 0 {
+				burst = strconv.Itoa(s.RateLimit.Burst)
+			}
+			limit = fmt.Sprintf("limit %g events/s per source, burst %s (%s)", s.RateLimit.EventsPerSecond, burst, s.RateLimit.Mode)
+		}
+		fmt.Fprintf(&b, "sources: at most %d, silent after %s, %d expected, %d overrides, %s; state %s\n",
+			s.MaxSources, s.SilentAfter, len(s.Expected), len(s.Overrides), limit, s.StateFile)
 	}
 	fmt.Fprintf(&b, "spool: %s; dead letters: %s; metrics: %s", c.Spool.Dir, c.DeadLetter.Dir, c.Metrics.Listen)
 	return b.String()

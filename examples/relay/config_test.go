@@ -284,7 +284,7 @@ func TestReadmeConfig(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	require.NoError(t, err)
 	blocks := strings.Split(string(readme), "```yaml\n")
-	require.Len(t, blocks, 9, "eight yaml blocks in README.md: reduction, the full example, the edge and the SIEM tier, the HEC and RELP inputs, the Splunk to Sentinel migration, the operator API")
+	require.Len(t, blocks, 12, "eleven yaml blocks in README.md: reduction, per-source statistics (its section, Prometheus rules, the route to Sentinel), the full example, the edge and the SIEM tier, the HEC and RELP inputs, the Splunk to Sentinel migration, the operator API")
 	t.Setenv("RELAY_API_TOKEN", "api-token")
 	t.Setenv("SENTINEL_CLIENT_SECRET", "x")
 	t.Setenv("HEC_TOKEN", "y")
@@ -296,6 +296,11 @@ func TestReadmeConfig(t *testing.T) {
 	for _, b := range blocks[1:] {
 		yaml, _, ok := strings.Cut(b, "```")
 		require.True(t, ok)
+		if strings.HasPrefix(yaml, "groups:") { // Prometheus rules, not a relay config
+			assert.Contains(t, yaml, "expr: relay_sources_silent > 0")
+			assert.Contains(t, yaml, `relay_sources_rate_limited_events_total{mode="drop"}`)
+			continue
+		}
 		cfg, err := LoadConfig(writeConfig(t, yaml))
 		require.NoError(t, err)
 		cfgs = append(cfgs, cfg)
@@ -305,7 +310,14 @@ func TestReadmeConfig(t *testing.T) {
 	assert.Equal(t, "suppress", red.Routes[0].Pipeline[0].Type)
 	assert.Equal(t, []string{"src", "dst", "dpt", "act"}, red.Routes[1].Pipeline[0].Key)
 	assert.Equal(t, "keep", red.Routes[2].Pipeline[1].Type)
-	cfgs = cfgs[1:]
+	src := cfgs[1].Sources
+	assert.True(t, src.Enabled, "per-source statistics")
+	assert.Equal(t, 2000.0, src.RateLimit.EventsPerSecond)
+	assert.Len(t, src.Overrides, 2)
+	health := cfgs[2]
+	assert.Equal(t, "^relay:source_health$", health.Routes[0].Filter)
+	assert.Equal(t, "Custom-RelaySourceHealth_CL", specOf[*SentinelDestination](health, "sentinel-health").Stream)
+	cfgs = cfgs[3:]
 	cfg := cfgs[0]
 	assert.Len(t, cfg.Destinations, 4)
 	assert.Len(t, cfg.Routes, 4)

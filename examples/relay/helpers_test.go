@@ -217,7 +217,7 @@ func checkBalanced(t *testing.T, s Snapshot) {
 	require.Zero(t, s.Queued, "queued after shutdown: %s", s)
 	var drops int64 // before routing
 	for r, n := range s.Dropped {
-		if r == dropQueueFull || r == dropInvalidJSON || r == dropRcvbuf || r == dropUnqueued {
+		if r == dropQueueFull || r == dropInvalidJSON || r == dropRcvbuf || r == dropUnqueued || r == dropRateLimit {
 			drops += n
 		}
 	}

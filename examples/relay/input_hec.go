@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/sources"
 	"github.com/relaykit/relaykit/stream"
 	"github.com/relaykit/relaykit/stream/hec"
 	"github.com/relaykit/relaykit/tap"
@@ -37,11 +39,21 @@ type hecInput struct {
 	sl      *stream.Listener
 	ln      *stream.NetListener
 	rr      atomic.Uint64 // shards of requests without a channel or address
-	tap     *tap.Point    // input:NAME (api.go)
+	// src is the sources tracker as this input sees it (zero: off); drop
+	// answers a request over its sender's limit code 9 instead of
+	// answering it late.
+	src  sources.Input
+	drop bool
+	tap  *tap.Point // input:NAME (api.go)
 }
 
-func newHECInput(cfg HECInputConfig, stats *inputStats, ready func() error, log *slog.Logger) (*hecInput, error) {
-	in := &hecInput{cfg: cfg, stats: stats, log: log.With("input", cfg.Name)}
+// errRateLimited refuses a request whose sender is over its rate limit:
+// the handler answers it 503 code 9 (server busy), and the sender sends
+// it again later.
+var errRateLimited = errors.New("sender over its rate limit")
+
+func newHECInput(cfg HECInputConfig, stats *inputStats, ready func() error, src *sourceTracker, log *slog.Logger) (*hecInput, error) {
+	in := &hecInput{cfg: cfg, stats: stats, log: log.With("input", cfg.Name), src: src.input(cfg.Name), drop: src.drops()}
 	toks := make([]hec.Token, len(cfg.Tokens))
 	for i, t := range cfg.Tokens {
 		toks[i] = hec.Token{
@@ -147,9 +159,36 @@ func (in *hecInput) Name() string { return in.cfg.Name }
 // Send is the handler's Sink: it pushes the request's events into one
 // worker ring (by channel, or the sender's address: a sender's requests
 // stay in order) and returns once they are finished.
+//
+// With sources tracked, the request counts for its sender's address. Over
+// the sender's rate limit, in drop mode, it is refused (errRateLimited:
+// answered code 9, not taken in, sent again by the sender; the source's
+// dropped counts its events); in pace mode it is taken in and answered as
+// much later as the limit asks (within ack_timeout), which holds back a
+// sender that waits for its answers. Nothing is answered as delivered
+// that was dropped.
 func (in *hecInput) Send(ctx context.Context, batch []relaykit.Event) error {
 	var shard uint64
-	if r, ok := hec.FromContext(ctx); ok && (r.Channel != "" || r.RemoteAddr != "") {
+	r, ok := hec.FromContext(ctx)
+	var h sources.Handle
+	if ok {
+		if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+			h = in.src.Addr(ap.Addr())
+		}
+	}
+	var n int64
+	for i := range batch {
+		n += int64(len(batch[i].Raw))
+	}
+	var wait time.Duration
+	if in.drop {
+		if h.Allow(len(batch), int(n)) < len(batch) {
+			return errRateLimited
+		}
+	} else {
+		wait = h.Pace(len(batch), int(n))
+	}
+	if ok && (r.Channel != "" || r.RemoteAddr != "") {
 		key := r.Channel
 		if key == "" {
 			key = r.RemoteAddr
@@ -158,13 +197,20 @@ func (in *hecInput) Send(ctx context.Context, batch []relaykit.Event) error {
 	} else {
 		shard = in.rr.Add(1)
 	}
-	var n int64
-	for i := range batch {
-		n += int64(len(batch[i].Raw))
-	}
 	in.stats.bytes.Add(n)
 	in.tap.Publish(batch) // before the push: the events as parsed
-	return in.stats.in.PushWait(ctx, shard, batch)
+	if err := in.stats.in.PushWait(ctx, shard, batch); err != nil {
+		return err
+	}
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done(): // delivered all the same: answered now
+		}
+	}
+	return nil
 }
 
 var (

@@ -18,14 +18,25 @@ import (
 // a time as syslogStream does (and counted the same way when the shutdown
 // deadline cuts a push short); invalid or oversized lines are counted and
 // written to the dead-letter file, never forwarded.
-func jsonStream(in JSONInputConfig, stats *inputStats, dl *deadLetter, budget *stream.ReadBudget) func(context.Context, *stream.Conn, string, uint64) {
+//
+// With sources tracked (src not nil), lines count for the connection's
+// source (its address) and its rate limit applies as for syslog_tcp.
+func jsonStream(in JSONInputConfig, stats *inputStats, dl *deadLetter, budget *stream.ReadBudget, src *sourceTracker) func(context.Context, *stream.Conn, string, uint64) {
 	return func(ctx context.Context, c *stream.Conn, peer string, shard uint64) {
 		b := stats.in.NewProducer(shard)
 		defer b.Release()
+		cs := src.streamConn(in.Name, c.Source(), stats)
+		defer cs.done()
+		stop := stopContext(ctx)
 		fr := stream.NewFramer(c, stream.FramerConfig{
 			MaxFrame: int(in.MaxLineSize), Framing: stream.Delimited, Counters: &stats.framing,
 			ReadSize: int(in.ReadSize), Budget: budget,
-			BeforeRead: func() error { return b.Flush(ctx) },
+			BeforeRead: func() error {
+				if err := b.Flush(ctx); err != nil {
+					return err
+				}
+				return cs.beforeRead(stop)
+			},
 		})
 		defer fr.Release()
 		for {
@@ -55,6 +66,10 @@ func jsonStream(in JSONInputConfig, stats *inputStats, dl *deadLetter, budget *s
 			ev.Raw = append(ev.Raw, line...)
 			ev.Host = append(ev.Host, peer...)
 			ev.SourceType = append(ev.SourceType, "json"...)
+			if !cs.event(ev, len(line)) {
+				b.Unget() // over its source's limit: dropped{rate_limit}
+				continue
+			}
 			if b.Full() {
 				_ = b.Push(ctx) // a failure is counted; later lines are dropped above
 			}

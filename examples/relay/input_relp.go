@@ -11,6 +11,7 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/engine"
+	"github.com/relaykit/relaykit/sources"
 	"github.com/relaykit/relaykit/stream"
 	"github.com/relaykit/relaykit/stream/relp"
 	"github.com/relaykit/relaykit/tap"
@@ -28,11 +29,18 @@ import (
 // client sends it again after reconnecting; the events of it already in
 // the pipeline are then delivered twice, and counted
 // (relay_relp_duplicate_frames_total).
+//
+// With sources tracked, each window counts for its sender's address, and
+// a sender over its rate limit has its window answered late, as long as
+// its limit asks: it holds back that session (the client waits for the
+// answer before sending more than its window), whatever the mode; an
+// acknowledging input never drops what it would answer as delivered.
 type relpInput struct {
 	cfg   RELPInputConfig
 	stats *inputStats
 	loc   *time.Location
 	srv   *relp.Server
+	src   sources.Input
 	*streamInput
 	pool sync.Pool  // *relpBatch
 	tap  *tap.Point // input:NAME (api.go)
@@ -44,8 +52,8 @@ type relpBatch struct {
 	evs []*relaykit.Event
 }
 
-func newRELPInput(cfg RELPInputConfig, stats *inputStats, loc *time.Location, log *slog.Logger) (*relpInput, error) {
-	in := &relpInput{cfg: cfg, stats: stats, loc: loc}
+func newRELPInput(cfg RELPInputConfig, stats *inputStats, loc *time.Location, src sources.Input, log *slog.Logger) (*relpInput, error) {
+	in := &relpInput{cfg: cfg, stats: stats, loc: loc, src: src}
 	srv, err := relp.NewServer(relp.Config{
 		Window:       cfg.Window,
 		MaxDataBytes: int(cfg.MaxMessageSize),
@@ -101,7 +109,21 @@ func (in *relpInput) handle(ctx context.Context, c *stream.Conn, batch []relp.Me
 	ctx, cancel := context.WithTimeout(ctx, in.cfg.AckTimeout)
 	defer cancel()
 	// One connection's windows go to one ring: they stay in order.
-	return in.stats.in.PushOwnedWait(ctx, maphash.Comparable(shardSeed, c), b.evs)
+	if err := in.stats.in.PushOwnedWait(ctx, maphash.Comparable(shardSeed, c), b.evs); err != nil {
+		return err
+	}
+	h := in.src.Addr(c.Source())
+	if wait := h.Pace(len(batch), int(n)); wait > 0 {
+		// Over its limit: the answer waits (bounded by ack_timeout's
+		// context, which ends with the relay).
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	return nil
 }
 
 var (

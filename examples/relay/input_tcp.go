@@ -137,7 +137,11 @@ func (l *streamInput) Addr() net.Addr { return l.ln.Addr() }
 // Run accepts until ctx ends, then stops accepting, ends every
 // connection's reads (frames already read are still handled, pushing under
 // work) and waits for the connection goroutines.
+//
+// A connection paced by its source's rate limit waits on ctx: its wait
+// ends with the inputs (see stopContext).
 func (l *streamInput) Run(ctx context.Context, work context.Context) error {
+	work = context.WithValue(work, stopKey{}, ctx)
 	return l.ln.Serve(ctx, func(c *stream.Conn) {
 		peer := c.Source().String()
 		if !c.Source().IsValid() {
@@ -145,6 +149,19 @@ func (l *streamInput) Run(ctx context.Context, work context.Context) error {
 		}
 		l.handle(work, c, peer, maphash.String(shardSeed, c.RemoteAddr().String()))
 	})
+}
+
+// stopKey is the key of the inputs' context in the context a connection's
+// handler gets (the shutdown deadline's).
+type stopKey struct{}
+
+// stopContext returns the inputs' context that streamInput.Run put in
+// ctx, or ctx itself.
+func stopContext(ctx context.Context) context.Context {
+	if s, ok := ctx.Value(stopKey{}).(context.Context); ok {
+		return s
+	}
+	return ctx
 }
 
 // Close releases the listening socket of an input that never ran.
@@ -159,14 +176,27 @@ func (l *streamInput) Close() error { return l.ln.Close() }
 // destinations did not keep up), the events not pushed, and every frame
 // still buffered after them, are counted as received and
 // dropped{shutdown_unqueued}; the connection is not read again.
-func syslogStream(in TCPInputConfig, stats *inputStats, loc *time.Location, budget *stream.ReadBudget) func(context.Context, *stream.Conn, string, uint64) {
+//
+// With sources tracked (src not nil), the connection's events are counted
+// for its source, and its source's rate limit either holds the connection
+// back before the next read (pace) or drops the excess (drop, counted
+// as dropped{rate_limit}).
+func syslogStream(in TCPInputConfig, stats *inputStats, loc *time.Location, budget *stream.ReadBudget, src *sourceTracker) func(context.Context, *stream.Conn, string, uint64) {
 	return func(ctx context.Context, c *stream.Conn, peer string, shard uint64) {
 		b := stats.in.NewProducer(shard)
 		defer b.Release()
+		cs := src.streamConn(in.Name, c.Source(), stats)
+		defer cs.done()
+		stop := stopContext(ctx)
 		fr := stream.NewFramer(c, stream.FramerConfig{
 			MaxFrame: int(in.MaxMessageSize), Counters: &stats.framing,
 			ReadSize: int(in.ReadSize), Budget: budget,
-			BeforeRead: func() error { return b.Flush(ctx) },
+			BeforeRead: func() error {
+				if err := b.Flush(ctx); err != nil {
+					return err
+				}
+				return cs.beforeRead(stop)
+			},
 		})
 		defer fr.Release()
 		sp := newSyslogParser(loc)
@@ -191,6 +221,10 @@ func syslogStream(in TCPInputConfig, stats *inputStats, loc *time.Location, budg
 			}
 			if ev.Flags&relaykit.FlagParseError != 0 {
 				stats.parseErrors.Add(1)
+			}
+			if !cs.event(ev, len(frame)) {
+				b.Unget() // over its source's limit: dropped{rate_limit}
+				continue
 			}
 			if b.Full() {
 				_ = b.Push(ctx) // a failure is counted; later frames are dropped above

@@ -11,6 +11,7 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/engine"
+	"github.com/relaykit/relaykit/sources"
 	"github.com/relaykit/relaykit/stream/udp"
 )
 
@@ -23,6 +24,11 @@ import (
 // received and dropped{rcvbuf_full}. A read error never stops the input
 // (the listener backs off and logs once per episode); at shutdown the
 // readers first read what the socket holds.
+//
+// With sources tracked, each datagram counts for its source (the sender's
+// address, or the event's host), and a datagram over its source's rate
+// limit is dropped, counted as received and dropped{rate_limit}: UDP
+// cannot be paced.
 type udpInput struct {
 	cfg   UDPInputConfig
 	ln    *udp.Listener
@@ -31,6 +37,11 @@ type udpInput struct {
 	// producer for each.
 	workers int
 	loc     *time.Location
+	// src is the tracker as this input sees it (the zero Input when
+	// sources are off: it allows everything); byHost keys by the event's
+	// host instead of the sender's address.
+	src    sources.Input
+	byHost bool
 }
 
 // udpDropPoll is how often a UDP input reads its socket's drop count, so
@@ -38,7 +49,7 @@ type udpInput struct {
 // default, 1 s; tests change it).
 var udpDropPoll time.Duration
 
-func listenUDP(cfg UDPInputConfig, stats *inputStats, workers int, loc *time.Location, log *slog.Logger) (*udpInput, error) {
+func listenUDP(cfg UDPInputConfig, stats *inputStats, workers int, loc *time.Location, src *sourceTracker, log *slog.Logger) (*udpInput, error) {
 	ln, err := udp.Listen(cfg.Listen, udp.Config{
 		Name:             cfg.Name,
 		ReadBuffer:       int(cfg.ReadBuffer),
@@ -56,7 +67,9 @@ func listenUDP(cfg UDPInputConfig, stats *inputStats, workers int, loc *time.Loc
 		return nil, fmt.Errorf("input %s: %w", cfg.Name, err)
 	}
 	stats.udp = ln
-	return &udpInput{cfg: cfg, ln: ln, stats: stats, workers: workers, loc: loc}, nil
+	u := &udpInput{cfg: cfg, ln: ln, stats: stats, workers: workers, loc: loc, src: src.input(cfg.Name)}
+	u.byHost = src != nil && src.cfg.keyByHost(cfg.Name)
+	return u, nil
 }
 
 // Addr is the bound address.
@@ -103,8 +116,17 @@ func (u *udpInput) Run(ctx context.Context) error {
 				r.p = r.producers[maphash.Comparable(shardSeed, d.Addr)%uint64(len(r.producers))]
 			}
 			u.stats.bytes.Add(int64(len(d.Data)))
+			if !u.byHost && u.src.AllowAddr(d.Addr.Addr(), 1, len(d.Data)) == 0 {
+				u.stats.in.Drop(relaykit.ReasonRateLimit, 1)
+				continue
+			}
 			ev := r.p.Event()
 			r.sp.Parse(ev, d.Data, r.peer)
+			if u.byHost && u.src.AllowHost(ev.Host, 1, len(d.Data)) == 0 {
+				r.p.Unget()
+				u.stats.in.Drop(relaykit.ReasonRateLimit, 1)
+				continue
+			}
 			if d.Truncated {
 				ev.Flags |= relaykit.FlagTruncated
 				u.stats.truncated.Add(1)

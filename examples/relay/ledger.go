@@ -23,7 +23,7 @@ import (
 var clock = engine.NewClock(time.Millisecond)
 
 // Drop reasons the relay counts itself (metric labels); the inputs' own
-// (queue_full, rcvbuf_full, invalid_json, shutdown_unqueued) are counted by
+// (queue_full, rcvbuf_full, invalid_json, shutdown_unqueued, rate_limit) are counted by
 // the engine.
 const (
 	dropUnrouted     = relaykit.ReasonUnrouted     // no route matched
@@ -40,6 +40,7 @@ const (
 	dropInvalidJSON = relaykit.ReasonInvalidJSON      // JSON line (or Kafka record) failed validation (dead-lettered)
 	dropRcvbuf      = relaykit.ReasonRcvbufFull       // the kernel dropped a UDP datagram: the socket buffer (read_buffer) was full
 	dropUnqueued    = relaykit.ReasonShutdownUnqueued // read, but the shutdown deadline came before the engine took it
+	dropRateLimit   = relaykit.ReasonRateLimit        // over its source's rate limit (sources.rate_limit)
 )
 
 // dropReasons are the labels of relay_dropped_events_total: every reason
@@ -146,7 +147,7 @@ func (s *destStats) observeDelivered(batch []relaykit.Event) {
 
 // ledger is the relay's accounting. Stage by stage it balances:
 //
-//	received (inputs)   = routed + dropped{queue_full, invalid_json, rcvbuf_full, shutdown_unqueued} + queued   (the engine's Stats)
+//	received (inputs)   = routed + dropped{queue_full, invalid_json, rcvbuf_full, shutdown_unqueued, rate_limit} + queued   (the engine's Stats)
 //	routed + copies + produced (route table)
 //	                    = sum of in_d + dropped{unrouted, filtered} + reduced{step}
 //	in_d + recovered_d  = delivered_d + dropped_d + pending_d

@@ -88,7 +88,8 @@ func mainCtx(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // run starts the relay with cfg and serves until ctx ends. SIGHUP reloads
-// the routes from configPath (when set). The final ledger goes to out.
+// the routes, then the sources section's policy, from configPath (when
+// set). The final ledger goes to out.
 func run(ctx context.Context, cfg Config, configPath string, log *slog.Logger, out io.Writer) error {
 	r, err := NewRelay(cfg, log)
 	if err != nil {
@@ -117,6 +118,10 @@ func run(ctx context.Context, cfg Config, configPath string, log *slog.Logger, o
 			}
 			if err != nil {
 				log.Error("reload failed, keeping the current routes", "err", err)
+				continue
+			}
+			if err := r.ReloadSources(nc.Sources); err != nil {
+				log.Error("reload of sources failed, keeping the current sources settings", "err", err)
 			}
 		}
 	}

@@ -240,10 +240,12 @@ type metricsServer struct {
 	reg *prometheus.Registry
 	srv *http.Server
 	ln  net.Listener
-	mux *http.ServeMux // more handlers register here (the API: api.go)
 }
 
-func newMetricsServer(addr string, l *ledger, ready func() error, extra ...prometheus.Collector) (*metricsServer, error) {
+// newMetricsServer builds the server of /metrics and /healthz on addr
+// (none when addr is empty); api holds further handlers by path
+// (GET /api/sources when sources are tracked).
+func newMetricsServer(addr string, l *ledger, ready func() error, api map[string]http.Handler, extra ...prometheus.Collector) (*metricsServer, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(l)
 	for _, c := range extra {
@@ -258,7 +260,10 @@ func newMetricsServer(addr string, l *ledger, ready func() error, extra ...prome
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	ms := &metricsServer{reg: reg, mux: mux}
+	for path, h := range api {
+		mux.Handle(path, h)
+	}
+	ms := &metricsServer{reg: reg}
 	if addr == "" {
 		return ms, nil
 	}

@@ -31,7 +31,7 @@ func TestMetricsServerTimeouts(t *testing.T) {
 	eng, err := engine.New(engine.Config{Sink: sinkFunc(func(context.Context, []relaykit.Event) error { return nil }), Workers: 1})
 	require.NoError(t, err)
 	l.eng = eng
-	ms, err := newMetricsServer("127.0.0.1:0", l, func() error { return nil })
+	ms, err := newMetricsServer("127.0.0.1:0", l, func() error { return nil }, nil)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -40,8 +41,7 @@ type Relay struct {
 	dl      *deadLetter
 	dlw     io.Closer
 	ready   atomic.Bool
-	taps    tap.Registry   // the tap points (api.go)
-	api     *http.ServeMux // the /api/ handlers behind the token, nil when api is off
+	taps    tap.Registry // the tap points (api.go)
 
 	// Kafka inputs, and the kafka destinations' sinks (for their metrics).
 	kafka      []*kafkaInput
@@ -50,6 +50,10 @@ type Relay struct {
 	// Acknowledging inputs (they wait on engine marks): Splunk HEC and RELP.
 	hec  []*hecInput
 	relp []*relpInput
+
+	// sources is the per-source tracker shared by the inputs; nil when
+	// sources are off.
+	sources *sourceTracker
 
 	// StatsOut receives the -stats line every Config.StatsInterval. Nil
 	// means os.Stderr. Set it before Run.
@@ -111,8 +115,13 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 	}
 	r.ledger.eng = r.eng
 
+	if cfg.Sources.Enabled {
+		if r.sources, err = newSourceTracker(cfg.Sources, r.ledger, log); err != nil {
+			return nil, err
+		}
+	}
 	for _, in := range cfg.Inputs.SyslogUDP {
-		u, err := listenUDP(in, r.ledger.input(in.Name, "syslog_udp"), r.eng.Workers(), loc, log)
+		u, err := listenUDP(in, r.ledger.input(in.Name, "syslog_udp"), r.eng.Workers(), loc, r.sources, log)
 		if err != nil {
 			return nil, err
 		}
@@ -128,7 +137,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		if err != nil {
 			return nil, err
 		}
-		l.handle = syslogStream(in, st, loc, l.budget)
+		l.handle = syslogStream(in, st, loc, l.budget, r.sources)
 		r.streams = append(r.streams, l)
 	}
 	for _, in := range cfg.Inputs.JSONTCP {
@@ -137,7 +146,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		if err != nil {
 			return nil, err
 		}
-		l.handle = jsonStream(in, st, r.dl, l.budget)
+		l.handle = jsonStream(in, st, r.dl, l.budget, r.sources)
 		r.streams = append(r.streams, l)
 	}
 	for _, in := range cfg.Inputs.Kafka {
@@ -148,7 +157,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		r.kafka = append(r.kafka, k)
 	}
 	for _, in := range cfg.Inputs.HEC {
-		h, err := newHECInput(in, r.ledger.input(in.Name, "hec"), r.healthy, log)
+		h, err := newHECInput(in, r.ledger.input(in.Name, "hec"), r.healthy, r.sources, log)
 		if err != nil {
 			return nil, err
 		}
@@ -159,7 +168,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		if in.TLS != nil {
 			kind = "relp_tls"
 		}
-		p, err := newRELPInput(in, r.ledger.input(in.Name, kind), loc, log)
+		p, err := newRELPInput(in, r.ledger.input(in.Name, kind), loc, r.sources.input(in.Name), log)
 		if err != nil {
 			return nil, err
 		}
@@ -172,11 +181,21 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 	if len(r.hec)+len(r.relp) > 0 {
 		extra = append(extra, ackInputs{hec: r.hec, relp: r.relp})
 	}
-	r.metrics, err = newMetricsServer(cfg.Metrics.Listen, r.ledger, r.healthy, extra...)
+	var apis map[string]http.Handler
+	if r.sources != nil {
+		extra = append(extra, r.sources)
+		apis = map[string]http.Handler{"/api/sources": r.sources}
+	}
+	// Every /api/ path behind api.token; the tap when api.enabled (api.go).
+	api, tapMetrics, err := r.setupAPI(apis)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.setupAPI(); err != nil { // api.go
+	if tapMetrics != nil {
+		extra = append(extra, tapMetrics)
+	}
+	r.metrics, err = newMetricsServer(cfg.Metrics.Listen, r.ledger, r.healthy, api, extra...)
+	if err != nil {
 		return nil, err
 	}
 	checkFileLimit(cfg, log)
@@ -239,6 +258,30 @@ func (r *Relay) ReloadRoutes(routes []RouteConfig) error {
 	return nil
 }
 
+// ReloadSources replaces the sources section's silence thresholds,
+// expected sources, overrides and rate limits while the relay runs.
+// Turning tracking on or off, max_sources, rate_limit.mode, keys and
+// state_file need a restart: a change to them is refused.
+func (r *Relay) ReloadSources(sc SourcesConfig) error {
+	if r.sources == nil {
+		if sc.Enabled {
+			return errors.New("sources: enabling them needs a restart")
+		}
+		return nil
+	}
+	old := r.sources.cfg
+	if !sc.Enabled || sc.MaxSources != old.MaxSources || sc.RateLimit.Mode != old.RateLimit.Mode ||
+		!maps.Equal(sc.Keys, old.Keys) || sc.StateFile != old.StateFile {
+		return errors.New("sources: enabled, max_sources, rate_limit.mode, keys and state_file change only with a restart")
+	}
+	if err := r.sources.tr.SetPolicy(sc.policy()); err != nil {
+		return err
+	}
+	r.log.Info("sources reloaded", "silent_after", sc.SilentAfter, "expected", len(sc.Expected), "overrides", len(sc.Overrides),
+		"events_per_second", sc.RateLimit.EventsPerSecond)
+	return nil
+}
+
 // Run serves until ctx ends, then shuts down: stop accepting, drain rings
 // and collectors, flush destinations within ShutdownTimeout (what cannot be
 // delivered is spooled), close everything. It returns nil after a clean
@@ -291,6 +334,12 @@ func (r *Relay) Run(ctx context.Context) error {
 
 	bg.Go(func() { r.enrich.Run(bgCtx) })
 	bg.Go(func() { _ = clock.Run(bgCtx) })
+	if r.sources != nil {
+		// Silence, rates and the state file's saves; the final save when
+		// it returns, after the drain. A failed save is logged by the
+		// tracker's hook and does not fail the relay.
+		bg.Go(func() { _ = r.sources.Run(bgCtx) })
+	}
 	// Reduction windows end on a ticker until the inputs stop; the
 	// shutdown flush below ends the rest.
 	ticking := make(chan struct{})

@@ -69,12 +69,12 @@ func TestStreamShutdownCountsWhatWasRead(t *testing.T) {
 				tc := cfg.Inputs.SyslogTCP[0]
 				in, err = listenStream(kind, "127.0.0.1:0", nil, tc.MaxConnections, tc.IdleTimeout, tc.StreamLimits, st, slog.New(slog.DiscardHandler))
 				require.NoError(t, err)
-				in.handle = syslogStream(tc, st, time.UTC, in.budget)
+				in.handle = syslogStream(tc, st, time.UTC, in.budget, nil)
 			} else {
 				jc := cfg.Inputs.JSONTCP[0]
 				in, err = listenStream(kind, "127.0.0.1:0", nil, jc.MaxConnections, jc.IdleTimeout, jc.StreamLimits, st, slog.New(slog.DiscardHandler))
 				require.NoError(t, err)
-				in.handle = jsonStream(jc, st, newDeadLetter(discard{}), in.budget)
+				in.handle = jsonStream(jc, st, newDeadLetter(discard{}), in.budget, nil)
 			}
 			size := len(line(0))
 			inCtx, stopInputs := context.WithCancel(context.Background())

@@ -1,0 +1,339 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/sources"
+)
+
+// healthInputName is the engine input the source health events come
+// through, so that they route like any other event.
+const healthInputName = "sources"
+
+// healthSource is the Source of the source health events.
+const healthSource = "relay"
+
+// sourceTracker is the relay's one sources.Tracker, shared by every
+// input: the health events it pushes when a source falls silent or sends
+// again, its metrics and GET /api/sources.
+type sourceTracker struct {
+	cfg    SourcesConfig
+	tr     *sources.Tracker
+	health *inputStats // the "sources" input
+	log    *slog.Logger
+	// ctx is Run's: the health events' pushes give up when it ends. Set
+	// before tr.Run, read by the hooks on Run's goroutine.
+	ctx context.Context
+}
+
+// newSourceTracker builds the tracker of cfg (enabled) and restores the
+// state file: a missing or damaged one is logged and ignored.
+func newSourceTracker(cfg SourcesConfig, l *ledger, log *slog.Logger) (*sourceTracker, error) {
+	s := &sourceTracker{cfg: cfg, log: log, health: l.input(healthInputName, "sources")}
+	if err := os.MkdirAll(filepath.Dir(cfg.StateFile), 0o750); err != nil {
+		return nil, fmt.Errorf("sources.state_file: %w", err)
+	}
+	tr, err := sources.New(sources.Config{
+		MaxSources: cfg.MaxSources,
+		Clock:      clock.Nano,
+		StateFile:  cfg.StateFile,
+		Policy:     cfg.policy(),
+		Hooks: sources.Hooks{
+			OnTransition: s.transition,
+			OnSaveError: func(err error) {
+				log.Warn("sources: state file not saved", "file", cfg.StateFile, "err", err)
+			},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sources: %w", err)
+	}
+	s.tr = tr
+	switch n, err := tr.Load(cfg.StateFile); {
+	case errors.Is(err, fs.ErrNotExist):
+		log.Info("sources: no state file, starting with no known sources", "file", cfg.StateFile)
+	case err != nil:
+		log.Warn("sources: state file ignored", "file", cfg.StateFile, "err", err)
+	default:
+		log.Info("sources: known sources restored", "file", cfg.StateFile, "sources", n)
+	}
+	return s, nil
+}
+
+// Run runs the tracker's timers until ctx ends, then saves the state file.
+func (s *sourceTracker) Run(ctx context.Context) error {
+	s.ctx = ctx
+	return s.tr.Run(ctx)
+}
+
+// transition reports one transition: a log line, and a health event
+// pushed through the "sources" input (the metrics read the tracker's
+// counters).
+func (s *sourceTracker) transition(tr sources.Transition) {
+	key := tr.Key.String()
+	src, _ := s.tr.Source(tr.Key)
+	if tr.State == sources.StateSilent {
+		lastSeen := "never"
+		if !tr.LastSeen.IsZero() {
+			lastSeen = tr.LastSeen.UTC().Format(time.RFC3339)
+		}
+		s.log.Warn("source silent", "source", key, "input", src.Input, "last_seen", lastSeen,
+			"silent_for", tr.SilentFor.Round(time.Second), "events_before", tr.EventsBefore, "expected", tr.Expected)
+	} else {
+		s.log.Info("source active again", "source", key, "input", src.Input, "silent_for", tr.SilentFor.Round(time.Second))
+	}
+	var ev relaykit.Event
+	tr.FillEvent(&ev)
+	ev.Source = append(ev.Source, healthSource...)
+	if src.Input != "" {
+		ev.SetFieldString("source_input", src.Input)
+	}
+	if err := s.health.in.Push(s.ctx, 0, &ev); err != nil {
+		// After the engine shut down (the relay is stopping): the state
+		// file keeps the source's state, the next run reports it.
+		s.log.Warn("source health event not delivered", "source", key, "state", tr.State.String(), "err", err)
+	}
+}
+
+// input returns the tracker as seen by the input named name.
+func (s *sourceTracker) input(name string) sources.Input {
+	if s == nil {
+		return sources.Input{}
+	}
+	return s.tr.Input(name)
+}
+
+// drops reports whether stream inputs drop (rather than pace) the events
+// over a source's limit.
+func (s *sourceTracker) drops() bool { return s != nil && s.cfg.RateLimit.Mode == rateModeDrop }
+
+// streamConn returns the tracker as seen by one stream connection from
+// src, or nil when tracking is off.
+func (s *sourceTracker) streamConn(input string, src netip.Addr, stats *inputStats) *connSources {
+	if s == nil {
+		return nil
+	}
+	c := &connSources{in: s.tr.Input(input), byHost: s.cfg.keyByHost(input), drop: s.drops(), stats: stats}
+	if !c.byHost {
+		c.h = c.in.Addr(src)
+	}
+	return c
+}
+
+// connSources is a stream connection's view of the tracker: statistics
+// and limits per read (keyed by address, the connection's one sender) or
+// per event (keyed by host, or in drop mode).
+type connSources struct {
+	in     sources.Input
+	h      sources.Handle // keyed by address
+	byHost bool
+	drop   bool
+	stats  *inputStats
+
+	events, bytes int           // since the last read, not charged yet
+	wait          time.Duration // pace: owed before the next read
+	timer         *time.Timer
+}
+
+// event counts one event of n bytes, parsed into ev, and reports whether
+// it may be passed on (false: over the source's limit in drop mode; the
+// caller gives the event back, and it is counted as dropped{rate_limit}).
+// A nil c allows everything.
+func (c *connSources) event(ev *relaykit.Event, n int) bool {
+	switch {
+	case c == nil:
+		return true
+	case c.drop:
+		var ok bool
+		if c.byHost {
+			ok = c.in.AllowHost(ev.Host, 1, n) == 1
+		} else {
+			ok = c.h.Allow(1, n) == 1
+		}
+		if !ok {
+			c.stats.in.Drop(relaykit.ReasonRateLimit, 1)
+		}
+		return ok
+	case c.byHost:
+		h := c.in.Host(ev.Host)
+		c.wait += h.Pace(1, n)
+	default:
+		c.events++
+		c.bytes += n
+	}
+	return true
+}
+
+// beforeRead charges the events of the last read and, in pace mode,
+// waits as long as the source's limit asks before the connection is read
+// again: the one sender is held back (TCP flow control), nobody else.
+// It returns ctx's error when the wait is cut short by it.
+func (c *connSources) beforeRead(ctx context.Context) error {
+	if c == nil {
+		return nil
+	}
+	if c.events > 0 {
+		c.wait += c.h.Pace(c.events, c.bytes)
+		c.events, c.bytes = 0, 0
+	}
+	if c.wait <= 0 {
+		return nil
+	}
+	d := c.wait
+	c.wait = 0
+	if c.timer == nil {
+		c.timer = time.NewTimer(d)
+	} else {
+		c.timer.Reset(d)
+	}
+	select {
+	case <-c.timer.C:
+		return nil
+	case <-ctx.Done():
+		c.timer.Stop()
+		return ctx.Err()
+	}
+}
+
+// done charges what the connection's last read left uncharged.
+func (c *connSources) done() {
+	if c != nil && c.events > 0 {
+		c.h.Observe(c.events, c.bytes)
+		c.events, c.bytes = 0, 0
+	}
+	if c != nil && c.timer != nil {
+		c.timer.Stop()
+	}
+}
+
+// Metrics of the tracker. No label names a source except the top limited
+// ones (at most topLimited).
+var (
+	descSourcesTracked  = prometheus.NewDesc("relay_sources_tracked", "Sources tracked now (at most sources.max_sources), expected ones included.", nil, nil)
+	descSourcesSilent   = prometheus.NewDesc("relay_sources_silent", "Sources silent now: they sent before (or are expected) and have been quiet longer than their silent_after.", nil, nil)
+	descSourcesLimited  = prometheus.NewDesc("relay_sources_limited", "Sources whose rate limit dropped or paced events in the last second.", nil, nil)
+	descSourceTrans     = prometheus.NewDesc("relay_source_transitions_total", "Sources that became silent or active again, by the state they entered.", []string{"state"}, nil)
+	descSourceEvictions = prometheus.NewDesc("relay_sources_evictions_total", "Sources forgotten to make room at sources.max_sources (the least recently seen).", nil, nil)
+	descSourceLimitedEv = prometheus.NewDesc("relay_sources_rate_limited_events_total", "Events over their source's rate limit, by mode: drop (dropped, in relay_dropped_events_total{reason=\"rate_limit\"} too) or pace (delivered, the connection held back).", []string{"mode"}, nil)
+	descSourcePacedFor  = prometheus.NewDesc("relay_sources_paced_seconds_total", "Time stream connections were held back by their source's rate limit.", nil, nil)
+	descSourceTop       = prometheus.NewDesc("relay_source_limited_events", "Events over the rate limit of the most limited sources (the top 10, dropped plus paced).", []string{"source", "input"}, nil)
+)
+
+// topLimited is the number of sources relay_source_limited_events names.
+const topLimited = 10
+
+// Describe implements prometheus.Collector.
+func (s *sourceTracker) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descSourcesTracked, descSourcesSilent, descSourcesLimited, descSourceTrans,
+		descSourceEvictions, descSourceLimitedEv, descSourcePacedFor, descSourceTop} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (s *sourceTracker) Collect(ch chan<- prometheus.Metric) {
+	st := s.tr.Stats()
+	g := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	c := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	g(descSourcesTracked, float64(st.Keys))
+	g(descSourcesSilent, float64(st.Silent))
+	g(descSourcesLimited, float64(st.Limited))
+	c(descSourceTrans, float64(st.ToSilent), "silent")
+	c(descSourceTrans, float64(st.ToActive), "active")
+	c(descSourceEvictions, float64(st.Evictions))
+	c(descSourceLimitedEv, float64(st.Dropped), rateModeDrop)
+	c(descSourceLimitedEv, float64(st.Paced), rateModePace)
+	c(descSourcePacedFor, st.PacedFor.Seconds())
+	for _, src := range s.tr.Sources(nil, sources.Query{By: sources.ByLimited, Top: topLimited}) {
+		g(descSourceTop, float64(src.Limited()), src.Key.String(), src.Input)
+	}
+}
+
+// sourceJSON is one source in GET /api/sources.
+type sourceJSON struct {
+	Source    string     `json:"source"`
+	Input     string     `json:"input"`
+	Events    uint64     `json:"events"`
+	Bytes     uint64     `json:"bytes"`
+	FirstSeen *time.Time `json:"first_seen"` // null: never sent (expected)
+	LastSeen  *time.Time `json:"last_seen"`
+	Rate      float64    `json:"rate"` // events per second, a 10 s moving average
+	State     string     `json:"state"`
+	Dropped   uint64     `json:"dropped"`
+	Paced     uint64     `json:"paced"`
+	Expected  bool       `json:"expected"`
+}
+
+// sourceOrders are the values of GET /api/sources?sort=.
+var sourceOrders = map[string]sources.Order{
+	"": sources.ByKey, "source": sources.ByKey, "events": sources.ByEvents, "bytes": sources.ByBytes,
+	"rate": sources.ByRate, "dropped": sources.ByDropped, "limited": sources.ByLimited, "last_seen": sources.ByLastSeen,
+}
+
+// ServeHTTP serves GET /api/sources: a JSON array of the sources,
+// filtered by ?state= (active, silent, limited, waiting) and ?input=,
+// ordered by ?sort= (source, events, bytes, rate, dropped, limited,
+// last_seen; all but source largest first) and cut at ?top=N.
+func (s *sourceTracker) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	qv := req.URL.Query()
+	var q sources.Query
+	var ok bool
+	if q.State, ok = sources.ParseState(qv.Get("state")); !ok {
+		http.Error(w, "state: want active, silent, limited or waiting", http.StatusBadRequest)
+		return
+	}
+	if q.By, ok = sourceOrders[qv.Get("sort")]; !ok {
+		http.Error(w, "sort: want source, events, bytes, rate, dropped, limited or last_seen", http.StatusBadRequest)
+		return
+	}
+	if t := qv.Get("top"); t != "" {
+		n, err := strconv.Atoi(t)
+		if err != nil || n < 0 {
+			http.Error(w, "top: want a number of sources", http.StatusBadRequest)
+			return
+		}
+		q.Top = n
+	}
+	q.Input = qv.Get("input")
+	list := s.tr.Sources(nil, q)
+	out := make([]sourceJSON, len(list))
+	for i := range list {
+		src := &list[i]
+		out[i] = sourceJSON{
+			Source: src.Key.String(), Input: src.Input, Events: src.Events, Bytes: src.Bytes,
+			Rate: src.Rate, State: src.State.String(), Dropped: src.Dropped, Paced: src.Paced, Expected: src.Expected,
+		}
+		if !src.FirstSeen.IsZero() {
+			f, l := src.FirstSeen.UTC(), src.LastSeen.UTC()
+			out[i].FirstSeen, out[i].LastSeen = &f, &l
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(out)
+}
