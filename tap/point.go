@@ -496,8 +496,10 @@ func (s *Subscription) offer(batch []relaykit.Event, o Outcome, now *int64) {
 			s.take(e, o, now, &t)
 		}
 	}
-	s.inflight.Add(-1)
+	// Counted before the hand-off ends, so that a Close waiting for it
+	// sees these counts in the subscription's final stats.
 	s.record(&t)
+	s.inflight.Add(-1)
 }
 
 func (s *Subscription) record(t *tally) {
