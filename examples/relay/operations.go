@@ -1,0 +1,118 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+)
+
+// The relay's operations besides NewRelay and Run: its addresses and
+// ledger, reloads (SIGHUP), and closing what NewRelay opened.
+
+// Addrs returns the bound address of every listener by input name, and
+// "metrics".
+func (r *Relay) Addrs() map[string]net.Addr {
+	m := map[string]net.Addr{}
+	for i, u := range r.udp {
+		m[r.cfg.Inputs.SyslogUDP[i].Name] = u.Addr()
+	}
+	for _, l := range r.streams {
+		m[l.name] = l.Addr()
+	}
+	for _, h := range r.hec {
+		m[h.cfg.Name] = h.Addr()
+	}
+	for _, p := range r.relp {
+		m[p.name] = p.Addr()
+	}
+	if r.metrics.ln != nil {
+		m["metrics"] = r.metrics.ln.Addr()
+	}
+	return m
+}
+
+// Ledger returns a snapshot of the relay's accounting.
+func (r *Relay) Ledger() Snapshot { return r.ledger.Snapshot() }
+
+// ReloadRoutes builds a new route table from routes and swaps it in
+// atomically; batches being routed finish on the old table. It then ends
+// every window of the old table's suppress and aggregate steps and sends
+// their summaries (the new table starts with empty state), waiting for
+// the engine's batches in flight first.
+func (r *Relay) ReloadRoutes(routes []RouteConfig) error {
+	for _, rc := range routes {
+		for _, d := range rc.Destinations {
+			if _, ok := r.dests[d]; !ok {
+				return fmt.Errorf("route %s: destination %q does not exist (destinations are not reloaded)", rc.Name, d)
+			}
+		}
+	}
+	rt, err := buildRouter(routes, r.dests, r.enrich.step, r.ledger)
+	if err != nil {
+		return err
+	}
+	// The previous table's open windows end now: their summaries go out
+	// through it, once no batch runs on it (see retire).
+	r.retire(r.routes.Swap(rt))
+	r.log.Info("routes reloaded", "routes", len(routes))
+	return nil
+}
+
+// ReloadSources replaces the sources section's silence thresholds,
+// expected sources, overrides and rate limits while the relay runs.
+// Turning tracking on or off, max_sources, rate_limit.mode, keys and
+// state_file need a restart: a change to them is refused.
+func (r *Relay) ReloadSources(sc SourcesConfig) error {
+	if r.sources == nil {
+		if sc.Enabled {
+			return errors.New("sources: enabling them needs a restart")
+		}
+		return nil
+	}
+	old := r.sources.cfg
+	if !sc.Enabled || sc.MaxSources != old.MaxSources || sc.RateLimit.Mode != old.RateLimit.Mode ||
+		!maps.Equal(sc.Keys, old.Keys) || sc.StateFile != old.StateFile {
+		return errors.New("sources: enabled, max_sources, rate_limit.mode, keys and state_file change only with a restart")
+	}
+	if err := r.sources.tr.SetPolicy(sc.policy()); err != nil {
+		return err
+	}
+	r.log.Info("sources reloaded", "silent_after", sc.SilentAfter, "expected", len(sc.Expected), "overrides", len(sc.Overrides),
+		"events_per_second", sc.RateLimit.EventsPerSecond)
+	return nil
+}
+
+// closeAll closes destinations, spools and the dead-letter file.
+func (r *Relay) closeAll() error {
+	var errs []error
+	for _, d := range r.dests {
+		errs = append(errs, d.Close())
+	}
+	if r.enrich != nil {
+		errs = append(errs, r.enrich.Close())
+	}
+	if r.dlw != nil {
+		errs = append(errs, r.dlw.Close())
+	}
+	for _, u := range r.udp {
+		u.Close()
+	}
+	for _, k := range r.kafka {
+		k.close()
+	}
+	for _, l := range r.streams {
+		l.ln.Close()
+	}
+	for _, h := range r.hec {
+		h.Close()
+	}
+	for _, p := range r.relp {
+		p.ln.Close()
+		p.srv.Close()
+	}
+	if r.metrics != nil && r.metrics.ln != nil {
+		r.metrics.ln.Close()
+	}
+	return errors.Join(errs...)
+}
