@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net"
 	"net/http"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/relaykit/relaykit/internal/limitread"
 
 	"github.com/agilira/go-timecache"
 	"github.com/klauspost/compress/gzip"
@@ -442,8 +443,6 @@ func writeStatus(w http.ResponseWriter, kind contentKind, httpStatus int, c code
 	return httpStatus
 }
 
-var errTooLarge = errors.New("otlp: body too large")
-
 // readBody reads the request body within MaxBodyBytes and BodyTimeout and
 // decompresses it. A non-zero code means it answered the request.
 func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, st *reqState, kind contentKind) (body []byte, wire, code int) {
@@ -463,7 +462,7 @@ func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, st *reqSta
 	}
 	limit := r.cfg.MaxBodyBytes
 	var err error
-	st.body, err = readLimited(st.body[:0], req.Body, limit)
+	st.body, err = limitread.Append(st.body[:0], req.Body, limit)
 	wire = len(st.body)
 	r.bytes.Add(int64(wire))
 	if err != nil {
@@ -474,7 +473,7 @@ func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, st *reqSta
 		_ = rc.SetReadDeadline(time.Time{})
 	}
 	switch {
-	case errors.Is(err, errTooLarge):
+	case errors.Is(err, limitread.ErrTooLarge):
 		r.tooLarge.Add(1)
 		return nil, wire, writeStatus(w, kind, http.StatusRequestEntityTooLarge, codes.ResourceExhausted, fmt.Sprintf("body larger than %d bytes", limit))
 	case err != nil:
@@ -495,10 +494,10 @@ func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, st *reqSta
 			err = st.zr.Reset(&st.br)
 		}
 		if err == nil {
-			st.plain, err = readLimited(st.plain[:0], st.zr, limit)
+			st.plain, err = limitread.Append(st.plain[:0], st.zr, limit)
 		}
 		switch {
-		case errors.Is(err, errTooLarge):
+		case errors.Is(err, limitread.ErrTooLarge):
 			r.tooLarge.Add(1) // a gzip bomb, or just too much: cut at the limit
 			return nil, wire, writeStatus(w, kind, http.StatusRequestEntityTooLarge, codes.ResourceExhausted, fmt.Sprintf("body larger than %d bytes after decompression", limit))
 		case err != nil:
@@ -509,33 +508,6 @@ func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, st *reqSta
 	}
 	r.decoded.Add(int64(len(body)))
 	return body, wire, 0
-}
-
-// readLimited appends what rd yields to dst, up to limit bytes; more is
-// errTooLarge.
-func readLimited(dst []byte, rd io.Reader, limit int64) ([]byte, error) {
-	for {
-		if len(dst) == cap(dst) {
-			n := min(max(2*cap(dst), 4<<10), int(limit)+1)
-			if n <= len(dst) {
-				return dst, errTooLarge
-			}
-			nb := make([]byte, len(dst), n)
-			copy(nb, dst)
-			dst = nb
-		}
-		n, err := rd.Read(dst[len(dst):cap(dst)])
-		dst = dst[:len(dst)+n]
-		if int64(len(dst)) > limit {
-			return dst, errTooLarge
-		}
-		if err == io.EOF {
-			return dst, nil
-		}
-		if err != nil {
-			return dst, err
-		}
-	}
 }
 
 // ---- gRPC ----

@@ -3,12 +3,13 @@ package hec
 import (
 	"bytes"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/relaykit/relaykit/internal/limitread"
 
 	"github.com/agilira/go-timecache"
 	"github.com/klauspost/compress/gzip"
@@ -155,7 +156,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, st *reqState)
 	}
 	limit := h.cfg.MaxBodyBytes
 	var err error
-	st.body, err = readLimited(st.body[:0], r.Body, limit)
+	st.body, err = limitread.Append(st.body[:0], r.Body, limit)
 	wire = len(st.body)
 	h.bytes.Add(int64(wire))
 	if err != nil {
@@ -167,7 +168,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, st *reqState)
 		_ = rc.SetReadDeadline(time.Time{})
 	}
 	switch {
-	case errors.Is(err, errTooLarge):
+	case errors.Is(err, limitread.ErrTooLarge):
 		h.tooLarge.Add(1)
 		tooLarge(w, st, int64(wire), limit)
 		return nil, wire, http.StatusRequestEntityTooLarge
@@ -193,10 +194,10 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, st *reqState)
 			err = st.zr.Reset(&st.br)
 		}
 		if err == nil {
-			st.plain, err = readLimited(st.plain[:0], st.zr, limit)
+			st.plain, err = limitread.Append(st.plain[:0], st.zr, limit)
 		}
 		switch {
-		case errors.Is(err, errTooLarge):
+		case errors.Is(err, limitread.ErrTooLarge):
 			// A gzip bomb, or just too much: cut at the limit.
 			h.tooLarge.Add(1)
 			tooLarge(w, st, int64(len(st.plain)), limit)
@@ -217,36 +218,8 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, st *reqState)
 }
 
 var (
-	errTooLarge = errors.New("hec: body too large")
-	closeConn   = []string{"close"}
+	closeConn = []string{"close"}
 )
-
-// readLimited appends what r yields to dst, up to limit bytes; more is
-// errTooLarge (with dst holding limit+1 bytes).
-func readLimited(dst []byte, r io.Reader, limit int64) ([]byte, error) {
-	for {
-		if len(dst) == cap(dst) {
-			n := min(max(2*cap(dst), 4<<10), int(limit)+1)
-			if n <= len(dst) {
-				return dst, errTooLarge
-			}
-			nb := make([]byte, len(dst), n)
-			copy(nb, dst)
-			dst = nb
-		}
-		n, err := r.Read(dst[len(dst):cap(dst)])
-		dst = dst[:len(dst)+n]
-		if int64(len(dst)) > limit {
-			return dst, errTooLarge
-		}
-		if err == io.EOF {
-			return dst, nil
-		}
-		if err != nil {
-			return dst, err
-		}
-	}
-}
 
 // tooLarge answers 413 with Splunk's text.
 func tooLarge(w http.ResponseWriter, st *reqState, n, limit int64) {
