@@ -16,7 +16,10 @@ import (
 // TestSendAllocs: the healthy path allocates per batch, never per event:
 // Send and the sender together make a few allocations per batch of 500
 // events (the attempt's context and timer), in every mode; in mode Memory
-// the batch is not even copied.
+// the batch is not even copied. The count is process-wide and the sender
+// runs on its own goroutine, so how often it parks and wakes (a timer, a
+// context) moves it: 4 to 14 per batch have been seen on a busy machine.
+// The bound, 50, is ten times below one allocation per event.
 func TestSendAllocs(t *testing.T) {
 	batch := benchBatch()
 	for _, mode := range []delivery.Mode{delivery.WriteAhead, delivery.OnFailure, delivery.Memory} {
@@ -40,7 +43,7 @@ func TestSendAllocs(t *testing.T) {
 		c2()
 		cancel()
 		<-done
-		assert.LessOrEqual(t, allocs, 10.0, "%s: allocations per batch of %d events", mode, len(batch))
+		assert.LessOrEqual(t, allocs, 50.0, "%s: allocations per batch of %d events", mode, len(batch))
 		t.Logf("%s: %.1f allocations per batch of %d events", mode, allocs, len(batch))
 	}
 }
