@@ -31,6 +31,7 @@ import (
 //	      destinations: [sentinel-cef]   # exactly these receive an event; "none" or [] for none
 //	      destination: sentinel-cef      # optional: the checks below look only at this destination's events
 //	      count: 1              # optional: events received (by destination, else by all)
+//	      event: 2              # optional: check only each destination's 2nd event (-1: its last)
 //	      fields:               # every event received, after its route's pipeline
 //	        act: deny                     # equal
 //	        msg: {regex: "^denied"}       # matched
@@ -77,6 +78,7 @@ type Expectation struct {
 	Destinations *DestinationSet      `yaml:"destinations"`
 	Destination  string               `yaml:"destination"`
 	Count        *int                 `yaml:"count"`
+	Event        int                  `yaml:"event"`
 	Fields       map[string]WantValue `yaml:"fields"`
 	Sentinel     map[string]WantValue `yaml:"sentinel"`
 	HEC          map[string]WantValue `yaml:"hec"`

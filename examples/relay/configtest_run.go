@@ -252,6 +252,30 @@ func (tr *testRunner) check(res *CaseResult, x Expectation, got map[string][]rel
 		}
 		fail("count: want %d events at %s, got %d", *x.Count, where, total)
 	}
+	// pos numbers an event of scope[n] as received: "event 2 of 3".
+	first, of := map[string]int{}, map[string]int{}
+	for _, n := range names {
+		of[n] = len(scope[n])
+	}
+	pos := func(n string, j int) string { return fmt.Sprintf("event %d of %d", first[n]+j+1, of[n]) }
+	if x.Event != 0 {
+		// Only the chosen event of each destination is checked below.
+		picked := map[string][]relaykit.Event{}
+		for _, n := range names {
+			evs := scope[n]
+			j := x.Event - 1
+			if x.Event < 0 {
+				j = len(evs) + x.Event
+			}
+			if j < 0 || j >= len(evs) {
+				fail("event: %d: %s received %d events", x.Event, n, len(evs))
+				continue
+			}
+			picked[n], first[n] = evs[j:j+1], j
+		}
+		scope, total = picked, len(picked)
+		names = slices.Sorted(maps.Keys(picked))
+	}
 	if len(x.Fields) > 0 {
 		if total == 0 {
 			fail("fields: no event received to check")
@@ -260,13 +284,13 @@ func (tr *testRunner) check(res *CaseResult, x Expectation, got map[string][]rel
 		for _, n := range names {
 			for j := range scope[n] {
 				if mm := pipelinetest.CompareEvent(&scope[n][j], want); mm != nil {
-					fail("fields at %s, event %d of %d:%s", n, j+1, len(scope[n]), diffLines(mm, eventSummary(&scope[n][j])))
+					fail("fields at %s, %s:%s", n, pos(n, j), diffLines(mm, eventSummary(&scope[n][j])))
 				}
 			}
 		}
 	}
 	if len(x.Sentinel) > 0 {
-		tr.checkEncoded(fail, "sentinel", "row", x.Sentinel, scope, names, func(n string, e *relaykit.Event) ([]byte, bool, error) {
+		tr.checkEncoded(fail, pos, "sentinel", "row", x.Sentinel, scope, names, func(n string, e *relaykit.Event) ([]byte, bool, error) {
 			st, ok := tr.sentinel[n]
 			if !ok {
 				return nil, false, nil
@@ -275,7 +299,7 @@ func (tr *testRunner) check(res *CaseResult, x Expectation, got map[string][]rel
 		})
 	}
 	if len(x.HEC) > 0 {
-		tr.checkEncoded(fail, "hec", "event", x.HEC, scope, names, func(n string, e *relaykit.Event) ([]byte, bool, error) {
+		tr.checkEncoded(fail, pos, "hec", "event", x.HEC, scope, names, func(n string, e *relaykit.Event) ([]byte, bool, error) {
 			h, ok := tr.hec[n]
 			if !ok {
 				return nil, false, nil
@@ -289,7 +313,7 @@ func (tr *testRunner) check(res *CaseResult, x Expectation, got map[string][]rel
 // checkEncoded checks the JSON object encode makes of each event a
 // destination of kind received (encode reports false for a destination of
 // another kind).
-func (tr *testRunner) checkEncoded(fail func(string, ...any), kind, what string, x map[string]WantValue, scope map[string][]relaykit.Event,
+func (tr *testRunner) checkEncoded(fail func(string, ...any), pos func(string, int) string, kind, what string, x map[string]WantValue, scope map[string][]relaykit.Event,
 	names []string, encode func(string, *relaykit.Event) ([]byte, bool, error)) {
 	want := wants(x)
 	checked := 0
@@ -301,17 +325,17 @@ func (tr *testRunner) checkEncoded(fail func(string, ...any), kind, what string,
 			}
 			checked++
 			if err != nil {
-				fail("%s %s at %s, event %d of %d: not sent: %v", kind, what, n, j+1, len(scope[n]), err)
+				fail("%s %s at %s, %s: not sent: %v", kind, what, n, pos(n, j), err)
 				continue
 			}
 			values, err := jsonValues(b)
 			if err != nil {
-				fail("%s %s at %s, event %d: %v", kind, what, n, j+1, err)
+				fail("%s %s at %s, %s: %v", kind, what, n, pos(n, j), err)
 				continue
 			}
 			mm := pipelinetest.Compare(want, func(k string) (string, bool) { v, ok := values[k]; return v, ok })
 			if mm != nil {
-				fail("%s %s at %s, event %d of %d:%s", kind, what, n, j+1, len(scope[n]), diffLines(mm, what+": "+string(b)))
+				fail("%s %s at %s, %s:%s", kind, what, n, pos(n, j), diffLines(mm, what+": "+string(b)))
 			}
 		}
 	}
