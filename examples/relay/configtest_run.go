@@ -191,7 +191,12 @@ func (tr *testRunner) run(tc TestCase) CaseResult {
 	}
 	recs := map[string]*pipelinetest.Recorder{}
 	drops := map[string]int{}
-	rt, err := tr.router(recs, func(name, reason string, n int) { drops[reason+" at route "+name] += n })
+	rt, err := tr.router(recs, func(name, reason string, n int) {
+		if name != "" {
+			reason += " at route " + name
+		}
+		drops[reason] += n
+	})
 	if err != nil { // checked when the runner was built
 		fail("routes: %v", err)
 		return res
@@ -226,6 +231,11 @@ func (tr *testRunner) check(res *CaseResult, x Expectation, got map[string][]rel
 		res.Failures = append(res.Failures, prefix+fmt.Sprintf(format, args...))
 	}
 	if x.Destinations != nil {
+		for _, n := range *x.Destinations {
+			if _, ok := tr.cfg.Destinations[n]; !ok {
+				fail("destinations: %q is not a destination of the config", n)
+			}
+		}
 		want := slices.Compact(slices.Sorted(slices.Values(*x.Destinations)))
 		have := slices.Sorted(maps.Keys(got))
 		if !slices.Equal(want, have) {

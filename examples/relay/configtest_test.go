@@ -248,6 +248,7 @@ func TestRunTests(t *testing.T) {
 	require.Len(t, c.Failures, 2)
 	assert.Equal(t, "destinations: want [sentinel-cef], got [archive (1), sentinel-syslog (1), splunk (1)]", c.Failures[0])
 	assert.Equal(t, map[string]int{"sentinel-cef": 1, "splunk": 1, "archive": 1}, rep.Cases[2].Received)
+	assert.Empty(t, rep.Cases[2].Notes)
 
 	// Reduction: summaries are flushed at the end of each case, and each
 	// case starts with empty state (the same three denies twice: the
@@ -265,6 +266,14 @@ func TestRunTests(t *testing.T) {
 	for _, c := range rep.Cases {
 		assert.True(t, c.Passed(), "%s: %q", c.Name, c.Failures)
 	}
+
+	// What a step dropped is noted, for the diff of a case that fails.
+	suite, err = ParseTests([]byte(`tests: [{name: sampled, input: {lines: ["<14>1 - a b - - - x", "<14>1 - a b - - - y"]}, expect: {count: 1}}]`))
+	require.NoError(t, err)
+	rep, err = RunTests(&red, suite)
+	require.NoError(t, err)
+	assert.True(t, rep.Cases[0].Passed(), "%q", rep.Cases[0].Failures)
+	assert.Equal(t, []string{"dropped 1: filtered at route rest"}, rep.Cases[0].Notes)
 }
 
 // TestRelayTestOpensNothing: the config's inputs listen on a port taken
@@ -351,6 +360,7 @@ tests:
   - {name: kind mismatch, input: {name: hec, kind: json, line: "{}"}, expect: {count: 0}}
   - {name: unknown token, input: {kind: hec, token: nope, line: "{}"}, expect: {count: 0}}
   - {name: unknown destination, input: {name: relp, line: x}, expect: {destination: nope, count: 1}}
+  - {name: unknown destinations, input: {name: relp, line: x}, expect: {destinations: [archive, nope]}}
   - {name: fine, input: {name: relp, line: x}, expect: {count: 2}}
 `))
 	assert.Equal(t, 1, code)
@@ -359,7 +369,8 @@ tests:
 		`input: kind: json, but input "hec" takes hec`,
 		`input: token: the input has no token named "nope"`,
 		`destination: "nope" is not a destination of the config`,
-		"FAIL: 4 of 5 cases failed",
+		`destinations: "nope" is not a destination of the config`,
+		"FAIL: 5 of 6 cases failed",
 	} {
 		assert.Contains(t, out, want)
 	}
