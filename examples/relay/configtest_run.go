@@ -486,6 +486,10 @@ func (tr *testRunner) inputEvents(in TestInput) ([]relaykit.Event, []string, err
 		}
 	case "json":
 		for i, l := range lines {
+			if settings.maxMessage > 0 && len(l) > settings.maxMessage {
+				notes = append(notes, fmt.Sprintf("line %d is longer than %d bytes, dead-lettered", i+1, settings.maxMessage))
+				continue
+			}
 			if err := fastjson.Validate(l); err != nil {
 				notes = append(notes, fmt.Sprintf("line %d is not valid JSON, dead-lettered: %v", i+1, err))
 				continue
@@ -509,7 +513,7 @@ func (tr *testRunner) inputEvents(in TestInput) ([]relaykit.Event, []string, err
 // inputSettings are the settings of a named input that change what its
 // parser makes of a line.
 type inputSettings struct {
-	maxMessage int             // syslog: frames are cut at this size; 0 means no limit
+	maxMessage int             // syslog: frames are cut at this size; json: longer lines are refused; 0 means no limit
 	hec        *HECInputConfig // hec: the tokens and body limit
 }
 
@@ -537,7 +541,12 @@ func (tr *testRunner) inputKind(in TestInput) (string, inputSettings, error) {
 		}
 		for _, j := range ins.JSONTCP {
 			if j.Name == in.Name {
-				found = "json"
+				found, s.maxMessage = "json", int(j.MaxLineSize)
+			}
+		}
+		for _, k := range ins.Kafka {
+			if k.Name == in.Name {
+				return "", s, fmt.Errorf("name: %q is a kafka input; relay test reads syslog, relp, json_tcp and hec inputs", in.Name)
 			}
 		}
 		for i := range ins.HEC {

@@ -351,6 +351,31 @@ routes:
 	}
 }
 
+// TestRelayTestInputLimits: a named input's size limits apply.
+func TestRelayTestInputLimits(t *testing.T) {
+	cfg := writeConfig(t, `
+inputs:
+  syslog_udp: [{name: udp, listen: "127.0.0.1:5514", max_message_size: 64}]
+  syslog_tcp: []
+  json_tcp: [{name: json, listen: "127.0.0.1:5515", max_line_size: 16}]
+routes: [{name: all, destinations: [archive]}]
+`)
+	long := strings.Repeat("x", 100)
+	code, out, _ := relayTest(t, "-config", cfg, writeTests(t, `
+tests:
+  - name: cut
+    input: {name: udp, line: "<13>1 2026-03-01T12:00:00Z h a - - - `+long+`"}
+    expect: {destinations: [archive], fields: {_raw: {regex: "^x{10,40}$"}}}
+  - name: refused
+    input: {name: json, line: '{"a":"`+long+`"}'}
+    expect: {destinations: [archive]}
+`))
+	assert.Equal(t, 1, code)
+	assert.NotContains(t, out, "--- FAIL: cut")
+	assert.Contains(t, out, "--- FAIL: refused")
+	assert.Contains(t, out, "note: line 1 is longer than 16 bytes, dead-lettered")
+}
+
 // TestRelayTestInputErrors: what an input cannot take fails its case,
 // the other cases still run.
 func TestRelayTestInputErrors(t *testing.T) {
