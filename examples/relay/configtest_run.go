@@ -177,9 +177,9 @@ func (tr *testRunner) router(recs map[string]*pipelinetest.Recorder, onDrop func
 }
 
 // run runs one case.
-func (tr *testRunner) run(tc TestCase) CaseResult {
+func (tr *testRunner) run(tc TestCase) (res CaseResult) {
 	start := time.Now()
-	res := CaseResult{Name: tc.Name, File: tc.File, Received: map[string]int{}}
+	res = CaseResult{Name: tc.Name, File: tc.File, Received: map[string]int{}}
 	defer func() { res.Took = time.Since(start) }()
 	fail := func(format string, args ...any) { res.Failures = append(res.Failures, fmt.Sprintf(format, args...)) }
 

@@ -242,6 +242,7 @@ func TestRunTests(t *testing.T) {
 	require.Len(t, rep.Cases, 6)
 	assert.Equal(t, 3, rep.Failed())
 	assert.True(t, rep.Cases[0].Passed())
+	assert.Positive(t, rep.Cases[0].Took)
 	assert.Equal(t, map[string]int{"sentinel-syslog": 1, "splunk": 1, "archive": 1}, rep.Cases[0].Received)
 	c := rep.Cases[1]
 	assert.False(t, c.Passed())
