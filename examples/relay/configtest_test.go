@@ -401,3 +401,19 @@ tests:
 		assert.Contains(t, out, want)
 	}
 }
+
+// BenchmarkRunTests runs the full recipe's suite: one op is the suite
+// (six cases, each with its own router), what CI pays per test file.
+func BenchmarkRunTests(b *testing.B) {
+	cfg, err := LoadConfig(recipeFull)
+	require.NoError(b, err)
+	suite, err := LoadTests("testdata/recipes/sentinel-syslog-cef.tests.yaml")
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		rep, err := RunTests(&cfg, suite)
+		if err != nil || rep.Failed() > 0 {
+			b.Fatal(err, rep.Failed())
+		}
+	}
+}
