@@ -114,5 +114,5 @@ type countObserver struct {
 	events atomic.Int64
 }
 
-func (c *countObserver) Active() bool                  { return c.on.Load() }
+func (c *countObserver) Active() bool                   { return c.on.Load() }
 func (c *countObserver) Publish(batch []relaykit.Event) { c.events.Add(int64(len(batch))) }
