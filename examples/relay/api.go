@@ -34,9 +34,9 @@ func (c *Config) validateAPI(ck *checker) {
 }
 
 // Names of the relay's tap points (tap.Registry): "destination:NAME" (each
-// batch a destination's Send was given, with its outcome) and
-// "input:NAME" (the batches of the inputs that have one: HEC requests and
-// RELP windows, after parsing).
+// batch a destination's Send was given, with its outcome), "input:NAME"
+// (each input's batches after parsing: HEC requests, RELP windows, the
+// events of a stream read or of a UDP receive) and "route:NAME" (taps.go).
 const (
 	tapDestination = "destination:"
 	tapInput       = "input:"
@@ -68,10 +68,8 @@ func (r *Relay) setupAPI(handlers map[string]http.Handler) (map[string]http.Hand
 	return map[string]http.Handler{"/api/": requireToken(string(r.cfg.API.Token), api)}, col, nil
 }
 
-// wireTaps gives the HEC and RELP inputs their tap points; the
-// destinations take theirs in newDestination. Stream and UDP inputs hand
-// their events to the engine one at a time and have no batch to publish
-// without work per event: they have no point.
+// wireTaps gives the inputs their tap points; the destinations take
+// theirs in newDestination, the routes in buildRouter.
 func (r *Relay) wireTaps() {
 	for _, h := range r.hec {
 		h.tap = r.taps.Point(tapInput + h.cfg.Name)
@@ -79,6 +77,7 @@ func (r *Relay) wireTaps() {
 	for _, p := range r.relp {
 		p.tap = r.taps.Point(tapInput + p.cfg.Name)
 	}
+	r.wireStreamTaps() // syslog UDP/TCP and JSON inputs (taps.go)
 }
 
 // closeTaps removes every point, ending the tap streams (the API's

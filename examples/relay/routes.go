@@ -7,15 +7,17 @@ import (
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/pipeline"
 	"github.com/relaykit/relaykit/syslog"
+	"github.com/relaykit/relaykit/tap"
 )
 
 // buildRouter turns the configured routes into a pipeline.Router whose
 // sinks are the relay's destinations. Drops the router counts (no final
 // route took the event, a pipeline step dropped it) go to the ledger.
-func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBuilder, l *ledger) (*pipeline.Router, error) {
+func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBuilder, l *ledger, taps *tap.Registry) (*pipeline.Router, error) {
 	routes := make([]pipeline.Route, 0, len(cfg))
 	for i, rc := range cfg {
-		r := pipeline.Route{Name: rc.Name, Filter: rc.Filter, Field: rc.Field, Final: rc.Final}
+		r := pipeline.Route{Name: rc.Name, Filter: rc.Filter, Field: rc.Field, Final: rc.Final,
+			Observer: routePoint(taps, rc.Name)} // the tap point route:NAME (taps.go)
 		var fns []pipeline.Function
 		for j, sc := range rc.Pipeline {
 			fn, err := steps(sc)
