@@ -8,8 +8,9 @@ import "github.com/relaykit/relaykit"
 //
 // At the start of each [Router.Route] or [Router.Flush] call the router
 // calls Active once per observed route (for a tap point, one atomic
-// load); only when it reports true are the route's events gathered (the
-// event values, not copies of their bytes) and handed to Publish, once,
+// load); only when it reports true are the route's events gathered (in
+// place when they are a run of the batch, else copies of the event
+// values, not of their bytes) and handed to Publish, once,
 // before the first sink's Send. An observer that is not active costs
 // nothing more.
 //
@@ -33,14 +34,14 @@ func (r *Router) arm(s *scratch) {
 }
 
 // show publishes each active route's gathered events to its observer and
-// empties them (keeping the capacity, dropping the references).
-func (r *Router) show(s *scratch) {
+// empties them. Like a sink's lane, a route's events that are a run of
+// the caller's batch are shown in place, not copied.
+func (r *Router) show(s *scratch, batch []relaykit.Event) {
 	for _, ri := range r.obs {
-		if seen := s.seen[ri]; len(seen) > 0 {
+		if seen := s.seen[ri].events(batch); len(seen) > 0 {
 			r.routes[ri].obs.Publish(seen)
-			clear(seen)
-			s.seen[ri] = seen[:0]
 		}
+		s.seen[ri].reset()
 	}
 	s.watching = false
 }

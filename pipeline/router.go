@@ -203,13 +203,13 @@ type scratch struct {
 	out       []uint64
 	noSink    []uint64
 	errs      []uint64
-	drops     []uint64           // per pipeline step, all routes
-	reduced   []uint64           // likewise
-	produced  []uint64           // likewise
-	sums      []relaykit.Event   // summaries of reducers, reused
-	watching  bool               // an Observer of this call is active (observe.go)
-	watch     []bool             // per route: its Observer is active
-	seen      [][]relaykit.Event // per route: the events shown to its Observer
+	drops     []uint64         // per pipeline step, all routes
+	reduced   []uint64         // likewise
+	produced  []uint64         // likewise
+	sums      []relaykit.Event // summaries of reducers, reused
+	watching  bool             // an Observer of this call is active (observe.go)
+	watch     []bool           // per route: its Observer is active
+	seen      []lane           // per route: the events shown to its Observer
 	unrouted  uint64
 	defaulted uint64
 }
@@ -286,7 +286,7 @@ func NewRouter(routes []Route, cfg Config) (*Router, error) {
 			reduced:  make([]uint64, r.nDrops),
 			produced: make([]uint64, r.nDrops),
 			watch:    make([]bool, len(r.routes)),
-			seen:     make([][]relaykit.Event, len(r.routes)),
+			seen:     make([]lane, len(r.routes)),
 		}
 	}
 	return r, nil
@@ -489,7 +489,7 @@ func (r *Router) collect(s *scratch, batch []relaykit.Event, now int64) {
 // send hands each sink its lane's events and resets the lanes.
 func (r *Router) send(ctx context.Context, s *scratch, batch []relaykit.Event) error {
 	if s.watching {
-		r.show(s)
+		r.show(s, batch)
 	}
 	var errs []error
 	for _, st := range r.sinks {
@@ -596,7 +596,7 @@ func (r *Router) deliver(s *scratch, ri int, batch []relaykit.Event, i int, e *r
 		}
 	}
 	if s.watching && s.watch[ri] {
-		s.seen[ri] = append(s.seen[ri], *e)
+		s.seen[ri].add(batch, i, e)
 	}
 	if len(rt.lanes) == 0 {
 		s.noSink[ri]++
