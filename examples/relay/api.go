@@ -61,11 +61,16 @@ func (r *Relay) setupAPI(handlers map[string]http.Handler) (map[string]http.Hand
 			return nil, nil, fmt.Errorf("api: %w", err)
 		}
 		api.Handle("/api/tap", th)
+		api.HandleFunc("/api/status", r.serveStatus) // status.go
 		col = tapCollector{&r.taps}
 	} else if len(handlers) == 0 {
 		return nil, nil, nil
 	}
-	return map[string]http.Handler{"/api/": requireToken(string(r.cfg.API.Token), api)}, col, nil
+	out := map[string]http.Handler{"/api/": requireToken(string(r.cfg.API.Token), api)}
+	if r.cfg.API.Enabled {
+		out["/{$}"] = statusPageHandler() // the status page: no data, it asks /api/ with the token
+	}
+	return out, col, nil
 }
 
 // wireTaps gives the inputs their tap points; the destinations take
