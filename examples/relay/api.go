@@ -14,10 +14,11 @@ import (
 )
 
 // APIConfig is the operator API (the api: section): the live tap at
-// /api/tap, served on the metrics listener. The zero value is off.
+// /api/tap, the counters at /api/status and the status page at /
+// (status.go), served on the metrics listener. The zero value is off.
 type APIConfig struct {
-	// Enabled serves /api/ on metrics.listen. False (the default): every
-	// /api/ path is 404.
+	// Enabled serves /api/ and the status page on metrics.listen. False
+	// (the default): / and every /api/ path are 404.
 	Enabled bool `yaml:"enabled"`
 	// Token, when not empty, is the bearer token every /api/ request must
 	// present ("Authorization: Bearer <token>"); others get 401. Empty:
@@ -44,8 +45,9 @@ const (
 
 // setupAPI gives the inputs their tap points and returns the handlers of
 // the metrics listener's /api/ paths: handlers (by path, such as
-// /api/sources) and, when api.enabled, /api/tap, all behind one
-// "/api/" handler that checks api.token first; and the tap's metrics
+// /api/sources) and, when api.enabled, /api/tap and /api/status, all
+// behind one "/api/" handler that checks api.token first, with the status
+// page at "/{$}" (it holds no data: see statusPageHandler); and the tap's metrics
 // collector when api.enabled (nil otherwise). With no handler it returns
 // a nil map: every /api/ path is 404.
 func (r *Relay) setupAPI(handlers map[string]http.Handler) (map[string]http.Handler, prometheus.Collector, error) {
