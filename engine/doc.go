@@ -74,6 +74,12 @@
 // the sum of Dropped. What happens after routing (delivered, spooled,
 // dead-lettered, reduced, dropped by a route) is the Sink's to count.
 //
+// # Observing an input
+//
+// [Input.Observe] gives an input an [Observer] (a live tap point,
+// *tap.Point) that a [Producer]'s pushes show their events to, after
+// parsing; while it is not active that costs one call per push.
+//
 // # Concurrency
 //
 // An [Engine], its [Input] handles and [Mark] values are safe for

@@ -21,6 +21,7 @@ import (
 type Input struct {
 	e    *Engine
 	name string
+	obs  Observer // nil: not observed (observe.go)
 
 	received  atomic.Int64
 	handing   atomic.Int64

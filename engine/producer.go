@@ -124,6 +124,7 @@ func (p *Producer) Push(ctx context.Context) error {
 		return nil
 	}
 	evs := p.slab.evs[p.from:p.next]
+	p.in.observe(evs)
 	k, err := p.in.pushBatch(ctx, p.w, evs)
 	p.from += k
 	if err != nil {
@@ -144,6 +145,7 @@ func (p *Producer) TryPush() int {
 		return 0
 	}
 	evs := p.slab.evs[p.from:p.next]
+	p.in.observe(evs)
 	k := p.in.tryPushBatch(p.w, evs)
 	p.from += k
 	p.next = p.from

@@ -4,6 +4,7 @@ go 1.25.9
 
 require (
 	github.com/agilira/go-timecache v1.0.3
+	github.com/chromedp/chromedp v0.23.0
 	github.com/leodido/go-syslog/v4 v4.3.0
 	github.com/maxmind/mmdbwriter v1.2.0
 	github.com/prometheus/client_golang v1.23.2
@@ -20,6 +21,8 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/bradfitz/gomemcache v0.0.0-20260422231931-4d751bb6e37c // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/chromedp/cdproto v0.159.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/kr/text v0.2.0 // indirect
 	github.com/maypok86/otter/v2 v2.4.0 // indirect

@@ -154,6 +154,13 @@
 // a [*SinkError] for it. A caller that ignores both loses those events, so a
 // relay should always set OnSendError.
 //
+// # Observing a route
+//
+// A route's [Route].Observer (a live tap point, *tap.Point) is shown the
+// events the route took, after its pipeline and before its sinks, once per
+// Route or Flush call; while it is not [Observer].Active that costs one
+// call per route per batch and nothing else.
+//
 // # Concurrency
 //
 // Router, Swapper, Pipeline, Filter and the built-in functions are safe for

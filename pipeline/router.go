@@ -41,6 +41,11 @@ type Route struct {
 	// there. A non-final route takes a copy of the event and evaluation
 	// goes on with the original.
 	Final bool
+	// Observer, when not nil, is shown the events the route takes, after
+	// its pipeline and before its sinks (see [Observer]): one Publish per
+	// Route or Flush call that has such events, and one Active call per
+	// call when it has none to show. A *tap.Point is one.
+	Observer Observer
 }
 
 // Config configures a [Router]. The zero value is valid: unmatched events
@@ -145,6 +150,7 @@ type Router struct {
 	nLanes int
 	nDrops int // total pipeline steps across routes
 	hasRed bool
+	obs    []int // indices of the routes with an Observer
 	hooks  Hooks
 	pool   sync.Pool // *scratch
 
@@ -165,6 +171,7 @@ type route struct {
 	isRed    []bool    // per step: a Reducer
 	reds     []int     // indices of the Reducer steps, in order
 	redFns   []Reducer // the Reducer steps, in order
+	obs      Observer  // nil: the route is not observed
 
 	matched  atomic.Uint64
 	out      atomic.Uint64
@@ -200,6 +207,9 @@ type scratch struct {
 	reduced   []uint64         // likewise
 	produced  []uint64         // likewise
 	sums      []relaykit.Event // summaries of reducers, reused
+	watching  bool             // an Observer of this call is active (observe.go)
+	watch     []bool           // per route: its Observer is active
+	seen      []lane           // per route: the events shown to its Observer
 	unrouted  uint64
 	defaulted uint64
 }
@@ -231,6 +241,10 @@ func NewRouter(routes []Route, cfg Config) (*Router, error) {
 		c.name, c.flt, c.sel, c.final = rt.Name, flt, newSelector(rt.Field), rt.Final
 		if rt.Pipeline != nil {
 			c.fns = rt.Pipeline.fns
+		}
+		if rt.Observer != nil {
+			c.obs = rt.Observer
+			r.obs = append(r.obs, i)
 		}
 		c.dropBase = r.nDrops
 		r.nDrops += len(c.fns)
@@ -271,6 +285,8 @@ func NewRouter(routes []Route, cfg Config) (*Router, error) {
 			drops:    make([]uint64, r.nDrops),
 			reduced:  make([]uint64, r.nDrops),
 			produced: make([]uint64, r.nDrops),
+			watch:    make([]bool, len(r.routes)),
+			seen:     make([]lane, len(r.routes)),
 		}
 	}
 	return r, nil
@@ -382,6 +398,7 @@ func (r *Router) Send(ctx context.Context, batch []relaykit.Event) error { retur
 // (a failed Send allocates its error).
 func (r *Router) Route(ctx context.Context, batch []relaykit.Event) error {
 	s := r.pool.Get().(*scratch)
+	r.arm(s)
 	for i := range batch {
 		e := &batch[i]
 		consumed := false
@@ -442,6 +459,7 @@ func (r *Router) Flush(ctx context.Context, now int64) error {
 		return nil
 	}
 	s := r.pool.Get().(*scratch)
+	r.arm(s)
 	r.collect(s, nil, now)
 	err := r.send(ctx, s, nil)
 	r.flush(s, 0)
@@ -470,6 +488,9 @@ func (r *Router) collect(s *scratch, batch []relaykit.Event, now int64) {
 
 // send hands each sink its lane's events and resets the lanes.
 func (r *Router) send(ctx context.Context, s *scratch, batch []relaykit.Event) error {
+	if s.watching {
+		r.show(s, batch)
+	}
 	var errs []error
 	for _, st := range r.sinks {
 		sub := s.sub[st.lane].events(batch)
@@ -573,6 +594,9 @@ func (r *Router) deliver(s *scratch, ri int, batch []relaykit.Event, i int, e *r
 			}
 			return false
 		}
+	}
+	if s.watching && s.watch[ri] {
+		s.seen[ri].add(batch, i, e)
 	}
 	if len(rt.lanes) == 0 {
 		s.noSink[ri]++

@@ -42,6 +42,9 @@
 # line each, then quiet; tools idle) and prints its RSS with them at rest.
 # A_SOURCES=1 turns on per-source statistics (sources: {enabled: true},
 # the defaults) in scenario a.
+# A_TAP=1 turns the operator API on in scenario a and keeps a `relay tap`
+# open at destination:archive sampling 1 in 100 during the load (its
+# events go to a file; the line reports how many it printed).
 # Usage: bench/relay/run.sh [seconds] [scenario...]     (default: 10 a b c)
 # rsyslog is taken from its Debian package, unpacked beside the run (it
 # conflicts with syslog-ng-core in apt): set RSYSLOG_ROOT to a directory
@@ -173,7 +176,17 @@ EOF
 	if [ -n "${A_SOURCES:-}" ]; then # per-source statistics on, at their defaults
 		echo "sources: {enabled: true}" >>"$d/relay.yaml"
 	fi
+	if [ -n "${A_TAP:-}" ]; then # the API on, for a tap during the load
+		echo "api: {enabled: true}" >>"$d/relay.yaml"
+	fi
 	start_relay "$d" "$d/relay.yaml"
+	local tpid=""
+	if [ -n "${A_TAP:-}" ]; then
+		"$work/relay" tap -addr "127.0.0.1:$mport" -at destination:archive -sample 100 >"$d/tap.txt" 2>&1 &
+		tpid=$!
+		pids+=("$tpid")
+		wait_for "metric $mport relay_tap_subscribers{point=\"destination:archive\"}" 1 || true
+	fi
 	local idle=${A_IDLE:-0} ipid rest=""
 	if [ "$idle" -gt 0 ]; then
 		"$work/tools" idle -addr "127.0.0.1:$port" -conns "$idle" >"$d/idle.txt" 2>&1 &
@@ -199,12 +212,14 @@ EOF
 	writes=$(metric "$mport" 'relay_archive_writes_total{destination="archive"}')
 	wbytes=$(metric "$mport" 'relay_archive_written_bytes_total{destination="archive"}')
 	[ "$idle" -gt 0 ] && kill "$ipid" 2>/dev/null
+	[ -n "$tpid" ] && kill "$tpid" 2>/dev/null
 	stop_relay
 	report "a relay tcp->archive" "$sent" $(($(cat "$d"/archive/* | wc -l) - idle)) "$cpu" "$rss"
 	awk -v s="$split" -v r="$reads" -v rb="$rbytes" -v w="$writes" -v wb="$wbytes" -v n="$sent" 'BEGIN {
 		printf "  %s; reads=%d (%.0f bytes, %.1f events per read); archive writes=%d (%.0f bytes per write)\n",
 			s, r, (r > 0 ? rb / r : 0), (r > 0 ? n / r : 0), w, (w > 0 ? wb / w : 0) }'
 	[ "$idle" -gt 0 ] && echo "  $idle idle connections open: RSS at rest with them ${rest} MB, peak under load ${rss} MB"
+	[ -n "$tpid" ] && echo "  tap at destination:archive, 1 in 100: $(wc -l <"$d/tap.txt") events printed"
 	echo "$lat"
 }
 

@@ -14,10 +14,11 @@ import (
 )
 
 // APIConfig is the operator API (the api: section): the live tap at
-// /api/tap, served on the metrics listener. The zero value is off.
+// /api/tap, the counters at /api/status and the status page at /
+// (status.go), served on the metrics listener. The zero value is off.
 type APIConfig struct {
-	// Enabled serves /api/ on metrics.listen. False (the default): every
-	// /api/ path is 404.
+	// Enabled serves /api/ and the status page on metrics.listen. False
+	// (the default): / and every /api/ path are 404.
 	Enabled bool `yaml:"enabled"`
 	// Token, when not empty, is the bearer token every /api/ request must
 	// present ("Authorization: Bearer <token>"); others get 401. Empty:
@@ -34,9 +35,9 @@ func (c *Config) validateAPI(ck *checker) {
 }
 
 // Names of the relay's tap points (tap.Registry): "destination:NAME" (each
-// batch a destination's Send was given, with its outcome) and
-// "input:NAME" (the batches of the inputs that have one: HEC requests and
-// RELP windows, after parsing).
+// batch a destination's Send was given, with its outcome), "input:NAME"
+// (each input's batches after parsing: HEC requests, RELP windows, the
+// events of a stream read or of a UDP receive) and "route:NAME" (taps.go).
 const (
 	tapDestination = "destination:"
 	tapInput       = "input:"
@@ -44,8 +45,9 @@ const (
 
 // setupAPI gives the inputs their tap points and returns the handlers of
 // the metrics listener's /api/ paths: handlers (by path, such as
-// /api/sources) and, when api.enabled, /api/tap, all behind one
-// "/api/" handler that checks api.token first; and the tap's metrics
+// /api/sources) and, when api.enabled, /api/tap and /api/status, all
+// behind one "/api/" handler that checks api.token first, with the status
+// page at "/{$}" (it holds no data: see statusPageHandler); and the tap's metrics
 // collector when api.enabled (nil otherwise). With no handler it returns
 // a nil map: every /api/ path is 404.
 func (r *Relay) setupAPI(handlers map[string]http.Handler) (map[string]http.Handler, prometheus.Collector, error) {
@@ -61,17 +63,20 @@ func (r *Relay) setupAPI(handlers map[string]http.Handler) (map[string]http.Hand
 			return nil, nil, fmt.Errorf("api: %w", err)
 		}
 		api.Handle("/api/tap", th)
+		api.HandleFunc("/api/status", r.serveStatus) // status.go
 		col = tapCollector{&r.taps}
 	} else if len(handlers) == 0 {
 		return nil, nil, nil
 	}
-	return map[string]http.Handler{"/api/": requireToken(string(r.cfg.API.Token), api)}, col, nil
+	out := map[string]http.Handler{"/api/": requireToken(string(r.cfg.API.Token), api)}
+	if r.cfg.API.Enabled {
+		out["/{$}"] = statusPageHandler() // the status page: no data, it asks /api/ with the token
+	}
+	return out, col, nil
 }
 
-// wireTaps gives the HEC and RELP inputs their tap points; the
-// destinations take theirs in newDestination. Stream and UDP inputs hand
-// their events to the engine one at a time and have no batch to publish
-// without work per event: they have no point.
+// wireTaps gives the inputs their tap points; the destinations take
+// theirs in newDestination, the routes in buildRouter.
 func (r *Relay) wireTaps() {
 	for _, h := range r.hec {
 		h.tap = r.taps.Point(tapInput + h.cfg.Name)
@@ -79,6 +84,7 @@ func (r *Relay) wireTaps() {
 	for _, p := range r.relp {
 		p.tap = r.taps.Point(tapInput + p.cfg.Name)
 	}
+	r.wireStreamTaps() // syslog UDP/TCP and JSON inputs (taps.go)
 }
 
 // closeTaps removes every point, ending the tap streams (the API's

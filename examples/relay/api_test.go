@@ -245,8 +245,8 @@ func TestTapCommandPrintsAnEvent(t *testing.T) {
 }
 
 // The inputs with a batch at hand publish it after parsing, before the
-// engine: an HEC request's events and a RELP window. Stream and UDP inputs
-// have no point (the tap's 400 lists the points there are).
+// engine: an HEC request's events and a RELP window (the tap's 400 lists
+// the points there are).
 func TestTapInputPoints(t *testing.T) {
 	cfg := apiConfig(t, "")
 	relpInputConfig(&cfg, nil)
@@ -276,7 +276,7 @@ func TestTapInputPoints(t *testing.T) {
 	assert.Equal(t, "hello over relp", rec.Message)
 	assert.Equal(t, "relp-host", rec.Host)
 
-	resp, err := http.Get(tapURL(tr, "at=input:tcp"))
+	resp, err := http.Get(tapURL(tr, "at=input:nope"))
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()

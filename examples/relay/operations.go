@@ -48,10 +48,11 @@ func (r *Relay) ReloadRoutes(routes []RouteConfig) error {
 			}
 		}
 	}
-	rt, err := buildRouter(routes, r.dests, r.enrich.step, r.ledger)
+	rt, err := buildRouter(routes, r.dests, r.enrich.step, r.ledger, &r.taps)
 	if err != nil {
 		return err
 	}
+	defer r.removeRoutePoints(routes) // of the routes that are gone (taps.go)
 	// The previous table's open windows end now: their summaries go out
 	// through it, once no batch runs on it (see retire).
 	r.retire(r.routes.Swap(rt))

@@ -92,7 +92,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		r.dests[name] = d
 	}
 	r.enrich = newEnrichments(log)
-	rt, err := buildRouter(cfg.Routes, r.dests, r.enrich.step, r.ledger)
+	rt, err := buildRouter(cfg.Routes, r.dests, r.enrich.step, r.ledger, &r.taps)
 	if err != nil {
 		return nil, err
 	}

@@ -7,18 +7,22 @@ import (
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/pipeline"
 	"github.com/relaykit/relaykit/syslog"
+	"github.com/relaykit/relaykit/tap"
 )
 
 // buildRouter turns the configured routes into a pipeline.Router whose
 // sinks are the relay's destinations. Drops the router counts (no final
 // route took the event, a pipeline step dropped it) go to the ledger.
-func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBuilder, l *ledger) (*pipeline.Router, error) {
+func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBuilder, l *ledger, taps *tap.Registry) (*pipeline.Router, error) {
 	routes, err := routeSpecs(cfg, steps, func(name string) (relaykit.Sink, bool) {
 		d, ok := dests[name]
 		return d, ok
 	})
 	if err != nil {
 		return nil, err
+	}
+	for i := range routes {
+		routes[i].Observer = routePoint(taps, routes[i].Name) // the tap point route:NAME (taps.go)
 	}
 	rt, err := pipeline.NewRouter(routes, pipeline.Config{
 		Hooks: pipeline.Hooks{

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/relaykit/relaykit/engine"
+	"github.com/relaykit/relaykit/pipeline"
+	"github.com/relaykit/relaykit/tap"
+)
+
+// tapRoute names a route's tap point: "route:NAME", the events the route
+// took, after its pipeline and before its destinations.
+const tapRoute = "route:"
+
+// A tap point is what the route table and the engine's producers report
+// to: one atomic load per batch while nobody subscribes.
+var (
+	_ pipeline.Observer = (*tap.Point)(nil)
+	_ engine.Observer   = (*tap.Point)(nil)
+)
+
+// routePoint returns the tap point of the route named name in taps, or nil
+// (no observer) when taps is nil.
+func routePoint(taps *tap.Registry, name string) pipeline.Observer {
+	if taps == nil {
+		return nil
+	}
+	return taps.Point(tapRoute + name)
+}
+
+// removeRoutePoints removes the points of routes not in routes (after a
+// reload took them away), ending their tap streams; the points of the
+// routes that stay keep their subscriptions.
+func (r *Relay) removeRoutePoints(routes []RouteConfig) {
+	keep := make(map[string]bool, len(routes))
+	for _, rc := range routes {
+		keep[tapRoute+rc.Name] = true
+	}
+	for _, n := range r.taps.Names() {
+		if strings.HasPrefix(n, tapRoute) && !keep[n] {
+			r.taps.Remove(n)
+		}
+	}
+}
+
+// wireStreamTaps gives the syslog UDP, syslog TCP/TLS and JSON inputs
+// their points "input:NAME": the engine's producers show them each read's
+// events after parsing (engine.Input.Observe), one batch per push.
+func (r *Relay) wireStreamTaps() {
+	for _, u := range r.udp {
+		u.stats.in.Observe(r.taps.Point(tapInput + u.cfg.Name))
+	}
+	for _, s := range r.streams {
+		s.stats.in.Observe(r.taps.Point(tapInput + s.name))
+	}
+}
