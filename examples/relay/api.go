@@ -79,6 +79,9 @@ func (r *Relay) wireTaps() {
 	for _, p := range r.relp {
 		p.tap = r.taps.Point(tapInput + p.cfg.Name)
 	}
+	for _, o := range r.otlp {
+		o.tap = r.taps.Point(tapInput + o.cfg.Name)
+	}
 }
 
 // closeTaps removes every point, ending the tap streams (the API's
