@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -28,8 +30,13 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/internal/testtool"
 	"github.com/relaykit/relaykit/otlp"
 )
+
+// telemetrygenVersion is the telemetrygen .ci/run installs (the newest the
+// module proxy serves: v0.165.x are refused).
+const telemetrygenVersion = "v0.161.0"
 
 const testOTLPToken = "otlp-s3cret"
 
@@ -392,4 +399,39 @@ routes:
 	bad(`destinations: {b: {type: otlp, endpoint: "otel:4317", protocol: udp}}`, "destinations.b.endpoint", "destinations.b.protocol")
 	bad(`destinations: {b: {type: otlp, endpoint: "http://otel:4318", ca_file: x, cert_file: y}}`, "destinations.b.ca_file: is set, but", "cert_file and key_file go together")
 	bad(`destinations: {b: {type: otlp, endpoint: "http://otel:4318", concurrency: 3}}`, "destinations.b.concurrency")
+}
+
+// TestOTLPTelemetrygen: the OpenTelemetry Collector's load generator,
+// telemetrygen, sends N logs to the relay's OTLP/gRPC and OTLP/HTTP
+// inputs (with the bearer token, resource and log attributes); the
+// archive holds all N of each with their attributes.
+func TestOTLPTelemetrygen(t *testing.T) {
+	bin := testtool.Need(t, "telemetrygen", "go install github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen@"+telemetrygenVersion,
+		os.Getenv("RELAYKIT_TELEMETRYGEN"))
+	tr := startRelay(t, otlpConfig(t))
+	const n = 1000
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"grpc", []string{"--otlp-endpoint", tr.addr("otlp/grpc")}},
+		{"http", []string{"--otlp-endpoint", tr.addr("otlp/http"), "--otlp-http"}},
+	} {
+		args := append([]string{"logs", "--otlp-insecure", "--logs", strconv.Itoa(n), "--rate", "0",
+			"--otlp-header", `Authorization="Bearer ` + testOTLPToken + `"`,
+			"--otlp-attributes", `deployment.environment="tg-` + tc.name + `"`,
+			"--telemetry-attributes", `sender="telemetrygen"`,
+			"--body", "telemetrygen " + tc.name}, tc.args...)
+		out, err := exec.CommandContext(t.Context(), bin, args...).CombinedOutput()
+		require.NoError(t, err, "telemetrygen %s: %s", tc.name, out)
+	}
+	tr.stop(t)
+	count := map[string]int{}
+	for _, r := range archivedRecords(t, archiveOf(tr.cfg).Dir) {
+		env := r.Fields["resource.deployment.environment"]
+		assert.Equal(t, "telemetrygen "+strings.TrimPrefix(env, "tg-"), r.Message)
+		assert.Equal(t, "telemetrygen", r.Fields["sender"])
+		count[env]++
+	}
+	assert.Equal(t, map[string]int{"tg-grpc": n, "tg-http": n}, count)
 }
