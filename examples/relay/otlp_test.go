@@ -4,8 +4,16 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -25,6 +33,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -434,4 +443,81 @@ func TestOTLPTelemetrygen(t *testing.T) {
 		count[env]++
 	}
 	assert.Equal(t, map[string]int{"tg-grpc": n, "tg-http": n}, count)
+}
+
+// clientCert writes a self-signed client certificate (and its key) for
+// mutual TLS; the certificate is its own CA.
+func clientCert(t *testing.T) (certFile, keyFile string, cert tls.Certificate) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "otlp sender"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	kder, err := x509.MarshalECPrivateKey(key)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "client.pem"), filepath.Join(dir, "client-key.pem")
+	cpem := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	kpem := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+	require.NoError(t, os.WriteFile(certFile, cpem, 0o600))
+	require.NoError(t, os.WriteFile(keyFile, kpem, 0o600))
+	cert, err = tls.X509KeyPair(cpem, kpem)
+	require.NoError(t, err)
+	return certFile, keyFile, cert
+}
+
+// TestOTLPInputMutualTLS: with tls and client_ca_file, both listeners
+// take senders that present a client certificate (gRPC over TLS with ALPN
+// h2, HTTPS) and refuse the handshake of one that does not; no token is
+// needed. The input has its tap point.
+func TestOTLPInputMutualTLS(t *testing.T) {
+	certFile, keyFile := selfSigned(t)
+	ccFile, _, ccert := clientCert(t)
+	cfg := otlpConfig(t)
+	cfg.Inputs.OTLP[0].Token = ""
+	cfg.Inputs.OTLP[0].TLS = &TLSConfig{CertFile: certFile, KeyFile: keyFile, ClientCAFile: ccFile}
+	tr := startRelay(t, cfg)
+	assert.Contains(t, tr.taps.Names(), "input:otlp")
+
+	pemBytes, err := os.ReadFile(certFile)
+	require.NoError(t, err)
+	roots := x509.NewCertPool()
+	require.True(t, roots.AppendCertsFromPEM(pemBytes))
+	withCert := &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{ccert}, MinVersion: tls.VersionTLS12}
+	noCert := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+
+	conn, err := grpc.NewClient(tr.addr("otlp/grpc"), grpc.WithTransportCredentials(credentials.NewTLS(withCert)))
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = plogotlp.NewGRPCClient(conn).Export(t.Context(), plogotlp.NewExportRequestFromLogs(otlpLogs("grpc", "prod", 10)))
+	require.NoError(t, err)
+
+	post := func(tc *tls.Config) (int, error) {
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: tc}}
+		defer c.CloseIdleConnections()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "https://"+tr.addr("otlp/http")+"/v1/logs",
+			bytes.NewReader(protoBody(t, otlpLogs("https", "dev", 10))))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-protobuf")
+		resp, err := c.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	code, err := post(withCert)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, code)
+	_, err = post(noCert)
+	require.Error(t, err, "a sender without a client certificate")
+
+	s := tr.stop(t)
+	assert.Equal(t, int64(20), s.Input["otlp"])
+	assert.Len(t, archivedRecords(t, archiveOf(tr.cfg).Dir), 20)
 }
