@@ -284,7 +284,7 @@ func TestReadmeConfig(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	require.NoError(t, err)
 	blocks := strings.Split(string(readme), "```yaml\n")
-	require.Len(t, blocks, 12, "eleven yaml blocks in README.md: reduction, per-source statistics (its section, Prometheus rules, the route to Sentinel), the full example, the edge and the SIEM tier, the HEC and RELP inputs, the Splunk to Sentinel migration, the operator API")
+	require.Len(t, blocks, 13, "twelve yaml blocks in README.md: reduction, per-source statistics (its section, Prometheus rules, the route to Sentinel), the full example, the edge and the SIEM tier, the HEC and RELP inputs, the Splunk to Sentinel migration, the operator API, OTLP")
 	t.Setenv("RELAY_API_TOKEN", "api-token")
 	t.Setenv("SENTINEL_CLIENT_SECRET", "x")
 	t.Setenv("HEC_TOKEN", "y")
@@ -292,6 +292,8 @@ func TestReadmeConfig(t *testing.T) {
 	t.Setenv("HEC_TOKEN_APPS", "apps-token")
 	t.Setenv("HEC_TOKEN_FWD", "fwd-token")
 	t.Setenv("HEC_TOKEN_SYSLOG", "syslog-token")
+	t.Setenv("OTLP_TOKEN", "otlp-token")
+	t.Setenv("OTLP_API_KEY", "otlp-key")
 	var cfgs []Config
 	for _, b := range blocks[1:] {
 		yaml, _, ok := strings.Cut(b, "```")
@@ -335,6 +337,8 @@ func TestReadmeConfig(t *testing.T) {
 	assert.Equal(t, "Microsoft-Syslog", specOf[*SentinelDestination](mig, "sentinel-syslog").Stream)
 	assert.Equal(t, "Custom-AppEvents_CL", specOf[*SentinelDestination](mig, "sentinel-apps").Stream)
 	assert.Equal(t, APIConfig{Enabled: true, Token: "api-token"}, cfgs[6].API, "operator API")
+	assert.Len(t, cfgs[7].Inputs.OTLP, 1, "OTLP")
+	assert.Equal(t, "grpc", specOf[*OTLPDestination](cfgs[7], "backend").Protocol)
 }
 
 func freePort(t *testing.T) string {
