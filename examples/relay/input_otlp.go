@@ -217,24 +217,27 @@ func (in *otlpInput) Close() {
 }
 
 // Send is the receiver's Sink: it pushes a request's records into one
-// worker ring (by the sender's address: a sender's requests stay in
-// order) and returns once they are finished. With sources tracked, the
-// request counts for its sender's address, and over its rate limit is
-// refused (drop mode: answered 503 / UNAVAILABLE, sent again) or answered
-// late (pace mode), as the HEC input does.
+// worker ring (by the sender's connection: its requests stay in order)
+// and returns once they are finished. With sources tracked, the request
+// counts for its sender's address, and over its rate limit is refused
+// (drop mode: answered 503 / UNAVAILABLE, sent again) or answered late
+// (pace mode), as the HEC input does.
 func (in *otlpInput) Send(ctx context.Context, batch []relaykit.Event) error {
-	var addr netip.Addr
+	var ap netip.AddrPort
 	if a, ok := ctx.Value(otlpPeerKey{}).(net.Addr); ok {
-		addr = addrOf(a)
+		ap = addrOf(a)
 	} else if p, ok := peer.FromContext(ctx); ok {
-		addr = addrOf(p.Addr)
+		ap = addrOf(p.Addr)
 	}
 	var shard uint64
 	var h sources.Handle
-	if addr.IsValid() {
-		h = in.src.Addr(addr)
-		b := addr.As16()
-		shard = maphash.Bytes(shardSeed, b[:])
+	if ap.IsValid() {
+		h = in.src.Addr(ap.Addr())
+		// By connection, as the HEC input shards by address and port:
+		// a connection's requests stay in order, and one sender's
+		// connections spread over the workers.
+		b := ap.Addr().As16()
+		shard = maphash.Bytes(shardSeed, b[:]) ^ maphash.Comparable(shardSeed, ap.Port())
 	} else {
 		shard = in.rr.Add(1)
 	}
@@ -266,13 +269,14 @@ func (in *otlpInput) Send(ctx context.Context, batch []relaykit.Event) error {
 	return nil
 }
 
-// addrOf returns the IP address of a TCP peer; the zero Addr otherwise.
-func addrOf(a net.Addr) netip.Addr {
+// addrOf returns the address and port of a TCP peer; the zero AddrPort
+// otherwise.
+func addrOf(a net.Addr) netip.AddrPort {
 	if ta, ok := a.(*net.TCPAddr); ok {
 		ip, _ := netip.AddrFromSlice(ta.IP)
-		return ip.Unmap()
+		return netip.AddrPortFrom(ip.Unmap(), uint16(ta.Port))
 	}
-	return netip.Addr{}
+	return netip.AddrPort{}
 }
 
 var (
