@@ -28,6 +28,12 @@
 #            (omrelp, window 128, each frame answered once archived):
 #            events/s until everything is archived and relay CPU per event;
 #            their ratio is the cost of acknowledgement
+#   o        OTLP in -> archive: gzipped export requests of 100 log records
+#            from O_CONNS (4) connections (tools otlpsend), over OTLP/HTTP
+#            (protobuf) and OTLP/gRPC, each answered once archived; events
+#            per relay CPU-second. Then the same load into the OTel
+#            Collector's otlpreceiver with a counting consumer (tools
+#            otelcol), side by side: events per Collector CPU-second
 #   idle     the default config with no traffic: share of a core used over
 #            IDLE_SECONDS (default 60), from /proc
 #
@@ -643,6 +649,53 @@ EOF
 			n, s, g, s/(t1-t0), c, (g > 0 ? c*1e9/g : 0), (c > 0 ? g/c : 0), rc, r }'
 }
 
+# scenario_o PROTO (http|grpc): tools otlpsend -> relay otlp input -> archive,
+# then the same load into the Collector's otlpreceiver (tools otelcol).
+scenario_o() {
+	local proto=$1 d=$work/o-$1 hport gport mport cport
+	mkdir -p "$d"
+	hport=$(freeport)
+	gport=$(freeport)
+	mport=$(freeport)
+	cport=$(freeport)
+	local target=$hport
+	[ "$proto" = grpc ] && target=$gport
+	cat >"$d/relay.yaml" <<EOF
+inputs:
+  otlp:
+    - {name: otlp, http_listen: 127.0.0.1:$hport, grpc_listen: 127.0.0.1:$gport}
+destinations:
+  archive: {type: archive, dir: $d/archive, format: raw}
+routes:
+  - {name: all, final: true, destinations: [archive]}
+spool: {dir: $d/spool}
+dead_letter: {dir: $d/dl}
+metrics: {listen: 127.0.0.1:$mport}
+EOF
+	start_relay "$d" "$d/relay.yaml"
+	"$work/tools" otlpsend -addr "127.0.0.1:$target" -proto "$proto" -conns "${O_CONNS:-4}" -duration "${DUR}s" >"$d/send.txt" 2>&1
+	local sent cpu rss
+	sent=$(loggen_count "$d/send.txt")
+	cpu=$(cpu_s "$rpid")
+	rss=$(rss_mb "$rpid")
+	stop_relay
+	report "o relay otlp-$proto(100/req)->archive" "$sent" "$(cat "$d"/archive/* | wc -l)" "$cpu" "$rss"
+
+	"$work/tools" otelcol -http "127.0.0.1:$hport" -grpc "127.0.0.1:$gport" -count "127.0.0.1:$cport" >"$d/otelcol.log" 2>&1 &
+	local cpid=$!
+	pids+=("$cpid")
+	for _ in $(seq 100); do grep -q ready "$d/otelcol.log" && break; sleep 0.05; done
+	"$work/tools" otlpsend -addr "127.0.0.1:$target" -proto "$proto" -conns "${O_CONNS:-4}" -duration "${DUR}s" >"$d/send-col.txt" 2>&1
+	sent=$(loggen_count "$d/send-col.txt")
+	cpu=$(cpu_s "$cpid")
+	rss=$(rss_mb "$cpid")
+	local got
+	got=$(curl -s "http://127.0.0.1:$cport/count")
+	kill -TERM "$cpid"
+	wait "$cpid" || true
+	report "o otelcol otlp-$proto(100/req)->count" "$sent" "$got" "$cpu" "$rss"
+}
+
 for s in $SCEN; do
 	case $s in
 	a) scenario_a; scenario_a_rsyslog ;;
@@ -653,6 +706,7 @@ for s in $SCEN; do
 	m) scenario_m always; scenario_m on_failure ;;
 	h) scenario_h ;;
 	r) scenario_r tcp; scenario_r relp ;;
+	o) scenario_o http; scenario_o grpc ;;
 	idle) scenario_idle ;;
 	*) echo "unknown scenario $s" >&2; exit 2 ;;
 	esac

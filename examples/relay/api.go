@@ -85,6 +85,9 @@ func (r *Relay) wireTaps() {
 		p.tap = r.taps.Point(tapInput + p.cfg.Name)
 	}
 	r.wireStreamTaps() // syslog UDP/TCP and JSON inputs (taps.go)
+	for _, o := range r.otlp {
+		o.tap = r.taps.Point(tapInput + o.cfg.Name)
+	}
 }
 
 // closeTaps removes every point, ending the tap streams (the API's

@@ -214,6 +214,7 @@ func (c *Config) Validate() error {
 	c.validateDestinations(ck)
 	c.validateKafka(ck.bad, ck.name)
 	c.validateAckInputs(ck)
+	c.validateOTLPInputs(ck)
 	c.validateRoutes(ck)
 	c.validateSources(ck)
 	if c.DeadLetter.Dir == "" {

@@ -27,6 +27,7 @@ var destTypes = []struct {
 	{"sentinel", func() destSpec { return &SentinelDestination{} }},
 	{"syslog", func() destSpec { return &SyslogDestination{} }},
 	{"kafka", func() destSpec { return &KafkaDestination{} }},
+	{"otlp", func() destSpec { return &OTLPDestination{} }},
 }
 
 // destSpec is the section of one destination type: its own settings, the

@@ -21,6 +21,9 @@ type InputsConfig struct {
 	// Acknowledging inputs: Splunk HEC and RELP; see config_ack.go.
 	HEC  []HECInputConfig  `yaml:"hec"`
 	RELP []RELPInputConfig `yaml:"relp"`
+
+	// OpenTelemetry logs (OTLP/HTTP and OTLP/gRPC); see config_otlp.go.
+	OTLP []OTLPInputConfig `yaml:"otlp"`
 }
 
 // UDPInputConfig is a syslog UDP listener.

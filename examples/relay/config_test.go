@@ -91,8 +91,8 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"dest unknown nested key", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: t\n    retry:\n      max_atempts: 3\n", "destinations.h.retry.max_atempts: unknown setting (line 7; the settings of retry are initial_backoff, max_attempts, max_backoff, max_elapsed)"},
 		{"dest unknown key in a pointer section", "destinations:\n  k:\n    type: kafka\n    brokers: [127.0.0.1:1]\n    topic: t\n    tls: {ca_fle: /x}\n", "destinations.k.tls.ca_fle: unknown setting (line 6; the settings of tls are ca_file, insecure_skip_verify)"},
 		{"dest bad value", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: t\n    queue: lots\n", "line 6: cannot unmarshal !!str `lots` into int"},
-		{"dest unknown type", "destinations:\n  x:\n    type: s3\n", `destinations.x.type: unknown type "s3" (want archive, hec, sentinel, syslog or kafka)`},
-		{"dest no type", "destinations:\n  x:\n    dir: /tmp\n", "destinations.x.type: required (archive, hec, sentinel, syslog or kafka)"},
+		{"dest unknown type", "destinations:\n  x:\n    type: s3\n", `destinations.x.type: unknown type "s3" (want archive, hec, sentinel, syslog, kafka or otlp)`},
+		{"dest no type", "destinations:\n  x:\n    dir: /tmp\n", "destinations.x.type: required (archive, hec, sentinel, syslog, kafka or otlp)"},
 		{"dest empty", "destinations:\n  x:\n", "destinations.x.type: required"},
 		{"merged key of another type", "destinations:\n  h1: &h {type: hec, url: \"https://x\", token: t}\n  h2:\n    <<: *h\n    stream: Custom-X_CL\n", "destinations.h2.stream: is set, but hec destinations do not use it (only sentinel destinations do)"},
 		{"key of another type merged", "destinations:\n  h1: &h {type: hec, url: \"https://x\", token: t, table: syslog}\n  h2: {<<: [*h], index: main}\n", "destinations.h2.table: is set, but hec destinations do not use it (only sentinel destinations do)"},
@@ -284,7 +284,7 @@ func TestReadmeConfig(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	require.NoError(t, err)
 	blocks := strings.Split(string(readme), "```yaml\n")
-	require.Len(t, blocks, 12, "eleven yaml blocks in README.md: reduction, per-source statistics (its section, Prometheus rules, the route to Sentinel), the full example, the edge and the SIEM tier, the HEC and RELP inputs, the Splunk to Sentinel migration, the operator API")
+	require.Len(t, blocks, 13, "twelve yaml blocks in README.md: reduction, per-source statistics (its section, Prometheus rules, the route to Sentinel), the full example, the edge and the SIEM tier, the HEC and RELP inputs, the Splunk to Sentinel migration, the operator API, OTLP")
 	t.Setenv("RELAY_API_TOKEN", "api-token")
 	t.Setenv("SENTINEL_CLIENT_SECRET", "x")
 	t.Setenv("HEC_TOKEN", "y")
@@ -292,6 +292,8 @@ func TestReadmeConfig(t *testing.T) {
 	t.Setenv("HEC_TOKEN_APPS", "apps-token")
 	t.Setenv("HEC_TOKEN_FWD", "fwd-token")
 	t.Setenv("HEC_TOKEN_SYSLOG", "syslog-token")
+	t.Setenv("OTLP_TOKEN", "otlp-token")
+	t.Setenv("OTLP_API_KEY", "otlp-key")
 	var cfgs []Config
 	for _, b := range blocks[1:] {
 		yaml, _, ok := strings.Cut(b, "```")
@@ -335,6 +337,8 @@ func TestReadmeConfig(t *testing.T) {
 	assert.Equal(t, "Microsoft-Syslog", specOf[*SentinelDestination](mig, "sentinel-syslog").Stream)
 	assert.Equal(t, "Custom-AppEvents_CL", specOf[*SentinelDestination](mig, "sentinel-apps").Stream)
 	assert.Equal(t, APIConfig{Enabled: true, Token: "api-token"}, cfgs[6].API, "operator API")
+	assert.Len(t, cfgs[7].Inputs.OTLP, 1, "OTLP")
+	assert.Equal(t, "grpc", specOf[*OTLPDestination](cfgs[7], "backend").Protocol)
 }
 
 func freePort(t *testing.T) string {

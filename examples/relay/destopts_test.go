@@ -38,14 +38,14 @@ func TestDestinationOptionsThatDoNothingAreRejected(t *testing.T) {
 		{"sentinel index", sentinel, "    index: main\n", "destinations.d.index: is set, but sentinel destinations do not use it (only hec destinations do)"},
 		{"sentinel sourcetype", sentinel, "    sourcetype: x\n", "destinations.d.sourcetype: is set, but sentinel destinations"},
 		{"sentinel address", sentinel, "    address: 127.0.0.1:1\n", "destinations.d.address: is set, but sentinel destinations"},
-		{"archive timeout", archive, "    timeout: 5s\n", "destinations.d.timeout: is set, but archive destinations do not use it (only hec, sentinel, syslog or kafka destinations do)"},
+		{"archive timeout", archive, "    timeout: 5s\n", "destinations.d.timeout: is set, but archive destinations do not use it (only hec, sentinel, syslog, kafka or otlp destinations do)"},
 		{"archive url", archive, "    url: https://x\n", "destinations.d.url: is set, but archive destinations"},
 		{"hec table", hec, "    table: syslog\n", "destinations.d.table: is set, but hec destinations do not use it (only sentinel destinations do)"},
 		{"sentinel indexed_fields", sentinel, "    indexed_fields: [msgid]\n", "destinations.d.indexed_fields: is set, but sentinel destinations do not use it (only hec destinations do)"},
-		{"archive spool", archive, "    spool:\n      mode: on_failure\n", "destinations.d.spool: is set, but archive destinations do not use it (only hec, sentinel, syslog or kafka destinations do)"},
+		{"archive spool", archive, "    spool:\n      mode: on_failure\n", "destinations.d.spool: is set, but archive destinations do not use it (only hec, sentinel, syslog, kafka or otlp destinations do)"},
 		{"hec fsync false", hec, "    fsync: false\n", "destinations.d.fsync: is set, but hec destinations do not use it (only archive destinations do)"},
 		{"archive queue", archive, "    queue: 4\n", "destinations.d.queue: is set, but archive destinations"},
-		{"archive retry", archive, "    retry:\n      max_attempts: 3\n", "destinations.d.retry: is set, but archive destinations do not use it (only hec, sentinel or syslog destinations do)"},
+		{"archive retry", archive, "    retry:\n      max_attempts: 3\n", "destinations.d.retry: is set, but archive destinations do not use it (only hec, sentinel, syslog or otlp destinations do)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

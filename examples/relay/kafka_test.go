@@ -214,7 +214,7 @@ func TestKafkaDestinationOptions(t *testing.T) {
 	}{
 		{"kafka url", kafkaDest, "    url: https://x\n", "destinations.d.url: is set, but kafka destinations do not use it (only hec destinations do)"},
 		{"kafka token", kafkaDest, "    token: t\n", "destinations.d.token: is set, but kafka destinations do not use it"},
-		{"kafka retry.max_attempts", kafkaDest, "    retry:\n      max_attempts: 3\n", "destinations.d.retry: is set, but kafka destinations do not use it (only hec, sentinel or syslog destinations do)"},
+		{"kafka retry.max_attempts", kafkaDest, "    retry:\n      max_attempts: 3\n", "destinations.d.retry: is set, but kafka destinations do not use it (only hec, sentinel, syslog or otlp destinations do)"},
 		{"kafka retry.max_elapsed", kafkaDest, "    retry:\n      max_elapsed: 5s\n", "destinations.d.retry: is set, but kafka destinations"},
 		{"kafka retry.initial_backoff", kafkaDest, "    retry:\n      initial_backoff: 1s\n", "destinations.d.retry: is set, but kafka destinations"},
 		{"kafka retry.max_backoff", kafkaDest, "    retry:\n      max_backoff: 1s\n", "destinations.d.retry: is set, but kafka destinations"},

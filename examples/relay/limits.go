@@ -34,7 +34,16 @@ func fileNeeds(cfg Config) []fileNeed {
 	for _, in := range cfg.Inputs.HEC {
 		needs = append(needs, fileNeed{"input " + in.Name + " max_connections", in.MaxConnections})
 	}
-	listeners := len(cfg.Inputs.SyslogUDP) + len(cfg.Inputs.SyslogTCP) + len(cfg.Inputs.JSONTCP) + len(cfg.Inputs.RELP) + len(cfg.Inputs.HEC)
+	for _, in := range cfg.Inputs.OTLP { // each listener has its own max_connections
+		n := 0
+		for _, l := range []string{in.HTTPListen, in.GRPCListen} {
+			if l != "" {
+				n += in.MaxConnections
+			}
+		}
+		needs = append(needs, fileNeed{"input " + in.Name + " max_connections", n})
+	}
+	listeners := len(cfg.Inputs.SyslogUDP) + len(cfg.Inputs.SyslogTCP) + len(cfg.Inputs.JSONTCP) + len(cfg.Inputs.RELP) + len(cfg.Inputs.HEC) + 2*len(cfg.Inputs.OTLP)
 	if cfg.Metrics.Listen != "" {
 		listeners += 1 + 4 // the listener and a few scrapers
 	}
@@ -56,6 +65,8 @@ func fileNeeds(cfg Config) []fileNeed {
 			dests++
 		case *KafkaDestination:
 			dests += 2 * len(d.Brokers)
+		case *OTLPDestination:
+			dests += 4 // HTTP connections in flight and idle, or one gRPC connection
 		}
 		dests += 4 // spool and retry spool: a segment written and one read each
 	}

@@ -26,6 +26,14 @@ func (r *Relay) Addrs() map[string]net.Addr {
 	for _, p := range r.relp {
 		m[p.name] = p.Addr()
 	}
+	for _, o := range r.otlp { // NAME/http, NAME/grpc
+		if a := o.HTTPAddr(); a != nil {
+			m[o.cfg.Name+"/http"] = a
+		}
+		if a := o.GRPCAddr(); a != nil {
+			m[o.cfg.Name+"/grpc"] = a
+		}
+	}
 	if r.metrics.ln != nil {
 		m["metrics"] = r.metrics.ln.Addr()
 	}
@@ -107,6 +115,9 @@ func (r *Relay) closeAll() error {
 	}
 	for _, h := range r.hec {
 		h.Close()
+	}
+	for _, o := range r.otlp {
+		o.Close()
 	}
 	for _, p := range r.relp {
 		p.ln.Close()

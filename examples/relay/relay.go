@@ -48,6 +48,8 @@ type Relay struct {
 	// Acknowledging inputs (they wait on engine marks): Splunk HEC and RELP.
 	hec  []*hecInput
 	relp []*relpInput
+	// OpenTelemetry logs inputs (they wait on engine marks too).
+	otlp []*otlpInput
 
 	// sources is the per-source tracker shared by the inputs; nil when
 	// sources are off.
@@ -172,10 +174,17 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		}
 		r.relp = append(r.relp, p)
 	}
+	for _, in := range cfg.Inputs.OTLP {
+		o, err := newOTLPInput(in, r.ledger.input(in.Name, "otlp"), r.sources, log)
+		if err != nil {
+			return nil, err
+		}
+		r.otlp = append(r.otlp, o)
+	}
 	if cfg.Inputs.Generator.Rate > 0 {
 		r.gen = &generator{cfg: cfg.Inputs.Generator, stats: r.ledger.input("generator", "generator"), loc: loc}
 	}
-	extra := []prometheus.Collector{r.kafkaSinks, kafkaInputs(r.kafka)}
+	extra := []prometheus.Collector{r.kafkaSinks, kafkaInputs(r.kafka), otlpInputs(r.otlp)}
 	if len(r.hec)+len(r.relp) > 0 {
 		extra = append(extra, ackInputs{hec: r.hec, relp: r.relp})
 	}
@@ -320,8 +329,16 @@ func (r *Relay) Run(ctx context.Context) error {
 			}
 		})
 	}
+	for _, o := range r.otlp {
+		inputs.Go(func() {
+			if err := o.Run(inCtx, hard); err != nil {
+				keep(err)
+				stopInputs()
+			}
+		})
+	}
 	r.ready.Store(true)
-	r.log.Info("relay started", "inputs", len(r.udp)+len(r.streams)+len(r.kafka)+len(r.hec)+len(r.relp), "workers", r.eng.Workers(), "destinations", len(r.dests))
+	r.log.Info("relay started", "inputs", len(r.udp)+len(r.streams)+len(r.kafka)+len(r.hec)+len(r.relp)+len(r.otlp), "workers", r.eng.Workers(), "destinations", len(r.dests))
 
 	<-inCtx.Done()
 	r.ready.Store(false)

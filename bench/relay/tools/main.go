@@ -13,6 +13,7 @@
 //	tools udpsend -addr A -rate R -duration D   loggen-like 256-byte RFC 3164 datagrams at R per
 //	          [-conns N] [-size S]              second over N sockets, sent with sendmmsg(2) in
 //	                                            batches of 64 (loggen's UDP tops out lower here)
+//	tools otlpsend, tools otelcol               OTLP load and the Collector's receiver (otlp.go)
 //	tools idle -addr A -conns N                 N connections that send one line each and then
 //	                                            stay open, idle, until killed (from 127.0.x.y,
 //	                                            60 per source address); prints "ready N"
@@ -73,6 +74,8 @@ func main() {
 		idle(os.Args[2:])
 	case "udpsend":
 		udpsend(os.Args[2:])
+	case "otlpsend", "otelcol": // otlp.go
+		map[string]func([]string){"otlpsend": otlpsend, "otelcol": otelcol}[os.Args[1]](os.Args[2:])
 	default:
 		log.Fatalf("unknown tool %q", os.Args[1])
 	}
