@@ -219,3 +219,26 @@ func TestSentinelBasicPlanSameRows(t *testing.T) {
 	assert.Equal(t, "41", rows[0]["EventCount"].(interface{ String() string }).String())
 	assert.Equal(t, "Basic", srv.Config().Plan)
 }
+
+// TestDCRServerDiscardRows: with DiscardRows the stand-in checks and
+// counts rows but keeps none; WireBytes is the gzipped body's size.
+func TestDCRServerDiscardRows(t *testing.T) {
+	srv := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{DiscardRows: true})
+	s := sentinelFor(t, srv, nil, nil)
+	sendEvents(t, s, nil, 0, 500, 200)
+	assert.Empty(t, srv.Rows())
+	reqs := srv.Requests()
+	require.NotEmpty(t, reqs)
+	rows, wire, body := 0, 0, 0
+	for _, r := range reqs {
+		rows += r.Rows
+		wire += r.WireBytes
+		body += r.BodyBytes
+		assert.True(t, r.Gzip)
+		assert.Less(t, r.WireBytes, r.BodyBytes, "gzip shrinks the body")
+	}
+	assert.Equal(t, 500, rows)
+	st := s.Stats()
+	assert.Equal(t, st.WireBytes, int64(wire), "the sink's count of bytes on the wire")
+	assert.Equal(t, st.BytesSent, int64(body), "the sink's count of uncompressed bytes")
+}
