@@ -185,7 +185,9 @@ func appendRFC5424Head(dst []byte, pri int, ns int64, host, app string, procid i
 	return append(dst, " - - "...)
 }
 
-func internal(dst []byte, i uint64) []byte { return fmt.Appendf(dst, "10.%d.%d.%d", i>>8&15, i&255, 1+i%250) }
+func internal(dst []byte, i uint64) []byte {
+	return fmt.Appendf(dst, "10.%d.%d.%d", i>>8&15, i&255, 1+i%250)
+}
 func external(dst []byte, i uint64) []byte {
 	return fmt.Appendf(dst, "%d.%d.%d.%d", 23+i%180, 7*i%251, i>>3&255, 1+i%253)
 }
