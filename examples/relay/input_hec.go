@@ -54,16 +54,8 @@ var errRateLimited = errors.New("sender over its rate limit")
 
 func newHECInput(cfg HECInputConfig, stats *inputStats, ready func() error, src *sourceTracker, log *slog.Logger) (*hecInput, error) {
 	in := &hecInput{cfg: cfg, stats: stats, log: log.With("input", cfg.Name), src: src.input(cfg.Name), drop: src.drops()}
-	toks := make([]hec.Token, len(cfg.Tokens))
-	for i, t := range cfg.Tokens {
-		toks[i] = hec.Token{
-			Name: t.Name, Token: string(t.Token), Disabled: t.Disabled,
-			Host: t.Host, Source: t.Source, SourceType: t.SourceType, Index: t.Index,
-			Indexes: t.Indexes, Route: t.Route, Ack: t.Ack,
-		}
-	}
 	h, err := hec.New(hec.Config{
-		Tokens:                toks,
+		Tokens:                hecTokens(cfg.Tokens),
 		Sink:                  in,
 		RouteField:            hecRouteField,
 		MaxBodyBytes:          int64(cfg.MaxBodySize),
@@ -112,6 +104,19 @@ func newHECInput(cfg HECInputConfig, stats *inputStats, ready func() error, src 
 		ErrorLog:  slog.NewLogLogger(in.log.Handler(), slog.LevelDebug),
 	}
 	return in, nil
+}
+
+// hecTokens are the hec package's tokens of the configured ones.
+func hecTokens(ts []HECTokenConfig) []hec.Token {
+	toks := make([]hec.Token, len(ts))
+	for i, t := range ts {
+		toks[i] = hec.Token{
+			Name: t.Name, Token: string(t.Token), Disabled: t.Disabled,
+			Host: t.Host, Source: t.Source, SourceType: t.SourceType, Index: t.Index,
+			Indexes: t.Indexes, Route: t.Route, Ack: t.Ack,
+		}
+	}
+	return toks
 }
 
 // defaultHECHeaderTimeout is the default of header_timeout: the reading

@@ -62,10 +62,7 @@ func jsonStream(in JSONInputConfig, stats *inputStats, dl *deadLetter, budget *s
 				continue
 			}
 			ev := b.Event()
-			ev.Reset()
-			ev.Raw = append(ev.Raw, line...)
-			ev.Host = append(ev.Host, peer...)
-			ev.SourceType = append(ev.SourceType, "json"...)
+			fillJSONEvent(ev, line, peer)
 			if !cs.event(ev, len(line)) {
 				b.Unget() // over its source's limit: dropped{rate_limit}
 				continue
@@ -75,6 +72,15 @@ func jsonStream(in JSONInputConfig, stats *inputStats, dl *deadLetter, budget *s
 			}
 		}
 	}
+}
+
+// fillJSONEvent makes ev (reset first) the event of a valid JSON line
+// from peer.
+func fillJSONEvent(ev *relaykit.Event, line []byte, peer string) {
+	ev.Reset()
+	ev.Raw = append(ev.Raw, line...)
+	ev.Host = append(ev.Host, peer...)
+	ev.SourceType = append(ev.SourceType, "json"...)
 }
 
 // deadLetter keeps input the relay could not accept, one JSON object per

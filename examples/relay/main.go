@@ -39,6 +39,9 @@ func mainCtx(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "tap" {
 		return tapMain(ctx, args[1:], stdout, stderr) // cmd_tap.go
 	}
+	if len(args) > 0 && args[0] == "test" {
+		return testMain(ctx, args[1:], stdout, stderr) // cmdtest.go
+	}
 	fs := flag.NewFlagSet("relay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "YAML config `file` (default: the embedded default config)")

@@ -13,28 +13,12 @@ import (
 // sinks are the relay's destinations. Drops the router counts (no final
 // route took the event, a pipeline step dropped it) go to the ledger.
 func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBuilder, l *ledger) (*pipeline.Router, error) {
-	routes := make([]pipeline.Route, 0, len(cfg))
-	for i, rc := range cfg {
-		r := pipeline.Route{Name: rc.Name, Filter: rc.Filter, Field: rc.Field, Final: rc.Final}
-		var fns []pipeline.Function
-		for j, sc := range rc.Pipeline {
-			fn, err := steps(sc)
-			if err != nil {
-				return nil, fmt.Errorf("routes[%d].pipeline[%d] (%s): %w", i, j, rc.Name, err)
-			}
-			fns = append(fns, fn)
-		}
-		if len(fns) > 0 {
-			r.Pipeline = pipeline.NewPipeline(fns...)
-		}
-		for j, name := range rc.Destinations {
-			d, ok := dests[name]
-			if !ok {
-				return nil, fmt.Errorf("routes[%d].destinations[%d]: unknown destination %q", i, j, name)
-			}
-			r.Sinks = append(r.Sinks, d)
-		}
-		routes = append(routes, r)
+	routes, err := routeSpecs(cfg, steps, func(name string) (relaykit.Sink, bool) {
+		d, ok := dests[name]
+		return d, ok
+	})
+	if err != nil {
+		return nil, err
 	}
 	rt, err := pipeline.NewRouter(routes, pipeline.Config{
 		Hooks: pipeline.Hooks{
@@ -68,6 +52,36 @@ func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBui
 	}
 	l.addTable(rt, cfg)
 	return rt, nil
+}
+
+// routeSpecs builds the pipeline routes of cfg: each route's steps with
+// steps, its sinks with sink (by destination name). The relay's router
+// and `relay test` (configtest.go) are built from the same specs.
+func routeSpecs(cfg []RouteConfig, steps stepBuilder, sink func(name string) (relaykit.Sink, bool)) ([]pipeline.Route, error) {
+	routes := make([]pipeline.Route, 0, len(cfg))
+	for i, rc := range cfg {
+		r := pipeline.Route{Name: rc.Name, Filter: rc.Filter, Field: rc.Field, Final: rc.Final}
+		var fns []pipeline.Function
+		for j, sc := range rc.Pipeline {
+			fn, err := steps(sc)
+			if err != nil {
+				return nil, fmt.Errorf("routes[%d].pipeline[%d] (%s): %w", i, j, rc.Name, err)
+			}
+			fns = append(fns, fn)
+		}
+		if len(fns) > 0 {
+			r.Pipeline = pipeline.NewPipeline(fns...)
+		}
+		for j, name := range rc.Destinations {
+			d, ok := sink(name)
+			if !ok {
+				return nil, fmt.Errorf("routes[%d].destinations[%d]: unknown destination %q", i, j, name)
+			}
+			r.Sinks = append(r.Sinks, d)
+		}
+		routes = append(routes, r)
+	}
+	return routes, nil
 }
 
 // stepBuilder builds one pipeline function from its config.
