@@ -99,7 +99,10 @@
 // Microsoft-CommonSecurityLog, CEF keys in the columns of Microsoft's
 // "CEF and CommonSecurityLog field mapping", the rest in
 // AdditionalExtensions), which Sentinel's analytics rules, workbooks and
-// ASIM parsers read.
+// ASIM parsers read. [SentinelConfig.Plan] names the table's plan
+// ([SentinelPlan]): Basic writes the rows of Analytics; Auxiliary, for
+// custom tables, writes TimeGenerated with 6 fractional digits and no
+// dynamic column, as Azure requires.
 //
 // # Syslog
 //

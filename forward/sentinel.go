@@ -34,8 +34,9 @@ const (
 type SentinelColumns struct {
 	// Time receives the event time (Event.Time, else ReceiveTime, else the
 	// time of encoding) as an RFC 3339 UTC timestamp with 7 fractional
-	// digits (100 ns, the precision of a Log Analytics datetime). Zero
-	// means "TimeGenerated", which every custom table has.
+	// digits (100 ns, the precision of a Log Analytics datetime), or 6 for
+	// an Auxiliary table ([SentinelAuxiliary]). Zero means
+	// "TimeGenerated", which every custom table has.
 	Time string
 	// Message receives Event.Raw as a string (invalid UTF-8 becomes
 	// U+FFFD). Zero means "RawData".
@@ -51,7 +52,9 @@ type SentinelColumns struct {
 	// numbers, for events with a priority. Zero means left out.
 	Facility, Severity string
 	// Fields receives all of the event's fields as one JSON object of
-	// strings (a dynamic column). Zero means left out.
+	// strings (a dynamic column). Zero means left out. An Auxiliary table
+	// has no dynamic columns: set with [SentinelAuxiliary] it is a
+	// configuration error.
 	Fields string
 }
 
@@ -103,6 +106,12 @@ type SentinelConfig struct {
 	// SentinelCustom.
 	CollectorHostName string
 
+	// Plan is the table plan of the destination table: zero
+	// ([SentinelAnalytics]), [SentinelBasic] (the same rows) or
+	// [SentinelAuxiliary] (custom tables only: TimeGenerated with 6
+	// fractional digits, no Fields column). See [SentinelPlan].
+	Plan SentinelPlan
+
 	// Columns maps the event's parts to columns.
 	Columns SentinelColumns
 	// Fields are event fields sent as columns of their own, in this order.
@@ -150,6 +159,7 @@ type Sentinel struct {
 	tokens *TokenCache
 	dest   string
 	table  SentinelTable
+	digits int // fractional digits of TimeGenerated: 7, or 6 on an Auxiliary table
 
 	collectorHost []byte // `,"CollectorHostName":"..."`, or nil
 
@@ -208,6 +218,12 @@ func NewSentinel(cfg SentinelConfig) (*Sentinel, error) {
 		return nil, invalid("unknown Table %v", cfg.Table)
 	case cfg.Table != SentinelCustom && cfg.Columns != (SentinelColumns{}):
 		return nil, invalid("Columns do not apply to the %v table, whose columns are fixed", cfg.Table)
+	case cfg.Plan > SentinelAuxiliary:
+		return nil, invalid("unknown Plan %v", cfg.Plan)
+	case cfg.Plan == SentinelAuxiliary && cfg.Table != SentinelCustom:
+		return nil, invalid("the Auxiliary plan is for custom tables only, not the %v table", cfg.Table)
+	case cfg.Plan == SentinelAuxiliary && cfg.Columns.Fields != "" && cfg.Columns.Fields != "-":
+		return nil, invalid("Fields column %q: an Auxiliary table has no dynamic columns (send fields to columns of their own with Fields, or leave it out)", cfg.Columns.Fields)
 	case cfg.DCRImmutableID == "":
 		return nil, invalid("DCRImmutableID is required")
 	case !validPathSegment(cfg.DCRImmutableID):
@@ -224,7 +240,7 @@ func NewSentinel(cfg SentinelConfig) (*Sentinel, error) {
 		return nil, invalid("MaxRequestBytes %d exceeds the service's limit of %d", cfg.HTTP.MaxRequestBytes, SentinelMaxRequestBytes)
 	}
 
-	st := &Sentinel{dest: name, table: cfg.Table}
+	st := &Sentinel{dest: name, table: cfg.Table, digits: cfg.Plan.timeDigits()}
 	cols := cfg.Columns
 	seen := map[string]bool{}
 	first := true
@@ -408,7 +424,7 @@ func (st *Sentinel) appendCustomRow(dst []byte, e *relaykit.Event) []byte {
 	}
 	dst = append(dst, st.timeKey...)
 	dst = append(dst, '"')
-	dst = appendTimestamp(dst, ns, 7)
+	dst = appendTimestamp(dst, ns, st.digits)
 	dst = append(dst, '"')
 	if st.msgKey != nil {
 		dst = append(dst, st.msgKey...)

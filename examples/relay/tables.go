@@ -28,6 +28,11 @@ type SentinelDestination struct {
 	// Microsoft-Syslog) or common_security_log (CommonSecurityLog, stream
 	// Microsoft-CommonSecurityLog); see forward.SentinelTable.
 	Table string `yaml:"table"`
+	// Plan is the table plan of the destination table: analytics (the
+	// default), basic (the same rows; cheaper ingestion, queries billed
+	// per GB scanned) or auxiliary (custom tables only: TimeGenerated
+	// with 6 fractional digits, no dynamic Fields column); plans.go.
+	Plan string `yaml:"plan"`
 	// CollectorHostName fills the CollectorHostName column of the built-in
 	// tables; empty means this host's name, "-" leaves it out.
 	CollectorHostName string `yaml:"collector_host_name"`
@@ -48,7 +53,7 @@ type ColumnsConfig struct {
 	SourceType string `yaml:"sourcetype"` // default left out
 	Facility   string `yaml:"facility"`   // default Facility
 	Severity   string `yaml:"severity"`   // default SeverityLevel
-	Fields     string `yaml:"fields"`     // default Fields (all fields as a dynamic column)
+	Fields     string `yaml:"fields"`     // default Fields (all fields as a dynamic column); none with plan: auxiliary
 }
 
 var sentinelTables = map[string]forward.SentinelTable{
@@ -71,6 +76,7 @@ func (s *SentinelDestination) summary() string {
 func (s *SentinelDestination) validate(f string, ck *checker, spool *SpoolConfig) {
 	s.NetworkSettings.validate(f, ck, spool)
 	s.validateTable(f, ck)
+	s.validatePlan(f, ck)
 	for _, r := range []struct{ field, v string }{
 		{"endpoint", s.Endpoint}, {"dcr_immutable_id", s.DCRImmutableID}, {"stream", s.Stream},
 		{"tenant_id", s.TenantID}, {"client_id", s.ClientID}, {"client_secret", string(s.ClientSecret)},
@@ -138,7 +144,7 @@ func (s *SentinelDestination) newSink(r *Relay, name string) (destSink, error) {
 		columns = forward.SentinelColumns{
 			Time: cmp.Or(c.Time, "TimeGenerated"), Message: cmp.Or(c.Message, "RawData"), Host: cmp.Or(c.Host, "Computer"),
 			Source: cmp.Or(c.Source, "ProcessName"), SourceType: cmp.Or(c.SourceType, "-"),
-			Facility: cmp.Or(c.Facility, "Facility"), Severity: cmp.Or(c.Severity, "SeverityLevel"), Fields: cmp.Or(c.Fields, "Fields"),
+			Facility: cmp.Or(c.Facility, "Facility"), Severity: cmp.Or(c.Severity, "SeverityLevel"), Fields: cmp.Or(c.Fields, s.fieldsColumn()),
 		}
 	} else if collector = s.CollectorHostName; collector == "" {
 		collector, _ = os.Hostname()
@@ -152,7 +158,7 @@ func (s *SentinelDestination) newSink(r *Relay, name string) (destSink, error) {
 	sort.Slice(fields, func(i, j int) bool { return fields[i].Column < fields[j].Column })
 	return forward.NewSentinel(forward.SentinelConfig{
 		Endpoint: s.Endpoint, DCRImmutableID: s.DCRImmutableID, Stream: s.Stream,
-		TokenSource: ts, Table: table, CollectorHostName: collector,
+		TokenSource: ts, Table: table, Plan: sentinelPlans[s.Plan], CollectorHostName: collector,
 		Columns: columns, Fields: fields,
 		HTTP: r.httpConfig(name, &s.NetworkSettings, &s.HTTPSettings),
 	})

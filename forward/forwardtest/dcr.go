@@ -55,6 +55,21 @@ type DCRServerConfig struct {
 	// other than those, a column added to a built-in table without the
 	// _CF suffix) fail every ingestion request with 500 and say why.
 	Columns map[string]string
+	// Plan is the table plan of the stream's table: "" or [PlanAnalytics],
+	// [PlanBasic] (both accept the same rows: the plan changes what
+	// queries may do and cost, not ingestion) or [PlanAuxiliary], for a
+	// custom stream only, without dynamic Columns: every row must have a
+	// TimeGenerated in ISO 8601 with exactly 6 fractional digits and no
+	// object or array value in any column, else the request fails with
+	// 400 InvalidPayload naming the record and column. An invalid Plan
+	// (another value, Auxiliary on a built-in stream or with a dynamic
+	// column) fails every ingestion request with 500, as invalid Columns
+	// do.
+	Plan string
+	// DiscardRows makes the server check and count rows but not keep
+	// them: [DCRServer.Rows] stays empty, [DCRServer.Requests] still
+	// counts them. For load tests that send millions of rows.
+	DiscardRows bool
 	// TokenLifetime is the lifetime of issued tokens (expires_in). Zero
 	// means 1 hour. Expired tokens get 401.
 	TokenLifetime time.Duration
@@ -85,6 +100,7 @@ type DCRRequest struct {
 	ClientRequestID string    // x-ms-client-request-id header
 	Status          int       // status answered
 	Gzip            bool      // Content-Encoding: gzip
+	WireBytes       int       // body size as received (compressed with Gzip), in bytes
 	BodyBytes       int       // uncompressed body size, in bytes
 	Rows            int       // rows in the body (when it parsed)
 	Token           string    // bearer token presented
@@ -101,6 +117,9 @@ type DCRRequest struct {
 //   - Content-Type application/json, Content-Encoding gzip or none;
 //   - an uncompressed body of at most 1 MiB (413 ContentLengthLimitExceeded
 //     above it) that is a JSON array of objects (400 otherwise);
+//   - for a table with the Auxiliary plan (DCRServerConfig.Plan),
+//     TimeGenerated in ISO 8601 with 6 fractional digits and no dynamic
+//     values, checked the same way;
 //   - for the built-in streams Microsoft-Syslog and
 //     Microsoft-CommonSecurityLog (and custom streams given Columns), rows
 //     that match the table's schema: an unknown column, a value of the
@@ -409,7 +428,7 @@ func (s *DCRServer) serveIngest(w http.ResponseWriter, r *http.Request) {
 	rec.Status = status
 	s.mu.Lock()
 	s.requests = append(s.requests, rec)
-	if status == http.StatusNoContent {
+	if status == http.StatusNoContent && !s.cfg.DiscardRows {
 		s.rows = append(s.rows, rows...)
 	}
 	s.mu.Unlock()
@@ -497,6 +516,7 @@ func (s *DCRServer) ingest(w http.ResponseWriter, r *http.Request, rec *DCRReque
 		dcrError(w, http.StatusBadRequest, "InvalidContentEncoding", fmt.Sprintf("Content-Encoding '%s' is not supported.", ce))
 		return http.StatusBadRequest, nil
 	}
+	rec.WireBytes = len(raw)
 	rec.BodyBytes = len(body)
 
 	if fault != nil {
@@ -525,13 +545,18 @@ func (s *DCRServer) ingest(w http.ResponseWriter, r *http.Request, rec *DCRReque
 		dcrError(w, http.StatusInternalServerError, "InternalServerError", err.Error())
 		return http.StatusInternalServerError, nil
 	}
-	if schema != nil {
-		for i, row := range rows {
-			if msg := checkRow(schema, row); msg != "" {
-				dcrError(w, http.StatusBadRequest, "InvalidPayload",
-					fmt.Sprintf("The data does not match the schema of stream '%s': record %d: %s.", s.cfg.Stream, i, msg))
-				return http.StatusBadRequest, nil
-			}
+	for i, row := range rows {
+		msg := ""
+		if schema != nil {
+			msg = checkRow(schema, row)
+		}
+		if msg == "" && s.cfg.Plan == PlanAuxiliary {
+			msg = checkAuxRow(row)
+		}
+		if msg != "" {
+			dcrError(w, http.StatusBadRequest, "InvalidPayload",
+				fmt.Sprintf("The data does not match the schema of stream '%s': record %d: %s.", s.cfg.Stream, i, msg))
+			return http.StatusBadRequest, nil
 		}
 	}
 	rec.Rows = len(rows)

@@ -142,6 +142,10 @@ func (s *DCRServer) rowSchema() (map[string]string, error) {
 			s.schemaErr = fmt.Errorf("forwardtest: DCRServerConfig.Columns: %w", err)
 			return
 		}
+		if err := checkPlan(s.cfg.Plan, s.cfg.Stream, s.cfg.Columns); err != nil {
+			s.schemaErr = fmt.Errorf("forwardtest: DCRServerConfig.Plan: %w", err)
+			return
+		}
 		s.schema = streamSchema(s.cfg.Stream, s.cfg.Columns)
 	})
 	return s.schema, s.schemaErr

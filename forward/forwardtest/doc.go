@@ -24,7 +24,10 @@
 // and records rows and requests (with their arrival time). Faults can be
 // injected: 429 with Retry-After or retry-after-ms, 5xx, 401, 400 with a
 // message, revoked or rejected tokens, token-endpoint errors, and
-// throttling for a while ([DCRServer.Throttle]).
+// throttling for a while ([DCRServer.Throttle]). DCRServerConfig.Plan
+// gives its table a plan: with [PlanAuxiliary] it refuses, as the service
+// does, a TimeGenerated without exactly 6 fractional digits and dynamic
+// (object or array) values.
 //
 // Rows of the built-in streams Microsoft-Syslog and
 // Microsoft-CommonSecurityLog are checked against the published schemas of
