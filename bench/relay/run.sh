@@ -35,7 +35,10 @@
 #            token endpoint, gzip JSON rows, 204), as fast as it goes:
 #            events per relay CPU-second, JSON and wire bytes per row.
 #            S_SPOOL_MODE (always, the default, or on_failure); S_LEVEL sets
-#            the destination's compression_level (default: the relay's)
+#            the destination's compression_level (default: the relay's);
+#            S_RATE paces the load (events/s; 0, the default, is as fast as
+#            it goes, which builds a backlog that the spool takes on disk
+#            even with on_failure)
 #   idle     the default config with no traffic: share of a core used over
 #            IDLE_SECONDS (default 60), from /proc
 #
@@ -672,7 +675,7 @@ dead_letter: {dir: $d/dl}
 metrics: {listen: 127.0.0.1:$mport}
 EOF
 	start_relay "$d" "$d/relay.yaml"
-	"$work/tools" send -addr "127.0.0.1:$port" -file "$d/lines.txt" -duration "${DUR}s" -conns 2 >"$d/loggen.txt" 2>&1
+	"$work/tools" send -addr "127.0.0.1:$port" -file "$d/lines.txt" -duration "${DUR}s" -conns 2 -rate "${S_RATE:-0}" >"$d/loggen.txt" 2>&1
 	local sent
 	sent=$(loggen_count "$d/loggen.txt")
 	wait_for "metric $mport relay_destination_delivered_events_total" "$sent" || true
