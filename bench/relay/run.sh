@@ -42,6 +42,9 @@
 #   idle     the default config with no traffic: share of a core used over
 #            IDLE_SECONDS (default 60), from /proc
 #
+# RELAY_ROOT=dir builds the relay from another checkout of the repository
+# (e.g. git archive of an earlier commit), for before/after runs with the
+# same tools and scenarios.
 # Each scenario also prints the receive -> delivered latency (p50, p99) per
 # destination from relay_destination_latency_seconds. RELAY_CPUPROFILE=path
 # writes a CPU profile per scenario to path.<scenario>. Scenarios a and c
@@ -74,7 +77,7 @@ trap cleanup EXIT
 tck=$(getconf CLK_TCK)
 
 echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(go version | cut -d' ' -f3)"
-go -C "$root/examples" build -o "$work/relay" ./relay
+go -C "${RELAY_ROOT:-$root}/examples" build -o "$work/relay" ./relay
 go -C "$root/bench" build -o "$work/tools" ./relay/tools
 
 freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
