@@ -191,9 +191,12 @@ func (kf *keyFilter) add(key []byte) {
 	kf[w] |= m
 }
 
-func (kf *keyFilter) mayHave(key []byte) bool {
+// testAndSet reports whether key's bit was set, and sets it.
+func (kf *keyFilter) testAndSet(key []byte) bool {
 	w, m := kf.bit(key)
-	return kf[w]&m != 0
+	had := kf[w]&m != 0
+	kf[w] |= m
+	return had
 }
 
 // decodeCEFExtension stores the key=value pairs of ext as fields.
@@ -216,11 +219,10 @@ func decodeCEFExtension(e *relaykit.Event, ext []byte) {
 		}
 		k := ext[key:eq]
 		var f *relaykit.Field
-		if seen.mayHave(k) {
+		if seen.testAndSet(k) {
 			f = evfield.Slot(e, k) // a repeated key keeps the last value
 		} else {
 			f = evfield.Add(e, k)
-			seen.add(k)
 		}
 		f.Value = appendCEFValue(f.Value, v)
 		eq, key = next, nextKey
