@@ -33,7 +33,9 @@ const (
 const minLevel = Stateless
 
 // valid reports whether Append accepts level.
-func valid(level int) bool { return level >= 1 && level <= 9 || level == HuffmanOnly || level == Stateless }
+func valid(level int) bool {
+	return level >= 1 && level <= 9 || level == HuffmanOnly || level == Stateless
+}
 
 // free holds idle writers per level (index level-minLevel): bounded channels rather
 // than sync.Pools, so a collection does not throw the compressor state
