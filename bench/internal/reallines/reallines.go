@@ -5,9 +5,10 @@
 // text repeats the way real logs do (fixed templates, a small set of
 // hosts, users, paths and user agents) and varies where real logs vary
 // (addresses, ports, IDs, trace IDs, counters, durations), so that gzip
-// shrinks a stream of them about 3×: neither random bytes (which do not
-// compress) nor one line repeated (which compresses a hundredfold) gives
-// a compressor's real cost.
+// shrinks a stream of syslog lines about 3× (3.1× at level 1, 3.8× at 6)
+// and of CEF lines, whose labels repeat, 5-6×: neither random bytes
+// (which do not compress) nor one line repeated (which compresses a
+// hundredfold) gives a compressor's real cost.
 //
 // A Gen is deterministic for its seed and not safe for concurrent use.
 package reallines
