@@ -55,8 +55,12 @@ type HTTPConfig struct {
 	// DisableGzip sends bodies uncompressed. By default bodies are gzipped
 	// (Content-Encoding: gzip) with pooled writers.
 	DisableGzip bool
-	// GzipLevel is the compression level, 1 (fastest) to 9 (smallest).
-	// Zero means 1: on a relay CPU is scarcer than bandwidth.
+	// GzipLevel is the compression level: 1 (fastest) to 9 (smallest),
+	// [GzipHuffmanOnly] or [GzipStateless]. Zero means 1. The level changes
+	// the CPU a request costs and the bytes it puts on the wire, never
+	// what the destination stores or bills (Sentinel and Splunk count the
+	// uncompressed data); the package documentation's "Compression"
+	// section has measured figures per level.
 	GzipLevel int
 
 	// Hooks observe requests. Nil hooks cost nothing.
@@ -171,8 +175,8 @@ func (c HTTPConfig) withDefaults(kind string, maxReq, maxEvent int) (HTTPConfig,
 		return c, fmt.Errorf("%w: %s: MaxRequestBytes %d is negative", ErrInvalidConfig, c.Name, c.MaxRequestBytes)
 	case c.MaxEventBytes < 0:
 		return c, fmt.Errorf("%w: %s: MaxEventBytes %d is negative", ErrInvalidConfig, c.Name, c.MaxEventBytes)
-	case c.GzipLevel < 0 || c.GzipLevel > 9:
-		return c, fmt.Errorf("%w: %s: GzipLevel %d is outside 1..9", ErrInvalidConfig, c.Name, c.GzipLevel)
+	case c.GzipLevel != 0 && !validGzipLevel(c.GzipLevel):
+		return c, fmt.Errorf("%w: %s: GzipLevel %d is not 1..9, GzipHuffmanOnly or GzipStateless", ErrInvalidConfig, c.Name, c.GzipLevel)
 	case c.HTTPClient != nil && !c.TLS.isZero():
 		return c, fmt.Errorf("%w: %s: TLS is set but HTTPClient is supplied; configure TLS on the client", ErrInvalidConfig, c.Name)
 	}

@@ -391,7 +391,7 @@ func (st *Sentinel) appendCEFRow(dst []byte, e *relaykit.Event) []byte {
 		if len(f.Key) > 4 && string(f.Key[:4]) == "cef." {
 			isCEF = true
 		}
-		c, ok := cefIndex[string(f.Key)]
+		c, ok := cefLookup(f.Key)
 		if ok && written[c] == 0 {
 			start := len(dst)
 			dst = append(dst, cefKeys[c]...)
@@ -427,7 +427,7 @@ func (st *Sentinel) appendCEFRow(dst []byte, e *relaykit.Event) []byte {
 			if !toExtra[i] {
 				continue
 			}
-		} else if c, ok := cefIndex[string(f.Key)]; ok && written[c] == int32(i+1) || !st.isExtension(f.Key) {
+		} else if c, ok := cefLookup(f.Key); ok && written[c] == int32(i+1) || !st.isExtension(f.Key) {
 			continue
 		}
 		if n > 0 {

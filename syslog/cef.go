@@ -153,23 +153,58 @@ func cefKeyBefore(ext []byte, from, eq int) int {
 
 // nextCEFKey returns the index of the '=' of the next key=value pair in ext
 // at or after from, and the start of its key; -1, -1 if there is none.
-// Escaped bytes are skipped.
+// An escaped '=' (after a backslash) is never one: the byte before a key's
+// '=' is a key byte, which a backslash is not. It jumps from '=' to '='
+// with bytes.IndexByte.
 func nextCEFKey(ext []byte, from int) (eq, key int) {
 	for i := from; i < len(ext); i++ {
-		switch ext[i] {
-		case '\\':
-			i++
-		case '=':
-			if ks := cefKeyBefore(ext, from, i); ks >= 0 && (ks == from || ext[ks-1] == ' ') {
-				return i, ks
-			}
+		j := bytes.IndexByte(ext[i:], '=')
+		if j < 0 {
+			break
+		}
+		i += j
+		if ks := cefKeyBefore(ext, from, i); ks >= 0 && (ks == from || ext[ks-1] == ' ') {
+			return i, ks
 		}
 	}
 	return -1, -1
 }
 
+// keyFilter is a 512-bit Bloom filter of field keys (one bit per key),
+// so that decodeCEFExtension looks for an existing field of a key only
+// when the key may be there: CEF keys are seldom repeated, and a linear
+// search per key would make decoding quadratic in the number of keys.
+type keyFilter [8]uint64
+
+// bit returns the word and mask of key's bit (FNV-1a).
+func (*keyFilter) bit(key []byte) (int, uint64) {
+	h := uint32(2166136261)
+	for _, c := range key {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	h ^= h >> 15
+	return int(h>>6) & 7, 1 << (h & 63)
+}
+
+func (kf *keyFilter) add(key []byte) {
+	w, m := kf.bit(key)
+	kf[w] |= m
+}
+
+// testAndSet reports whether key's bit was set, and sets it.
+func (kf *keyFilter) testAndSet(key []byte) bool {
+	w, m := kf.bit(key)
+	had := kf[w]&m != 0
+	kf[w] |= m
+	return had
+}
+
 // decodeCEFExtension stores the key=value pairs of ext as fields.
 func decodeCEFExtension(e *relaykit.Event, ext []byte) {
+	var seen keyFilter
+	for i := range e.Fields {
+		seen.add(e.Fields[i].Key)
+	}
 	eq, key := nextCEFKey(ext, 0)
 	for n := 0; eq >= 0 && n < maxParsedFields; n++ {
 		vstart := eq + 1
@@ -182,7 +217,13 @@ func decodeCEFExtension(e *relaykit.Event, ext []byte) {
 		for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
 			v = v[:len(v)-1]
 		}
-		f := evfield.Slot(e, ext[key:eq])
+		k := ext[key:eq]
+		var f *relaykit.Field
+		if seen.testAndSet(k) {
+			f = evfield.Slot(e, k) // a repeated key keeps the last value
+		} else {
+			f = evfield.Add(e, k)
+		}
 		f.Value = appendCEFValue(f.Value, v)
 		eq, key = next, nextKey
 	}

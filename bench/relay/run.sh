@@ -34,6 +34,17 @@
 #            per relay CPU-second. Then the same load into the OTel
 #            Collector's otlpreceiver with a counting consumer (tools
 #            otelcol), side by side: events per Collector CPU-second
+#   s        Sentinel: 1.2 KB RFC 5424 syslog (tools biglines: application,
+#            web, audit and kubelet logs that gzip shrinks about 3x) over TCP
+#            -> relay -> Syslog table, then 1.2 KB CEF firewall records ->
+#            CommonSecurityLog, through a Logs Ingestion stand-in (tools dcr:
+#            token endpoint, gzip JSON rows, 204), as fast as it goes:
+#            events per relay CPU-second, JSON and wire bytes per row.
+#            S_SPOOL_MODE (always, the default, or on_failure); S_LEVEL sets
+#            the destination's compression_level (default: the relay's);
+#            S_RATE paces the load (events/s; 0, the default, is as fast as
+#            it goes, which builds a backlog that the spool takes on disk
+#            even with on_failure)
 #   idle     the default config with no traffic: share of a core used over
 #            IDLE_SECONDS (default 60), from /proc
 #
@@ -51,6 +62,9 @@
 # A_TAP=1 turns the operator API on in scenario a and keeps a `relay tap`
 # open at destination:archive sampling 1 in 100 during the load (its
 # events go to a file; the line reports how many it printed).
+# RELAY_ROOT=dir builds the relay from another checkout of the repository
+# (e.g. git archive of an earlier commit), for before/after runs with the
+# same tools and scenarios.
 # Usage: bench/relay/run.sh [seconds] [scenario...]     (default: 10 a b c)
 # rsyslog is taken from its Debian package, unpacked beside the run (it
 # conflicts with syslog-ng-core in apt): set RSYSLOG_ROOT to a directory
@@ -72,7 +86,7 @@ trap cleanup EXIT
 tck=$(getconf CLK_TCK)
 
 echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(go version | cut -d' ' -f3)"
-go -C "$root/examples" build -o "$work/relay" ./relay
+go -C "${RELAY_ROOT:-$root}/examples" build -o "$work/relay" ./relay
 go -C "$root/bench" build -o "$work/tools" ./relay/tools
 
 freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -696,6 +710,61 @@ EOF
 	report "o otelcol otlp-$proto(100/req)->count" "$sent" "$got" "$cpu" "$rss"
 }
 
+# scenario_s KIND (syslog|cef): tools send -> relay -> tools dcr.
+scenario_s() {
+	local kind=$1 d=$work/s-$1 port mport dport table stream mode=${S_SPOOL_MODE:-always}
+	mkdir -p "$d"
+	port=$(freeport)
+	mport=$(freeport)
+	dport=$(freeport)
+	if [ "$kind" = cef ]; then table=common_security_log stream=Microsoft-CommonSecurityLog; else table=syslog stream=Microsoft-Syslog; fi
+	"$work/tools" biglines -n 50000 -kind "$kind" >"$d/lines.txt"
+	"$work/tools" dcr -listen "127.0.0.1:$dport" >"$d/dcr.txt" 2>&1 &
+	local dpid=$!
+	pids+=("$dpid")
+	for _ in $(seq 100); do curl -s "http://127.0.0.1:$dport/count" >/dev/null && break; sleep 0.05; done
+	cat >"$d/relay.yaml" <<EOF
+inputs:
+  syslog_tcp:
+    - name: tcp
+      listen: 127.0.0.1:$port
+destinations:
+  sentinel:
+    type: sentinel
+    table: $table
+    endpoint: http://127.0.0.1:$dport
+    authority_host: http://127.0.0.1:$dport
+    dcr_immutable_id: dcr-0123456789abcdef0123456789abcdef
+    tenant_id: 72f988bf-86f1-41af-91ab-2d7cd011db47
+    client_id: 2b7e1f0c-1111-2222-3333-444455556666
+    client_secret: bench-secret
+${S_LEVEL:+    compression_level: $S_LEVEL}
+routes:
+  - {name: all, final: true, destinations: [sentinel]}
+spool: {dir: $d/spool, mode: $mode, max_size: 4GiB}
+dead_letter: {dir: $d/dl}
+metrics: {listen: 127.0.0.1:$mport}
+EOF
+	start_relay "$d" "$d/relay.yaml"
+	"$work/tools" send -addr "127.0.0.1:$port" -file "$d/lines.txt" -duration "${DUR}s" -conns 2 -rate "${S_RATE:-0}" >"$d/loggen.txt" 2>&1
+	local sent
+	sent=$(loggen_count "$d/loggen.txt")
+	wait_for "metric $mport relay_destination_delivered_events_total" "$sent" || true
+	local cpu rss split lat
+	cpu=$(cpu_s "$rpid")
+	split=$(cpu_split "$rpid")
+	rss=$(rss_mb "$rpid")
+	lat=$(latency "$mport" sentinel)
+	stop_relay
+	local rows reqs wire raw
+	read -r rows reqs wire raw < <(curl -s "http://127.0.0.1:$dport/count?stream=$stream")
+	report "s relay tcp->sentinel $table ($mode, level ${S_LEVEL:-default})" "$sent" "$rows" "$cpu" "$rss"
+	awk -v s="$split" -v n="$rows" -v q="$reqs" -v w="$wire" -v r="$raw" -v l="$(stat -c%s "$d/lines.txt")" -v k="$(wc -l <"$d/lines.txt")" 'BEGIN {
+		printf "  %s; input %.0f bytes/line; %d requests, %.0f rows each; per row %.0f JSON bytes, %.0f wire bytes (%.2fx)\n",
+			s, l / k, q, (q > 0 ? n / q : 0), (n > 0 ? r / n : 0), (n > 0 ? w / n : 0), (w > 0 ? r / w : 0) }'
+	echo "$lat"
+}
+
 for s in $SCEN; do
 	case $s in
 	a) scenario_a; scenario_a_rsyslog ;;
@@ -707,6 +776,7 @@ for s in $SCEN; do
 	h) scenario_h ;;
 	r) scenario_r tcp; scenario_r relp ;;
 	o) scenario_o http; scenario_o grpc ;;
+	s) scenario_s syslog; scenario_s cef ;;
 	idle) scenario_idle ;;
 	*) echo "unknown scenario $s" >&2; exit 2 ;;
 	esac

@@ -49,6 +49,8 @@ func (a *ArchiveDestination) newSink(r *Relay, _ string) (destSink, error) {
 type HTTPSettings struct {
 	Gzip        *bool `yaml:"gzip"`        // compress requests; default true
 	Concurrency int   `yaml:"concurrency"` // requests in flight; 0 means the forward package's default
+	// CompressionLevel is the gzip level (compression.go); 0 means 1.
+	CompressionLevel CompressionLevel `yaml:"compression_level"`
 }
 
 // httpConfig is the forward.HTTPConfig of an hec or sentinel destination.
@@ -58,6 +60,7 @@ func (r *Relay) httpConfig(name string, n *NetworkSettings, h *HTTPSettings) for
 		RequestTimeout: n.Timeout,
 		Concurrency:    h.Concurrency,
 		DisableGzip:    h.Gzip != nil && !*h.Gzip,
+		GzipLevel:      int(h.CompressionLevel),
 		TLS:            forward.TLSConfig{CAFile: n.CAFile, DangerousInsecureSkipVerify: n.InsecureSkipVerify},
 		Logger:         r.log.With("destination", name),
 	}
@@ -83,6 +86,7 @@ func (h *HECDestination) summary() string { return fmt.Sprintf("hec %s token=%s"
 
 func (h *HECDestination) validate(f string, ck *checker, spool *SpoolConfig) {
 	h.NetworkSettings.validate(f, ck, spool)
+	h.HTTPSettings.validate(f, ck)
 	if h.URL == "" {
 		ck.bad(f+".url", "required")
 	}

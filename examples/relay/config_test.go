@@ -87,7 +87,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"spool full", "spool:\n  full: overflow\n", `spool.full: unknown policy "overflow"`},
 		{"dest spool mode", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: t\n    spool: {mode: never}\n", `destinations.h.spool.mode: unknown mode "never"`},
 		{"missing env", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: ${RELAY_TEST_UNSET_VAR}\n", "RELAY_TEST_UNSET_VAR"},
-		{"dest unknown key", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: t\n    tokn: t\n", "destinations.h.tokn: unknown setting (line 6; the settings of hec destinations are ca_file, concurrency, gzip, index,"},
+		{"dest unknown key", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: t\n    tokn: t\n", "destinations.h.tokn: unknown setting (line 6; the settings of hec destinations are ca_file, compression_level, concurrency, gzip, index,"},
 		{"dest unknown nested key", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: t\n    retry:\n      max_atempts: 3\n", "destinations.h.retry.max_atempts: unknown setting (line 7; the settings of retry are initial_backoff, max_attempts, max_backoff, max_elapsed)"},
 		{"dest unknown key in a pointer section", "destinations:\n  k:\n    type: kafka\n    brokers: [127.0.0.1:1]\n    topic: t\n    tls: {ca_fle: /x}\n", "destinations.k.tls.ca_fle: unknown setting (line 6; the settings of tls are ca_file, insecure_skip_verify)"},
 		{"dest bad value", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: t\n    queue: lots\n", "line 6: cannot unmarshal !!str `lots` into int"},

@@ -75,6 +75,7 @@ func (s *SentinelDestination) summary() string {
 
 func (s *SentinelDestination) validate(f string, ck *checker, spool *SpoolConfig) {
 	s.NetworkSettings.validate(f, ck, spool)
+	s.HTTPSettings.validate(f, ck)
 	s.validateTable(f, ck)
 	s.validatePlan(f, ck)
 	for _, r := range []struct{ field, v string }{

@@ -16,15 +16,33 @@ import (
 	"github.com/klauspost/compress/gzip"
 )
 
-// ErrLevel is returned by [Append] for a level outside 1..9.
-var ErrLevel = errors.New("gzip level is outside 1..9")
+// ErrLevel is returned by [Append] for a level other than 1..9,
+// [HuffmanOnly] and [Stateless].
+var ErrLevel = errors.New("gzip level is not 1..9, -2 (Huffman only) or -3 (stateless)")
 
-// free holds idle writers per level (index 1-9): bounded channels rather
+// The levels below 1 that [Append] accepts (klauspost/compress's).
+const (
+	// HuffmanOnly compresses with Huffman coding alone, no match search.
+	HuffmanOnly = gzip.HuffmanOnly // -2
+	// Stateless is klauspost's stateless compression: level-1 matching
+	// within each block, no state kept between writes.
+	Stateless = gzip.StatelessCompression // -3
+)
+
+// minLevel is the lowest level accepted; free lists are indexed from it.
+const minLevel = Stateless
+
+// valid reports whether Append accepts level.
+func valid(level int) bool {
+	return level >= 1 && level <= 9 || level == HuffmanOnly || level == Stateless
+}
+
+// free holds idle writers per level (index level-minLevel): bounded channels rather
 // than sync.Pools, so a collection does not throw the compressor state
 // away; at most 4×GOMAXPROCS per level are kept. They are made when the
 // package is initialised, not on first use: a channel made inside a
 // testing/synctest bubble could not be used outside it.
-var free = func() (free [10]chan *gzipper) {
+var free = func() (free [10 - minLevel]chan *gzipper) {
 	n := 4 * runtime.GOMAXPROCS(0)
 	for i := range free {
 		free[i] = make(chan *gzipper, n)
@@ -32,7 +50,7 @@ var free = func() (free [10]chan *gzipper) {
 	return free
 }()
 
-func freeList(level int) chan *gzipper { return free[level] }
+func freeList(level int) chan *gzipper { return free[level-minLevel] }
 
 // gzipper is a pooled writer and the buffer it writes to.
 type gzipper struct {
@@ -49,12 +67,12 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 }
 
 // Append appends the gzip (RFC 1952) compression of src at level (1
-// fastest to 9 smallest) to dst and returns the extended slice, or
-// [ErrLevel]. It uses a pooled writer that is Reset for each call and
+// fastest to 9 smallest, or [HuffmanOnly] or [Stateless]) to dst and
+// returns the extended slice, or [ErrLevel]. It uses a pooled writer that is Reset for each call and
 // Closed before it returns to the pool, so it allocates nothing once warm
 // beyond growing dst. It is safe for concurrent use.
 func Append(dst, src []byte, level int) ([]byte, error) {
-	if level < 1 || level > 9 {
+	if !valid(level) {
 		return dst, ErrLevel
 	}
 	fl := freeList(level)

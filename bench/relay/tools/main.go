@@ -17,6 +17,10 @@
 //	tools idle -addr A -conns N                 N connections that send one line each and then
 //	                                            stay open, idle, until killed (from 127.0.x.y,
 //	                                            60 per source address); prints "ready N"
+//	tools biglines -n N -kind syslog|cef > F    realistic 1.2 KB RFC 5424 lines (app, web, audit,
+//	                                            kubelet) or CEF firewall records (gzip: about 3x)
+//	tools dcr -listen 127.0.0.1:8089            counting Logs Ingestion stand-in (token endpoint
+//	                                            and gzip JSON rows, 204); GET /count[?stream=S]
 //
 // The HEC receiver accepts /services/collector/event (gzip or not), answers
 // {"text":"Success","code":0}, and serves the number of events received at
@@ -76,6 +80,10 @@ func main() {
 		udpsend(os.Args[2:])
 	case "otlpsend", "otelcol": // otlp.go
 		map[string]func([]string){"otlpsend": otlpsend, "otelcol": otelcol}[os.Args[1]](os.Args[2:])
+	case "biglines":
+		biglines(os.Args[2:])
+	case "dcr":
+		dcr(os.Args[2:])
 	default:
 		log.Fatalf("unknown tool %q", os.Args[1])
 	}
