@@ -28,7 +28,11 @@ func scaleAddr(i int) [4]byte {
 // counts the 90,000 evictions (metric and stats), and once silent_after
 // has passed for every sender, the silent alerts (metric, log lines,
 // health events) name only sources still tracked: none for an evicted
-// one. Every datagram is received and archived, and the ledger balances
+// one. silent_after is an hour while the senders send (a sender kept
+// longer than silent_after before its eviction would rightly be reported
+// silent while still tracked, and under the race detector sending takes
+// tens of seconds), then reloaded to 2 s, which every sender, evicted or
+// not, is past. Every datagram is received and archived, and the ledger balances
 // with the health events in it. (The heap per key is measured at the
 // library, sources.TestMemoryBounded.)
 func TestSourcesManyUDPSenders(t *testing.T) {
@@ -39,6 +43,7 @@ func TestSourcesManyUDPSenders(t *testing.T) {
 	)
 	cfg := sourcesConfig(t)
 	cfg.Sources.MaxSources = maxKeys
+	cfg.Sources.SilentAfter = time.Hour
 	tr, logs := startRelayLogged(t, cfg)
 	udpAddr := netip.MustParseAddrPort(tr.addr("udp"))
 	to := &syscall.SockaddrInet4{Port: int(udpAddr.Port()), Addr: udpAddr.Addr().As4()}
@@ -85,10 +90,14 @@ func TestSourcesManyUDPSenders(t *testing.T) {
 		assert.True(t, kept[netip.AddrFrom4(a).String()], "recent sender %v evicted", a)
 	}
 
-	// Every sender, the first ones sent included, is past silent_after:
-	// wait for the tracker to report at least three ticks' worth of silent
-	// sources (100 a tick), then check that each one reported is a kept
-	// one.
+	// Every sender, the first ones sent included, is past the reloaded
+	// silent_after: wait for the tracker to report at least three ticks'
+	// worth of silent sources (100 a tick), then check that each one
+	// reported is a kept one.
+	assert.Zero(t, st.ToSilent, "none silent before the reload")
+	nc := cfg.Sources
+	nc.SilentAfter = testSilentAfter
+	require.NoError(t, tr.ReloadSources(nc))
 	waitFor(t, testSilentAfter+20*time.Second, func() bool {
 		return metricValue(t, tr, "relay_source_transitions_total", "state", "silent") >= 300
 	}, "silent sources reported")
