@@ -310,6 +310,7 @@ func TestSourcesConfig(t *testing.T) {
 		{"override", func(s *SourcesConfig) { s.Overrides = []SourceOverride{{Match: "~("}} }, "sources: sources: invalid config"},
 		{"limit", func(s *SourcesConfig) { s.RateLimit.EventsPerSecond = 1e12 }, "sources: sources: invalid config"},
 		{"name", func(s *SourcesConfig) {}, "sources: an input is named"},
+		{"kafka", func(s *SourcesConfig) { s.Keys = map[string]string{"k": "address"} }, "sources.keys.k: kafka inputs are keyed by host only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig(t)
@@ -318,6 +319,7 @@ func TestSourcesConfig(t *testing.T) {
 			if tc.name == "name" {
 				cfg.Inputs.SyslogUDP[0].Name = healthInputName
 			}
+			cfg.Inputs.Kafka = []KafkaInputConfig{{Name: "k", Brokers: []string{"127.0.0.1:9092"}, Topics: []string{"t"}, Group: "g"}}
 			err := cfg.Validate()
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.field)
