@@ -151,7 +151,10 @@ func TestSourcesFlood(t *testing.T) {
 	assert.Zero(t, tp.Dropped)
 	// Read as it sends: at most a quarter of a second behind.
 	assert.GreaterOrEqual(t, float64(tp.Events), float64(tcpPoliteSent)-500*0.25, "the polite tcp sender is not held back")
-	assert.Greater(t, float64(tcpPoliteSent), 0.7*500*elapsed.Seconds(), "the polite tcp sender sent at its rate")
+	// Its ticker's pace on a busy machine is the scheduler's, not the
+	// relay's (its writes never wait: 40 kB/s fills no socket buffer):
+	// only check that it ran through the flood.
+	assert.Greater(t, float64(tcpPoliteSent), 0.3*500*elapsed.Seconds(), "the polite tcp sender ran")
 
 	// UDP, drop.
 	waitFor(t, 30*time.Second, func() bool {
