@@ -48,9 +48,8 @@
 //
 // A Tracker is safe for concurrent use. Keys live in 64 shards of
 // open-addressing hash tables that lookups read without a lock (an entry's
-// key never changes; tables are replaced, never resized in place; each
-// slot keeps its entry's hash, so a probe reads only the entry it finds);
-// only a new key takes its shard's lock. For a known key, an event costs a
+// key never changes; tables are replaced, never resized in place); only
+// a new key takes its shard's lock. For a known key, an event costs a
 // few atomic operations on the key's entry (events, bytes, and last seen
 // when the clock has moved; the limiter's timestamp with a limit) and no
 // allocation, plus, without a Handle, a hash of the key (no allocation for

@@ -26,34 +26,11 @@ var tombstone = new(entry)
 // publishes it.
 type table struct {
 	mask  uint64
-	slots []slot
-}
-
-// slot is one place of a table: an entry and a copy of its hash, so that
-// a probe passes the entries of other hashes without reading them (one
-// cache miss fewer per slot passed). The hash is stored before the entry
-// and read after it: a reader that loaded an entry sees its hash, or,
-// only once that entry has been removed, the hash of the one after it.
-type slot struct {
-	hash atomic.Uint64
-	e    atomic.Pointer[entry]
-}
-
-// Load returns the slot's entry.
-func (sl *slot) Load() *entry { return sl.e.Load() }
-
-// matches reports whether the slot, whose entry a probe just loaded,
-// holds hash h.
-func (sl *slot) matches(h uint64) bool { return sl.hash.Load() == h }
-
-// set stores e (not the tombstone) in the slot.
-func (sl *slot) set(e *entry) {
-	sl.hash.Store(e.hash)
-	sl.e.Store(e)
+	slots []atomic.Pointer[entry]
 }
 
 func newTable(size int) *table {
-	return &table{mask: uint64(size - 1), slots: make([]slot, size)}
+	return &table{mask: uint64(size - 1), slots: make([]atomic.Pointer[entry], size)}
 }
 
 // shard is one part of the key table: lookups read its table without
@@ -74,12 +51,11 @@ func (s *shard) init() { s.tab.Store(newTable(8)) }
 func (s *shard) findAddr(h uint64, a netip.Addr) *entry {
 	t := s.tab.Load()
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
-		sl := &t.slots[i]
-		e := sl.Load()
+		e := t.slots[i].Load()
 		if e == nil {
 			return nil
 		}
-		if sl.matches(h) && !e.key.isHost && e.key.addr == a {
+		if e.hash == h && !e.key.isHost && e.key.addr == a {
 			return e
 		}
 	}
@@ -90,12 +66,11 @@ func (s *shard) findAddr(h uint64, a netip.Addr) *entry {
 func (s *shard) findHost(h uint64, b []byte) *entry {
 	t := s.tab.Load()
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
-		sl := &t.slots[i]
-		e := sl.Load()
+		e := t.slots[i].Load()
 		if e == nil {
 			return nil
 		}
-		if sl.matches(h) && e.key.isHost && e.key.host == string(b) {
+		if e.hash == h && e.key.isHost && e.key.host == string(b) {
 			return e
 		}
 	}
@@ -105,12 +80,11 @@ func (s *shard) findHost(h uint64, b []byte) *entry {
 func (s *shard) find(h uint64, k Key) *entry {
 	t := s.tab.Load()
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
-		sl := &t.slots[i]
-		e := sl.Load()
+		e := t.slots[i].Load()
 		if e == nil {
 			return nil
 		}
-		if sl.matches(h) && e.key == k {
+		if e.hash == h && e.key == k {
 			return e
 		}
 	}
@@ -150,7 +124,7 @@ func place(t *table, e *entry) bool {
 	for i := e.hash & t.mask; ; i = (i + 1) & t.mask {
 		old := t.slots[i].Load()
 		if old == nil || old == tombstone {
-			t.slots[i].set(e)
+			t.slots[i].Store(e)
 			return old == tombstone
 		}
 	}
@@ -166,7 +140,7 @@ func (s *shard) del(e *entry) bool {
 		case nil:
 			return false
 		case e:
-			t.slots[i].e.Store(tombstone)
+			t.slots[i].Store(tombstone)
 			s.live--
 			return true
 		}
