@@ -73,10 +73,10 @@
 // the scan. An evicted key is forgotten: its counts are gone (its dropped
 // and paced counts stay in Stats), it is never reported silent, and if it
 // sends again it starts afresh as a new key. Evictions are counted
-// (Stats.Evictions). Memory is bounded by MaxSources: about 300 bytes per
-// address key and 340 per host key of 20 bytes at MaxSources (the entry,
+// (Stats.Evictions). Memory is bounded by MaxSources: about 280 bytes per
+// address key and 310 per host key of 20 bytes at MaxSources (the entry,
 // its table slots and the eviction candidates; measured by
-// TestMemoryBounded and TestMemoryBoundedHosts): 3 to 3.4 MB for the
+// TestMemoryBounded and TestMemoryBoundedHosts): 2.8 to 3.1 MB for the
 // default 10,000 keys.
 //
 // # Silence
