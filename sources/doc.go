@@ -48,18 +48,21 @@
 //
 // A Tracker is safe for concurrent use. Keys live in 64 shards of
 // open-addressing hash tables that lookups read without a lock (an entry's
-// key never changes; tables are replaced, never resized in place); only a
-// new key takes its shard's lock. For a known key, an event costs a few
-// atomic operations on the key's entry (events, bytes, and last seen when
-// the clock has moved; the limiter's timestamp with a limit) and no
+// key never changes; tables are replaced, never resized in place); only
+// a new key takes its shard's lock. For a known key, an event costs a
+// few atomic operations on the key's entry (events, bytes, and last seen
+// when the clock has moved; the limiter's timestamp with a limit) and no
 // allocation, plus, without a Handle, a hash of the key (no allocation for
-// a host given as bytes). Nothing calls time.Now per event: the time comes
-// from [Config].Clock, a cached clock. Figures are in the package's
-// benchmarks (BenchmarkObserve, BenchmarkAllow).
+// a host given as bytes; a host of up to 32 bytes is kept in its entry's
+// allocation, beside the fields a lookup reads). Nothing calls time.Now
+// per event: the time comes from [Config].Clock, a cached clock. Figures
+// are in the package's benchmarks (BenchmarkObserve, BenchmarkAllow).
 //
-// A key's first event allocates its entry (one allocation, 224 bytes),
-// and, with MaxSources keys tracked, evicts one. Run visits every key once
-// per Resolution under each shard's lock in turn, which costs O(keys).
+// A key's first event allocates its entry (one allocation: 224 bytes for
+// an address, 256 for a host of up to 32 bytes; a longer host adds its
+// text's), and, with MaxSources keys tracked, evicts one. Run visits every
+// key once per Resolution under each shard's lock in turn, which costs
+// O(keys).
 //
 // # Bounded cardinality and eviction
 //
@@ -70,9 +73,11 @@
 // the scan. An evicted key is forgotten: its counts are gone (its dropped
 // and paced counts stay in Stats), it is never reported silent, and if it
 // sends again it starts afresh as a new key. Evictions are counted
-// (Stats.Evictions). Memory is about 270 bytes per key at MaxSources
-// (the entry, its table slots and the eviction candidates; measured by
-// TestMemoryBounded): 2.7 MB for the default 10,000 keys.
+// (Stats.Evictions). Memory is bounded by MaxSources: about 280 bytes per
+// address key and 310 per host key of 20 bytes at MaxSources (the entry,
+// its table slots and the eviction candidates; measured by
+// TestMemoryBounded and TestMemoryBoundedHosts): 2.8 to 3.1 MB for the
+// default 10,000 keys.
 //
 // # Silence
 //

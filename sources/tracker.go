@@ -2,7 +2,6 @@ package sources
 
 import (
 	"fmt"
-	"hash/maphash"
 	"math/rand/v2"
 	"net/netip"
 	"runtime"
@@ -10,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // State flags of an entry (entry.state).
@@ -18,10 +18,14 @@ const (
 	flagLimited                    // dropped or paced during the last tick
 )
 
-// entry is one key's statistics and limiter. The fields inputs write on
-// every event come first, so that they share the entry's first cache line;
-// the rest is written by Run once per tick, or never after creation.
+// entry is one key's statistics and limiter. A lookup's fields (hash and
+// key) come first and the fields inputs write on every event right after
+// them, so that a lookup and its event touch the fewest cache lines; the
+// rest is written by Run once per tick, or never after creation.
 type entry struct {
+	hash uint64 // of key; immutable
+	key  Key    // immutable
+
 	// Written by inputs.
 	lastSeen  atomic.Int64  // ns; 0 = never (an expected key, a Handle's before its first event)
 	events    atomic.Uint64 // every event observed, dropped ones included
@@ -48,9 +52,6 @@ type entry struct {
 	state       atomic.Uint32 // flagSilent | flagLimited
 	rateInit    bool          // tick-owned (below); here to fill state's word
 
-	key  Key    // immutable
-	hash uint64 // of key; immutable
-
 	// Owned by ticks (under tickMu), and by Load before the first tick.
 	prevEvents     uint64
 	prevLimited    uint64 // dropped + paced at the last tick
@@ -76,8 +77,7 @@ type Tracker struct {
 	shards [nshards]shard
 
 	cfg   Config
-	seed  maphash.Seed // for host keys
-	k0    uint64       // for address keys
+	k0    uint64 // hash keys, random
 	k1    uint64
 	clock func() int64 // nil: own clock
 	now   atomic.Int64 // own clock, refreshed by Run
@@ -128,7 +128,7 @@ func New(cfg Config) (*Tracker, error) {
 	if len(pol.expected) >= cfg.MaxSources {
 		return nil, fmt.Errorf("%w: %d expected keys with MaxSources %d (it must be larger)", ErrInvalidConfig, len(pol.expected), cfg.MaxSources)
 	}
-	t := &Tracker{cfg: cfg, seed: maphash.MakeSeed(), k0: rand.Uint64(), k1: rand.Uint64() | 1, clock: cfg.Clock}
+	t := &Tracker{cfg: cfg, k0: rand.Uint64(), k1: rand.Uint64() | 1, clock: cfg.Clock}
 	for i := range t.shards {
 		t.shards[i].init()
 	}
@@ -154,7 +154,7 @@ func (t *Tracker) lookupAddr(a netip.Addr) *entry {
 	if e := s.findAddr(h, a); e != nil {
 		return e
 	}
-	return t.insert(s, h, Key{addr: a})
+	return t.insert(s, h, &entry{key: Key{addr: a}})
 }
 
 // lookupHost returns the entry of host b, creating it if needed. It does
@@ -168,7 +168,7 @@ func (t *Tracker) lookupHost(b []byte) *entry {
 	if e := s.findHost(h, b); e != nil {
 		return e
 	}
-	return t.insert(s, h, Key{host: string(b), isHost: true})
+	return t.insert(s, h, newHostEntry(b))
 }
 
 // lookup returns the entry of k, creating it if needed.
@@ -178,7 +178,7 @@ func (t *Tracker) lookup(k Key) *entry {
 	if e := s.find(h, k); e != nil {
 		return e
 	}
-	return t.insert(s, h, k)
+	return t.insert(s, h, newKeyEntry(k))
 }
 
 // get returns the entry of k, or nil.
@@ -187,9 +187,44 @@ func (t *Tracker) get(k Key) *entry {
 	return t.shardOf(h).find(h, k)
 }
 
-// newEntry returns a fresh entry for k with its policy resolved.
-func (t *Tracker) newEntry(k Key, h uint64, pol *policy) *entry {
-	e := &entry{key: k, hash: h}
+// newKeyEntry returns a fresh entry for k: a host key's text is copied
+// (as newHostEntry does).
+func newKeyEntry(k Key) *entry {
+	if k.isHost {
+		return newHostEntry(k.host)
+	}
+	return &entry{key: k}
+}
+
+// inlineHost is the longest host kept in its entry's allocation.
+const inlineHost = 32
+
+// hostEntry is an entry whose host key's text is in the same allocation,
+// just before it: a lookup's comparison of the text then reads memory
+// next to the entry's hash (and saves the text's own allocation).
+type hostEntry struct {
+	text [inlineHost]byte
+	e    entry
+}
+
+// newHostEntry returns a fresh entry for the host key of text b (cut to
+// MaxHostLen by the caller), holding a copy of b: in the entry's own
+// allocation when it is short (inlineHost bytes), else as a string.
+// The key's string then points into the allocation, which no one writes
+// again, and which a Source's Key keeps alive (a few hundred bytes).
+func newHostEntry[T string | []byte](b T) *entry {
+	if len(b) > inlineHost || len(b) == 0 {
+		return &entry{key: Key{host: string(b), isHost: true}}
+	}
+	he := &hostEntry{}
+	n := copy(he.text[:], b)
+	he.e.key = Key{host: unsafe.String(&he.text[0], n), isHost: true}
+	return &he.e
+}
+
+// newEntry fills e, a fresh entry, with its hash and its policy.
+func (t *Tracker) newEntry(e *entry, h uint64, pol *policy) *entry {
+	e.hash = h
 	t.applyPolicy(e, pol)
 	return e
 }
@@ -204,14 +239,14 @@ func (t *Tracker) applyPolicy(e *entry, pol *policy) {
 	e.expected.Store(exp)
 }
 
-// insert adds an entry for k to s, evicting the least recently seen key
-// when the table is full, and returns it (or the entry another goroutine
-// added first).
-func (t *Tracker) insert(s *shard, h uint64, k Key) *entry {
-	e := t.newEntry(k, h, t.pol.Load())
+// insert adds e, a fresh entry of hash h's key, to s, evicting the least
+// recently seen key when the table is full, and returns it (or the entry
+// another goroutine added first).
+func (t *Tracker) insert(s *shard, h uint64, e *entry) *entry {
+	t.newEntry(e, h, t.pol.Load())
 	t.reserve()
 	s.mu.Lock()
-	if old := s.find(h, k); old != nil {
+	if old := s.find(h, e.key); old != nil {
 		s.mu.Unlock()
 		t.count.Add(-1)
 		return old

@@ -282,6 +282,8 @@ func TestHotPathAllocs(t *testing.T) {
 	host := []byte("a-rather-long-host-name-of-more-than-32-bytes.example.net")
 	tr.ObserveAddr(a, 1, 1)
 	tr.ObserveHost(host, 1, 1)
+	short := []byte("fw-1.example.net") // kept in its entry's allocation
+	tr.ObserveHost(short, 1, 1)
 	h := tr.Addr(a)
 	in := tr.Input("syslog_udp")
 	ih := in.Addr(a)
@@ -296,6 +298,7 @@ func TestHotPathAllocs(t *testing.T) {
 		"Tracker.AllowAddr":   func() { tr.AllowAddr(a, 1, 100) },
 		"Tracker.ObserveHost": func() { tr.ObserveHost(host, 1, 100) },
 		"Tracker.AllowHost":   func() { tr.AllowHost(host, 1, 100) },
+		"short host":          func() { tr.ObserveHost(short, 1, 100) },
 	}
 	for name, f := range cases {
 		assert.Zero(t, testing.AllocsPerRun(1000, func() { clk.Advance(time.Millisecond); f() }), name)

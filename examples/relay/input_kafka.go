@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/forward/kafka"
+	"github.com/relaykit/relaykit/sources"
 )
 
 // kafkaInput consumes topics as a member of a consumer group with the
@@ -24,13 +26,18 @@ import (
 // written to the dead-letter file and counted
 // (relay_kafka_decode_errors_total and dropped{invalid_json}); they are
 // finished at once.
+//
+// With sources tracked, each record counts for the host its event names
+// (a record has no sender address): statistics and silence, no rate limit
+// (a partition's records are committed in order, so holding back one host
+// would hold back every host that shares its partitions).
 type kafkaInput struct {
 	cfg   KafkaInputConfig
 	stats *inputStats
 	c     *kafka.Consumer
 }
 
-func newKafkaInput(cfg KafkaInputConfig, stats *inputStats, dl *deadLetter, log *slog.Logger) (*kafkaInput, error) {
+func newKafkaInput(cfg KafkaInputConfig, stats *inputStats, dl *deadLetter, src sources.Input, log *slog.Logger) (*kafkaInput, error) {
 	f := "inputs.kafka " + cfg.Name
 	tc, err := cfg.TLS.build()
 	if err != nil {
@@ -41,6 +48,7 @@ func newKafkaInput(cfg KafkaInputConfig, stats *inputStats, dl *deadLetter, log 
 		enc = kafka.EncodingRaw
 	}
 	k := &kafkaInput{cfg: cfg, stats: stats}
+	track := src != sources.Input{}
 	k.c, err = kafka.NewConsumer(kafka.ConsumerConfig{
 		Name: cfg.Name, Brokers: cfg.Brokers, ClientID: "relaykit-" + cfg.Name,
 		Topics: cfg.Topics, Group: cfg.Group, Encoding: enc, StartAtEnd: cfg.Start == "latest",
@@ -49,6 +57,9 @@ func newKafkaInput(cfg KafkaInputConfig, stats *inputStats, dl *deadLetter, log 
 		Push: func(ctx context.Context, shard uint64, evs []relaykit.Event) (kafka.Ack, error) {
 			for i := range evs {
 				stats.bytes.Add(int64(len(evs[i].Raw)))
+			}
+			if track {
+				observeHosts(src, evs)
 			}
 			return stats.in.PushBatch(ctx, shard, evs)
 		},
@@ -63,6 +74,20 @@ func newKafkaInput(cfg KafkaInputConfig, stats *inputStats, dl *deadLetter, log 
 		return nil, fmt.Errorf("%s: %w", f, err)
 	}
 	return k, nil
+}
+
+// observeHosts counts evs for their hosts: one call per run of events
+// from one host (a partition's records often come from few hosts).
+func observeHosts(src sources.Input, evs []relaykit.Event) {
+	for i := 0; i < len(evs); {
+		host, n := evs[i].Host, len(evs[i].Raw)
+		j := i + 1
+		for ; j < len(evs) && bytes.Equal(evs[j].Host, host); j++ {
+			n += len(evs[j].Raw)
+		}
+		src.ObserveHost(host, j-i, n)
+		i = j
+	}
 }
 
 // Run consumes until ctx ends, then leaves the group: the partitions'

@@ -150,7 +150,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		r.streams = append(r.streams, l)
 	}
 	for _, in := range cfg.Inputs.Kafka {
-		k, err := newKafkaInput(in, r.ledger.input(in.Name, "kafka"), r.dl, log)
+		k, err := newKafkaInput(in, r.ledger.input(in.Name, "kafka"), r.dl, r.sources.input(in.Name), log)
 		if err != nil {
 			return nil, err
 		}

@@ -128,6 +128,7 @@ func (s *sourceTracker) streamConn(input string, src netip.Addr, stats *inputSta
 		return nil
 	}
 	c := &connSources{in: s.tr.Input(input), byHost: s.cfg.keyByHost(input), drop: s.drops(), stats: stats}
+	c.each = c.byHost || c.drop
 	if !c.byHost {
 		c.h = c.in.Addr(src)
 	}
@@ -142,6 +143,7 @@ type connSources struct {
 	h      sources.Handle // keyed by address
 	byHost bool
 	drop   bool
+	each   bool // byHost || drop: events charged one by one
 	stats  *inputStats
 
 	events, bytes int           // since the last read, not charged yet
@@ -152,12 +154,25 @@ type connSources struct {
 // event counts one event of n bytes, parsed into ev, and reports whether
 // it may be passed on (false: over the source's limit in drop mode; the
 // caller gives the event back, and it is counted as dropped{rate_limit}).
-// A nil c allows everything.
+// A nil c allows everything. The common case (keyed by address, pace
+// mode: two additions, charged at the next read) is inlined into the
+// connection's loop.
 func (c *connSources) event(ev *relaykit.Event, n int) bool {
-	switch {
-	case c == nil:
+	if c != nil && !c.each {
+		c.events++
+		c.bytes += n
 		return true
-	case c.drop:
+	}
+	return c.eventEach(ev, n)
+}
+
+// eventEach is event for a nil c, and for a connection whose events are
+// charged one by one: keyed by host, or in drop mode.
+func (c *connSources) eventEach(ev *relaykit.Event, n int) bool {
+	if c == nil {
+		return true
+	}
+	if c.drop {
 		var ok bool
 		if c.byHost {
 			ok = c.in.AllowHost(ev.Host, 1, n) == 1
@@ -168,24 +183,26 @@ func (c *connSources) event(ev *relaykit.Event, n int) bool {
 			c.stats.in.Drop(relaykit.ReasonRateLimit, 1)
 		}
 		return ok
-	case c.byHost:
-		h := c.in.Host(ev.Host)
-		c.wait += h.Pace(1, n)
-	default:
-		c.events++
-		c.bytes += n
 	}
+	h := c.in.Host(ev.Host)
+	c.wait += h.Pace(1, n)
 	return true
 }
 
 // beforeRead charges the events of the last read and, in pace mode,
 // waits as long as the source's limit asks before the connection is read
 // again: the one sender is held back (TCP flow control), nobody else.
-// It returns ctx's error when the wait is cut short by it.
+// It returns ctx's error when the wait is cut short by it. Inlined up to
+// the charge: nothing to do for a nil c.
 func (c *connSources) beforeRead(ctx context.Context) error {
-	if c == nil {
+	if c == nil || (c.events == 0 && c.wait <= 0) {
 		return nil
 	}
+	return c.charge(ctx)
+}
+
+// charge is beforeRead's work.
+func (c *connSources) charge(ctx context.Context) error {
 	if c.events > 0 {
 		c.wait += c.h.Pace(c.events, c.bytes)
 		c.events, c.bytes = 0, 0
