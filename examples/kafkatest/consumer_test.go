@@ -320,6 +320,10 @@ func TestConsumerBlockedSink(t *testing.T) {
 	// Polls of at most 10 records: a mark every 10 records or fewer.
 	tier := startTier(t, kafka.ConsumerConfig{Brokers: addrs, Topics: []string{"logs"}, Group: "blocked", MaxPollRecords: 10}, sink)
 	<-blocked
+	// The consumer goes on polling while the Sink blocks (the engine's
+	// rings hold the records): the stop below must find all of them
+	// pushed, or records it never polled would rightly stay uncommitted.
+	require.Eventually(t, func() bool { return tier.c.Stats().Records == n }, 10*time.Second, time.Millisecond, "every record polled while the Sink blocks")
 
 	require.NoError(t, tier.c.Commit(t.Context()))
 	mu.Lock()
