@@ -2,6 +2,7 @@ package otlp_test
 
 import (
 	"context"
+	"net"
 	"sync"
 	"testing"
 
@@ -15,8 +16,8 @@ import (
 	"github.com/relaykit/relaykit/otlp"
 )
 
-// headerEncodings records the grpc-encoding of the response headers a
-// client receives.
+// headerEncodings records the grpc-encoding of the headers a client or
+// server receives.
 type headerEncodings struct {
 	mu   sync.Mutex
 	encs []string
@@ -26,7 +27,7 @@ func (h *headerEncodings) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) conte
 	return ctx
 }
 func (h *headerEncodings) HandleRPC(_ context.Context, s stats.RPCStats) {
-	if in, ok := s.(*stats.InHeader); ok && in.Client {
+	if in, ok := s.(*stats.InHeader); ok {
 		h.mu.Lock()
 		h.encs = append(h.encs, in.Compression)
 		h.mu.Unlock()
@@ -63,4 +64,48 @@ func TestReceiverGRPCResponseUncompressed(t *testing.T) {
 	defer hs.mu.Unlock()
 	require.Len(t, hs.encs, 1)
 	assert.Equal(t, "identity", hs.encs[0])
+}
+
+// TestExporterGRPCGzip: the exporter's gRPC requests are gzipped (the
+// server sees grpc-encoding gzip and decodes every record) at any
+// GzipLevel, and not with DisableGzip.
+func TestExporterGRPCGzip(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cfg     otlp.ExporterConfig
+		wantEnc string
+	}{
+		{"default", otlp.ExporterConfig{}, "gzip"},
+		{"level 9", otlp.ExporterConfig{GzipLevel: 9}, "gzip"},
+		{"disabled", otlp.ExporterConfig{DisableGzip: true}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sink := &collectSink{}
+			r, err := otlp.NewReceiver(otlp.ReceiverConfig{Sink: sink})
+			require.NoError(t, err)
+			hs := &headerEncodings{}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			s := grpc.NewServer(append(r.ServerOptions(), grpc.StatsHandler(hs))...)
+			r.RegisterGRPC(s)
+			done := make(chan struct{})
+			go func() { _ = s.Serve(ln); close(done) }()
+			defer func() { s.Stop(); <-done }()
+
+			cfg := tc.cfg
+			cfg.Endpoint, cfg.Protocol = "http://"+ln.Addr().String(), otlp.GRPC
+			x := newExporter(t, cfg)
+			in := events(50)
+			require.NoError(t, x.Send(t.Context(), in))
+			got := sink.got()
+			require.Len(t, got, len(in))
+			for i := range in {
+				assert.Equal(t, string(in[i].Raw), string(got[i].Raw))
+			}
+			hs.mu.Lock()
+			defer hs.mu.Unlock()
+			require.Len(t, hs.encs, 1)
+			assert.Equal(t, tc.wantEnc, hs.encs[0])
+		})
+	}
 }
