@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/otlp"
@@ -145,4 +148,40 @@ func BenchmarkExporter(b *testing.B) {
 			n++
 		}
 	})
+}
+
+// BenchmarkReceiverGRPC measures the receiver over OTLP/gRPC on a
+// 127.0.0.1 socket with 100-record gzipped requests from one client, the
+// client's cost (marshalling, compress/gzip) included; one op is one
+// record.
+func BenchmarkReceiverGRPC(b *testing.B) {
+	var got int
+	sink := relaykit.SinkFunc(func(_ context.Context, batch []relaykit.Event) error { got += len(batch); return nil })
+	r, err := otlp.NewReceiver(otlp.ReceiverConfig{Sink: sink})
+	require.NoError(b, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	s := grpc.NewServer(r.ServerOptions()...)
+	r.RegisterGRPC(s)
+	done := make(chan struct{})
+	go func() { _ = s.Serve(ln); close(done) }()
+	defer func() { s.Stop(); <-done }()
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(b, err)
+	defer conn.Close()
+	client := plogotlp.NewGRPCClient(conn)
+	req := plogotlp.NewExportRequestFromLogs(sdkLogs(100))
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		if n%100 == 0 {
+			if _, err := client.Export(context.Background(), req, grpc.UseCompressor("gzip")); err != nil {
+				b.Fatal(err)
+			}
+		}
+		n++
+	}
+	if got < n {
+		b.Fatalf("%d records accepted for %d ops", got, n)
+	}
 }

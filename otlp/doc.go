@@ -50,8 +50,9 @@
 // # Exporter
 //
 // [Exporter] is a relaykit.Sink that sends events as OTLP log records
-// over OTLP/HTTP (protobuf or JSON, gzipped with pooled writers) or
-// OTLP/gRPC. It makes one attempt per request and classifies failures as
+// over OTLP/HTTP (protobuf or JSON) or OTLP/gRPC, gzipped with pooled
+// writers at level 1 by default (for gRPC through a per-connection
+// compressor, so the process-wide "gzip" registration is left alone). It makes one attempt per request and classifies failures as
 // the OTLP specification's "Failures" sections say, in a
 // *relaykit.BatchError: HTTP 429, 502, 503 and 504 and the gRPC codes
 // CANCELLED, DEADLINE_EXCEEDED, ABORTED, OUT_OF_RANGE, UNAVAILABLE and

@@ -39,6 +39,7 @@ type encoder struct {
 	resKey, scopeKey, key []byte
 	have                  bool // rl and sl are set
 	sdKey                 []byte
+	s                     strArena
 }
 
 func (c *encoder) reset(m Mapping, ld plog.Logs) {
@@ -121,10 +122,10 @@ func (c *encoder) fillResource(e *relaykit.Event) {
 	attrs := res.Attributes()
 	if c.n.hostResource != "" {
 		if len(e.Host) > 0 {
-			attrs.PutStr(c.n.hostResource, string(e.Host))
+			attrs.PutStr(c.n.hostResource, c.s.str(e.Host))
 		}
 		if len(e.Source) > 0 {
-			attrs.PutStr(c.n.sourceResource, string(e.Source))
+			attrs.PutStr(c.n.sourceResource, c.s.str(e.Source))
 		}
 	}
 	types, _ := fieldValue(e, FieldTypes)
@@ -132,13 +133,13 @@ func (c *encoder) fillResource(e *relaykit.Event) {
 		f := &e.Fields[i]
 		switch {
 		case hasPrefix(f.Key, FieldPrefixResource):
-			setValue(attrs.PutEmpty(string(f.Key[len(FieldPrefixResource):])), typeOf(types, f.Key), f.Value)
+			setValue(attrs.PutEmpty(c.s.str(f.Key[len(FieldPrefixResource):])), typeOf(types, f.Key), f.Value, &c.s)
 		case string(f.Key) == FieldResourceDropped:
 			if n, ok := parseUint32(f.Value); ok {
 				res.SetDroppedAttributesCount(n)
 			}
 		case string(f.Key) == FieldResourceSchemaURL:
-			c.rl.SetSchemaUrl(string(f.Value))
+			c.rl.SetSchemaUrl(c.s.str(f.Value))
 		}
 	}
 }
@@ -150,17 +151,17 @@ func (c *encoder) fillScope(e *relaykit.Event) {
 		f := &e.Fields[i]
 		switch {
 		case string(f.Key) == FieldScopeName:
-			sc.SetName(string(f.Value))
+			sc.SetName(c.s.str(f.Value))
 		case string(f.Key) == FieldScopeVersion:
-			sc.SetVersion(string(f.Value))
+			sc.SetVersion(c.s.str(f.Value))
 		case hasPrefix(f.Key, FieldPrefixScopeAttr):
-			setValue(sc.Attributes().PutEmpty(string(f.Key[len(FieldPrefixScopeAttr):])), typeOf(types, f.Key), f.Value)
+			setValue(sc.Attributes().PutEmpty(c.s.str(f.Key[len(FieldPrefixScopeAttr):])), typeOf(types, f.Key), f.Value, &c.s)
 		case string(f.Key) == FieldScopeDropped:
 			if n, ok := parseUint32(f.Value); ok {
 				sc.SetDroppedAttributesCount(n)
 			}
 		case string(f.Key) == FieldScopeSchemaURL:
-			c.sl.SetSchemaUrl(string(f.Value))
+			c.sl.SetSchemaUrl(c.s.str(f.Value))
 		}
 	}
 }
@@ -187,18 +188,18 @@ func (c *encoder) fillRecord(lr plog.LogRecord, e *relaykit.Event) {
 	}
 	if n.hostAttr != "" {
 		if len(e.Host) > 0 {
-			attrs.PutStr(n.hostAttr, string(e.Host))
+			attrs.PutStr(n.hostAttr, c.s.str(e.Host))
 		}
 		if len(e.Source) > 0 {
-			attrs.PutStr(n.sourceAttr, string(e.Source))
+			attrs.PutStr(n.sourceAttr, c.s.str(e.Source))
 		}
 	}
 	if !c.m.OmitEventMeta {
 		if len(e.SourceType) > 0 {
-			attrs.PutStr(AttrSourceType, string(e.SourceType))
+			attrs.PutStr(AttrSourceType, c.s.str(e.SourceType))
 		}
 		if len(e.Index) > 0 {
-			attrs.PutStr(AttrIndex, string(e.Index))
+			attrs.PutStr(AttrIndex, c.s.str(e.Index))
 		}
 		if fl := e.Flags &^ relaykit.FlagPriority; fl != 0 {
 			attrs.PutInt(AttrFlags, int64(fl))
@@ -212,21 +213,21 @@ func (c *encoder) fillRecord(lr plog.LogRecord, e *relaykit.Event) {
 		k := f.Key
 		switch {
 		case hasPrefix(k, FieldPrefixEscaped):
-			setValue(attrs.PutEmpty(string(k[len(FieldPrefixEscaped):])), typeOf(types, k), f.Value)
+			setValue(attrs.PutEmpty(c.s.str(k[len(FieldPrefixEscaped):])), typeOf(types, k), f.Value, &c.s)
 		case hasPrefix(k, FieldPrefixResource), hasPrefix(k, "otel.resource."), isScopeField(k),
 			string(k) == FieldTypes:
 			// Written with the resource or scope, or read above.
 		case hasPrefix(k, "otel.") && c.recordField(lr, f):
 		case string(k) == syslog.FieldProcID:
-			attrs.PutStr(n.procID, string(f.Value))
+			attrs.PutStr(n.procID, c.s.str(f.Value))
 		case string(k) == syslog.FieldMsgID:
-			attrs.PutStr(n.msgID, string(f.Value))
+			attrs.PutStr(n.msgID, c.s.str(f.Value))
 		case hasPrefix(k, syslog.SDFieldPrefix) && c.sdParam(&sd, &haveSD, attrs, f):
 		default:
-			setValue(attrs.PutEmpty(string(k)), typeOf(types, k), f.Value)
+			setValue(attrs.PutEmpty(c.s.str(k)), typeOf(types, k), f.Value, &c.s)
 		}
 	}
-	setValue(lr.Body(), typeOf(types, []byte(bodyTypeKey)), e.Raw)
+	setValue(lr.Body(), typeOf(types, []byte(bodyTypeKey)), e.Raw, &c.s)
 }
 
 // recordField sets the record property an otel.* field holds, and
@@ -241,7 +242,7 @@ func (c *encoder) recordField(lr plog.LogRecord, f *relaykit.Field) bool {
 		}
 		lr.SetSeverityNumber(plog.SeverityNumber(n))
 	case FieldSeverityText:
-		lr.SetSeverityText(string(f.Value))
+		lr.SetSeverityText(c.s.str(f.Value))
 	case FieldTraceID:
 		var id pcommon.TraceID
 		if hex.DecodedLen(len(f.Value)) != len(id) {
@@ -267,7 +268,7 @@ func (c *encoder) recordField(lr plog.LogRecord, f *relaykit.Field) bool {
 		}
 		lr.SetFlags(plog.LogRecordFlags(n))
 	case FieldEventName:
-		lr.SetEventName(string(f.Value))
+		lr.SetEventName(c.s.str(f.Value))
 	case FieldDroppedAttributes:
 		n, ok := parseUint32(f.Value)
 		if !ok {
@@ -297,11 +298,11 @@ func (c *encoder) sdParam(sd *pcommon.Map, have *bool, attrs pcommon.Map, f *rel
 	c.sdKey = append(c.sdKey[:0], id...)
 	el, ok := sd.Get(string(c.sdKey))
 	if !ok {
-		el = sd.PutEmpty(string(c.sdKey))
+		el = sd.PutEmpty(c.s.str(c.sdKey))
 		el.SetEmptyMap()
 	}
 	if hasParam {
-		el.Map().PutStr(string(param), string(f.Value))
+		el.Map().PutStr(c.s.str(param), c.s.str(f.Value))
 	}
 	return true
 }

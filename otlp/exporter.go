@@ -83,11 +83,11 @@ type ExporterConfig struct {
 	// Ignored with HTTPClient.
 	TLS *tls.Config
 	// DisableGzip sends bodies uncompressed. By default they are gzipped
-	// (Content-Encoding: gzip with pooled writers; the gzip compressor for
-	// gRPC).
+	// with pooled writers at GzipLevel (Content-Encoding: gzip;
+	// grpc-encoding gzip).
 	DisableGzip bool
-	// GzipLevel is the HTTP compression level, 1 (fastest) to 9
-	// (smallest). Zero means 1.
+	// GzipLevel is the compression level, 1 (fastest) to 9 (smallest),
+	// for HTTP and gRPC. Zero means 1.
 	GzipLevel int
 	// Timeout bounds one request, from sending to the end of the answer.
 	// Zero means 30 s.
@@ -259,7 +259,12 @@ func NewExporter(cfg ExporterConfig) (*Exporter, error) {
 			}
 			creds = credentials.NewTLS(tc)
 		}
-		opts := append([]grpc.DialOption{grpc.WithTransportCredentials(creds), grpc.WithUserAgent(version.UserAgent)}, cfg.DialOptions...)
+		opts := []grpc.DialOption{grpc.WithTransportCredentials(creds), grpc.WithUserAgent(version.UserAgent)}
+		if !cfg.DisableGzip {
+			//lint:ignore SA1019 the per-connection compressor keeps the pooled, level-1 writers without replacing the process-wide "gzip" registration; supported throughout grpc-go 1.x
+			opts = append(opts, grpc.WithCompressor(&grpcGzip{level: cfg.GzipLevel}))
+		}
+		opts = append(opts, cfg.DialOptions...)
 		conn, err := grpc.NewClient(u.Host, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrInvalidConfig, cfg.Name, err)
@@ -498,11 +503,7 @@ func (x *Exporter) exportGRPC(ctx context.Context, req plogotlp.ExportRequest) (
 	if len(x.md) > 0 {
 		ctx = metadata.NewOutgoingContext(ctx, x.md)
 	}
-	var opts []grpc.CallOption
-	if !x.cfg.DisableGzip {
-		opts = append(opts, grpc.UseCompressor("gzip"))
-	}
-	resp, err := x.grpcC.Export(ctx, req, opts...)
+	resp, err := x.grpcC.Export(ctx, req) // gzipped by the connection's compressor unless DisableGzip
 	if err == nil {
 		return nil, resp.PartialSuccess()
 	}

@@ -53,7 +53,7 @@ func appendValue(dst []byte, v pcommon.Value) ([]byte, string) {
 
 // setValue sets v from text as typed by tag. Text that does not parse as
 // its tag says (a pipeline step changed it) is set as a string.
-func setValue(v pcommon.Value, tag string, text []byte) {
+func setValue(v pcommon.Value, tag string, text []byte, a *strArena) {
 	switch tag {
 	case "":
 	case typeInt:
@@ -94,7 +94,7 @@ func setValue(v pcommon.Value, tag string, text []byte) {
 			}
 		}
 	}
-	v.SetStr(string(text))
+	v.SetStr(a.str(text))
 }
 
 // plainJSONable reports whether plain JSON says everything about v: no
