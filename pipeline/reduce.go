@@ -305,12 +305,19 @@ func newPicker(names []string) (picker, error) {
 
 // pick returns the key values of e, stored in out.
 func (p *picker) pick(e *relaykit.Event, out *picked) [][]byte {
+	vals, _ := p.pickHinted(e, out)
+	return vals
+}
+
+// pickHinted is pick, and reports whether the hints alone found every
+// extracted name.
+func (p *picker) pickHinted(e *relaykit.Event, out *picked) ([][]byte, bool) {
 	vals := out[:len(p.sels)]
 	if len(p.fields) == 0 {
 		for i := range p.sels {
 			vals[i] = p.sels[i].get(e)
 		}
-		return vals
+		return vals, false
 	}
 	for i := range p.sels {
 		if p.sels[i].kind != selField {
@@ -321,10 +328,10 @@ func (p *picker) pick(e *relaykit.Event, out *picked) [][]byte {
 	}
 	var at [MaxKeyNames]int32 // index in e.Fields of name j; -1: not found
 	if p.hinted(e, vals, &at) {
-		return vals
+		return vals, true
 	}
 	p.walk(e, vals, &at)
-	return vals
+	return vals, false
 }
 
 // hinted looks each extracted name up at its hinted indices. When all are
