@@ -207,6 +207,11 @@ type picked [MaxKeyNames][]byte
 // put the name at different places.
 const hintWays = 4
 
+// hintMinFields is the number of fields up to which an event's fields are
+// read in one pass without hints: a pass over so few costs less than
+// looking at the hinted indices and ruling out earlier duplicates.
+const hintMinFields = 8
+
 // hintSets is the number of hint words per name, chosen by the event's
 // number of fields; a power of two.
 const hintSets = 16
@@ -215,17 +220,17 @@ const hintSets = 16
 // value reads as empty, and of several fields with the same name the
 // first counts, as with [relaykit.Event.Field].
 //
-// Extracted fields are found by position hints first: for each name and
-// number of fields an event has (modulo [hintSets]), the last [hintWays]
-// indices in Fields where it was found. Events of one device or product
-// keep their fields in one order, and the number of fields mostly tells
-// the products of a mixed stream apart. When every name is
-// at a hinted index, only the fields before the last of them whose name
-// has the length of a key name are compared, to rule out an earlier field
-// of the same name. Otherwise the fields are read in a single pass, and
-// the hints of the names found learn their indices. Hints are atomic
-// words: a picker is used by concurrent Apply calls, and a stale or lost
-// hint costs only that pass.
+// In an event of more than [hintMinFields] fields, extracted fields are
+// found by position hints first: for each name and number of fields
+// (modulo [hintSets]), the last [hintWays] indices in Fields where it was
+// found. Events of one device or product keep their fields in one order,
+// and the number of fields mostly tells the products of a mixed stream
+// apart. When every name is at a hinted index, only the fields before the
+// last of them whose name has the length of a key name are compared, to
+// rule out an earlier field of the same name. Otherwise the fields are
+// read in a single pass, and the hints of the names found learn their
+// indices. Hints are atomic words: a picker is used by concurrent Apply
+// calls, and a stale or lost hint costs only that pass.
 type picker struct {
 	sels   []selector
 	fields []int // indices into sels of the extracted-field names
@@ -326,6 +331,10 @@ func (p *picker) pickHinted(e *relaykit.Event, out *picked) ([][]byte, bool) {
 			vals[i] = nil
 		}
 	}
+	if len(e.Fields) <= hintMinFields {
+		p.walk(e, vals, nil)
+		return vals, false
+	}
 	var at [MaxKeyNames]int32 // index in e.Fields of name j; -1: not found
 	if p.hinted(e, vals, &at) {
 		return vals, true
@@ -384,8 +393,9 @@ func (p *picker) hinted(e *relaykit.Event, vals [][]byte, at *[MaxKeyNames]int32
 	return true
 }
 
-// walk reads the extracted names in one pass over e's fields and teaches
-// the hints of the names found at an index not hinted (at[j] differs).
+// walk reads the extracted names in one pass over e's fields and, unless
+// at is nil, teaches the hints of the names found at an index not hinted
+// (at[j] differs).
 func (p *picker) walk(e *relaykit.Event, vals [][]byte, at *[MaxKeyNames]int32) {
 	var pos [MaxKeyNames]int32
 	for j := range p.fields {
@@ -415,7 +425,7 @@ func (p *picker) walk(e *relaykit.Event, vals [][]byte, at *[MaxKeyNames]int32) 
 			continue
 		}
 		vals[i] = e.Fields[fi].Value
-		if fi != at[j] && fi < 0xffff {
+		if at != nil && fi != at[j] && fi < 0xffff {
 			p.learn(&p.hints[j*hintSets+len(e.Fields)&(hintSets-1)], int(fi))
 		}
 	}
