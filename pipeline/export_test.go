@@ -1,5 +1,7 @@
 package pipeline
 
+import "github.com/relaykit/relaykit"
+
 // FilterInternals exposes a Filter's prefilter for tests: the searched
 // literals, whether they are searched case-insensitively, whether they
 // decide alone (pure), and whether a regexp runs.
@@ -27,4 +29,28 @@ func SetShardCount(n int) func() {
 		shardCount = func(int) int { return n }
 	}
 	return func() { shardCount = old }
+}
+
+// KeyPicker exposes the key reader of the keyed steps.
+type KeyPicker struct{ p picker }
+
+// NewKeyPicker returns the key reader of a step keyed by names.
+func NewKeyPicker(names []string) (*KeyPicker, error) {
+	p, err := newPicker(names)
+	if err != nil {
+		return nil, err
+	}
+	return &KeyPicker{p}, nil
+}
+
+// Pick returns copies of e's key values and whether the position hints
+// alone found every extracted name.
+func (k *KeyPicker) Pick(e *relaykit.Event) ([]string, bool) {
+	var out picked
+	vals, hinted := k.p.pickHinted(e, &out)
+	s := make([]string, len(vals))
+	for i, v := range vals {
+		s[i] = string(v)
+	}
+	return s, hinted
 }

@@ -202,13 +202,45 @@ const MaxKeyNames = 16
 // picked holds an event's key values; it lives on the stack of Apply.
 type picked [MaxKeyNames][]byte
 
-// picker reads the values of a list of names from an event, the
-// extracted fields in a single pass over the event's fields; a missing
-// value reads as empty.
+// hintWays is the number of positions remembered per extracted field
+// name: enough for a route fed by a few devices or products whose events
+// put the name at different places.
+const hintWays = 4
+
+// hintMinFields is the number of fields up to which an event's fields are
+// read in one pass without hints: a pass over so few costs less than
+// looking at the hinted indices and ruling out earlier duplicates.
+const hintMinFields = 8
+
+// hintSets is the number of hint words per name, chosen by the event's
+// number of fields; a power of two.
+const hintSets = 16
+
+// picker reads the values of a list of names from an event; a missing
+// value reads as empty, and of several fields with the same name the
+// first counts, as with [relaykit.Event.Field].
+//
+// In an event of more than [hintMinFields] fields, extracted fields are
+// found by position hints first: for each name and number of fields
+// (modulo [hintSets]), the last [hintWays] indices in Fields where it was
+// found. Events of one device or product keep their fields in one order,
+// and the number of fields mostly tells the products of a mixed stream
+// apart. When every name is at a hinted index, only the fields before the
+// last of them whose name has the length of a key name are compared, to
+// rule out an earlier field of the same name. Otherwise the fields are
+// read in a single pass, and the hints of the names found learn their
+// indices. Hints are atomic words: a picker is used by concurrent Apply
+// calls, and a stale or lost hint costs only that pass.
 type picker struct {
 	sels   []selector
 	fields []int // indices into sels of the extracted-field names
 	match  nameMatcher
+	// hints[j*hintSets+len(Fields)%hintSets] holds up to hintWays
+	// indices+1 of the field named match.names[j], 16 bits each, the most
+	// recent in the low bits; 0 is an empty way.
+	hints []atomic.Uint64
+	// lens has bit min(n, 63) set for the length n of each field name.
+	lens uint64
 }
 
 // nameMatcher tells extracted field names apart by length and first
@@ -255,6 +287,9 @@ func keyPrefix8(b []byte) uint64 {
 	return x
 }
 
+// lenBit is the bit of lens for a name or key of length n.
+func lenBit(n int) uint64 { return 1 << min(uint(n), 63) }
+
 func newPicker(names []string) (picker, error) {
 	var p picker
 	if len(names) > MaxKeyNames {
@@ -265,48 +300,153 @@ func newPicker(names []string) (picker, error) {
 		if s.kind == selField {
 			p.fields = append(p.fields, len(p.sels))
 			p.match.add(s.key)
+			p.lens |= lenBit(len(s.key))
 		}
 		p.sels = append(p.sels, s)
 	}
+	p.hints = make([]atomic.Uint64, len(p.fields)*hintSets)
 	return p, nil
 }
 
 // pick returns the key values of e, stored in out.
 func (p *picker) pick(e *relaykit.Event, out *picked) [][]byte {
+	vals, _ := p.pickHinted(e, out)
+	return vals
+}
+
+// pickHinted is pick, and reports whether the hints alone found every
+// extracted name.
+func (p *picker) pickHinted(e *relaykit.Event, out *picked) ([][]byte, bool) {
 	vals := out[:len(p.sels)]
 	if len(p.fields) == 0 {
 		for i := range p.sels {
 			vals[i] = p.sels[i].get(e)
 		}
-		return vals
+		return vals, false
 	}
-	if len(p.fields) == 1 && len(p.sels) == 1 {
-		vals[0], _ = e.Field(p.sels[0].key)
-		return vals
-	}
-	var found uint32
 	for i := range p.sels {
 		if p.sels[i].kind != selField {
 			vals[i] = p.sels[i].get(e)
-			found |= 1 << i
+		} else {
+			vals[i] = nil
 		}
+	}
+	if len(e.Fields) <= hintMinFields {
+		p.walk(e, vals, nil)
+		return vals, false
+	}
+	var at [MaxKeyNames]int32 // index in e.Fields of name j; -1: not found
+	if p.hinted(e, vals, &at) {
+		return vals, true
+	}
+	p.walk(e, vals, &at)
+	return vals, false
+}
+
+// hinted looks each extracted name up at its hinted indices. When all are
+// found there, it rules out earlier fields of the same names, sets vals
+// and reports true. Otherwise it reports false, with at[j] the hinted
+// index of name j or -1, and vals of extracted names unset.
+func (p *picker) hinted(e *relaykit.Event, vals [][]byte, at *[MaxKeyNames]int32) bool {
+	fs := e.Fields
+	set := len(fs) & (hintSets - 1)
+	last := -1
+	hit := true
+	for j := range p.fields {
+		at[j] = -1
+		for h := p.hints[j*hintSets+set].Load(); h != 0; h >>= 16 {
+			fi := int(h&0xffff) - 1
+			if fi < 0 || fi >= len(fs) {
+				continue
+			}
+			if k := fs[fi].Key; p.match.is(j, k, keyPrefix8(k)) {
+				at[j] = int32(fi)
+				last = max(last, fi)
+				break
+			}
+		}
+		if at[j] < 0 {
+			hit = false
+		}
+	}
+	if !hit {
+		return false
+	}
+	// A hinted index holds the name, but an earlier field may too (the
+	// first wins): compare the fields before the last hinted index whose
+	// length is that of a key name.
+	for fi := 0; fi < last; fi++ {
+		k := fs[fi].Key
+		if p.lens&lenBit(len(k)) == 0 {
+			continue
+		}
+		kp := keyPrefix8(k)
+		for j := range p.fields {
+			if int(at[j]) > fi && p.match.is(j, k, kp) {
+				at[j] = int32(fi)
+			}
+		}
+	}
+	for j, i := range p.fields {
+		vals[i] = fs[at[j]].Value
+	}
+	return true
+}
+
+// walk reads the extracted names in one pass over e's fields and, unless
+// at is nil, teaches the hints of the names found at an index not hinted
+// (at[j] differs).
+func (p *picker) walk(e *relaykit.Event, vals [][]byte, at *[MaxKeyNames]int32) {
+	var pos [MaxKeyNames]int32
+	for j := range p.fields {
+		pos[j] = -1
 	}
 	left := len(p.fields)
 	for fi := range e.Fields {
 		f := &e.Fields[fi]
+		if p.lens&lenBit(len(f.Key)) == 0 {
+			continue
+		}
 		kp := keyPrefix8(f.Key)
-		for j, i := range p.fields {
-			if found&(1<<i) != 0 || !p.match.is(j, f.Key, kp) {
+		for j := range p.fields {
+			if pos[j] >= 0 || !p.match.is(j, f.Key, kp) {
 				continue
 			}
-			vals[i] = f.Value
-			found |= 1 << i
-			if left--; left == 0 {
-				return vals
-			}
+			pos[j] = int32(fi)
+			left--
+		}
+		if left == 0 {
+			break
 		}
 	}
-	return vals
+	for j, i := range p.fields {
+		fi := pos[j]
+		if fi < 0 {
+			continue
+		}
+		vals[i] = e.Fields[fi].Value
+		if at != nil && fi != at[j] && fi < 0xffff {
+			p.learn(&p.hints[j*hintSets+len(e.Fields)&(hintSets-1)], int(fi))
+		}
+	}
+}
+
+// learn makes index fi the most recent way of hint word w, dropping the
+// oldest. Concurrent learners may overwrite each other: a lost hint costs
+// a walk later.
+func (p *picker) learn(w *atomic.Uint64, fi int) {
+	h := w.Load()
+	v := uint64(fi + 1)
+	// Keep the other ways, minus fi if it is among them.
+	var rest uint64
+	n := 0
+	for ; h != 0 && n < hintWays-1; h >>= 16 {
+		if w := h & 0xffff; w != v {
+			rest |= w << (16 * uint(n))
+			n++
+		}
+	}
+	w.Store(rest<<16 | v)
 }
 
 // hash returns the hash of the key values vals.
