@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/engine"
 	"github.com/relaykit/relaykit/sources"
 	"github.com/relaykit/relaykit/stream"
 	"github.com/relaykit/relaykit/stream/hec"
@@ -204,7 +205,16 @@ func (in *hecInput) Send(ctx context.Context, batch []relaykit.Event) error {
 	}
 	in.stats.bytes.Add(n)
 	in.tap.Publish(batch) // before the push: the events as parsed
-	if err := in.stats.in.PushWait(ctx, shard, batch); err != nil {
+	return pushThenPace(ctx, in.stats.in, shard, batch, wait)
+}
+
+// pushThenPace pushes an acknowledging input's request batch and waits
+// for it to be finished (engine PushWait), then holds the answer for
+// wait, the pace its source's rate limit asks (0: none). A ctx that ends
+// during the pause answers at once: the events are delivered all the
+// same.
+func pushThenPace(ctx context.Context, in *engine.Input, shard uint64, batch []relaykit.Event, wait time.Duration) error {
+	if err := in.PushWait(ctx, shard, batch); err != nil {
 		return err
 	}
 	if wait > 0 {
@@ -212,7 +222,7 @@ func (in *hecInput) Send(ctx context.Context, batch []relaykit.Event) error {
 		defer t.Stop()
 		select {
 		case <-t.C:
-		case <-ctx.Done(): // delivered all the same: answered now
+		case <-ctx.Done():
 		}
 	}
 	return nil

@@ -254,19 +254,8 @@ func (in *otlpInput) Send(ctx context.Context, batch []relaykit.Event) error {
 		wait = h.Pace(len(batch), int(n))
 	}
 	in.stats.bytes.Add(n)
-	in.tap.Publish(batch) // before the push: the events as decoded
-	if err := in.stats.in.PushWait(ctx, shard, batch); err != nil {
-		return err
-	}
-	if wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done(): // delivered all the same: answered now
-		}
-	}
-	return nil
+	in.tap.Publish(batch)                                     // before the push: the events as decoded
+	return pushThenPace(ctx, in.stats.in, shard, batch, wait) // input_hec.go
 }
 
 // addrOf returns the address and port of a TCP peer; the zero AddrPort
