@@ -25,9 +25,7 @@ const (
 
 // validGzipLevel reports whether level is 1..9, GzipHuffmanOnly or
 // GzipStateless.
-func validGzipLevel(level int) bool {
-	return level >= 1 && level <= 9 || level == GzipHuffmanOnly || level == GzipStateless
-}
+func validGzipLevel(level int) bool { return gzipool.Valid(level) }
 
 // AppendGzip appends the gzip (RFC 1952) compression of src at level (1
 // fastest to 9 smallest, [GzipHuffmanOnly] or [GzipStateless]) to dst and

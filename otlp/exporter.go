@@ -87,7 +87,8 @@ type ExporterConfig struct {
 	// grpc-encoding gzip).
 	DisableGzip bool
 	// GzipLevel is the compression level, 1 (fastest) to 9 (smallest),
-	// for HTTP and gRPC. Zero means 1.
+	// -2 (Huffman coding only) or -3 (klauspost/compress's stateless
+	// level-1 matching), for HTTP and gRPC. Zero means 1.
 	GzipLevel int
 	// Timeout bounds one request, from sending to the end of the answer.
 	// Zero means 30 s.
@@ -219,8 +220,8 @@ func NewExporter(cfg ExporterConfig) (*Exporter, error) {
 		return nil, fmt.Errorf("%w: %s: Endpoint must not hold credentials", ErrInvalidConfig, cfg.Name)
 	case cfg.Protocol > GRPC:
 		return nil, fmt.Errorf("%w: %s: unknown Protocol %d", ErrInvalidConfig, cfg.Name, cfg.Protocol)
-	case cfg.GzipLevel < 0 || cfg.GzipLevel > 9:
-		return nil, fmt.Errorf("%w: %s: GzipLevel %d is outside 1..9", ErrInvalidConfig, cfg.Name, cfg.GzipLevel)
+	case cfg.GzipLevel != 0 && !gzipool.Valid(cfg.GzipLevel):
+		return nil, fmt.Errorf("%w: %s: GzipLevel %d is not 1..9, -2 (Huffman only) or -3 (stateless)", ErrInvalidConfig, cfg.Name, cfg.GzipLevel)
 	case cfg.Timeout < 0, cfg.MaxRequestBytes < 0:
 		return nil, fmt.Errorf("%w: %s: Timeout and MaxRequestBytes must not be negative", ErrInvalidConfig, cfg.Name)
 	case cfg.Mapping.Names > CollectorNames:

@@ -2,6 +2,7 @@ package otlp_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
@@ -77,6 +78,8 @@ func TestExporterGRPCGzip(t *testing.T) {
 	}{
 		{"default", otlp.ExporterConfig{}, "gzip"},
 		{"level 9", otlp.ExporterConfig{GzipLevel: 9}, "gzip"},
+		{"huffman only", otlp.ExporterConfig{GzipLevel: -2}, "gzip"},
+		{"stateless", otlp.ExporterConfig{GzipLevel: -3}, "gzip"},
 		{"disabled", otlp.ExporterConfig{DisableGzip: true}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,5 +110,15 @@ func TestExporterGRPCGzip(t *testing.T) {
 			require.Len(t, hs.encs, 1)
 			assert.Equal(t, tc.wantEnc, hs.encs[0])
 		})
+	}
+}
+
+// TestExporterGzipLevelInvalid: a level gzip does not have is refused at
+// construction, naming the level.
+func TestExporterGzipLevelInvalid(t *testing.T) {
+	for _, level := range []int{10, -1, -4} {
+		_, err := otlp.NewExporter(otlp.ExporterConfig{Endpoint: "http://127.0.0.1:4318", GzipLevel: level})
+		require.ErrorIs(t, err, otlp.ErrInvalidConfig, "level %d", level)
+		assert.Contains(t, err.Error(), fmt.Sprintf("GzipLevel %d", level))
 	}
 }

@@ -101,3 +101,40 @@ func TestSentinelCompressionLevel(t *testing.T) {
 	assert.Len(t, dcr.Rows(), 2*len(batch))
 	assert.Greater(t, wire[forward.GzipHuffmanOnly], wire[9]*3/2, "huffman_only %d bytes, 9 %d bytes", wire[forward.GzipHuffmanOnly], wire[9])
 }
+
+// An otlp destination takes compression_level as the hec and sentinel
+// ones do: the level reaches its exporter (which accepts huffman_only
+// and stateless), and a level with gzip: false is refused.
+func TestOTLPCompressionLevel(t *testing.T) {
+	load := func(extra string) (Config, error) {
+		path := filepath.Join(t.TempDir(), "relay.yaml")
+		yaml := fmt.Sprintf(`destinations:
+  otel:
+    type: otlp
+    endpoint: http://127.0.0.1:4318
+%s
+routes:
+  - {name: all, final: true, destinations: [otel]}
+spool: {dir: %s}
+dead_letter: {dir: %s}
+`, extra, filepath.Join(t.TempDir(), "spool"), filepath.Join(t.TempDir(), "dl"))
+		require.NoError(t, os.WriteFile(path, []byte(yaml), 0o600))
+		return LoadConfig(path)
+	}
+	r := &Relay{log: slog.New(slog.DiscardHandler)}
+	for _, tt := range []struct {
+		value string
+		want  CompressionLevel
+	}{{"9", 9}, {"huffman_only", forward.GzipHuffmanOnly}, {"stateless", forward.GzipStateless}} {
+		cfg, err := load("    compression_level: " + tt.value)
+		require.NoError(t, err, tt.value)
+		o := cfg.Destinations["otel"].Spec.(*OTLPDestination)
+		assert.Equal(t, tt.want, o.CompressionLevel, tt.value)
+		s, err := o.newSink(r, "otel")
+		require.NoError(t, err, "the exporter takes level %s", tt.value)
+		require.NoError(t, s.Close())
+	}
+	_, err := load("    gzip: false\n    compression_level: 9")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "otel.compression_level")
+}

@@ -135,6 +135,9 @@ type OTLPDestination struct {
 	Token Secret `yaml:"token"`
 	// Gzip compresses requests; default true.
 	Gzip *bool `yaml:"gzip"`
+	// CompressionLevel is the gzip level (compression.go: 1 to 9,
+	// huffman_only, stateless); 0 means 1.
+	CompressionLevel CompressionLevel `yaml:"compression_level"`
 	// MaxRequestSize bounds the encoded size of one request: a batch is
 	// split into requests of at most this size; 0 means 4MiB (the
 	// default receive limit of gRPC servers and of the Collector).
@@ -188,6 +191,9 @@ func (o *OTLPDestination) validate(f string, ck *checker, spool *SpoolConfig) {
 	if (o.CertFile == "") != (o.KeyFile == "") {
 		ck.bad(f+".cert_file", "cert_file and key_file go together")
 	}
+	if o.CompressionLevel != 0 && o.Gzip != nil && !*o.Gzip {
+		ck.bad(f+".compression_level", "is set, but gzip: false sends requests uncompressed")
+	}
 	if o.MaxRequestSize < 0 {
 		ck.bad(f+".max_request_size", "must be positive")
 	}
@@ -211,6 +217,7 @@ func (o *OTLPDestination) newSink(r *Relay, name string) (destSink, error) {
 		Endpoint:        o.Endpoint,
 		BearerToken:     string(o.Token),
 		DisableGzip:     o.Gzip != nil && !*o.Gzip,
+		GzipLevel:       int(o.CompressionLevel),
 		Timeout:         o.Timeout,
 		MaxRequestBytes: int(o.MaxRequestSize),
 		Mapping:         otlp.Mapping{Names: otlpNames[o.Names]},

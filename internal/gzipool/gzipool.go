@@ -32,8 +32,9 @@ const (
 // minLevel is the lowest level accepted; free lists are indexed from it.
 const minLevel = Stateless
 
-// valid reports whether Append accepts level.
-func valid(level int) bool {
+// Valid reports whether [Append] accepts level: 1..9, [HuffmanOnly] or
+// [Stateless].
+func Valid(level int) bool {
 	return level >= 1 && level <= 9 || level == HuffmanOnly || level == Stateless
 }
 
@@ -72,7 +73,7 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 // Closed before it returns to the pool, so it allocates nothing once warm
 // beyond growing dst. It is safe for concurrent use.
 func Append(dst, src []byte, level int) ([]byte, error) {
-	if !valid(level) {
+	if !Valid(level) {
 		return dst, ErrLevel
 	}
 	fl := freeList(level)
