@@ -20,8 +20,12 @@ import (
 // Out of file descriptors, an http.Server on a NetListener backs off on
 // EMFILE (net/http's own backoff) and keeps serving: the listener counts
 // the errors and logs the episode once, and the waiting client is served
-// once descriptors are free again.
+// once descriptors are free again. It runs in a process of its own, as
+// TestListenerAcceptEMFILE does.
 func TestNetListenerAcceptEMFILE(t *testing.T) {
+	if !testtool.Isolated(t) {
+		return
+	}
 	logs := &recordHandler{}
 	s := serveHTTP(t, stream.Config{Logger: slog.New(logs)}, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "ok")

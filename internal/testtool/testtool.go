@@ -9,6 +9,8 @@ package testtool
 import (
 	"os"
 	"os/exec"
+	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -59,4 +61,36 @@ func Tmpfs(t testing.TB, size string) string {
 	}
 	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
 	return dir
+}
+
+// isolatedEnv names the test a child process started by Isolated runs.
+const isolatedEnv = "RELAYKIT_TEST_ISOLATED"
+
+// Isolated runs the calling test in a process of its own: in the test
+// binary it starts the binary again with -test.run matching only t and
+// returns false once that child has passed (failing t with the child's
+// output otherwise); in the child it returns true and the caller runs its
+// body. Use it for a test that changes process-wide state another test's
+// leftovers could disturb: one that fills the descriptor table, say, where
+// a connection an earlier test is still closing would free a descriptor
+// mid-test.
+//
+//	if !testtool.Isolated(t) {
+//		return
+//	}
+func Isolated(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(isolatedEnv) == t.Name() {
+		return true
+	}
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), isolatedEnv+"="+t.Name())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s in its own process: %v\n%s", t.Name(), err, out)
+	}
+	if !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("%s in its own process did not run:\n%s", t.Name(), out)
+	}
+	return false
 }
