@@ -131,8 +131,11 @@ func startRelay(t testing.TB, name, yaml, metricsAddr string) *relayProc {
 
 // stop ends the relay with SIGTERM (a graceful drain) and waits for it.
 func (p *relayProc) stop(t testing.TB) {
-	if p.cmd.ProcessState != nil {
+	select {
+	case err := <-p.done: // exited already (ProcessState is Wait's to write)
+		p.done <- err
 		return
+	default:
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {

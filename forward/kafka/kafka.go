@@ -420,13 +420,12 @@ func (s *Sink) newCall() *call {
 	return c
 }
 
+// grow sets the call's buffers to n entries, reusing their arrays when large enough. Each
+// grows on its own: the allocator rounds their capacities differently.
 func (c *call) grow(n int) {
-	if cap(c.recs) < n {
-		c.recs = slices.Grow(c.recs[:0], n)
-		c.vals = slices.Grow(c.vals[:0], n)
-		c.hdrs = slices.Grow(c.hdrs[:0], n)
-	}
-	c.recs, c.vals, c.hdrs = c.recs[:n], c.vals[:n], c.hdrs[:n]
+	c.recs = slices.Grow(c.recs[:0], n)[:n]
+	c.vals = slices.Grow(c.vals[:0], n)[:n]
+	c.hdrs = slices.Grow(c.hdrs[:0], n)[:n]
 }
 
 // errTooLarge is the error of events larger than MaxRecordBytes.

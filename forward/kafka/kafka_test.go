@@ -90,3 +90,27 @@ func TestAppendJSONNoAlloc(t *testing.T) {
 		assert.Zero(t, allocs)
 	}
 }
+
+// A Sink reuses its per-call buffers across batches of any size: the
+// record, value and header buffers grow together even where the allocator
+// rounds their capacities differently (a batch of 460 events after one of
+// 453 once ran past the value buffer). Events without a topic fail before
+// producing, so no broker is needed.
+func TestSendBatchSizes(t *testing.T) {
+	s, err := kafka.New(kafka.Config{Brokers: []string{"127.0.0.1:1"}, TopicField: "topic"})
+	require.NoError(t, err)
+	defer s.Close()
+	evs := make([]relaykit.Event, 2048)
+	for i := range evs {
+		evs[i].Raw = []byte("no topic")
+	}
+	failed := int64(0)
+	for n := 1; n <= len(evs); n += 1 + n/16 {
+		err := s.Send(t.Context(), evs[:n])
+		var be *relaykit.BatchError
+		require.ErrorAs(t, err, &be, "batch of %d", n)
+		require.Equal(t, []relaykit.FailedRange{{From: 0, To: n, Permanent: true, Reason: relaykit.ReasonRejected, Err: be.Failed[0].Err}}, be.Failed)
+		failed += int64(n)
+	}
+	assert.Equal(t, failed, s.Stats().EventsFailed)
+}
