@@ -38,10 +38,13 @@ const maxGroup = 64 << 10
 // authentication, capped at [DefaultMaxPerSecond] events per second per
 // request.
 type HandlerConfig struct {
-	// Token, when not empty, is the bearer token every request must
-	// present as "Authorization: Bearer <Token>"; other requests get 401
-	// and read nothing. The comparison takes the same time whatever the
-	// token presented. Empty means no authentication.
+	// Token, when not empty, is the token every request must present:
+	// as "Authorization: Bearer <Token>", or as the password of HTTP
+	// Basic credentials (any user name), which a browser asks for and
+	// then sends by itself, to an EventSource too. Other requests get 401
+	// with both challenges and read nothing. The comparison takes the
+	// same time whatever the token presented. Empty means no
+	// authentication.
 	Token string
 	// MaxPerSecond caps the events each request receives per second
 	// (SubscribeConfig.MaxPerSecond); a request may ask for less with
@@ -91,7 +94,8 @@ type HandlerStats struct {
 // point (the message lists the known ones), a filter that is not a valid
 // regular expression, a parameter that is not a positive integer, or an
 // unknown parameter. A method other than GET gets 405. With a Token
-// configured, a request without it gets 401 before anything else is read.
+// configured, a request without it (as a bearer token or a Basic
+// password) gets 401 before anything else is read.
 //
 // A Handler is safe for concurrent use by multiple goroutines; each request
 // is served on its own goroutine by net/http and starts no other.
@@ -137,17 +141,24 @@ func (h *Handler) Stats() HandlerStats {
 	}
 }
 
-// authorized reports whether r carries the configured bearer token.
-// Comparing digests keeps the time independent of the token's length.
+// authorized reports whether r carries the configured token, as a bearer
+// token or as a Basic password. Comparing digests keeps the time
+// independent of the token's length.
 func (h *Handler) authorized(r *http.Request) bool {
 	if h.cfg.Token == "" {
 		return true
 	}
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
+	var tok string
+	if _, pass, ok := r.BasicAuth(); ok {
+		tok = pass
+	} else {
+		scheme, t, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") {
+			return false
+		}
+		tok = strings.TrimSpace(t)
 	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	got := sha256.Sum256([]byte(tok))
 	return subtle.ConstantTimeCompare(got[:], h.tokenHash[:]) == 1
 }
 
@@ -248,6 +259,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.authorized(r) {
 		h.unauthorized.Add(1)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="tap"`)
+		w.Header().Add("WWW-Authenticate", `Basic realm="tap", charset="UTF-8"`)
 		h.fail(w, http.StatusUnauthorized, "tap: unauthorized")
 		return
 	}

@@ -3,6 +3,7 @@ package tap_test
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -237,7 +238,11 @@ func TestHandlerBadRequests(t *testing.T) {
 
 func TestHandlerToken(t *testing.T) {
 	f := newFixture(t, tap.HandlerConfig{Token: "s3cret-token"})
-	for _, auth := range []string{"", "Bearer wrong", "Bearer s3cret-toke", "Bearer s3cret-token-and-more", "Basic s3cret-token", "s3cret-token"} {
+	basic := func(user, pass string) string {
+		return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
+	}
+	for _, auth := range []string{"", "Bearer wrong", "Bearer s3cret-toke", "Bearer s3cret-token-and-more", "Basic s3cret-token", "s3cret-token",
+		basic("ops", "wrong"), basic("s3cret-token", ""), "Bearer " + basic("ops", "s3cret-token")} {
 		t.Run(auth, func(t *testing.T) {
 			var hdr http.Header
 			if auth != "" {
@@ -251,7 +256,7 @@ func TestHandlerToken(t *testing.T) {
 	resp := f.open(t, t.Context(), "at=nowhere", http.Header{"Authorization": {"Bearer no"}})
 	assertUnauthorized(t, resp)
 	assert.Zero(t, f.in.Stats().Subscribers)
-	assert.Equal(t, uint64(7), f.h.Stats().Unauthorized)
+	assert.Equal(t, uint64(10), f.h.Stats().Unauthorized)
 	assert.Zero(t, f.h.Stats().Started)
 
 	err := tap.Tail(t.Context(), f.srv.Client(), f.srv.URL+"/api/tap?at=input:a", "wrong", func(*tap.Record) error { return nil })
@@ -264,6 +269,15 @@ func TestHandlerToken(t *testing.T) {
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	assert.Contains(t, string(body), `"message":"event 0 error"`)
+
+	// So does the token as a Basic password, whatever the user name: what
+	// a browser sends once its login prompt was answered.
+	resp = f.open(t, t.Context(), "at=input:a&limit=1", http.Header{"Authorization": {basic("ops", "s3cret-token")}})
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	f.in.Publish(events(1))
+	body, err = io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Contains(t, string(body), `"message":"event 0 error"`)
 }
 
 func assertUnauthorized(t *testing.T, resp *http.Response) {
@@ -271,7 +285,7 @@ func assertUnauthorized(t *testing.T, resp *http.Response) {
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-	assert.Equal(t, `Bearer realm="tap"`, resp.Header.Get("WWW-Authenticate"))
+	assert.Equal(t, []string{`Bearer realm="tap"`, `Basic realm="tap", charset="UTF-8"`}, resp.Header.Values("WWW-Authenticate"))
 	assert.Equal(t, "tap: unauthorized\n", string(body))
 }
 
