@@ -20,9 +20,12 @@ type APIConfig struct {
 	// Enabled serves /api/ and the status page on metrics.listen. False
 	// (the default): / and every /api/ path are 404.
 	Enabled bool `yaml:"enabled"`
-	// Token, when not empty, is the bearer token every /api/ request must
-	// present ("Authorization: Bearer <token>"); others get 401. Empty:
-	// no authentication (whoever reaches the listener reads the events).
+	// Token, when not empty, is the token every request for / and /api/
+	// must present: "Authorization: Bearer <token>" (relay tap, relay
+	// top, curl), or HTTP Basic credentials with the token as the
+	// password and any user name (a browser's login prompt); others get
+	// 401. Empty: no authentication (whoever reaches the listener reads
+	// the events).
 	Token Secret `yaml:"token"`
 }
 
@@ -47,9 +50,9 @@ const (
 // the metrics listener's /api/ paths: handlers (by path, such as
 // /api/sources) and, when api.enabled, /api/tap and /api/status, all
 // behind one "/api/" handler that checks api.token first, with the status
-// page at "/{$}" (it holds no data: see statusPageHandler); and the tap's metrics
-// collector when api.enabled (nil otherwise). With no handler it returns
-// a nil map: every /api/ path is 404.
+// page at "/{$}" behind the same check (statusPageHandler); and the tap's
+// metrics collector when api.enabled (nil otherwise). With no handler it
+// returns a nil map: every /api/ path is 404.
 func (r *Relay) setupAPI(handlers map[string]http.Handler) (map[string]http.Handler, prometheus.Collector, error) {
 	r.wireTaps()
 	api := http.NewServeMux()
@@ -70,7 +73,7 @@ func (r *Relay) setupAPI(handlers map[string]http.Handler) (map[string]http.Hand
 	}
 	out := map[string]http.Handler{"/api/": requireToken(string(r.cfg.API.Token), api)}
 	if r.cfg.API.Enabled {
-		out["/{$}"] = statusPageHandler() // the status page: no data, it asks /api/ with the token
+		out["/{$}"] = requireToken(string(r.cfg.API.Token), statusPageHandler())
 	}
 	return out, col, nil
 }
@@ -113,25 +116,39 @@ func publishPtrs(p *tap.Point, evs []*relaykit.Event) {
 	p.Publish(batch)
 }
 
-// requireToken answers 401 to a request without "Authorization: Bearer
-// token", and passes the others to next. An empty token lets every
-// request through. The comparison takes the same time whatever was
-// presented (hashes of equal length compared in constant time).
+// requireToken answers 401 to a request that does not present token, and
+// passes the others to next. A request presents it as "Authorization:
+// Bearer <token>" or as HTTP Basic credentials whose password is token
+// (any user name): a browser that opens the status page gets the 401's
+// Basic challenge, asks its user once, and sends the credentials with
+// the page's own requests by itself. An empty token lets every request
+// through. The comparison takes the same time whatever was presented
+// (hashes of equal length compared in constant time).
 func requireToken(token string, next http.Handler) http.Handler {
 	if token == "" {
 		return next
 	}
 	want := sha256.Sum256([]byte(token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		got, ok := presentedToken(r)
 		sum := sha256.Sum256([]byte(got))
-		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="relay"`)
+		if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 || !ok {
+			w.Header().Set("WWW-Authenticate", `Basic realm="relay", charset="UTF-8"`)
+			w.Header().Add("WWW-Authenticate", `Bearer realm="relay"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// presentedToken returns the token r presents: a Basic password, or a
+// bearer token; false when it presents neither.
+func presentedToken(r *http.Request) (string, bool) {
+	if _, pass, ok := r.BasicAuth(); ok {
+		return pass, true
+	}
+	return strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 }
 
 var (

@@ -184,9 +184,12 @@ func (r *Relay) serveStatus(w http.ResponseWriter, req *http.Request) {
 }
 
 // statusPageHandler serves the page at / (exactly). The page holds no
-// data: its script asks /api/status and /api/tap for them, with the
-// token the operator types in (kept in the tab's sessionStorage), so the
-// page itself is served without one.
+// data: its script asks /api/status, /api/sources and /api/tap for them,
+// with same-origin requests. setupAPI puts it behind the token like the
+// API: with api.token set, the browser gets a Basic challenge for the
+// page, asks its user for the token (as the password), and then sends
+// those credentials with the script's requests by itself, so the page
+// never sees or stores the token.
 func statusPageHandler() http.Handler {
 	sub, err := fs.Sub(statusPage, "status")
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -9,9 +10,11 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -94,52 +97,95 @@ func TestStatusPageOffByDefault(t *testing.T) {
 	}
 }
 
-// With a token, /api/status and the tap answer 401 without it (and carry
-// no data); the page is served, but it is a shell without data: what it
-// shows, it fetches with the token.
+// With a token, the page at / and every /api/ path answer 401 without it,
+// with a wrong Basic password and with a wrong bearer token, and carry no
+// data; the 401 offers Basic first (a browser's login prompt). The token
+// as a Basic password (any user name) or as a bearer token opens each.
 func TestStatusAPIToken(t *testing.T) {
 	const token = "status-token-1d9c"
-	tr := startRelay(t, apiConfig(t, token))
+	cfg := apiConfig(t, token)
+	cfg.Sources.Enabled = true // /api/sources
+	tr := startRelay(t, cfg)
 	sendTCP(t, tr.addr("tcp"), loggerLine)
 	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 1 }, "the line archived")
 	base := "http://" + tr.addr("metrics")
-	for _, path := range []string{"/api/status", "/api/tap?at=destination:archive&limit=1", "/api/tap?at=input:tcp&limit=1"} {
-		for _, auth := range []string{"", "Bearer wrong", token} {
-			req, err := http.NewRequest(http.MethodGet, base+path, nil)
-			require.NoError(t, err)
-			if auth != "" {
-				req.Header.Set("Authorization", auth)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			require.NoError(t, err)
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+	// do requests path with the Authorization header auth, and returns
+	// the response with its body read (but for a tap stream's 200: its
+	// headers say the subscription is open, and it would wait for events).
+	do := func(path, auth string) (*http.Response, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+		require.NoError(t, err)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusOK && strings.HasPrefix(path, "/api/tap") {
+			return resp, ""
+		}
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp, string(body)
+	}
+	basic := func(user, pass string) string {
+		return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
+	}
+	paths := []string{"/", "/api/status", "/api/sources", "/api/tap?at=destination:archive&limit=1", "/api/tap?at=input:tcp&limit=1", "/api/"}
+	for _, path := range paths {
+		for _, auth := range []string{"", basic("ops", "wrong"), basic("ops", token[:len(token)-1]), basic(token, ""),
+			"Bearer wrong", token, "Bearer " + basic("ops", token)} {
+			resp, body := do(path, auth)
 			assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "%s with %q", path, auth)
-			assert.NotContains(t, string(body), "archive", path)
-			assert.NotContains(t, string(body), "hello", path)
+			assert.Equal(t, []string{`Basic realm="relay", charset="UTF-8"`, `Bearer realm="relay"`}, resp.Header.Values("WWW-Authenticate"), path)
+			assert.NotContains(t, body, "archive", path)
+			assert.NotContains(t, body, "hello", path)
+			assert.NotContains(t, body, "<html", path)
+		}
+	}
+	for _, path := range paths[:len(paths)-1] {
+		for _, auth := range []string{basic("ops", token), basic("", token), "Bearer " + token} {
+			resp, _ := do(path, auth)
+			assert.Equal(t, http.StatusOK, resp.StatusCode, "%s with %q", path, auth)
 		}
 	}
 	assert.Equal(t, int64(1), getStatus(t, tr, token).Ledger.Received)
 
-	resp, err := http.Get(base + "/")
+	resp, page := do("/", basic("ops", token))
+	assert.Contains(t, resp.Header.Get("Content-Type"), "text/html")
+	assert.Contains(t, page, `fetch("/api/status"`)
+	assert.NotContains(t, page, "hello from logger")
+	assert.NotContains(t, page, token)
+	assert.NotContains(t, page, "sessionStorage", "the page keeps no token: the browser sends it")
+	// Only / itself: other paths stay 404, with the token too.
+	resp, _ = do("/nope", basic("ops", token))
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	// Metrics and health stay open.
+	resp, _ = do("/healthz", "")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// Without a token the page and the API are open: the page needs no login.
+func TestStatusPageWithoutToken(t *testing.T) {
+	tr := startRelay(t, apiConfig(t, ""))
+	resp, err := http.Get("http://" + tr.addr("metrics") + "/")
 	require.NoError(t, err)
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Contains(t, resp.Header.Get("Content-Type"), "text/html")
+	assert.Empty(t, resp.Header.Get("WWW-Authenticate"))
 	assert.Contains(t, string(page), `fetch("/api/status"`)
-	assert.NotContains(t, string(page), "hello from logger")
-	assert.NotContains(t, string(page), token)
-	// Only / itself: other paths stay 404.
-	resp, err = http.Get(base + "/nope")
-	require.NoError(t, err)
-	resp.Body.Close()
-	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.Equal(t, int64(0), getStatus(t, tr, "").Ledger.Received)
 }
 
-// The status page in headless Chromium: with the token typed in, it shows
-// the inputs and the destinations, and its live tail shows a line sent
-// after the page loaded.
+// The status page in headless Chromium, with api.token set. The browser's
+// side of HTTP authentication is driven through the DevTools Fetch
+// domain, as a person answers the login prompt: a refused prompt leaves
+// the 401 (no page); an answered one (the token as the password) shows
+// the page, and the browser then sends the credentials with the page's
+// own requests by itself (no further challenge): it shows the inputs and
+// the destinations, and its live tail a line sent after the page loaded.
 func TestStatusPageInChromium(t *testing.T) {
 	chromium := needTool(t, "chromium")
 	const token = "page-token-5e2b"
@@ -175,11 +221,73 @@ func TestStatusPageInChromium(t *testing.T) {
 		require.NoError(t, err, sel)
 		return s
 	}
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base)))
-	poll(`document.getElementById("msg").textContent.includes("token")`)
-	assert.Contains(t, text("#msg"), "API token", "without the token the page asks for it")
 
-	require.NoError(t, chromedp.Do(ctx, chromedp.SendKeys("#token", token), chromedp.Click("#save-token")))
+	// The login prompt: every request pauses (and goes on as it is), and
+	// each challenge is answered with login's credentials, or refused
+	// when it is nil (a person dismissing the prompt).
+	type credentials struct{ user, pass string }
+	var login atomic.Pointer[credentials]
+	var challenges atomic.Int32
+	events := make(chan any, 1024) // the listener must not block: the handler below drains it
+	require.NoError(t, chromedp.Listen(ctx, func(ev any) {
+		switch ev.(type) {
+		case *fetch.EventRequestPaused, *fetch.EventAuthRequired:
+			events <- ev
+		}
+	}))
+	handled := make(chan struct{})
+	go func() {
+		defer close(handled)
+		for {
+			var ev any
+			select {
+			case <-ctx.Done():
+				return
+			case ev = <-events:
+			}
+			var err error
+			switch ev := ev.(type) {
+			case *fetch.EventRequestPaused:
+				_, err = chromedp.Call(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+			case *fetch.EventAuthRequired:
+				challenges.Add(1)
+				answer := &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseCancelAuth}
+				if c := login.Load(); c != nil {
+					answer = &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseProvideCredentials, Username: c.user, Password: c.pass}
+				}
+				if ev.AuthChallenge.Scheme != "basic" || ev.AuthChallenge.Realm != "relay" {
+					t.Errorf("challenge %+v for %s", *ev.AuthChallenge, ev.Request.URL)
+				}
+				_, err = chromedp.Call(ctx, fetch.ContinueWithAuth, fetch.ContinueWithAuthParams{RequestID: ev.RequestID, AuthChallengeResponse: answer})
+			}
+			if err != nil && ctx.Err() == nil {
+				t.Errorf("answering %T: %v", ev, err)
+			}
+		}
+	}()
+	defer func() {
+		cancelT() // ends the browser's tab, then the handler
+		<-handled
+	}()
+	yes := true
+	_, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{HandleAuthRequests: &yes})
+	require.NoError(t, err)
+
+	// The prompt refused: the relay's 401, no page.
+	resp, err := chromedp.RunResponse(ctx, chromedp.Navigate(base))
+	require.NoError(t, err)
+	assert.Equal(t, int64(http.StatusUnauthorized), resp.Status)
+	assert.Equal(t, int32(1), challenges.Load())
+	body := text("body")
+	assert.Contains(t, body, "unauthorized")
+	assert.NotContains(t, body, "Inputs")
+
+	// The prompt answered with the token: the page, and its data.
+	login.Store(&credentials{"ops", token})
+	resp, err = chromedp.RunResponse(ctx, chromedp.Navigate(base))
+	require.NoError(t, err)
+	assert.Equal(t, int64(http.StatusOK), resp.Status)
+	assert.Equal(t, int32(2), challenges.Load())
 	poll(`document.querySelector("#destinations tbody").textContent.includes("archive")`)
 	inputs, dests := text("#inputs tbody"), text("#destinations tbody")
 	assert.Contains(t, inputs, "tcp")
@@ -203,6 +311,8 @@ func TestStatusPageInChromium(t *testing.T) {
 	poll(`(() => { const td = document.querySelectorAll("#destinations tbody td"); return td[0].textContent === "archive" && td[3].textContent === "2"; })()`)
 
 	poll(`document.getElementById("sources-summary").textContent.includes("1 tracked")`)
+	assert.Equal(t, int32(2), challenges.Load(), "the page's requests carried the credentials by themselves")
+	assert.Empty(t, text("#msg"))
 
 	if *statusShot != "" {
 		// Some traffic for the picture: lines over TCP and UDP while the
