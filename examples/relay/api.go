@@ -39,8 +39,10 @@ func (c *Config) validateAPI(ck *checker) {
 
 // Names of the relay's tap points (tap.Registry): "destination:NAME" (each
 // batch a destination's Send was given, with its outcome), "input:NAME"
-// (each input's batches after parsing: HEC requests, RELP windows, the
-// events of a stream read or of a UDP receive) and "route:NAME" (taps.go).
+// (each input's batches after parsing: HEC and OTLP requests, RELP
+// windows, the events of a stream read or of a UDP receive, a Kafka
+// input's records as handed to the engine, each generated event; the
+// generator's point is "input:generator") and "route:NAME" (taps.go).
 const (
 	tapDestination = "destination:"
 	tapInput       = "input:"
@@ -90,6 +92,12 @@ func (r *Relay) wireTaps() {
 	r.wireStreamTaps() // syslog UDP/TCP and JSON inputs (taps.go)
 	for _, o := range r.otlp {
 		o.tap = r.taps.Point(tapInput + o.cfg.Name)
+	}
+	for _, k := range r.kafka {
+		k.tap = r.taps.Point(tapInput + k.cfg.Name)
+	}
+	if r.gen != nil {
+		r.gen.tap = r.taps.Point(tapInput + "generator")
 	}
 }
 

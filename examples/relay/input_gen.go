@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/tap"
 )
 
 var generatorShapes = []string{"syslog", "sshd", "firewall", "json"}
@@ -19,11 +20,12 @@ type generator struct {
 	cfg   GeneratorConfig
 	stats *inputStats
 	loc   *time.Location
+	tap   *tap.Point // input:generator (api.go): each event, parsed
 }
 
 // frame renders event number i in the configured shape.
 func (g *generator) frame(dst []byte, i int64, now time.Time) []byte {
-	ts := now.UTC().Format(time.RFC3339Nano)
+	ts := now.UTC().Format("2006-01-02T15:04:05.000000Z07:00") // RFC 5424 takes at most 6 fraction digits
 	ip := func(n int64) string { return fmt.Sprintf("198.51.100.%d", n%250+1) }
 	switch g.cfg.Shape {
 	case "sshd":
@@ -43,7 +45,8 @@ func (g *generator) frame(dst []byte, i int64, now time.Time) []byte {
 // Run generates until ctx ends or Count events were produced.
 func (g *generator) Run(ctx context.Context) error {
 	sp := newSyslogParser(g.loc)
-	var ev relaykit.Event
+	one := make([]relaykit.Event, 1) // the tap's batch: the event pushed
+	ev := &one[0]
 	var buf []byte
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
@@ -66,11 +69,12 @@ func (g *generator) Run(ctx context.Context) error {
 					ev.Host = append(ev.Host, "generator"...)
 					ev.SourceType = append(ev.SourceType, "json"...)
 				} else {
-					sp.Parse(&ev, buf, "generator")
+					sp.Parse(ev, buf, "generator")
 				}
 				ev.SetFieldString("seq", strconv.FormatInt(sent, 10))
 				g.stats.bytes.Add(int64(len(buf)))
-				if err := g.stats.in.Push(ctx, 0, &ev); err != nil {
+				g.tap.Publish(one)
+				if err := g.stats.in.Push(ctx, 0, ev); err != nil {
 					return nil
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/forward/kafka"
 	"github.com/relaykit/relaykit/sources"
+	"github.com/relaykit/relaykit/tap"
 )
 
 // kafkaInput consumes topics as a member of a consumer group with the
@@ -35,6 +36,7 @@ type kafkaInput struct {
 	cfg   KafkaInputConfig
 	stats *inputStats
 	c     *kafka.Consumer
+	tap   *tap.Point // input:NAME (api.go): each Push's records, decoded
 }
 
 func newKafkaInput(cfg KafkaInputConfig, stats *inputStats, dl *deadLetter, src sources.Input, log *slog.Logger) (*kafkaInput, error) {
@@ -61,6 +63,7 @@ func newKafkaInput(cfg KafkaInputConfig, stats *inputStats, dl *deadLetter, src 
 			if track {
 				observeHosts(src, evs)
 			}
+			k.tap.Publish(evs) // before the push: the records as decoded
 			return stats.in.PushBatch(ctx, shard, evs)
 		},
 		DeadLetter: func(_ context.Context, topic string, partition int32, offset int64, value []byte, err error) {
