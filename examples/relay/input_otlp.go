@@ -64,6 +64,10 @@ func newOTLPInput(cfg OTLPInputConfig, stats *inputStats, src *sourceTracker, lo
 		MaxEventBytes: int(cfg.MaxEventSize),
 		BodyTimeout:   cfg.BodyTimeout,
 		SendTimeout:   cfg.AckTimeout,
+		// The gRPC connection's deadlines are the HTTP ones: idle_timeout
+		// without streams, header_timeout for the HTTP/2 preface.
+		GRPCIdleTimeout:      cfg.IdleTimeout,
+		GRPCHandshakeTimeout: cfg.HeaderTimeout,
 		Hooks: otlp.ReceiverHooks{OnSendError: func(records int, err error) {
 			in.log.Debug("export request refused, the sender retries it", "records", records, "err", err)
 		}},
@@ -183,6 +187,9 @@ func (in *otlpInput) Run(ctx, hard context.Context) error {
 		select {
 		case <-stopped:
 		case <-hard.Done():
+			// Stop waits for connections still in their HTTP/2 preface
+			// (up to header_timeout): ending their reads first ends it.
+			_ = in.grpcSL.Close()
 			in.gs.Stop()
 			<-stopped
 		}

@@ -90,6 +90,9 @@ type H2End struct {
 	// Data counts the bytes of DATA frames read on the stream (a
 	// response message).
 	Data int
+	// MaxStreams is the server's SETTINGS_MAX_CONCURRENT_STREAMS, if a
+	// SETTINGS frame read set it.
+	MaxStreams uint32
 }
 
 // ErrH2Timeout is returned by [H2.Wait] when the deadline passed first.
@@ -114,6 +117,9 @@ func (h *H2) Wait(id uint32, deadline time.Time) (H2End, error) {
 		}
 		switch f := f.(type) {
 		case *http2.SettingsFrame:
+			if v, ok := f.Value(http2.SettingMaxConcurrentStreams); ok {
+				end.MaxStreams = v
+			}
 			if !f.IsAck() {
 				h.mu.Lock()
 				err = h.w.WriteSettingsAck()
