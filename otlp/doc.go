@@ -36,6 +36,24 @@
 // gzip) 400, a missing or wrong bearer token 401 / UNAUTHENTICATED.
 // For gRPC, [Receiver.ServerOptions] sets the same size limit.
 //
+// # gRPC deadlines
+//
+// A sender owes a whole request in bounded time over gRPC too.
+// [Receiver.ServerOptions] closes a connection whose HTTP/2 preface and
+// settings do not arrive within GRPCHandshakeTimeout (10 s) and one
+// without streams for GRPCIdleTimeout (2 min, GOAWAY first), takes at most
+// GRPCMaxStreams (16) streams per connection, refuses keepalive pings
+// more often than every 10 s, and gives an Export BodyTimeout (30 s)
+// from its headers to the end of its message. grpc-go reads a unary
+// request before calling the handler, on the stream's context, so the
+// deadline is a timer, armed by a tap handle, that cancels that context;
+// the handler disarms it. A late stream is answered DEADLINE_EXCEEDED and
+// reset, nothing of it reaches the Sink, and it counts in
+// [ReceiverStats].BodyTimeouts; the connection's other streams, and other
+// connections, are not affected. A stream the sender resets, or whose
+// connection it closes, is dropped by grpc-go with what it buffered, and
+// not counted.
+//
 // Connections and TLS are the servers': serve the handler with an
 // http.Server on a [stream.NetListener] with [ConnState] as its ConnState
 // hook, and the gRPC service with a grpc.Server on another NetListener

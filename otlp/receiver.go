@@ -26,8 +26,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
 	_ "google.golang.org/grpc/encoding/gzip" // gzip-compressed gRPC requests, as SDKs send them
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -46,6 +48,17 @@ const (
 	DefaultBodyTimeout  = 30 * time.Second
 	DefaultSendTimeout  = 30 * time.Second
 	DefaultRetryAfter   = time.Second
+
+	// Defaults of the gRPC connection limits of [Receiver.ServerOptions].
+	DefaultGRPCIdleTimeout      = 2 * time.Minute
+	DefaultGRPCHandshakeTimeout = 10 * time.Second
+	DefaultGRPCMaxStreams       = 16
+	// GRPCPingMinTime is the shortest interval between a client's
+	// keepalive pings that [Receiver.ServerOptions] tolerates (with or
+	// without active streams); a client pinging more often is sent
+	// GOAWAY (too_many_pings) and disconnected. It is the shortest
+	// keepalive interval grpc-go clients allow themselves.
+	GRPCPingMinTime = 10 * time.Second
 )
 
 // ReceiverConfig configures a [Receiver]. Sink is required; every other
@@ -78,10 +91,15 @@ type ReceiverConfig struct {
 	// with partial success (rejected_log_records and a message), the
 	// others handed to the Sink. Zero means no limit beyond MaxBodyBytes.
 	MaxEventBytes int
-	// BodyTimeout bounds the reading of one HTTP request body, from the
-	// start of the request (408 after it), by moving the connection's read
-	// deadline. Zero means 30 s; negative means no bound from the
-	// receiver.
+	// BodyTimeout bounds the reading of one request body. Over HTTP it
+	// runs from the start of the request (408 after it), by moving the
+	// connection's read deadline. Over gRPC (with [Receiver.ServerOptions])
+	// it runs from the arrival of an Export's headers to the arrival of
+	// its whole request message: a stream whose message is late is
+	// cancelled (answered DEADLINE_EXCEEDED, and reset), nothing of it is
+	// handed to the Sink, and it is counted in [ReceiverStats].BodyTimeouts;
+	// the connection's other streams go on. Zero means 30 s; negative
+	// means no bound from the receiver.
 	BodyTimeout time.Duration
 	// SendTimeout bounds the Sink's Send of one batch (its ctx deadline).
 	// A Send still running then is answered as a refusal (503 /
@@ -91,6 +109,25 @@ type ReceiverConfig struct {
 	// of a 503 (in whole seconds, rounded up) and the RetryInfo of an
 	// UNAVAILABLE status. Zero means 1 s.
 	RetryAfter time.Duration
+
+	// GRPCIdleTimeout closes a gRPC connection that has had no active
+	// stream for this long (keepalive.ServerParameters.MaxConnectionIdle:
+	// GOAWAY, then close). It applies through [Receiver.ServerOptions].
+	// Zero means 2 min; negative means never.
+	GRPCIdleTimeout time.Duration
+	// GRPCHandshakeTimeout bounds the setting up of a gRPC connection:
+	// the client's HTTP/2 preface and first SETTINGS frame must arrive
+	// within it (grpc.ConnectionTimeout), or the connection is closed. A
+	// TLS handshake done by a [stream.NetListener] has its own deadline
+	// (stream.Config.HandshakeTimeout), measured from accept; one done by
+	// the server's credentials counts in this one. Zero means 10 s.
+	GRPCHandshakeTimeout time.Duration
+	// GRPCMaxStreams is the most concurrent streams (export requests in
+	// flight) on one gRPC connection (grpc.MaxConcurrentStreams,
+	// advertised in SETTINGS: clients queue beyond it). With
+	// MaxBodyBytes it bounds the request memory one connection can hold.
+	// Zero means 16.
+	GRPCMaxStreams uint32
 
 	// Hooks observe requests and Sink errors. Nil hooks cost nothing.
 	Hooks ReceiverHooks
@@ -115,7 +152,7 @@ func (cfg *ReceiverConfig) fill() error {
 	switch {
 	case cfg.Sink == nil:
 		return fmt.Errorf("%w: Sink is required", ErrInvalidConfig)
-	case cfg.MaxBodyBytes < 0, cfg.MaxEventBytes < 0, cfg.SendTimeout < 0, cfg.RetryAfter < 0:
+	case cfg.MaxBodyBytes < 0, cfg.MaxEventBytes < 0, cfg.SendTimeout < 0, cfg.RetryAfter < 0, cfg.GRPCHandshakeTimeout < 0:
 		return fmt.Errorf("%w: limits must not be negative", ErrInvalidConfig)
 	case strings.ContainsAny(cfg.Token, " \t\r\n"):
 		return fmt.Errorf("%w: Token contains white space", ErrInvalidConfig)
@@ -133,6 +170,15 @@ func (cfg *ReceiverConfig) fill() error {
 	}
 	if cfg.RetryAfter == 0 {
 		cfg.RetryAfter = DefaultRetryAfter
+	}
+	if cfg.GRPCIdleTimeout == 0 {
+		cfg.GRPCIdleTimeout = DefaultGRPCIdleTimeout
+	}
+	if cfg.GRPCHandshakeTimeout == 0 {
+		cfg.GRPCHandshakeTimeout = DefaultGRPCHandshakeTimeout
+	}
+	if cfg.GRPCMaxStreams == 0 {
+		cfg.GRPCMaxStreams = DefaultGRPCMaxStreams
 	}
 	return nil
 }
@@ -156,8 +202,9 @@ type ReceiverStats struct {
 	// type or encoding (415); TooLarge HTTP bodies over MaxBodyBytes
 	// (413); BadRequests bodies that are not a valid export request (400 /
 	// INVALID_ARGUMENT: truncated protobuf, invalid JSON, broken gzip);
-	// BodyTimeouts bodies not read within BodyTimeout (408); BodyErrors
-	// bodies broken off by the sender.
+	// BodyTimeouts bodies not read within BodyTimeout (408 over HTTP,
+	// a cancelled stream over gRPC); BodyErrors HTTP bodies broken off by
+	// the sender.
 	Unauthorized, BadContentType, TooLarge, BadRequests, BodyTimeouts, BodyErrors int64
 	// SendErrors counts batches the Sink refused, or did not accept within
 	// SendTimeout; Closed requests refused because the receiver was
@@ -521,12 +568,129 @@ func (r *Receiver) RegisterGRPC(s *grpc.Server) {
 	plogotlp.RegisterGRPCServer(s, &grpcLogs{r: r})
 }
 
-// ServerOptions returns the grpc.ServerOptions the receiver needs:
-// grpc.MaxRecvMsgSize(MaxBodyBytes), which gRPC applies to a message
-// after decompression (gzip is registered by this package). TLS
-// credentials, keepalive and the like are the caller's to add.
+// ServerOptions returns the grpc.ServerOptions the receiver needs; pass
+// them all to grpc.NewServer:
+//   - grpc.MaxRecvMsgSize(MaxBodyBytes), which gRPC applies to a message
+//     after decompression (gzip is registered by this package);
+//   - grpc.KeepaliveParams with MaxConnectionIdle GRPCIdleTimeout (other
+//     parameters grpc-go's defaults), and grpc.KeepaliveEnforcementPolicy
+//     allowing pings every [GRPCPingMinTime], with or without streams;
+//   - grpc.ConnectionTimeout(GRPCHandshakeTimeout);
+//   - grpc.MaxConcurrentStreams(GRPCMaxStreams);
+//   - with a positive BodyTimeout, grpc.InTapHandle with the receiver's
+//     body deadline (see [ReceiverConfig].BodyTimeout). grpc-go takes one
+//     tap handle per server (a second one panics): add no other.
+//
+// TLS credentials and the like are the caller's to add.
 func (r *Receiver) ServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.MaxRecvMsgSize(int(min(r.cfg.MaxBodyBytes, 1<<31-1)))}
+	opts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(int(min(r.cfg.MaxBodyBytes, 1<<31-1))),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: GRPCPingMinTime, PermitWithoutStream: true}),
+		grpc.ConnectionTimeout(r.cfg.GRPCHandshakeTimeout),
+		grpc.MaxConcurrentStreams(r.cfg.GRPCMaxStreams),
+	}
+	if r.cfg.GRPCIdleTimeout > 0 {
+		opts = append(opts, grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: r.cfg.GRPCIdleTimeout}))
+	}
+	if r.cfg.BodyTimeout > 0 {
+		opts = append(opts, grpc.InTapHandle(r.tapBody))
+	}
+	return opts
+}
+
+// exportMethod is the full name of the one method the body deadline
+// applies to.
+const exportMethod = "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
+
+// bodyWatch is the body deadline of one gRPC Export stream.
+//
+// grpc-go reads a unary request message before it calls the handler, on
+// the stream's context: the context a tap handle returns. So the tap
+// handle arms a timer that cancels that context, and the handler, which
+// runs once the message is in, disarms it. A cancelled context fails the
+// read; grpc-go answers the stream with the status of the context's Err
+// and resets it, dropping what it buffered.
+type bodyWatch struct {
+	state  atomic.Uint32 // watchWaiting, watchReceived, watchExpired, watchEnded
+	timer  *time.Timer
+	cancel context.CancelFunc
+	r      *Receiver
+}
+
+const (
+	watchWaiting uint32 = iota
+	watchReceived
+	watchExpired
+	watchEnded // the stream ended before its message arrived
+)
+
+// watchCtx is the stream context under a body deadline. Its Err is
+// context.DeadlineExceeded once the deadline cancelled it, so that
+// grpc-go answers DEADLINE_EXCEEDED (to a context.Canceled it answers
+// CANCELLED). Done is the cancel context's, and so is Value but for the
+// watch's key: contexts derived from it are registered with that cancel
+// context directly, without a goroutine.
+type watchCtx struct {
+	context.Context
+	w *bodyWatch
+}
+
+func (c *watchCtx) Err() error {
+	if c.w.state.Load() == watchExpired {
+		return context.DeadlineExceeded
+	}
+	return c.Context.Err()
+}
+
+func (c *watchCtx) Value(key any) any {
+	if key == (bodyWatchKey{}) {
+		return c.w
+	}
+	return c.Context.Value(key)
+}
+
+type bodyWatchKey struct{}
+
+// tapBody arms the body deadline of an Export stream. It runs on the
+// connection's reader goroutine, under the transport's lock: it only
+// starts a timer.
+func (r *Receiver) tapBody(ctx context.Context, info *tap.Info) (context.Context, error) {
+	if info.FullMethodName != exportMethod {
+		return ctx, nil
+	}
+	w := &bodyWatch{r: r}
+	ctx, w.cancel = context.WithCancel(ctx)
+	w.timer = time.AfterFunc(r.cfg.BodyTimeout, w.expire)
+	context.AfterFunc(ctx, w.end) // the stream ended (any way): stop the timer
+	return &watchCtx{Context: ctx, w: w}, nil
+}
+
+// expire cancels a stream whose message has not arrived.
+func (w *bodyWatch) expire() {
+	if w.state.CompareAndSwap(watchWaiting, watchExpired) {
+		w.r.bodyTimeout.Add(1)
+		w.cancel()
+	}
+}
+
+// end stops the timer of a stream that ended.
+func (w *bodyWatch) end() {
+	w.state.CompareAndSwap(watchWaiting, watchEnded)
+	w.timer.Stop()
+}
+
+// received disarms the body deadline of the stream of ctx, if it has one,
+// and reports whether the message arrived in time.
+func received(ctx context.Context) bool {
+	w, ok := ctx.Value(bodyWatchKey{}).(*bodyWatch)
+	if !ok {
+		return true
+	}
+	if !w.state.CompareAndSwap(watchWaiting, watchReceived) {
+		return w.state.Load() == watchReceived
+	}
+	w.timer.Stop()
+	return true
 }
 
 type grpcLogs struct {
@@ -551,6 +715,11 @@ func (g *grpcLogs) Export(ctx context.Context, req plogotlp.ExportRequest) (plog
 
 func (g *grpcLogs) export(ctx context.Context, req plogotlp.ExportRequest) (plogotlp.ExportResponse, codes.Code, int, error) {
 	r := g.r
+	if !received(ctx) {
+		// The deadline fired between the message's arrival and this
+		// call: the stream is cancelled already, and counted.
+		return plogotlp.ExportResponse{}, codes.DeadlineExceeded, 0, status.Error(codes.DeadlineExceeded, "request message not received in time")
+	}
 	if r.token != nil {
 		md, _ := metadata.FromIncomingContext(ctx)
 		v := md.Get("authorization")

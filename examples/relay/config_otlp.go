@@ -46,18 +46,24 @@ type OTLPInputConfig struct {
 	// MaxEventSize refuses larger records with a partial success (the
 	// others are taken); 0 means no limit beyond max_body_size.
 	MaxEventSize ByteSize `yaml:"max_event_size"`
-	// HeaderTimeout bounds the reading of an HTTP request's headers; 0
-	// means 10s.
+	// HeaderTimeout bounds the reading of an HTTP request's headers, and
+	// on grpc_listen the arrival of a new connection's HTTP/2 preface and
+	// settings (the connection is closed after it); 0 means 10s.
 	HeaderTimeout time.Duration `yaml:"header_timeout"`
-	// BodyTimeout bounds the reading of an HTTP body (408 beyond); 0
-	// means 30s.
+	// BodyTimeout bounds the reading of an HTTP body (408 beyond), and of
+	// a gRPC Export's message from its headers (its stream is cancelled
+	// with DEADLINE_EXCEEDED beyond; nothing of it is taken in). Both
+	// count as relay_otlp_errors_total{reason="body_timeout"}. 0 means
+	// 30s.
 	BodyTimeout time.Duration `yaml:"body_timeout"`
 	// AckTimeout bounds the wait for a request's records to be finished;
 	// a request not finished by then is answered 503 / UNAVAILABLE and
 	// sent again by its sender. 0 means 30s.
 	AckTimeout time.Duration `yaml:"ack_timeout"`
-	// IdleTimeout closes a kept-alive HTTP connection without requests
-	// for this long; 0 means 2m.
+	// IdleTimeout closes a kept-alive HTTP connection without requests,
+	// or a gRPC connection without streams (GOAWAY), for this long; 0
+	// means 2m. gRPC connections also take at most 16 concurrent streams,
+	// and keepalive pings at most every 10s.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
 	// MaxConnections is the most connections open at once on each
 	// listener; 0 means 1024.

@@ -64,6 +64,10 @@ func newOTLPInput(cfg OTLPInputConfig, stats *inputStats, src *sourceTracker, lo
 		MaxEventBytes: int(cfg.MaxEventSize),
 		BodyTimeout:   cfg.BodyTimeout,
 		SendTimeout:   cfg.AckTimeout,
+		// The gRPC connection's deadlines are the HTTP ones: idle_timeout
+		// without streams, header_timeout for the HTTP/2 preface.
+		GRPCIdleTimeout:      cfg.IdleTimeout,
+		GRPCHandshakeTimeout: cfg.HeaderTimeout,
 		Hooks: otlp.ReceiverHooks{OnSendError: func(records int, err error) {
 			in.log.Debug("export request refused, the sender retries it", "records", records, "err", err)
 		}},
@@ -183,6 +187,9 @@ func (in *otlpInput) Run(ctx, hard context.Context) error {
 		select {
 		case <-stopped:
 		case <-hard.Done():
+			// Stop waits for connections still in their HTTP/2 preface
+			// (up to header_timeout): ending their reads first ends it.
+			_ = in.grpcSL.Close()
 			in.gs.Stop()
 			<-stopped
 		}
@@ -271,7 +278,7 @@ func addrOf(a net.Addr) netip.AddrPort {
 var (
 	descOTLPRequests = prometheus.NewDesc("relay_otlp_requests_total", "OTLP export requests that passed authentication, by transport.", []string{"input", "transport"}, nil)
 	descOTLPRecords  = prometheus.NewDesc("relay_otlp_records_total", "OTLP log records decoded, by outcome (accepted: answered success; retried: in requests answered 503 / UNAVAILABLE, which the sender sends again; rejected: refused with a partial success, over max_event_size).", []string{"input", "outcome"}, nil)
-	descOTLPErrors   = prometheus.NewDesc("relay_otlp_errors_total", "OTLP requests answered with an error of their own, by reason (unauthorized 401, bad_content_type 415, too_large 413, bad_request 400: truncated protobuf, invalid JSON, broken gzip; body_timeout 408; body_error: the sender broke off; send_error: refused, retried by the sender; closed: refused while stopping).", []string{"input", "reason"}, nil)
+	descOTLPErrors   = prometheus.NewDesc("relay_otlp_errors_total", "OTLP requests answered with an error of their own, by reason (unauthorized 401, bad_content_type 415, too_large 413, bad_request 400: truncated protobuf, invalid JSON, broken gzip; body_timeout: 408, or a gRPC Export whose message was late (DEADLINE_EXCEEDED); body_error: the sender broke off; send_error: refused, retried by the sender; closed: refused while stopping).", []string{"input", "reason"}, nil)
 	descOTLPBytes    = prometheus.NewDesc("relay_otlp_body_bytes_total", "OTLP/HTTP request body bytes, as received (wire) and after decompression (decoded).", []string{"input", "encoding"}, nil)
 )
 
