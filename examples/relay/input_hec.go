@@ -182,17 +182,9 @@ func (in *hecInput) Send(ctx context.Context, batch []relaykit.Event) error {
 			h = in.src.Addr(ap.Addr())
 		}
 	}
-	var n int64
-	for i := range batch {
-		n += int64(len(batch[i].Raw))
-	}
-	var wait time.Duration
-	if in.drop {
-		if h.Allow(len(batch), int(n)) < len(batch) {
-			return errRateLimited
-		}
-	} else {
-		wait = h.Pace(len(batch), int(n))
+	n, wait, err := admit(h, in.drop, batch)
+	if err != nil {
+		return err
 	}
 	if ok && (r.Channel != "" || r.RemoteAddr != "") {
 		key := r.Channel
@@ -206,6 +198,24 @@ func (in *hecInput) Send(ctx context.Context, batch []relaykit.Event) error {
 	in.stats.bytes.Add(n)
 	in.tap.Publish(batch) // before the push: the events as parsed
 	return pushThenPace(ctx, in.stats.in, shard, batch, wait)
+}
+
+// admit weighs batch (its events and the bytes of their messages) against
+// its sender's rate limit h: in drop mode a batch over the limit is
+// refused whole with errRateLimited (the sender is answered "busy" and
+// sends it again); in pace mode it passes and wait is how long the answer
+// is held back afterwards. n is the batch's message bytes.
+func admit(h sources.Handle, drop bool, batch []relaykit.Event) (n int64, wait time.Duration, err error) {
+	for i := range batch {
+		n += int64(len(batch[i].Raw))
+	}
+	if drop {
+		if h.Allow(len(batch), int(n)) < len(batch) {
+			return n, 0, errRateLimited
+		}
+		return n, 0, nil
+	}
+	return n, h.Pace(len(batch), int(n)), nil
 }
 
 // pushThenPace pushes an acknowledging input's request batch and waits

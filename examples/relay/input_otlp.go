@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/netip"
 	"sync/atomic"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
@@ -248,17 +247,9 @@ func (in *otlpInput) Send(ctx context.Context, batch []relaykit.Event) error {
 	} else {
 		shard = in.rr.Add(1)
 	}
-	var n int64
-	for i := range batch {
-		n += int64(len(batch[i].Raw))
-	}
-	var wait time.Duration
-	if in.drop {
-		if h.Allow(len(batch), int(n)) < len(batch) {
-			return errRateLimited
-		}
-	} else {
-		wait = h.Pace(len(batch), int(n))
+	n, wait, err := admit(h, in.drop, batch) // input_hec.go
+	if err != nil {
+		return err
 	}
 	in.stats.bytes.Add(n)
 	in.tap.Publish(batch)                                     // before the push: the events as decoded
