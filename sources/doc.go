@@ -18,10 +18,12 @@
 // An input calls one method per event, or per read's batch of events from
 // one source:
 //
-//   - a stream input takes a [Handle] per connection ([Tracker.Addr]) and
-//     calls [Handle.Observe], [Handle.Allow] (drop mode) or [Handle.Pace]
-//     (pace mode: it waits the returned duration before reading that
-//     connection again);
+//   - a stream input takes a [Conn] per connection ([Input.Conn]), calls
+//     [Conn.Event] per event and [Conn.BeforeRead] before each read (pace
+//     mode: it waits there while the sender is over its rate), or, for
+//     finer control, a [Handle] ([Tracker.Addr]) with [Handle.Observe],
+//     [Handle.Allow] (drop mode) or [Handle.Pace] (pace mode: it waits the
+//     returned duration before reading that connection again);
 //   - a datagram input calls [Tracker.ObserveAddr] or [Tracker.AllowAddr]
 //     per datagram (or per run of datagrams from one sender);
 //   - an input keyed by the event's host calls [Tracker.ObserveHost] or

@@ -1,6 +1,7 @@
 package sources_test
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"time"
@@ -56,4 +57,42 @@ func Example() {
 	// 192.0.2.3 silent events=1000 dropped=900
 	// 192.0.2.1 active events=16 dropped=0
 	// 192.0.2.2 silent events=10 dropped=0
+}
+
+// ExampleInput_Conn paces a stream connection: the handler charges each
+// read's events before reading again, and a sender over its limit waits
+// (TCP flow control holds it back; nobody else waits). Here a frozen clock
+// stands in for the relay's coarse clock: the sender's third read is over
+// its rate (1,200 events against a burst of 1,000), and the context, which
+// in a relay ends with the connection, cuts the wait short.
+func ExampleInput_Conn() {
+	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC).UnixNano()
+	tr, err := sources.New(sources.Config{
+		Clock:  func() int64 { return now },
+		Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: 1000, Burst: 1000}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	in := tr.Input("syslog_tcp")
+
+	// In the connection's goroutine:
+	c := in.Conn(netip.MustParseAddr("192.0.2.7"), sources.ConnConfig{})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	for read := range 3 {
+		if err := c.BeforeRead(ctx); err != nil { // waits while the sender is over its rate
+			fmt.Println("read", read, "held back:", err)
+			break
+		}
+		for range 600 { // the frames of one read
+			c.Event(nil, 200)
+		}
+	}
+	s, _ := tr.Source(sources.ParseKey("192.0.2.7"))
+	fmt.Println(s.Events, "events from", s.Key, "via", s.Input)
+	// Output:
+	// read 2 held back: context deadline exceeded
+	// 1200 events from 192.0.2.7 via syslog_tcp
 }

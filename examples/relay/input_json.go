@@ -25,8 +25,8 @@ func jsonStream(in JSONInputConfig, stats *inputStats, dl *deadLetter, budget *s
 	return func(ctx context.Context, c *stream.Conn, peer string, shard uint64) {
 		b := stats.in.NewProducer(shard)
 		defer b.Release()
-		cs := src.streamConn(in.Name, c.Source(), stats)
-		defer cs.done()
+		cs := src.streamConn(in.Name, c.Source())
+		defer cs.Close()
 		stop := stopContext(ctx)
 		fr := stream.NewFramer(c, stream.FramerConfig{
 			MaxFrame: int(in.MaxLineSize), Framing: stream.Delimited, Counters: &stats.framing,
@@ -35,7 +35,7 @@ func jsonStream(in JSONInputConfig, stats *inputStats, dl *deadLetter, budget *s
 				if err := b.Flush(ctx); err != nil {
 					return err
 				}
-				return cs.beforeRead(stop)
+				return cs.BeforeRead(stop)
 			},
 		})
 		defer fr.Release()
@@ -63,8 +63,9 @@ func jsonStream(in JSONInputConfig, stats *inputStats, dl *deadLetter, budget *s
 			}
 			ev := b.Event()
 			fillJSONEvent(ev, line, peer)
-			if !cs.event(ev, len(line)) {
-				b.Unget() // over its source's limit: dropped{rate_limit}
+			if !cs.Event(ev.Host, len(line)) {
+				b.Unget() // over its source's limit
+				stats.in.Drop(relaykit.ReasonRateLimit, 1)
 				continue
 			}
 			if b.Full() {

@@ -185,8 +185,8 @@ func syslogStream(in TCPInputConfig, stats *inputStats, loc *time.Location, budg
 	return func(ctx context.Context, c *stream.Conn, peer string, shard uint64) {
 		b := stats.in.NewProducer(shard)
 		defer b.Release()
-		cs := src.streamConn(in.Name, c.Source(), stats)
-		defer cs.done()
+		cs := src.streamConn(in.Name, c.Source())
+		defer cs.Close()
 		stop := stopContext(ctx)
 		fr := stream.NewFramer(c, stream.FramerConfig{
 			MaxFrame: int(in.MaxMessageSize), Counters: &stats.framing,
@@ -195,7 +195,7 @@ func syslogStream(in TCPInputConfig, stats *inputStats, loc *time.Location, budg
 				if err := b.Flush(ctx); err != nil {
 					return err
 				}
-				return cs.beforeRead(stop)
+				return cs.BeforeRead(stop)
 			},
 		})
 		defer fr.Release()
@@ -222,8 +222,9 @@ func syslogStream(in TCPInputConfig, stats *inputStats, loc *time.Location, budg
 			if ev.Flags&relaykit.FlagParseError != 0 {
 				stats.parseErrors.Add(1)
 			}
-			if !cs.event(ev, len(frame)) {
-				b.Unget() // over its source's limit: dropped{rate_limit}
+			if !cs.Event(ev.Host, len(frame)) {
+				b.Unget() // over its source's limit
+				stats.in.Drop(relaykit.ReasonRateLimit, 1)
 				continue
 			}
 			if b.Full() {

@@ -122,119 +122,13 @@ func (s *sourceTracker) input(name string) sources.Input {
 func (s *sourceTracker) drops() bool { return s != nil && s.cfg.RateLimit.Mode == rateModeDrop }
 
 // streamConn returns the tracker as seen by one stream connection from
-// src, or nil when tracking is off.
-func (s *sourceTracker) streamConn(input string, src netip.Addr, stats *inputStats) *connSources {
+// src (sources.Conn: charged per read, paced before the next), or nil
+// when tracking is off.
+func (s *sourceTracker) streamConn(input string, src netip.Addr) *sources.Conn {
 	if s == nil {
 		return nil
 	}
-	c := &connSources{in: s.tr.Input(input), byHost: s.cfg.keyByHost(input), drop: s.drops(), stats: stats}
-	c.each = c.byHost || c.drop
-	if !c.byHost {
-		c.h = c.in.Addr(src)
-	}
-	return c
-}
-
-// connSources is a stream connection's view of the tracker: statistics
-// and limits per read (keyed by address, the connection's one sender) or
-// per event (keyed by host, or in drop mode).
-type connSources struct {
-	in     sources.Input
-	h      sources.Handle // keyed by address
-	byHost bool
-	drop   bool
-	each   bool // byHost || drop: events charged one by one
-	stats  *inputStats
-
-	events, bytes int           // since the last read, not charged yet
-	wait          time.Duration // pace: owed before the next read
-	timer         *time.Timer
-}
-
-// event counts one event of n bytes, parsed into ev, and reports whether
-// it may be passed on (false: over the source's limit in drop mode; the
-// caller gives the event back, and it is counted as dropped{rate_limit}).
-// A nil c allows everything. The common case (keyed by address, pace
-// mode: two additions, charged at the next read) is inlined into the
-// connection's loop.
-func (c *connSources) event(ev *relaykit.Event, n int) bool {
-	if c != nil && !c.each {
-		c.events++
-		c.bytes += n
-		return true
-	}
-	return c.eventEach(ev, n)
-}
-
-// eventEach is event for a nil c, and for a connection whose events are
-// charged one by one: keyed by host, or in drop mode.
-func (c *connSources) eventEach(ev *relaykit.Event, n int) bool {
-	if c == nil {
-		return true
-	}
-	if c.drop {
-		var ok bool
-		if c.byHost {
-			ok = c.in.AllowHost(ev.Host, 1, n) == 1
-		} else {
-			ok = c.h.Allow(1, n) == 1
-		}
-		if !ok {
-			c.stats.in.Drop(relaykit.ReasonRateLimit, 1)
-		}
-		return ok
-	}
-	h := c.in.Host(ev.Host)
-	c.wait += h.Pace(1, n)
-	return true
-}
-
-// beforeRead charges the events of the last read and, in pace mode,
-// waits as long as the source's limit asks before the connection is read
-// again: the one sender is held back (TCP flow control), nobody else.
-// It returns ctx's error when the wait is cut short by it. Inlined up to
-// the charge: nothing to do for a nil c.
-func (c *connSources) beforeRead(ctx context.Context) error {
-	if c == nil || (c.events == 0 && c.wait <= 0) {
-		return nil
-	}
-	return c.charge(ctx)
-}
-
-// charge is beforeRead's work.
-func (c *connSources) charge(ctx context.Context) error {
-	if c.events > 0 {
-		c.wait += c.h.Pace(c.events, c.bytes)
-		c.events, c.bytes = 0, 0
-	}
-	if c.wait <= 0 {
-		return nil
-	}
-	d := c.wait
-	c.wait = 0
-	if c.timer == nil {
-		c.timer = time.NewTimer(d)
-	} else {
-		c.timer.Reset(d)
-	}
-	select {
-	case <-c.timer.C:
-		return nil
-	case <-ctx.Done():
-		c.timer.Stop()
-		return ctx.Err()
-	}
-}
-
-// done charges what the connection's last read left uncharged.
-func (c *connSources) done() {
-	if c != nil && c.events > 0 {
-		c.h.Observe(c.events, c.bytes)
-		c.events, c.bytes = 0, 0
-	}
-	if c != nil && c.timer != nil {
-		c.timer.Stop()
-	}
+	return s.tr.Input(input).Conn(src, sources.ConnConfig{ByHost: s.cfg.keyByHost(input), Drop: s.drops()})
 }
 
 // Metrics of the tracker. No label names a source except the top limited

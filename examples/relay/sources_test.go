@@ -374,14 +374,14 @@ func TestSourcesStreamAllocs(t *testing.T) {
 	require.NoError(t, err)
 	st, err := newSourceTracker(cfg.Sources, &ledger{eng: eng}, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
-	cs := st.streamConn("tcp", netip.MustParseAddr("127.0.0.2"), nil)
+	cs := st.streamConn("tcp", netip.MustParseAddr("127.0.0.2"))
 	var ev relaykit.Event
 	ctx := context.Background()
 	allocs := testing.AllocsPerRun(1000, func() {
 		for range 10 {
-			cs.event(&ev, 100)
+			cs.Event(ev.Host, 100)
 		}
-		_ = cs.beforeRead(ctx)
+		_ = cs.BeforeRead(ctx)
 	})
 	assert.Zero(t, allocs)
 	src, ok := st.tr.Source(sources.ParseKey("127.0.0.2"))
