@@ -268,11 +268,16 @@ func (r *Relay) Run(ctx context.Context) error {
 
 	bg.Go(func() { r.enrich.Run(bgCtx) })
 	bg.Go(func() { _ = clock.Run(bgCtx) })
+	// Silence, rates and the state file's saves, until the inputs have
+	// returned; the final save then. A failed save is logged by the
+	// tracker's hook and does not fail the relay.
+	srcCtx, stopSources := context.WithCancel(context.Background())
+	defer stopSources()
+	srcDone := make(chan struct{})
 	if r.sources != nil {
-		// Silence, rates and the state file's saves; the final save when
-		// it returns, after the drain. A failed save is logged by the
-		// tracker's hook and does not fail the relay.
-		bg.Go(func() { _ = r.sources.Run(bgCtx) })
+		go func() { defer close(srcDone); _ = r.sources.Run(srcCtx, hard) }()
+	} else {
+		close(srcDone)
 	}
 	// Reduction windows end on a ticker until the inputs stop; the
 	// shutdown flush below ends the rest.
@@ -344,6 +349,10 @@ func (r *Relay) Run(ctx context.Context) error {
 	r.ready.Store(false)
 	r.log.Info("relay stopping: inputs closed, draining", "timeout", r.cfg.ShutdownTimeout)
 	inputs.Wait()
+	// The tracker stops before the engine: every transition's health
+	// event reaches an open engine, and none comes after it closed.
+	stopSources()
+	<-srcDone
 	keep(r.eng.Shutdown(hard))
 	keep(<-engDone)
 	// Every window still open ends now, its summary routed before the

@@ -35,9 +35,9 @@ type sourceTracker struct {
 	tr     *sources.Tracker
 	health *inputStats // the "sources" input
 	log    *slog.Logger
-	// ctx is Run's: the health events' pushes give up when it ends. Set
+	// push is Run's: the health events' pushes give up when it ends. Set
 	// before tr.Run, read by the hooks on Run's goroutine.
-	ctx context.Context
+	push context.Context
 }
 
 // newSourceTracker builds the tracker of cfg (enabled) and restores the
@@ -74,9 +74,12 @@ func newSourceTracker(cfg SourcesConfig, l *ledger, log *slog.Logger) (*sourceTr
 	return s, nil
 }
 
-// Run runs the tracker's timers until ctx ends, then saves the state file.
-func (s *sourceTracker) Run(ctx context.Context) error {
-	s.ctx = ctx
+// Run runs the tracker's timers until ctx ends, then saves the state
+// file. The health events of transitions are pushed with push, which may
+// outlive ctx: a transition under way when ctx ends still reaches the
+// engine.
+func (s *sourceTracker) Run(ctx, push context.Context) error {
+	s.push = push
 	return s.tr.Run(ctx)
 }
 
@@ -102,7 +105,7 @@ func (s *sourceTracker) transition(tr sources.Transition) {
 	if src.Input != "" {
 		ev.SetFieldString("source_input", src.Input)
 	}
-	if err := s.health.in.Push(s.ctx, 0, &ev); err != nil {
+	if err := s.health.in.Push(s.push, 0, &ev); err != nil {
 		// After the engine shut down (the relay is stopping): the state
 		// file keeps the source's state, the next run reports it.
 		s.log.Warn("source health event not delivered", "source", key, "state", tr.State.String(), "err", err)
