@@ -101,7 +101,7 @@ func (q *grpcRequest) UnmarshalProto(b []byte) error {
 
 // SizeProto and MarshalProto complete the codec's interface; a request
 // is never marshalled.
-func (q *grpcRequest) SizeProto() int             { return 0 }
+func (q *grpcRequest) SizeProto() int            { return 0 }
 func (q *grpcRequest) MarshalProto(b []byte) int { return 0 }
 
 // grpcResponse is an encoded ExportLogsServiceResponse.
@@ -113,7 +113,7 @@ type grpcResponse struct {
 // encodes it (an empty partial_success field). Read only.
 var emptyResponse = grpcResponse{b: []byte{0x0a, 0x00}}
 
-func (p *grpcResponse) SizeProto() int             { return len(p.b) }
+func (p *grpcResponse) SizeProto() int            { return len(p.b) }
 func (p *grpcResponse) MarshalProto(b []byte) int { return copy(b, p.b) }
 func (p *grpcResponse) UnmarshalProto(b []byte) error {
 	p.b = append(p.b[:0], b...)
@@ -123,7 +123,7 @@ func (p *grpcResponse) UnmarshalProto(b []byte) error {
 // codecProbe records what the "proto" codec did with it.
 type codecProbe struct{ got []byte }
 
-func (p *codecProbe) SizeProto() int             { return 3 }
+func (p *codecProbe) SizeProto() int            { return 3 }
 func (p *codecProbe) MarshalProto(b []byte) int { return copy(b, "abc") }
 func (p *codecProbe) UnmarshalProto(b []byte) error {
 	p.got = append(p.got[:0], b...)
