@@ -397,7 +397,7 @@ func (d *decoder) record(b []byte) error {
 		case 12:
 			r.eventName = seg
 		case 5:
-			err = mergeAnyValue(&r.body, seg)
+			err = mergeAnyValue(&r.body, seg, true)
 		case 9:
 			switch len(seg) {
 			case 0:
@@ -435,14 +435,15 @@ func appendKeyValue(kvs []wkv, b []byte, pos int) ([]wkv, int, error) {
 	var kv *wkv
 	kvs, kv = extend(kvs)
 	*kv = wkv{}
-	if err := readKeyValue(kv, seg); err != nil {
+	if err := readKeyValue(kv, seg, true); err != nil {
 		return kvs, 0, err
 	}
 	return kvs, p, nil
 }
 
-// readKeyValue reads one KeyValue message into the zero kv.
-func readKeyValue(kv *wkv, b []byte) error {
+// readKeyValue reads one KeyValue message into the zero kv; with check
+// it reads its value's lists through for errors (see mergeAnyValue).
+func readKeyValue(kv *wkv, b []byte, check bool) error {
 	for pos := 0; pos < len(b); {
 		f, wt, p, err := consumeTag(b, pos)
 		if err != nil {
@@ -460,7 +461,7 @@ func readKeyValue(kv *wkv, b []byte) error {
 			if f == 1 {
 				kv.key = seg
 			} else {
-				err = mergeAnyValue(&kv.val, seg)
+				err = mergeAnyValue(&kv.val, seg, check)
 			}
 		case 3:
 			if wt != wireVarint {
@@ -480,8 +481,10 @@ func readKeyValue(kv *wkv, b []byte) error {
 
 // mergeAnyValue reads one AnyValue message into v: the last value field
 // set wins, over those of earlier messages merged into v too. Arrays and
-// key/value lists are read through for errors, and kept encoded.
-func mergeAnyValue(v *anyVal, b []byte) error {
+// key/value lists are kept encoded; with check they are read through for
+// errors (once, when the request is read: a walk through a list checked
+// before passes false, so that nested lists cost linear time).
+func mergeAnyValue(v *anyVal, b []byte, check bool) error {
 	for pos := 0; pos < len(b); {
 		f, wt, p, err := consumeTag(b, pos)
 		if err != nil {
@@ -513,7 +516,9 @@ func mergeAnyValue(v *anyVal, b []byte) error {
 			n, p, err = consumeI64(b, p)
 		default:
 			seg, p, err = consumeBytes(b, p)
-			if err == nil && f == anyArray {
+			if err == nil && !check {
+				// Checked before.
+			} else if err == nil && f == anyArray {
 				err = checkList(seg, false)
 			} else if err == nil && f == anyKvlist {
 				err = checkList(seg, true)
@@ -550,10 +555,10 @@ func checkList(b []byte, kv bool) error {
 		}
 		if kv {
 			var x wkv
-			err = readKeyValue(&x, seg)
+			err = readKeyValue(&x, seg, true)
 		} else {
 			var x anyVal
-			err = mergeAnyValue(&x, seg)
+			err = mergeAnyValue(&x, seg, true)
 		}
 		if err != nil {
 			return err
@@ -582,9 +587,9 @@ func (it *listIter) next(kv bool) (wkv, bool) {
 		it.pos = p
 		var x wkv
 		if kv {
-			_ = readKeyValue(&x, seg)
+			_ = readKeyValue(&x, seg, false)
 		} else {
-			_ = mergeAnyValue(&x.val, seg)
+			_ = mergeAnyValue(&x.val, seg, false)
 		}
 		return x, true
 	}

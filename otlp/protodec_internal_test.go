@@ -244,6 +244,16 @@ func handBuilt() map[string][]byte {
 		"bad after records":    request(resourceLogs(nil, scopeLogs(nil, rec(), rec(), fLen(9, nil)[:1]))),
 		"bad schema wire":      request(cat(fLen(2, scopeLogs(nil, rec())), fVar(3, 1))),
 	}
+	// Lists nested 3000 deep: walking them must cost linear time.
+	deep := avStr("leaf")
+	for i := range 3000 {
+		if i%2 == 0 {
+			deep = avArray(deep)
+		} else {
+			deep = avKvlist(kv("k", deep))
+		}
+	}
+	cases["nested 3000 deep"] = request(resourceLogs(nil, scopeLogs(nil, rec(fLen(5, deep), kvf(6, "a", deep)))))
 	// A nested list with a KeyValue without key or value, and one with
 	// only unknown fields.
 	cases["odd kvlists"] = request(resourceLogs(nil, scopeLogs(nil, rec(kvf(6, "m", fLen(6, fLen(1, nil), fLen(1, unknowns), unknowns))))))
@@ -426,4 +436,14 @@ func FuzzDecodeMatchesPdata(f *testing.F) {
 		}
 		dirty = checkSame(t, m, b, dirty)
 	})
+}
+
+// TestRawGRPCCodec checks that pdata's proto codec, registered by its
+// import, takes the receiver's own messages, so that RegisterGRPC uses
+// the direct decoder, and that the empty response is pdata's.
+func TestRawGRPCCodec(t *testing.T) {
+	require.True(t, rawCodecOK())
+	want, err := plogotlp.NewExportResponse().MarshalProto()
+	require.NoError(t, err)
+	require.Equal(t, want, emptyResponse.b)
 }
