@@ -812,8 +812,28 @@ func (d *decoder) wireStructuredData(e *relaykit.Event, v anyVal) bool {
 	return true
 }
 
+// escapeFirst holds the first bytes of the keys escaped may report true
+// for, with either set of names: a cheap first test.
+var escapeFirst = func() (t [256]bool) {
+	for _, n := range []*names{&specNames, &collectorNames} {
+		for _, k := range []string{syslog.FieldProcID, syslog.FieldMsgID, n.facility, n.procID, n.msgID, n.sd,
+			AttrSourceType, AttrIndex, AttrFlags, n.priority, n.hostAttr, n.sourceAttr} {
+			if k != "" {
+				t[k[0]] = true
+			}
+		}
+	}
+	for _, p := range reservedPrefixes {
+		t[p[0]] = true
+	}
+	return t
+}()
+
 // escapedBytes is escaped for a key in bytes.
 func escapedBytes(k []byte, n *names) bool {
+	if len(k) == 0 || !escapeFirst[k[0]] {
+		return false
+	}
 	switch string(k) {
 	case syslog.FieldProcID, syslog.FieldMsgID, n.facility, n.procID, n.msgID, n.sd,
 		AttrSourceType, AttrIndex, AttrFlags:

@@ -447,3 +447,16 @@ func TestRawGRPCCodec(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, emptyResponse.b)
 }
+
+// TestEscapedBytes checks the direct decoder's key test against the
+// mapping's over every name it knows and a few others.
+func TestEscapedBytes(t *testing.T) {
+	for _, n := range []*names{&specNames, &collectorNames} {
+		keys := []string{"", "x", "http.method", "hostname", "appname", "priority", "facility", "procid", "msgid",
+			"attr.", "attr.x", "resource.a", "scope.b", "otel.c", "sd.d", "sd", "relaykit.index", "relaykit.flags",
+			"relaykit.source_type", "syslog.facility", "syslog.procid", "proc_id", "msg_id", "structured_data"}
+		for _, k := range keys {
+			assert.Equal(t, escaped(k, n), escapedBytes([]byte(k), n), "%q", k)
+		}
+	}
+}
