@@ -83,15 +83,24 @@ type wireRecord struct {
 // as pdata reads it) it returns dst as it was, with the error.
 func (d *decoder) appendEventsProto(dst []relaykit.Event, b []byte, now int64) ([]relaykit.Event, error) {
 	start := len(dst)
+	dst, err := d.request(dst, b, now)
+	d.clearRefs()
+	if err != nil {
+		return dst[:start], err
+	}
+	return dst, nil
+}
+
+func (d *decoder) request(dst []relaykit.Event, b []byte, now int64) ([]relaykit.Event, error) {
 	pos := 0
 	for pos < len(b) {
 		f, wt, p, err := consumeTag(b, pos)
 		if err != nil {
-			return dst[:start], err
+			return dst, err
 		}
 		if f == 1 {
 			if wt != wireLen {
-				return dst[:start], wrongWireType("ResourceLogs", wt)
+				return dst, wrongWireType("ResourceLogs", wt)
 			}
 			var seg []byte
 			if seg, p, err = consumeBytes(b, p); err == nil {
@@ -101,11 +110,10 @@ func (d *decoder) appendEventsProto(dst []relaykit.Event, b []byte, now int64) (
 			p, err = consumeUnknown(b, p, wt)
 		}
 		if err != nil {
-			return dst[:start], err
+			return dst, err
 		}
 		pos = p
 	}
-	d.clearRefs()
 	return dst, nil
 }
 
