@@ -36,6 +36,31 @@
 // gzip) 400, a missing or wrong bearer token 401 / UNAUTHENTICATED.
 // For gRPC, [Receiver.ServerOptions] sets the same size limit.
 //
+// # Decoding
+//
+// Protobuf requests (OTLP/HTTP application/x-protobuf and OTLP/gRPC) are
+// decoded straight from their bytes into events, without pdata: the
+// decoder reads an ExportLogsServiceRequest and fills the events
+// [Mapping.AppendEvents] would fill from the pdata of the same bytes, and
+// refuses exactly the bytes pdata's UnmarshalProto refuses (answered 400 /
+// INVALID_ARGUMENT, counted in [ReceiverStats].BadRequests). It follows
+// pdata's wire rules: a message field sent twice is merged, a scalar sent
+// twice keeps the last value, the deprecated instrumentation_library_logs
+// field stands in for scope_logs when there are none, unknown fields are
+// skipped, and strings are not checked for valid UTF-8 (pdata does not
+// check them either; their bytes go into the events as they came). The
+// tests hold the decoder to pdata with hand-built and generated requests
+// and a fuzz test. OTLP/JSON is decoded by pdata, then mapped.
+//
+// For gRPC, [Receiver.RegisterGRPC] registers the LogsService itself:
+// the request message is decoded in the "proto" codec's call to its
+// UnmarshalProto method, which pdata's codec makes for OTLP-shaped
+// messages, with grpc-go's buffer (copied only when the message came in
+// several). Should the program register another "proto" codec that does
+// not, RegisterGRPC registers pdata's service instead (same answers, but
+// a message that is not an export request is then answered INTERNAL, by
+// grpc-go).
+//
 // # gRPC deadlines
 //
 // A sender owes a whole request in bounded time over gRPC too.
@@ -179,10 +204,12 @@
 // no goroutines; the exporter's gRPC connection has those of grpc-go,
 // stopped by Close.
 //
-// Events are decoded into reused buffers, but pdata allocates for each
-// decoded record, attribute and string, and encoding builds a pdata tree
-// per request: unlike the syslog, HEC and RELP paths, OTLP costs
-// allocations per record (see BenchmarkReceiverHTTP and
+// Protobuf requests are decoded into reused buffers without allocating
+// once the receiver's pooled state is warm (see BenchmarkDecode, which
+// compares it with pdata's decoding and the mapping). OTLP/JSON requests
+// go through pdata, which allocates for each decoded record, attribute
+// and string, and encoding builds a pdata tree per request: there OTLP
+// costs allocations per record (see BenchmarkReceiverHTTP and
 // BenchmarkExporter).
 //
 // # When not to use it

@@ -157,6 +157,12 @@ type decoder struct {
 	m     Mapping
 	types []byte
 	sd    []byte
+
+	// The direct decoder's (protodec.go) current resource, scope and
+	// record, read from the request.
+	res wireResource
+	sc  wireScope
+	rec wireRecord
 }
 
 func (d *decoder) appendEvents(dst []relaykit.Event, ld plog.Logs, now int64) []relaykit.Event {

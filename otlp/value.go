@@ -387,7 +387,7 @@ func fromOTLPJSON(v pcommon.Value, jv *fastjson.Value) bool {
 
 // appendTypeEntry appends one entry "<tag>:<key>" to a [FieldTypes] list,
 // with '%' and ';' in key escaped as %25 and %3B.
-func appendTypeEntry(dst []byte, tag string, prefix string, key string) []byte {
+func appendTypeEntry[K string | []byte](dst []byte, tag string, prefix string, key K) []byte {
 	if len(dst) > 0 {
 		dst = append(dst, ';')
 	}

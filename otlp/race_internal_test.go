@@ -1,0 +1,5 @@
+//go:build race
+
+package otlp
+
+const raceOn = true
