@@ -556,10 +556,10 @@ func TestIdleConsumerCPU(t *testing.T) {
 	}
 	const idle = time.Second
 	measure := func(wait func(ctx context.Context)) time.Duration {
+		start := time.Now() // before the deadline is set, so that the wait lasts idle from start
 		ctx, cancel := context.WithTimeout(t.Context(), idle)
 		defer cancel()
 		before := cpuTime(t)
-		start := time.Now()
 		wait(ctx)
 		used := cpuTime(t) - before
 		require.GreaterOrEqual(t, time.Since(start), idle)

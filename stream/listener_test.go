@@ -22,19 +22,27 @@ type served struct {
 	ln     *stream.Listener
 	frames chan string
 	ends   chan error
+	// reading takes the client address of a connection each time its
+	// handler is about to ask for a frame (the first 100; later ones are
+	// not kept).
+	reading chan string
 }
 
 func serve(t *testing.T, cfg stream.Config) *served {
 	t.Helper()
 	ln, err := stream.Listen("tcp", "127.0.0.1:0", cfg)
 	require.NoError(t, err)
-	s := &served{ln: ln, frames: make(chan string, 100), ends: make(chan error, 100)}
+	s := &served{ln: ln, frames: make(chan string, 100), ends: make(chan error, 100), reading: make(chan string, 100)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		done <- ln.Serve(ctx, func(c *stream.Conn) {
 			f := stream.NewFramer(c, stream.FramerConfig{})
 			for {
+				select {
+				case s.reading <- c.RemoteAddr().String():
+				default:
+				}
 				b, _, err := f.Next()
 				if err != nil {
 					s.ends <- err
@@ -49,6 +57,22 @@ func serve(t *testing.T, cfg stream.Config) *served {
 		require.NoError(t, <-done)
 	})
 	return s
+}
+
+// waitReading waits until the handler of the connection that c dialled is
+// about to ask for a frame (the first 100 such moments of the listener).
+func (s *served) waitReading(t *testing.T, c net.Conn) {
+	t.Helper()
+	for {
+		select {
+		case addr := <-s.reading:
+			if addr == c.LocalAddr().String() {
+				return
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the handler of %s never read", c.LocalAddr())
+		}
+	}
 }
 
 // closedByPeer waits until the listener closes c.
@@ -67,6 +91,10 @@ func TestListenerLimits(t *testing.T) {
 	closedByPeer(t, a3)
 	assert.Equal(t, int64(1), s.ln.Stats().RefusedPerSource)
 
+	// A connection is idle from its handler's latest read: a2's first
+	// read, late on a loaded machine, could come after a1 and b1 have
+	// sent, and make one of them the longest idle. Wait for it.
+	s.waitReading(t, a2)
 	b1 := testtool.Dial(t, "127.0.0.3", s.ln.Addr())
 	// a1 and b1 send, so a2 is the longest idle when the listener is full.
 	for _, c := range []net.Conn{a1, b1} {

@@ -188,6 +188,10 @@ func TestHandlerRate(t *testing.T) {
 				_, err := br.ReadString('\n')
 				require.NoError(t, err)
 			}
+			// The next case's batch must meet its subscriber alone: one
+			// still attached would count that batch as limited too.
+			cancel()
+			require.Eventually(t, func() bool { return f.in.Stats().Subscribers == 0 }, 5*time.Second, time.Millisecond, "the subscription ended")
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,8 +117,18 @@ func TestLoggen(t *testing.T) {
 		{"tls-rfc5424", []string{"--use-ssl", "--syslog-proto", "--active-connections", "2", "--rate", "1000", "--interval", "2", "127.0.0.1", tr.port("tls")}},
 	}
 	total := 0
+	var outs []string
+	t.Cleanup(func() { // what the senders and the listeners saw, for a run that came up short
+		if t.Failed() {
+			t.Logf("loggen:\n%s", strings.Join(outs, "\n"))
+			for _, l := range tr.streams {
+				t.Logf("listener %s %s: %+v", l.name, l.ln.Addr(), l.ln.Stats())
+			}
+		}
+	})
 	for _, r := range runs {
 		out := runTool(t, "loggen", r.args...)
+		outs = append(outs, out)
 		n := loggenCount(t, out)
 		require.Positive(t, n, r.name)
 		total += n

@@ -282,13 +282,16 @@ func TestHECHeaderTimeoutConfigured(t *testing.T) {
 		}()
 		return done
 	}
-	half := dialFrom(t, "127.0.0.6", tr.addr("hec"))
+	// Each clock starts before the dial: the relay's deadline may start
+	// before it returns.
 	halfStart := time.Now()
+	half := dialFrom(t, "127.0.0.6", tr.addr("hec"))
 	_, err := io.WriteString(half, "POST /services/collector/event HTTP/1.1\r\nHost: relay\r\n")
 	require.NoError(t, err)
 	halfDone := closedAfter(half, halfStart)
+	silentStart := time.Now()
 	silent := dialFrom(t, "127.0.0.7", tr.addr("hec"))
-	silentDone := closedAfter(silent, time.Now())
+	silentDone := closedAfter(silent, silentStart)
 
 	client := hecClientFrom(t, "127.0.0.3")
 	assert.Less(t, hecSendAndArchived(t, tr, client, "http://"+tr.addr("hec"), "good"), 2*time.Second)

@@ -203,8 +203,8 @@ func TestSlowSendersCut(t *testing.T) {
 	_, err := trickle.Write([]byte("<13>"))
 	require.NoError(t, err)
 	// The silent TLS client: connects, never sends a ClientHello.
+	silentStart := time.Now() // before the dial: the relay's deadline may start before it returns
 	silent := dialFrom(t, "127.0.0.7", tr.addr("tls"))
-	silentStart := time.Now()
 	silentDone := make(chan time.Duration, 1)
 	go func() {
 		_ = silent.SetReadDeadline(time.Now().Add(time.Minute))

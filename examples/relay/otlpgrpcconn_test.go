@@ -123,8 +123,8 @@ func TestOTLPGRPCConnDeadlines(t *testing.T) {
 	addr := tr.addr("otlp/grpc")
 	ln := tr.otlp[0].grpcSL
 
+	start := time.Now() // before the dial: the relay's deadline may start before it returns
 	silent := dialFrom(t, "127.0.0.3", addr)
-	start := time.Now()
 	require.NoError(t, silent.SetReadDeadline(time.Now().Add(headerTimeout+10*time.Second)))
 	_, err := io.ReadAll(silent)
 	took := time.Since(start)
@@ -134,13 +134,13 @@ func TestOTLPGRPCConnDeadlines(t *testing.T) {
 	waitFor(t, 5*time.Second, func() bool { return ln.Stats().Open == 0 }, "the silent connection's slot given back")
 
 	conn, client := otlpGRPCClient(t, addr, "127.0.0.4")
+	start = time.Now() // before the connection: the relay's idle clock starts before the client sees it ready
 	conn.Connect()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	for s := conn.GetState(); s != connectivity.Ready; s = conn.GetState() {
 		require.True(t, conn.WaitForStateChange(ctx, s), "connected")
 	}
-	start = time.Now()
 	require.Equal(t, int64(1), ln.Stats().Open)
 	ctx, cancel = context.WithTimeout(t.Context(), idleTimeout+15*time.Second)
 	defer cancel()
@@ -179,11 +179,13 @@ func TestOTLPGRPCStalledExports(t *testing.T) {
 	require.ErrorIs(t, err, testtool.ErrH2Timeout)
 	assert.Equal(t, uint32(otlp.DefaultGRPCMaxStreams), end.MaxStreams, "the relay's SETTINGS bound the streams per connection")
 
-	stalled, _, msg := rawExport(t, addr, "127.0.0.6", "stalled", 50)
+	// Each clock starts before the Export's headers are sent: the relay's
+	// body deadline may start before the send returns.
 	start := time.Now()
+	stalled, _, msg := rawExport(t, addr, "127.0.0.6", "stalled", 50)
 	require.NoError(t, stalled.Data(1, msg[:len(msg)/2], false))
-	trickler, _, tmsg := rawExport(t, addr, "127.0.0.7", "trickled", 50)
 	tstart := time.Now()
+	trickler, _, tmsg := rawExport(t, addr, "127.0.0.7", "trickled", 50)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
