@@ -141,9 +141,19 @@ func TestSourcesFlood(t *testing.T) {
 	assert.LessOrEqual(t, float64(tf.Events), limit+limit*elapsed.Seconds()*1.1+float64(readWorth), "tcp flooder read at its rate")
 	assert.GreaterOrEqual(t, float64(tf.Events), limit*elapsed.Seconds()*0.9, "tcp flooder read at its rate, not slower")
 	if !testing.Short() {
-		// Over 10 s, a read's worth and the buffers' slack are within 10 %.
+		// Held back by the relay, the flooder sends at its limit: not
+		// faster but for what the socket buffers still take in (the
+		// receiver's grows with TCP autotuning; up to 9 % seen), where
+		// unpaced it sends tens of thousands a second. It sends slower
+		// only when it was starved of CPU itself,
+		// not held back: then the relay has read nearly all it sent (the
+		// relay reading slower than the limit fails the check on tf.Events
+		// above).
 		sendRate := float64(endSent-halfSent) / endAt.Sub(halfAt).Seconds()
-		assert.InDelta(t, limit, sendRate, 0.1*limit, "the tcp flooder's send rate falls to its limit")
+		assert.LessOrEqual(t, sendRate, 1.25*limit, "the tcp flooder's send rate falls to its limit")
+		if inFlight := endSent - int64(tf.Events); inFlight > int64(readWorth) {
+			assert.GreaterOrEqual(t, sendRate, 0.9*limit, "held back with %d events in flight: sent at its limit, not slower", inFlight)
+		}
 	}
 	assert.Positive(t, tf.Paced)
 	assert.Zero(t, tf.Dropped, "pace drops nothing")
