@@ -612,6 +612,13 @@ func (s *Syslog) Close() error {
 	s.closed = true
 	var err error
 	if s.conn != nil {
+		if s.useTLS {
+			// Take in what the receiver sent (TLS 1.3 session tickets, given
+			// to a client with a ClientSessionCache) through the TLS layer:
+			// a socket closed with unread bytes is reset, not closed, and
+			// the reset discards what the kernel still held to send.
+			_ = peerClosed(s.conn)
+		}
 		err = s.conn.Close()
 		s.conn, s.pconn = nil, nil
 		s.connected.Store(false)

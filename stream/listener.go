@@ -72,8 +72,19 @@ type Config struct {
 	HandshakeTimeout time.Duration
 	// TLS, when not nil, makes the listener speak TLS (RFC 5425 for
 	// syslog); the handshake runs in the connection's goroutine under
-	// HandshakeTimeout.
+	// HandshakeTimeout. The listener uses a clone, with session tickets
+	// off unless SessionTickets is set.
 	TLS *tls.Config
+	// SessionTickets lets a TLS listener issue session tickets (resumed
+	// handshakes). It is off by default because a TLS 1.3 server sends
+	// its tickets after the handshake, and a sender that never reads
+	// (syslog over TLS is one-way, and most senders never read) closes
+	// its socket with them unread: its kernel then resets the connection
+	// instead of closing it, and discards what it still held to send (all
+	// the listener had not taken in yet, when the listener reads slower
+	// than the sender writes), events the sender counted as sent. Turn it
+	// on for protocols whose clients read (HTTP on a [NetListener]).
+	SessionTickets bool
 	// Logger receives one record when an episode of refusals, evictions or
 	// accept errors starts (not one per connection or per error), and one
 	// when accepting works again after accept errors. Nil means no logging.
@@ -194,6 +205,10 @@ func (cfg *Config) fill() error {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.TLS != nil && !cfg.SessionTickets && !cfg.TLS.SessionTicketsDisabled {
+		cfg.TLS = cfg.TLS.Clone()
+		cfg.TLS.SessionTicketsDisabled = true
 	}
 	return nil
 }

@@ -77,6 +77,7 @@ func newHECInput(cfg HECInputConfig, stats *inputStats, ready func() error, src 
 	lcfg := stream.Config{
 		Name: cfg.Name, MaxConns: cfg.MaxConnections, MaxConnsPerSource: cfg.MaxConnectionsPerSource,
 		RefuseWhenFull: cfg.RefuseWhenFull, HandshakeTimeout: cfg.HandshakeTimeout, Logger: log,
+		SessionTickets: true, // HTTP clients read their answers, the tickets with them
 	}
 	if cfg.TLS != nil {
 		if lcfg.TLS, err = serverTLS(cfg.TLS); err != nil {

@@ -83,6 +83,7 @@ func newOTLPInput(cfg OTLPInputConfig, stats *inputStats, src *sourceTracker, lo
 		lcfg := stream.Config{
 			Name: cfg.Name + "/" + proto, MaxConns: cfg.MaxConnections, MaxConnsPerSource: cfg.MaxConnectionsPerSource,
 			RefuseWhenFull: cfg.RefuseWhenFull, HandshakeTimeout: cfg.HandshakeTimeout, Logger: log,
+			SessionTickets: true, // HTTP and gRPC clients read their answers, the tickets with them
 		}
 		if cfg.TLS != nil {
 			tc, err := serverTLS(cfg.TLS)
