@@ -86,7 +86,7 @@
 // Run's ticker decides silence once per Resolution, never per event, so a
 // burst costs nothing and a key is reported silent between SilentAfter and
 // SilentAfter+Resolution after its last event. SilentAfter comes from the
-// [Policy]: a global default, and [Override]s by address, CIDR prefix,
+// [Policy]: a global default, and overrides ([Override]) by address, CIDR prefix,
 // glob or regular expression. Expected keys are watched before they first
 // send. Time for silence starts when Run starts, for keys restored by Load
 // and for expected keys alike: after a restart every sender has
