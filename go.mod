@@ -3,7 +3,6 @@ module github.com/relaykit/relaykit
 go 1.25.9
 
 require (
-	github.com/agilira/go-timecache v1.0.3
 	github.com/bradfitz/gomemcache v0.0.0-20260422231931-4d751bb6e37c
 	github.com/klauspost/compress v1.20.3
 	github.com/maxmind/mmdbwriter v1.2.0

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agilira/go-timecache"
+	"github.com/relaykit/relaykit/clock"
 )
 
 // adderSpins is how many times Add tries the lock before parking.
@@ -36,7 +36,7 @@ type buffer[T any] struct {
 type Collector[T any] struct {
 	cfg   Config[T]
 	flush func(context.Context, []T) error
-	now   func() int64 // cheap clock for the first-item stamp, ns
+	clock *clock.Clock // cheap clock for the first-item stamp
 	slack time.Duration
 
 	free     chan *buffer[T] // buffers nobody holds
@@ -89,17 +89,17 @@ func NewCollector[T any](cfg Config[T], flush func(context.Context, []T) error) 
 	c := &Collector[T]{
 		cfg:      cfg,
 		flush:    flush,
-		now:      timecache.CachedTimeNano,
-		slack:    timecache.DefaultCache().Resolution(),
+		clock:    cfg.Clock,
 		free:     make(chan *buffer[T], n),
 		ready:    make(chan *buffer[T], n),
 		arm:      make(chan struct{}, 1),
 		stopping: make(chan struct{}),
 		flushing: make(chan struct{}, 1),
 	}
-	if cfg.Now != nil {
-		c.now, c.slack = cfg.Now, 0
+	if c.clock == nil {
+		c.clock = clock.Default()
 	}
+	c.slack = c.clock.Resolution()
 	if cfg.InlineFlush {
 		// Inline flushes may start before Run: the drain deadline of
 		// Close cancels them too.
@@ -282,7 +282,7 @@ func (c *Collector[T]) startLocked(b *buffer[T]) {
 	c.nextID++
 	b.id = c.nextID
 	if c.cfg.MaxWait > 0 {
-		b.firstAt = c.now()
+		b.firstAt = c.clock.Nano()
 		select {
 		case c.arm <- struct{}{}:
 		default: // a signal is pending; Run reads the current batch
@@ -520,7 +520,7 @@ func (c *Collector[T]) flushers() int {
 // a delay beyond that (Run woke late) is subtracted: a batch is not cut
 // before MaxWait has passed, as far as the cached clock can tell.
 func (c *Collector[T]) remaining(firstAt int64) time.Duration {
-	late := time.Duration(c.now()-firstAt) - c.slack
+	late := time.Duration(c.clock.Nano()-firstAt) - c.slack
 	if late <= 0 {
 		return c.cfg.MaxWait
 	}

@@ -5,16 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/agilira/go-timecache"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/relaykit/relaykit/batch"
+	"github.com/relaykit/relaykit/clock"
 )
 
 // flushed is one call of the flush function, as a recorder saw it.
@@ -67,13 +66,15 @@ func (r *recorder) items() [][]int {
 	return out
 }
 
-// newCollector builds a collector for a test. Inside a synctest bubble it
-// stamps first items with the bubble's clock.
+// newCollector builds a collector for a test, with a clock of its own:
+// made inside a synctest bubble, it reads the bubble's time.
 func newCollector(t *testing.T, cfg batch.Config[int], flush func(context.Context, []int) error) *batch.Collector[int] {
 	t.Helper()
+	if cfg.Clock == nil {
+		cfg.Clock = clock.New(time.Millisecond)
+	}
 	c, err := batch.NewCollector(cfg, flush)
 	require.NoError(t, err)
-	batch.SetClock(c, func() int64 { return time.Now().UnixNano() })
 	return c
 }
 
@@ -809,19 +810,14 @@ func TestLateArmKeepsDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const wait, lag = 100 * time.Millisecond, 30 * time.Millisecond
 		rec := &recorder{}
-		c := newCollector(t, batch.Config[int]{MaxWait: wait}, rec.flush)
-		var calls int
-		batch.SetClock(c, func() int64 {
-			calls++
-			if calls == 1 { // the first-item stamp, taken "lag" ago
-				return time.Now().Add(-lag).UnixNano()
-			}
-			return time.Now().UnixNano()
-		})
+		clk := clock.NewFake(time.Now())
+		c := newCollector(t, batch.Config[int]{MaxWait: wait, Clock: clk}, rec.flush)
 		stop := run(t.Context(), c)
 		synctest.Wait()
 		start := time.Now()
+		clk.Set(start.Add(-lag)) // the first-item stamp, taken "lag" ago
 		addAll(t, c, 1)
+		clk.Set(start) // what Run reads when it arms the timer
 		time.Sleep(time.Second)
 		got := rec.get()
 		require.Len(t, got, 1)
@@ -891,9 +887,9 @@ func TestAddBatchAllocs(t *testing.T) {
 	}
 }
 
-// With the real cached clock (go-timecache), a batch is never cut before
-// MaxWait has passed since the cached time of its first item (which lags
-// real time by the cache's staleness, so it is read before Add).
+// With the real default clock, a batch is never cut before MaxWait has
+// passed since the clock's time of its first item (which lags real time
+// by the clock's staleness, so it is read before Add).
 func TestMaxWaitRealClock(t *testing.T) {
 	const wait = 20 * time.Millisecond
 	flushedAt := make(chan time.Time, 1)
@@ -904,7 +900,7 @@ func TestMaxWaitRealClock(t *testing.T) {
 	require.NoError(t, err)
 	stop := run(t.Context(), c)
 	for range 5 {
-		start := time.Unix(0, timecache.CachedTimeNano())
+		start := clock.Default().Now()
 		require.NoError(t, c.Add(t.Context(), 1))
 		at := <-flushedAt
 		assert.GreaterOrEqual(t, at.Sub(start), wait, "cut before MaxWait")
@@ -914,35 +910,32 @@ func TestMaxWaitRealClock(t *testing.T) {
 	assert.Equal(t, uint64(5), c.Stats().Batches.Time)
 }
 
-// TestConfigNow checks that a Collector with Config.Now reads that clock,
-// once per batch rather than per item, and still cuts a batch MaxWait
-// after its first item.
-func TestConfigNow(t *testing.T) {
+// TestConfigClock checks that a Collector reads the clock of Config.Clock
+// for its first-item stamps: a clock standing still cuts a batch MaxWait
+// after that clock's time, measured by the timer from when Run armed it.
+func TestConfigClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const wait = 100 * time.Millisecond
-		var calls atomic.Int64
-		now := func() int64 {
-			calls.Add(1)
-			return time.Now().UnixNano()
-		}
+		clk := clock.NewFake(time.Now())
 		rec := &recorder{}
-		c, err := batch.NewCollector(batch.Config[int]{MaxEvents: 3, MaxWait: wait, Now: now}, rec.flush)
+		c, err := batch.NewCollector(batch.Config[int]{MaxEvents: 3, MaxWait: wait, Clock: clk}, rec.flush)
 		require.NoError(t, err)
 		stop := run(t.Context(), c)
 		addAll(t, c, 1, 2, 3, 4, 5, 6) // two full batches
 		synctest.Wait()
 		require.Len(t, rec.get(), 2)
-		before := calls.Load()
-		assert.LessOrEqual(t, before, int64(4), "at most two clock reads per batch (stamp, timer), not one per item")
 
+		// The stamp says the first item came 50 ms before Run armed the
+		// timer: the batch is cut 50 ms sooner (less the clock's slack).
 		start := time.Now()
+		clk.Set(start.Add(-50 * time.Millisecond))
 		addAll(t, c, 7)
+		clk.Set(start)
 		time.Sleep(wait)
 		synctest.Wait()
 		got := rec.get()
 		require.Len(t, got, 3)
-		assert.Equal(t, start.Add(wait), got[2].at)
-		assert.Equal(t, before+2, calls.Load(), "first item and timer arming")
+		assert.Equal(t, start.Add(wait-50*time.Millisecond+batch.Slack(c)), got[2].at)
 		require.NoError(t, c.Close(t.Context()))
 		require.NoError(t, stop())
 	})

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/relaykit/relaykit/clock"
 )
 
 // Defaults used for zero [Config] fields.
@@ -163,14 +165,9 @@ type Config[T any] struct {
 	// Zero means DefaultDrainTimeout (5 s). Negative is invalid.
 	DrainTimeout time.Duration
 
-	// Now returns the current time in nanoseconds since the Unix epoch; it
-	// stamps the first item of each batch (once per batch, not per item) to
-	// measure MaxWait. It must be cheap and safe for concurrent use. Nil
-	// means the cached clock of github.com/agilira/go-timecache (500 µs
-	// resolution). A program that stops go-timecache's default cache (its
-	// ticker wakes the process 2000 times a second, also when idle) passes
-	// its own clock here.
-	Now func() int64
+	// Clock stamps the first item of each batch (once per batch, not per
+	// item) to measure MaxWait. Nil means [clock.Default].
+	Clock *clock.Clock
 
 	// Hooks are optional callbacks; see [Hooks].
 	Hooks Hooks[T]

@@ -81,19 +81,20 @@
 // # Time
 //
 // The collector reads no clock per item. The first item of each batch is
-// stamped with the cached clock of github.com/agilira/go-timecache (an
-// atomic load), and Run measures MaxWait with a [time.Timer] armed when it
+// stamped with relaykit's coarse clock ([Config].Clock, package
+// github.com/relaykit/relaykit/clock: an atomic load while it is read
+// often), and Run measures MaxWait with a [time.Timer] armed when it
 // learns of the new batch. If Run learns of it late (it was busy, or
-// starved of CPU), the delay shown by the stamp beyond the cache's
-// resolution (0.5 ms) is taken off the timer, so the deadline stays tied to
-// the first item. The batch is therefore cut no sooner than MaxWait after
-// the cached time of its first item, which lags real time by the cache's
-// staleness: at most its resolution on a machine that is not overloaded.
+// starved of CPU), the delay shown by the stamp beyond the clock's
+// resolution (1 ms by default) is taken off the timer, so the deadline
+// stays tied to the first item. The batch is therefore cut no sooner than
+// MaxWait after the clock's time of its first item, which lags real time
+// by at most its resolution on a machine that is not overloaded.
 //
-// go-timecache starts its default cache, one goroutine with a 0.5 ms
-// ticker, when it is initialised; tests that check for leaked goroutines
-// (go.uber.org/goleak) should ignore
-// github.com/agilira/go-timecache.(*TimeCache).updateLoop.
+// Package batch imports one relaykit package, clock, which imports
+// nothing of relaykit's. The clock runs a ticker goroutine only while it
+// is read often and stops it by itself 100 ticks after the last read; a
+// goleak check at the end of a test finds it gone.
 //
 // # When not to use it
 //

@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/Workiva/go-datastructures v1.1.7
 	github.com/agilira/argus v1.1.0
+	github.com/agilira/go-timecache v1.0.3
 	github.com/bradfitz/gomemcache v0.0.0-20260422231931-4d751bb6e37c
 	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/klauspost/compress v1.20.3
@@ -38,7 +39,6 @@ require (
 	github.com/Microsoft/go-winio v0.6.4 // indirect
 	github.com/agilira/flash-flags v1.1.6 // indirect
 	github.com/agilira/go-errors v1.1.1 // indirect
-	github.com/agilira/go-timecache v1.0.3 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect

@@ -6,6 +6,7 @@ import (
 	"go.uber.org/goleak"
 )
 
+// TestMain checks that no test leaves a goroutine behind.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/agilira/go-timecache.(*TimeCache).updateLoop"))
+	goleak.VerifyTestMain(m)
 }

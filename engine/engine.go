@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/clock"
 )
 
 // Errors returned by the package. Test for them with [errors.Is].
@@ -36,7 +38,18 @@ const (
 	DefaultBatchMaxEvents = 1000
 	DefaultBatchMaxBytes  = 1 << 20
 	DefaultBatchMaxWait   = 100 * time.Millisecond
+	DefaultWindowTick     = time.Second
 )
+
+// WindowFlusher is a Sink whose steps hold events in time windows (the
+// reduction steps of a *pipeline.Router or *pipeline.Swapper): Flush ends
+// the windows over at now (ns since the Unix epoch) and sends their
+// summaries; now = math.MaxInt64 (pipeline.FlushAll) ends every window.
+// An engine whose Sink is a WindowFlusher ends its windows itself: see
+// [Config].WindowTick.
+type WindowFlusher interface {
+	Flush(ctx context.Context, now int64) error
+}
 
 // Config configures an [Engine]. Only Sink is required; every zero field
 // means the documented default.
@@ -64,10 +77,17 @@ type Config struct {
 	// from the first event of the batch (or its arrival in a ring). Zero
 	// means 100 ms.
 	BatchMaxWait time.Duration
-	// Clock stamps receive times and batches. Nil means a Clock of 1 ms
-	// resolution that the engine creates and runs within Run; a Clock
-	// given here is run by its owner ([Clock.Run]).
-	Clock *Clock
+	// Clock stamps receive times and batches, and gives the time of
+	// window ends. Nil means [clock.Default].
+	Clock *clock.Clock
+	// WindowTick is how often Run ends the windows that are over when the
+	// Sink is a [WindowFlusher] (a route table with suppress or aggregate
+	// steps): a summary leaves at most WindowTick after its window ends,
+	// however quiet its key. Once the workers have routed their last batch
+	// at shutdown, Run ends every window that is still open, so no summary
+	// waits for a next run. Zero means 1 s; negative means the engine never
+	// calls Flush (the caller ends windows itself).
+	WindowTick time.Duration
 	// Hooks observe the engine.
 	Hooks Hooks
 	// Logger logs state changes (never events). Nil means no logging.
@@ -110,6 +130,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.BatchMaxWait == 0 {
 		c.BatchMaxWait = DefaultBatchMaxWait
 	}
+	if c.WindowTick == 0 {
+		c.WindowTick = DefaultWindowTick
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -121,10 +144,9 @@ func (c Config) withDefaults() (Config, error) {
 // documentation. An Engine is safe for concurrent use by multiple
 // goroutines.
 type Engine struct {
-	cfg      Config
-	clock    *Clock
-	ownClock bool
-	workers  []*worker
+	cfg     Config
+	clock   *clock.Clock
+	workers []*worker
 
 	mu     sync.Mutex
 	inputs []*Input
@@ -154,7 +176,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, clock: cfg.Clock, runDone: make(chan struct{})}
 	if e.clock == nil {
-		e.clock, e.ownClock = NewClock(time.Millisecond), true
+		e.clock = clock.Default()
 	}
 	e.hard, e.cancelHard = context.WithCancel(context.Background())
 	for i := range cfg.Workers {
@@ -169,12 +191,12 @@ func New(cfg Config) (*Engine, error) {
 
 // Clock returns the engine's clock, for inputs that stamp events
 // themselves and for storage writers that should read the same time.
-func (e *Engine) Clock() *Clock { return e.clock }
+func (e *Engine) Clock() *clock.Clock { return e.clock }
 
 // Workers returns the number of workers.
 func (e *Engine) Workers() int { return len(e.workers) }
 
-// Run runs the workers (and the engine's own clock) until [Engine.Shutdown]
+// Run runs the workers until [Engine.Shutdown]
 // has drained them, or ctx ends. ctx is the hard deadline: when it ends,
 // pushes still waiting for room give up, and what the rings and collectors
 // still hold is routed at once with an ended context (a delivery queue
@@ -194,10 +216,14 @@ func (e *Engine) run(ctx context.Context) error {
 		e.closeRings()
 	})
 	defer stop()
-	var wg sync.WaitGroup
-	clockCtx, stopClock := context.WithCancel(context.Background())
-	if e.ownClock {
-		wg.Go(func() { _ = e.clock.Run(clockCtx) })
+	flusher, _ := e.cfg.Sink.(WindowFlusher)
+	if e.cfg.WindowTick < 0 {
+		flusher = nil
+	}
+	var ticking sync.WaitGroup
+	stopTicks := make(chan struct{})
+	if flusher != nil {
+		ticking.Go(func() { e.endWindows(flusher, stopTicks) })
 	}
 	errs := make([]error, len(e.workers))
 	var workers sync.WaitGroup
@@ -205,10 +231,36 @@ func (e *Engine) run(ctx context.Context) error {
 		workers.Go(func() { errs[i] = w.run() })
 	}
 	workers.Wait()
-	stopClock()
-	wg.Wait()
+	close(stopTicks)
+	ticking.Wait()
+	if flusher != nil {
+		// Every batch is routed: the windows still open end now, their
+		// summaries sent before Run returns (with the hard deadline's
+		// context, like the last batches).
+		if err := flusher.Flush(e.hard, math.MaxInt64); err != nil {
+			e.cfg.Logger.Warn("engine: summaries of the open windows not accepted at shutdown", "err", err)
+		}
+	}
 	e.runErr = errors.Join(errs...)
 	return e.runErr
+}
+
+// endWindows ends the Sink's windows that are over every WindowTick until
+// stop is closed. What the Sink refuses is its own to count (the router's
+// hooks); it is logged at debug level here.
+func (e *Engine) endWindows(f WindowFlusher, stop <-chan struct{}) {
+	t := time.NewTicker(e.cfg.WindowTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if err := f.Flush(e.hard, e.clock.Nano()); err != nil {
+				e.cfg.Logger.Debug("engine: summaries not accepted at the end of their window", "err", err)
+			}
+		}
+	}
 }
 
 // Shutdown stops the engine gracefully: pushes from now on return

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/engine"
 )
 
@@ -364,7 +365,8 @@ func TestTryPushQueueFull(t *testing.T) {
 func TestBatchMaxWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := newRecorder()
-		e := newEngine(t, engine.Config{Sink: rec, Workers: 1, BatchMaxEvents: 1000, BatchMaxWait: 100 * time.Millisecond})
+		e := newEngine(t, engine.Config{Sink: rec, Workers: 1, BatchMaxEvents: 1000, BatchMaxWait: 100 * time.Millisecond,
+			Clock: clock.New(time.Millisecond)}) // the bubble's own: it reads the bubble's time
 		done := make(chan error, 1)
 		go func() { done <- e.Run(context.Background()) }()
 		in := e.NewInput("tcp")

@@ -8,5 +8,5 @@ import (
 
 // TestMain checks that no test leaves a goroutine behind.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/agilira/go-timecache.(*TimeCache).updateLoop"))
+	goleak.VerifyTestMain(m)
 }

@@ -103,7 +103,7 @@ func newWorker(e *Engine, id int) (*worker, error) {
 		// has passed, nothing waits: flushes in progress see their context
 		// end, and the batches behind them take the late route (OnDrop).
 		DrainTimeout: time.Nanosecond,
-		Now:          e.clock.Nano,
+		Clock:        e.clock,
 		Hooks: batch.Hooks[relaykit.Event]{
 			OnDrop: func(b []relaykit.Event, _ string) { w.lateRoute(b) },
 		},
@@ -309,7 +309,7 @@ func (w *worker) run() error {
 	timer.Stop()
 	defer timer.Stop()
 	expired := false
-	res := int64(w.e.clock.resolution)
+	res := int64(w.e.clock.Resolution())
 	for {
 		urgent := w.urgent.Load()
 		w.consume.Lock()

@@ -3,7 +3,6 @@ module github.com/relaykit/relaykit/examples
 go 1.25.9
 
 require (
-	github.com/agilira/go-timecache v1.0.3
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/leodido/go-syslog/v4 v4.3.0

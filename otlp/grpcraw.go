@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/agilira/go-timecache"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
@@ -94,7 +93,7 @@ type grpcRequest struct {
 // error from the codec would be answered INTERNAL). b is not retained.
 func (q *grpcRequest) UnmarshalProto(b []byte) error {
 	st := q.st
-	st.batch, q.err = st.dec.appendEventsProto(st.batch[:0], b, timecache.CachedTimeNano())
+	st.batch, q.err = st.dec.appendEventsProto(st.batch[:0], b, st.clock.Nano())
 	q.decoded = true
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/otlp"
 	"github.com/relaykit/relaykit/syslog"
 )
@@ -225,7 +226,7 @@ func TestDecodedFields(t *testing.T) {
 // syslogEvents parses messages as the relay's syslog inputs do.
 func syslogEvents(t *testing.T) []relaykit.Event {
 	t.Helper()
-	p := syslog.NewParser(syslog.Config{CEF: true, Location: time.UTC, Now: func() time.Time { return time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC) }})
+	p := syslog.NewParser(syslog.Config{CEF: true, Location: time.UTC, Clock: clock.NewFake(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))})
 	msgs := []string{
 		`<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog 1370 ID47 [exampleSDID@32473 iut="3" eventSource="Application" eventID="1011"][examplePriority@32473 class="high"][origin] An application event log entry...`,
 		`<34>Oct 11 22:14:15 mymachine su[230]: 'su root' failed for lonvick on /dev/pts/8`,

@@ -15,9 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/internal/limitread"
 
-	"github.com/agilira/go-timecache"
 	"github.com/klauspost/compress/gzip"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -129,6 +129,10 @@ type ReceiverConfig struct {
 	// Zero means 16.
 	GRPCMaxStreams uint32
 
+	// Clock stamps ReceiveTime, one read per request. Nil means
+	// [clock.Default].
+	Clock *clock.Clock
+
 	// Hooks observe requests and Sink errors. Nil hooks cost nothing.
 	Hooks ReceiverHooks
 }
@@ -161,6 +165,9 @@ func (cfg *ReceiverConfig) fill() error {
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Default()
 	}
 	if cfg.BodyTimeout == 0 {
 		cfg.BodyTimeout = DefaultBodyTimeout
@@ -276,6 +283,7 @@ type reqState struct {
 	dec         decoder
 	batch       []relaykit.Event
 	grpc        grpcRequest
+	clock       *clock.Clock // the receiver's: stamps ReceiveTime
 }
 
 // maxPooledBytes bounds the memory a pooled request state keeps.
@@ -285,7 +293,7 @@ func (r *Receiver) get() *reqState {
 	if st, ok := r.pool.Get().(*reqState); ok {
 		return st
 	}
-	return &reqState{dec: decoder{m: r.cfg.Mapping}}
+	return &reqState{dec: decoder{m: r.cfg.Mapping}, clock: r.cfg.Clock}
 }
 
 func (r *Receiver) put(st *reqState) {
@@ -419,10 +427,10 @@ func (r *Receiver) serveHTTP(w http.ResponseWriter, req *http.Request) (code, re
 	if kind == kindJSON {
 		exp := plogotlp.NewExportRequest()
 		if err = exp.UnmarshalJSON(body); err == nil {
-			st.batch = st.dec.appendEvents(st.batch[:0], exp.Logs(), timecache.CachedTimeNano())
+			st.batch = st.dec.appendEvents(st.batch[:0], exp.Logs(), st.clock.Nano())
 		}
 	} else {
-		st.batch, err = st.dec.appendEventsProto(st.batch[:0], body, timecache.CachedTimeNano())
+		st.batch, err = st.dec.appendEventsProto(st.batch[:0], body, st.clock.Nano())
 	}
 	if err != nil {
 		r.badRequests.Add(1)
@@ -716,7 +724,7 @@ func (g *grpcLogs) Export(ctx context.Context, req plogotlp.ExportRequest) (plog
 	start := time.Now()
 	st := g.r.get()
 	defer g.r.put(st)
-	st.batch = st.dec.appendEvents(st.batch[:0], req.Logs(), timecache.CachedTimeNano())
+	st.batch = st.dec.appendEvents(st.batch[:0], req.Logs(), st.clock.Nano())
 	refused, err := g.answer(ctx, st, nil, start)
 	if err != nil {
 		return plogotlp.ExportResponse{}, err

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/otlp"
 )
 
@@ -260,4 +261,45 @@ func TestReceiverGRPC(t *testing.T) {
 	defer conn2.Close()
 	_, err = plogotlp.NewGRPCClient(conn2).Export(context.Background(), plogotlp.NewExportRequestFromLogs(testLogs(100)), grpc.UseCompressor("gzip"))
 	assert.Equal(t, codes.ResourceExhausted, status.Code(err))
+}
+
+// TestReceiveTimeFromClock: every request's records without an observed
+// time carry the receiver clock's time when the request was decoded, over HTTP (protobuf and JSON)
+// and gRPC; requests seconds apart differ by as much.
+func TestReceiveTimeFromClock(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 15, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(t0)
+	sink := &collectSink{}
+	r, err := otlp.NewReceiver(otlp.ReceiverConfig{Sink: sink, Clock: clk})
+	require.NoError(t, err)
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	ld := testLogs(2)
+	recs := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+	for i := range recs.Len() { // no observed time: the receive time is the receiver's
+		recs.At(i).SetObservedTimestamp(0)
+	}
+	req := plogotlp.NewExportRequestFromLogs(ld)
+	pb, err := req.MarshalProto()
+	require.NoError(t, err)
+	js, err := req.MarshalJSON()
+	require.NoError(t, err)
+	rep := post(t, srv.URL, "application/x-protobuf", "", "", pb)
+	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+	clk.Add(2 * time.Second)
+	rep = post(t, srv.URL, "application/json", "", "", js)
+	require.Equal(t, http.StatusOK, rep.status, string(rep.body))
+	clk.Add(2 * time.Second)
+
+	conn, err := grpc.NewClient(serveGRPC(t, r), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = plogotlp.NewGRPCClient(conn).Export(t.Context(), req)
+	require.NoError(t, err)
+
+	got := sink.got()
+	require.Len(t, got, 6)
+	for i, e := range got {
+		assert.Equal(t, t0.Add(time.Duration(i/2)*2*time.Second).UnixNano(), e.ReceiveTime, "event %d", i)
+	}
 }

@@ -5,19 +5,21 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/sources"
 )
 
 // benchClock is a cached clock like the relay's: an atomic read per call.
 // The benchmarks do not advance it (a coarse clock changes once per
 // millisecond, i.e. once in some 100,000 events).
-var benchClock atomic.Int64
+var benchClock = clock.NewFake(time.Unix(0, 1_700_000_000_000_000_000))
 
 func newBench(b *testing.B, p sources.Policy) *sources.Tracker {
 	b.Helper()
-	benchClock.Store(1_700_000_000_000_000_000)
-	tr, err := sources.New(sources.Config{Clock: benchClock.Load, Policy: p})
+	benchClock.Set(time.Unix(0, 1_700_000_000_000_000_000))
+	tr, err := sources.New(sources.Config{Clock: benchClock, Policy: p})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/relaykit/relaykit/clock"
 )
 
 // Defaults for the zero values of [Config] and [Policy].
@@ -35,10 +37,6 @@ const (
 
 // MinEventsPerSecond is the lowest rate limit: one event per 1,000 s.
 const MinEventsPerSecond = 0.001
-
-// clockResolution is the period at which Run refreshes the tracker's own
-// clock when Config.Clock is nil.
-const clockResolution = time.Millisecond
 
 // Errors returned by this package.
 var (
@@ -85,14 +83,9 @@ type Config struct {
 	// none lost. Zero means [DefaultMaxTransitions] (100).
 	MaxTransitions int
 
-	// Clock returns the current time in nanoseconds since the Unix epoch.
-	// It stamps last seen and drives the rate limiters, once per call of
-	// the hot-path methods, so it must be cheap (a cached clock) and safe
-	// for concurrent use. A relay passes the coarse clock it stamps
-	// events with. Nil means the tracker's own clock: an atomic that Run
-	// refreshes every millisecond from time.Now. Without Run nothing
-	// refreshes it, and time stands still at the moment of New.
-	Clock func() int64
+	// Clock stamps last seen and drives the rate limiters, read once per
+	// call of the hot-path methods. Nil means [clock.Default].
+	Clock *clock.Clock
 
 	// StateFile, when set, is the path Run saves the known keys to every
 	// SaveInterval and when it returns (see [Tracker.Save]). Loading it

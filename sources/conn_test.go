@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/sources"
 )
 
@@ -19,7 +20,7 @@ import (
 // refused, and the events are counted when they are charged.
 func TestConnPace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := newTracker(t, sources.Config{Clock: wallClock, Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: 100, Burst: 10}}})
+		tr := newTracker(t, sources.Config{Clock: clock.New(0), Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: 100, Burst: 10}}})
 		c := tr.Input("tcp").Conn(addr("127.0.0.2"), sources.ConnConfig{})
 		defer c.Close()
 		start := time.Now()
@@ -45,7 +46,7 @@ func TestConnPace(t *testing.T) {
 // and BeforeRead says so.
 func TestConnPaceCanceled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := newTracker(t, sources.Config{Clock: wallClock, Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: 1, Burst: 1}}})
+		tr := newTracker(t, sources.Config{Clock: clock.New(0), Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: 1, Burst: 1}}})
 		c := tr.Input("tcp").Conn(addr("127.0.0.2"), sources.ConnConfig{})
 		defer c.Close()
 		for range 100 {
@@ -64,7 +65,7 @@ func TestConnPaceCanceled(t *testing.T) {
 // key; BeforeRead never waits.
 func TestConnDrop(t *testing.T) {
 	clk := newManualClock()
-	tr := newTracker(t, sources.Config{Clock: clk.Now, Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: 10, Burst: 10}}})
+	tr := newTracker(t, sources.Config{Clock: clk.c, Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: 10, Burst: 10}}})
 	c := tr.Input("tcp").Conn(addr("127.0.0.2"), sources.ConnConfig{Drop: true})
 	defer c.Close()
 	passed := 0
@@ -92,7 +93,7 @@ func TestConnDrop(t *testing.T) {
 // host's events are refused.
 func TestConnByHost(t *testing.T) {
 	clk := newManualClock()
-	tr := newTracker(t, sources.Config{Clock: clk.Now, Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: 10, Burst: 10}}})
+	tr := newTracker(t, sources.Config{Clock: clk.c, Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: 10, Burst: 10}}})
 	c := tr.Input("tcp").Conn(addr("127.0.0.2"), sources.ConnConfig{ByHost: true, Drop: true})
 	defer c.Close()
 	noisy, quiet := []byte("fw-noisy"), []byte("db-quiet")
@@ -130,7 +131,7 @@ func TestConnAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
-	tr := newTracker(t, sources.Config{Clock: wallClock, Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: 1e9}}})
+	tr := newTracker(t, sources.Config{Clock: clock.New(0), Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: 1e9}}})
 	for _, cfg := range []sources.ConnConfig{{}, {Drop: true}, {ByHost: true}, {ByHost: true, Drop: true}} {
 		c := tr.Input("tcp").Conn(addr("127.0.0.2"), cfg)
 		host := []byte("a-host-name-of-some-length")

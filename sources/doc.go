@@ -108,10 +108,9 @@
 //
 // # Clock
 //
-// Config.Clock gives the time in nanoseconds; a relay passes the coarse
-// clock it stamps events with. Left nil, the tracker uses its own clock,
-// an atomic that Run refreshes every millisecond (Run must then be
-// running for time to pass).
+// Config.Clock gives the time: relaykit's coarse clock (package clock), the
+// process default when nil, which a relay also stamps events with. Tests
+// pass a fake clock and call [Tracker.Tick].
 //
 // # When not to use it
 //

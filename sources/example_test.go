@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/sources"
 )
 
@@ -15,9 +16,9 @@ import (
 // of the Tick calls, and passes its coarse clock; here a manual clock
 // stands in for both.
 func Example() {
-	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC).UnixNano()
+	clk := clock.NewFake(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
 	tr, err := sources.New(sources.Config{
-		Clock: func() int64 { return now },
+		Clock: clk,
 		Policy: sources.Policy{
 			SilentAfter: 5 * time.Minute,
 			RateLimit:   sources.Limit{EventsPerSecond: 100}, // burst: 100
@@ -43,7 +44,7 @@ func Example() {
 	fmt.Println("noisy: allowed", allowed, "of 1000")
 
 	for range 6 { // six minutes; db goes quiet
-		now += int64(time.Minute)
+		clk.Add(time.Minute)
 		tr.ObserveAddr(fw, 1, 120)
 		tr.Tick()
 	}
@@ -66,9 +67,9 @@ func Example() {
 // its rate (1,200 events against a burst of 1,000), and the context, which
 // in a relay ends with the connection, cuts the wait short.
 func ExampleInput_Conn() {
-	now := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC).UnixNano()
+	clk := clock.NewFake(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
 	tr, err := sources.New(sources.Config{
-		Clock:  func() int64 { return now },
+		Clock:  clk,
 		Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: 1000, Burst: 1000}},
 	})
 	if err != nil {

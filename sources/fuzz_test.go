@@ -15,7 +15,7 @@ import (
 // back and Load reads again with the same keys.
 func FuzzLoad(f *testing.F) {
 	clk := newManualClock()
-	tr, err := sources.New(sources.Config{Clock: clk.Now})
+	tr, err := sources.New(sources.Config{Clock: clk.c})
 	require.NoError(f, err)
 	tr.ObserveAddr(addr("192.0.2.1"), 3, 30)
 	tr.ObserveAddr(addr("2001:db8::1"), 1, 10)
@@ -34,7 +34,7 @@ func FuzzLoad(f *testing.F) {
 		dir := t.TempDir()
 		p := filepath.Join(dir, "state")
 		require.NoError(t, os.WriteFile(p, b, 0o600))
-		tr, err := sources.New(sources.Config{Clock: clk.Now})
+		tr, err := sources.New(sources.Config{Clock: clk.c})
 		require.NoError(t, err)
 		n, err := tr.Load(p)
 		if err != nil {
@@ -43,7 +43,7 @@ func FuzzLoad(f *testing.F) {
 			return
 		}
 		require.NoError(t, tr.Save(p))
-		again, err := sources.New(sources.Config{Clock: clk.Now})
+		again, err := sources.New(sources.Config{Clock: clk.c})
 		require.NoError(t, err)
 		m, err := again.Load(p)
 		require.NoError(t, err)

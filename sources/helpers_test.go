@@ -4,12 +4,12 @@ import (
 	"context"
 	"net/netip"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/sources"
 )
 
@@ -17,22 +17,14 @@ import (
 var t0 = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 
 // manualClock is a clock a test advances by hand.
-type manualClock struct{ ns atomic.Int64 }
+type manualClock struct{ c *clock.Clock }
 
-func newManualClock() *manualClock {
-	c := &manualClock{}
-	c.ns.Store(t0.UnixNano())
-	return c
-}
+func newManualClock() *manualClock { return &manualClock{clock.NewFake(t0)} }
 
-func (c *manualClock) Now() int64                { return c.ns.Load() }
-func (c *manualClock) Advance(d time.Duration)   { c.ns.Add(int64(d)) }
-func (c *manualClock) Time() time.Time           { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *manualClock) Since(t time.Time) float64 { return c.Time().Sub(t).Seconds() }
-
-// wallClock is time.Now in ns: inside a synctest bubble, the bubble's fake
-// time.
-func wallClock() int64 { return time.Now().UnixNano() }
+func (m *manualClock) Now() int64                { return m.c.Nano() }
+func (m *manualClock) Advance(d time.Duration)   { m.c.Add(d) }
+func (m *manualClock) Time() time.Time           { return m.c.Now().UTC() }
+func (m *manualClock) Since(t time.Time) float64 { return m.Time().Sub(t).Seconds() }
 
 // recorder collects transitions from the OnTransition hook.
 type recorder struct {

@@ -49,7 +49,7 @@ func TestHashText(t *testing.T) {
 // tracked as one key each, found again by bytes and by Key, and keep
 // their text; a longer host is cut to MaxHostLen.
 func TestHostKeyLengths(t *testing.T) {
-	tr := newTracker(t, sources.Config{Clock: newManualClock().Now})
+	tr := newTracker(t, sources.Config{Clock: newManualClock().c})
 	host := func(n int) []byte { return []byte(strings.Repeat("h", n)) }
 	for n := range sources.MaxHostLen + 1 {
 		tr.ObserveHost(host(n), 1, n)
@@ -85,7 +85,7 @@ func TestMemoryBoundedHosts(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	tr := newTracker(t, sources.Config{MaxSources: 10_000, Clock: clk.Now})
+	tr := newTracker(t, sources.Config{MaxSources: 10_000, Clock: clk.c})
 	for i := range hosts {
 		if i%100 == 0 {
 			clk.Advance(1e6)

@@ -17,7 +17,7 @@ import (
 func TestAllowFlood(t *testing.T) {
 	const limit, burst, seconds = 1000, 100, 20
 	clk := newManualClock()
-	tr := newTracker(t, sources.Config{Clock: clk.Now, Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: limit, Burst: burst}}})
+	tr := newTracker(t, sources.Config{Clock: clk.c, Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: limit, Burst: burst}}})
 	flood, polite := addr("127.0.0.2"), addr("127.0.0.3")
 	var floodSent, floodAllowed, politeSent, politeAllowed int
 	for ms := range seconds * 1000 {
@@ -50,7 +50,7 @@ func TestAllowFlood(t *testing.T) {
 // then what the rate has refilled.
 func TestAllowPartial(t *testing.T) {
 	clk := newManualClock()
-	tr := newTracker(t, sources.Config{Clock: clk.Now, Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: 10, Burst: 10}}})
+	tr := newTracker(t, sources.Config{Clock: clk.c, Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: 10, Burst: 10}}})
 	h := tr.Host([]byte("fw-1"))
 	assert.Equal(t, 10, h.Allow(50, 5000))
 	assert.Zero(t, h.Allow(1, 100))
@@ -66,7 +66,7 @@ func TestAllowPartial(t *testing.T) {
 // the default elsewhere.
 func TestLimitOverrides(t *testing.T) {
 	clk := newManualClock()
-	tr := newTracker(t, sources.Config{Clock: clk.Now, Policy: sources.Policy{
+	tr := newTracker(t, sources.Config{Clock: clk.c, Policy: sources.Policy{
 		RateLimit: sources.Limit{EventsPerSecond: 10},
 		Overrides: []sources.Override{
 			{Match: "10.9.9.9", RateLimit: sources.Limit{EventsPerSecond: -1}},
@@ -89,7 +89,7 @@ func TestLimitOverrides(t *testing.T) {
 func TestPace(t *testing.T) {
 	const limit, burst, seconds = 1000, 100, 20
 	clk := newManualClock()
-	tr := newTracker(t, sources.Config{Clock: clk.Now, Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: limit, Burst: burst}}})
+	tr := newTracker(t, sources.Config{Clock: clk.c, Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: limit, Burst: burst}}})
 	flood := tr.Addr(addr("127.0.0.2"))
 	start := clk.Time()
 	read, waits := 0, 0

@@ -97,8 +97,7 @@ type Transition struct {
 }
 
 // Run detects silence and recovery, updates rates and the limited state
-// once per Config.Resolution, refreshes the tracker's own clock when
-// Config.Clock is nil, and saves Config.StateFile every
+// once per Config.Resolution, and saves Config.StateFile every
 // Config.SaveInterval and when it returns. It blocks until ctx ends, then
 // returns nil, or the error of the final save (also given to
 // Hooks.OnSaveError). It returns [ErrRunning] if the tracker is already
@@ -117,12 +116,7 @@ func (t *Tracker) Run(ctx context.Context) error {
 
 	ticker := time.NewTicker(t.cfg.Resolution)
 	defer ticker.Stop()
-	var clockC, saveC <-chan time.Time
-	if t.clock == nil {
-		c := time.NewTicker(clockResolution)
-		defer c.Stop()
-		clockC = c.C
-	}
+	var saveC <-chan time.Time
 	if t.cfg.StateFile != "" {
 		s := time.NewTicker(t.cfg.SaveInterval)
 		defer s.Stop()
@@ -135,8 +129,6 @@ func (t *Tracker) Run(ctx context.Context) error {
 				return nil
 			}
 			return t.runSave()
-		case <-clockC:
-			t.now.Store(time.Now().UnixNano())
 		case <-ticker.C:
 			t.Tick()
 		case <-saveC:
@@ -151,9 +143,6 @@ func (t *Tracker) startWatch() {
 	defer t.tickMu.Unlock()
 	if t.started.Load() {
 		return
-	}
-	if t.clock == nil {
-		t.now.Store(time.Now().UnixNano())
 	}
 	now := t.nowNano()
 	t.watchStart.Store(now)
@@ -172,9 +161,6 @@ func (t *Tracker) Tick() {
 	t.startWatch()
 	t.tickMu.Lock()
 	defer t.tickMu.Unlock()
-	if t.clock == nil {
-		t.now.Store(time.Now().UnixNano())
-	}
 	t.tick(t.nowNano())
 }
 

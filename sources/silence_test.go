@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/sources"
 )
 
@@ -40,7 +41,7 @@ func sleepUntil(start time.Time, d time.Duration) {
 func TestSilence(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var rec recorder
-		tr := newTracker(t, sources.Config{Clock: wallClock, Policy: sources.Policy{SilentAfter: 10 * time.Second},
+		tr := newTracker(t, sources.Config{Clock: clock.New(0), Policy: sources.Policy{SilentAfter: 10 * time.Second},
 			Hooks: sources.Hooks{OnTransition: rec.hook}})
 		start := time.Now()
 		stop := startRun(t, tr)
@@ -104,7 +105,7 @@ func TestSilence(t *testing.T) {
 func TestSilenceOverrides(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var rec recorder
-		tr := newTracker(t, sources.Config{Clock: wallClock, Hooks: sources.Hooks{OnTransition: rec.hook}, Policy: sources.Policy{
+		tr := newTracker(t, sources.Config{Clock: clock.New(0), Hooks: sources.Hooks{OnTransition: rec.hook}, Policy: sources.Policy{
 			SilentAfter: 60 * time.Second,
 			Overrides: []sources.Override{
 				{Match: "10.1.0.9", SilentAfter: 20 * time.Second},
@@ -155,7 +156,7 @@ func TestExpected(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var rec recorder
 		never, late := sources.HostKey("fw-never"), sources.ParseKey("192.0.2.5")
-		tr := newTracker(t, sources.Config{Clock: wallClock, Hooks: sources.Hooks{OnTransition: rec.hook}, Policy: sources.Policy{
+		tr := newTracker(t, sources.Config{Clock: clock.New(0), Hooks: sources.Hooks{OnTransition: rec.hook}, Policy: sources.Policy{
 			SilentAfter: 10 * time.Second,
 			Expected:    []sources.Key{never, late},
 		}})
@@ -199,7 +200,7 @@ func TestExpected(t *testing.T) {
 func TestMaxTransitions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var rec recorder
-		tr := newTracker(t, sources.Config{Clock: wallClock, MaxTransitions: 3, Hooks: sources.Hooks{OnTransition: rec.hook},
+		tr := newTracker(t, sources.Config{Clock: clock.New(0), MaxTransitions: 3, Hooks: sources.Hooks{OnTransition: rec.hook},
 			Policy: sources.Policy{SilentAfter: 5 * time.Second}})
 		start := time.Now()
 		stop := startRun(t, tr)
@@ -227,7 +228,7 @@ func TestEvictedNeverSilent(t *testing.T) {
 	}
 	synctest.Test(t, func(t *testing.T) {
 		var rec recorder
-		tr := newTracker(t, sources.Config{Clock: wallClock, MaxSources: maxKeys, MaxTransitions: senders,
+		tr := newTracker(t, sources.Config{Clock: clock.New(0), MaxSources: maxKeys, MaxTransitions: senders,
 			Hooks: sources.Hooks{OnTransition: rec.hook}, Policy: sources.Policy{SilentAfter: 5 * time.Second}})
 		start := time.Now()
 		stop := startRun(t, tr)
@@ -260,7 +261,7 @@ func TestSetPolicy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var rec recorder
 		old := sources.HostKey("old-expected")
-		tr := newTracker(t, sources.Config{Clock: wallClock, Hooks: sources.Hooks{OnTransition: rec.hook},
+		tr := newTracker(t, sources.Config{Clock: clock.New(0), Hooks: sources.Hooks{OnTransition: rec.hook},
 			Policy: sources.Policy{SilentAfter: time.Minute, Expected: []sources.Key{old}}})
 		start := time.Now()
 		stop := startRun(t, tr)
@@ -293,18 +294,14 @@ func TestSetPolicy(t *testing.T) {
 	})
 }
 
-// TestOwnClock: without Config.Clock, Run keeps the tracker's clock.
-func TestOwnClock(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tr := newTracker(t, sources.Config{})
-		start := time.Now()
-		stop := startRun(t, tr)
-		defer stop()
-		sleepUntil(start, 1500*time.Millisecond)
-		tr.ObserveAddr(addrN(1), 1, 1)
-		assert.Equal(t, start.Add(1500*time.Millisecond).UTC(), source(t, tr, sources.AddrKey(addrN(1))).LastSeen)
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		assert.ErrorIs(t, tr.Run(ctx), sources.ErrRunning)
-	})
+// TestDefaultClock: without Config.Clock, the tracker reads the process's
+// clock, which is current without Run.
+func TestDefaultClock(t *testing.T) {
+	tr := newTracker(t, sources.Config{})
+	before := time.Now().Truncate(time.Millisecond).Add(-time.Millisecond)
+	tr.ObserveAddr(addrN(1), 1, 1)
+	after := time.Now()
+	seen := source(t, tr, sources.AddrKey(addrN(1))).LastSeen
+	assert.False(t, seen.Before(before), "last seen %v before the observation at %v", seen, before)
+	assert.False(t, seen.After(after), "last seen %v after the observation", seen)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/sources"
 )
 
@@ -22,7 +23,7 @@ import (
 func TestRestart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		state := filepath.Join(t.TempDir(), "sources.state")
-		cfg := sources.Config{Clock: wallClock, StateFile: state, Policy: sources.Policy{SilentAfter: 10 * time.Second}}
+		cfg := sources.Config{Clock: clock.New(0), StateFile: state, Policy: sources.Policy{SilentAfter: 10 * time.Second}}
 		stopped, steady, dead := addr("127.0.0.2"), addr("127.0.0.3"), addr("127.0.0.4")
 
 		// First run: dead stops at once (silent at 11 s), stopped at 30 s.
@@ -89,7 +90,7 @@ func TestRestart(t *testing.T) {
 
 func TestSaveLoadRoundTrip(t *testing.T) {
 	clk := newManualClock()
-	tr := newTracker(t, sources.Config{Clock: clk.Now})
+	tr := newTracker(t, sources.Config{Clock: clk.c})
 	hosts := []string{"plain", "with space", "quote\"and\\backslash", "new\nline", "", "\xff\xfe bytes", "ünïcode"}
 	for i, h := range hosts {
 		clk.Advance(time.Second)
@@ -101,7 +102,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state")
 	require.NoError(t, tr.Save(path))
 
-	tr2 := newTracker(t, sources.Config{Clock: clk.Now})
+	tr2 := newTracker(t, sources.Config{Clock: clk.c})
 	n, err := tr2.Load(path)
 	require.NoError(t, err)
 	assert.Equal(t, len(hosts)+2, n)
@@ -120,7 +121,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	assert.Len(t, entries, 1, "no temporary file left")
 
 	// Load keeps the most recent keys when the table is too small.
-	small := newTracker(t, sources.Config{Clock: clk.Now, MaxSources: 2})
+	small := newTracker(t, sources.Config{Clock: clk.c, MaxSources: 2})
 	n, err = small.Load(path)
 	require.NoError(t, err)
 	assert.Equal(t, 2, n)
@@ -131,7 +132,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 // nothing.
 func TestLoadErrors(t *testing.T) {
 	clk := newManualClock()
-	tr := newTracker(t, sources.Config{Clock: clk.Now})
+	tr := newTracker(t, sources.Config{Clock: clk.c})
 	for i := range 5 {
 		tr.ObserveAddr(addrN(i), 1, 1)
 	}
@@ -141,7 +142,7 @@ func TestLoadErrors(t *testing.T) {
 	data, err := os.ReadFile(good)
 	require.NoError(t, err)
 
-	fresh := func() *sources.Tracker { return newTracker(t, sources.Config{Clock: clk.Now}) }
+	fresh := func() *sources.Tracker { return newTracker(t, sources.Config{Clock: clk.c}) }
 	_, err = fresh().Load(filepath.Join(dir, "missing"))
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 
@@ -181,7 +182,7 @@ func TestRunSaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "state")
-		tr := newTracker(t, sources.Config{Clock: wallClock, StateFile: path, SaveInterval: 10 * time.Second})
+		tr := newTracker(t, sources.Config{Clock: clock.New(0), StateFile: path, SaveInterval: 10 * time.Second})
 		start := time.Now()
 		stop := startRun(t, tr)
 		tr.ObserveAddr(addrN(1), 1, 1)
@@ -198,7 +199,7 @@ func TestRunSaves(t *testing.T) {
 		assert.Equal(t, 2, n, "saved at Run's end")
 
 		var saveErrs []error
-		bad := newTracker(t, sources.Config{Clock: wallClock, StateFile: filepath.Join(dir, "no", "such", "dir", "state"),
+		bad := newTracker(t, sources.Config{Clock: clock.New(0), StateFile: filepath.Join(dir, "no", "such", "dir", "state"),
 			SaveInterval: time.Second, Hooks: sources.Hooks{OnSaveError: func(err error) { saveErrs = append(saveErrs, err) }}})
 		ctx, cancel := newRunCtx(t)
 		done := make(chan error, 1)

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/relaykit/relaykit/clock"
 )
 
 // State flags of an entry (entry.state).
@@ -79,8 +81,7 @@ type Tracker struct {
 	cfg   Config
 	k0    uint64 // hash keys, random
 	k1    uint64
-	clock func() int64 // nil: own clock
-	now   atomic.Int64 // own clock, refreshed by Run
+	clock *clock.Clock
 
 	pol   atomic.Pointer[policy]
 	polMu sync.Mutex // serialises SetPolicy
@@ -129,22 +130,19 @@ func New(cfg Config) (*Tracker, error) {
 		return nil, fmt.Errorf("%w: %d expected keys with MaxSources %d (it must be larger)", ErrInvalidConfig, len(pol.expected), cfg.MaxSources)
 	}
 	t := &Tracker{cfg: cfg, k0: rand.Uint64(), k1: rand.Uint64() | 1, clock: cfg.Clock}
+	if t.clock == nil {
+		t.clock = clock.Default()
+	}
 	for i := range t.shards {
 		t.shards[i].init()
 	}
-	t.now.Store(time.Now().UnixNano())
 	t.pol.Store(pol)
 	t.addExpected(pol)
 	return t, nil
 }
 
 // nowNano reads the clock.
-func (t *Tracker) nowNano() int64 {
-	if t.clock != nil {
-		return t.clock()
-	}
-	return t.now.Load()
-}
+func (t *Tracker) nowNano() int64 { return t.clock.Nano() }
 
 // lookupAddr returns the entry of address a, creating it if needed.
 func (t *Tracker) lookupAddr(a netip.Addr) *entry {

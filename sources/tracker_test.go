@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/sources"
 )
 
@@ -68,7 +69,7 @@ func TestKey(t *testing.T) {
 
 func TestCounts(t *testing.T) {
 	clk := newManualClock()
-	tr := newTracker(t, sources.Config{Clock: clk.Now})
+	tr := newTracker(t, sources.Config{Clock: clk.c})
 	a := addr("192.0.2.1")
 	start := clk.Time()
 	tr.ObserveAddr(a, 1, 100)
@@ -102,7 +103,7 @@ func TestCounts(t *testing.T) {
 // an Input's lookups or a Handle taken from one.
 func TestInput(t *testing.T) {
 	clk := newManualClock()
-	tr := newTracker(t, sources.Config{Clock: clk.Now})
+	tr := newTracker(t, sources.Config{Clock: clk.c})
 	udp, tcp := tr.Input("syslog_udp"), tr.Input("syslog_tcp")
 	a := addr("192.0.2.1")
 	udp.ObserveAddr(a, 1, 1)
@@ -148,7 +149,7 @@ func TestNilTracker(t *testing.T) {
 func TestEvictionOrder(t *testing.T) {
 	clk := newManualClock()
 	expected := sources.HostKey("expected")
-	tr := newTracker(t, sources.Config{MaxSources: 5, Clock: clk.Now, Policy: sources.Policy{Expected: []sources.Key{expected}}})
+	tr := newTracker(t, sources.Config{MaxSources: 5, Clock: clk.c, Policy: sources.Policy{Expected: []sources.Key{expected}}})
 	for i := 1; i <= 4; i++ { // keys 1..4 seen at t0+1s..t0+4s
 		clk.Advance(time.Second)
 		tr.ObserveAddr(addrN(i), 1, 1)
@@ -187,7 +188,7 @@ func TestEvictionOrder(t *testing.T) {
 func TestEvictionLRUModel(t *testing.T) {
 	const maxKeys = 100
 	clk := newManualClock()
-	tr := newTracker(t, sources.Config{MaxSources: maxKeys, Clock: clk.Now})
+	tr := newTracker(t, sources.Config{MaxSources: maxKeys, Clock: clk.c})
 	rng := rand.New(rand.NewPCG(1, 2))
 	last := map[netip.Addr]int64{} // the model: tracked keys and their last seen
 	var evictions uint64
@@ -247,7 +248,7 @@ func TestMemoryBounded(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	tr := newTracker(t, sources.Config{MaxSources: 10_000, Clock: clk.Now})
+	tr := newTracker(t, sources.Config{MaxSources: 10_000, Clock: clk.c})
 	for i := range 100_000 {
 		if i%100 == 0 {
 			clk.Advance(time.Millisecond)
@@ -277,7 +278,7 @@ func TestHotPathAllocs(t *testing.T) {
 		t.Skip("AllocsPerRun is meaningless under the race detector")
 	}
 	clk := newManualClock()
-	tr := newTracker(t, sources.Config{Clock: clk.Now, Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: 10, Burst: 5}}})
+	tr := newTracker(t, sources.Config{Clock: clk.c, Policy: sources.Policy{RateLimit: sources.Limit{EventsPerSecond: 10, Burst: 5}}})
 	a := addr("192.0.2.1")
 	host := []byte("a-rather-long-host-name-of-more-than-32-bytes.example.net")
 	tr.ObserveAddr(a, 1, 1)
@@ -317,7 +318,7 @@ func TestConcurrentStress(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			const goroutines, perG, keys = 8, 5000, 200
 			tr := newTracker(t, sources.Config{
-				MaxSources: tc.maxKeys, Resolution: time.Millisecond, Clock: wallClock,
+				MaxSources: tc.maxKeys, Resolution: time.Millisecond, Clock: clock.New(0),
 				Policy: sources.Policy{SilentAfter: 5 * time.Millisecond, RateLimit: sources.Limit{EventsPerSecond: 1e6}},
 			})
 			ctx, cancel := newRunCtx(t)
@@ -381,7 +382,7 @@ func TestConcurrentStress(t *testing.T) {
 
 func TestSourcesQuery(t *testing.T) {
 	clk := newManualClock()
-	tr := newTracker(t, sources.Config{Clock: clk.Now, Policy: sources.Policy{
+	tr := newTracker(t, sources.Config{Clock: clk.c, Policy: sources.Policy{
 		Overrides: []sources.Override{{Match: "10.9.0.0/16", RateLimit: sources.Limit{EventsPerSecond: 1, Burst: 1}}},
 	}})
 	for i := 1; i <= 5; i++ {
@@ -418,7 +419,7 @@ func TestSourcesQuery(t *testing.T) {
 
 func TestRate(t *testing.T) {
 	clk := newManualClock()
-	tr := newTracker(t, sources.Config{Clock: clk.Now, RateWindow: 5 * time.Second})
+	tr := newTracker(t, sources.Config{Clock: clk.c, RateWindow: 5 * time.Second})
 	a := addr("192.0.2.1")
 	tr.Tick()
 	for range 60 { // 100 events/s for a minute

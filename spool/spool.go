@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/clock"
 )
 
 // ErrFull is returned by [Spool.Append] when the batch would make the
@@ -73,6 +74,9 @@ type Config struct {
 	FileMode os.FileMode
 	// FS is the file system. Nil means the operating system's ([OSFS]).
 	FS FS
+	// Clock stamps each record's append time (one read per Append). Nil
+	// means [clock.Default].
+	Clock *clock.Clock
 }
 
 // Stats is a snapshot of a [Spool]'s counters. Counters only grow;
@@ -268,6 +272,9 @@ func Open(cfg Config) (*Spool, error) {
 	}
 	if cfg.FileMode == 0 {
 		cfg.FileMode = DefaultFileMode
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Default()
 	}
 	if cfg.FileMode&^os.ModePerm != 0 {
 		return nil, fmt.Errorf("%w: FileMode %v has bits other than permissions", ErrInvalidConfig, cfg.FileMode)

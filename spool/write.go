@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"syscall"
-	"time"
 
 	"github.com/relaykit/relaykit"
 )
@@ -35,7 +34,7 @@ func (s *Spool) Append(batch []relaykit.Event) (RecordID, error) {
 		return RecordID{}, nil
 	}
 	bp := s.pool.Get().(*[]byte)
-	now := time.Now().UnixNano()
+	now := s.cfg.Clock.Nano()
 	rec := appendRecord((*bp)[:0], batch, now)
 	s.mu.Lock()
 	id, err := s.writeLocked(rec, int64(len(batch)), now)

@@ -37,9 +37,9 @@
 // empty: a record larger than MaxBytes gets a file of its own). One Write is
 // never split across files. Periods are aligned to the wall clock: days
 // start at midnight in Location, and with an Interval below 24h periods
-// start at midnight and every Interval after it. The check reads a cached
-// clock (github.com/agilira/go-timecache, 500 µs resolution) rather than
-// calling time.Now per write; [Config.Now] replaces it in tests. The timer
+// start at midnight and every Interval after it. The check reads relaykit's
+// coarse clock ([Config].Clock, package clock: an atomic load while it is
+// read often) rather than calling time.Now per write; tests pass a fake. The timer
 // goroutine also rotates a non-empty file whose period ended while no write
 // came, so an idle day's file is closed and compressed on time. At start the
 // Writer appends to the newest file of the current period if it is
@@ -99,8 +99,4 @@
 // Writer runs two goroutines (timer: flushes and the next file; mill:
 // fsync, compression, retention) that Close stops and waits for. Only one
 // Writer (per Layout) may use a directory at a time.
-//
-// Importing the package starts the process-wide clock goroutine of
-// github.com/agilira/go-timecache; leak checks ignore it with
-// goleak.IgnoreTopFunction("github.com/agilira/go-timecache.(*TimeCache).updateLoop").
 package storage

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"time"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/spool"
 	"github.com/relaykit/relaykit/storage"
 )
@@ -17,22 +17,21 @@ import (
 func ExampleNewWriter() {
 	dir, _ := os.MkdirTemp("", "logs")
 	defer os.RemoveAll(dir)
-	var now atomic.Int64 // a settable clock for the example
-	now.Store(time.Date(2026, 11, 22, 23, 59, 0, 0, time.UTC).UnixNano())
+	clk := clock.NewFake(time.Date(2026, 11, 22, 23, 59, 0, 0, time.UTC)) // a settable clock for the example
 	w, err := storage.NewWriter(storage.Config{
 		Dir:         dir,
 		Location:    time.UTC,
 		MaxBytes:    1 << 20,
 		MaxAge:      7 * 24 * time.Hour,
 		Compression: storage.CompressGzip,
-		Now:         func() time.Time { return time.Unix(0, now.Load()) },
+		Clock:       clk,
 	})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Fprintln(w, "last line of the day")
-	now.Add(int64(time.Minute)) // midnight
+	clk.Add(time.Minute) // midnight
 	fmt.Fprintln(w, "first line of the next day")
 	if err := w.Close(); err != nil { // compresses the rotated file
 		fmt.Println(err)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/storage"
 )
 
@@ -19,7 +20,7 @@ func ExampleListFiles() {
 		Dir:         dir,
 		Location:    time.UTC,
 		Compression: storage.CompressGzip,
-		Now:         func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) },
+		Clock:       clock.NewFake(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
 	}
 	w, err := storage.NewWriter(cfg)
 	if err != nil {

@@ -260,7 +260,7 @@ func (w *Writer) retain() {
 	}
 	var cutoff time.Time
 	if w.cfg.MaxAge > 0 {
-		cutoff = time.Unix(0, w.nowNano()).Add(-w.cfg.MaxAge)
+		cutoff = time.Unix(0, w.clock.Nano()).Add(-w.cfg.MaxAge)
 	}
 	for i, k := range order {
 		drop := w.cfg.MaxFiles > 0 && len(order)-i > w.cfg.MaxFiles

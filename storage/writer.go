@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	timecache "github.com/agilira/go-timecache"
+	"github.com/relaykit/relaykit/clock"
 )
 
 var (
@@ -157,11 +157,10 @@ type Config struct {
 	FlushInterval time.Duration
 	// Sync is the fsync policy. Zero means SyncOnRotate.
 	Sync SyncPolicy
-	// Now returns the current time. Nil means the cached clock of
-	// github.com/agilira/go-timecache (500 µs resolution, no system call per
-	// write). Tests inject a fake clock here; it is called from the
-	// background goroutines too, so it must be safe for concurrent use.
-	Now func() time.Time
+	// Clock is read before each write for the rotation check, and by the
+	// background goroutines. Nil means [clock.Default] (no system call per
+	// write); tests pass a [clock.NewFake].
+	Clock *clock.Clock
 	// OnError, if set, is called with errors of the background work
 	// (fsync, compression, retention), which no Write can return. It must
 	// be fast and safe for concurrent use.
@@ -200,9 +199,9 @@ type Stats struct {
 // flushes and creating the next file ahead of rotation; fsync, compression
 // and retention of rotated files), which Close stops and waits for.
 type Writer struct {
-	cfg     Config
-	nowNano func() int64
-	daily   bool
+	cfg   Config
+	clock *clock.Clock
+	daily bool
 
 	mu         sync.Mutex
 	f          *os.File
@@ -261,11 +260,9 @@ func NewWriter(cfg Config) (*Writer, error) {
 		daily:  cfg.Interval == 24*time.Hour,
 	}
 	w.prepPath = filepath.Join(cfg.Dir, "."+cfg.Layout+".next")
-	if cfg.Now != nil {
-		now := cfg.Now
-		w.nowNano = func() int64 { return now().UnixNano() }
-	} else {
-		w.nowNano = timecache.CachedTimeNano
+	w.clock = cfg.Clock
+	if w.clock == nil {
+		w.clock = clock.Default()
 	}
 	if cfg.BufferSize > 0 {
 		w.buf = make([]byte, 0, cfg.BufferSize)
@@ -287,7 +284,7 @@ func NewWriter(cfg Config) (*Writer, error) {
 			}
 		}
 	}
-	if err := w.openLocked(w.nowNano(), true); err != nil {
+	if err := w.openLocked(w.clock.Nano(), true); err != nil {
 		return nil, err
 	}
 	w.leftover = slices.DeleteFunc(leftover, func(p string) bool { return p == w.path })
@@ -392,7 +389,7 @@ func checkLayout(layout string, loc *time.Location) error {
 // it (a partial write is cut again; if that fails too, the file is closed
 // and the next Write starts a new one), and the next Write tries again.
 func (w *Writer) Write(p []byte) (int, error) {
-	now := w.nowNano()
+	now := w.clock.Nano()
 	n := int64(len(p))
 	w.mu.Lock()
 	if w.closed {
@@ -569,7 +566,7 @@ func (w *Writer) Sync() error {
 // sequence number. The closed file is handed to the background goroutine
 // for fsync (SyncOnRotate), compression and retention.
 func (w *Writer) Rotate() error {
-	now := w.nowNano()
+	now := w.clock.Nano()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -647,7 +644,7 @@ func (w *Writer) flushLocked() error {
 		return nil
 	}
 	if w.f == nil {
-		if err := w.reopenLocked(w.nowNano()); err != nil {
+		if err := w.reopenLocked(w.clock.Nano()); err != nil {
 			return err
 		}
 	}
@@ -900,7 +897,7 @@ func (w *Writer) flusher() {
 // (so that an idle day's file is rotated and compressed without waiting
 // for the next write) and, with SyncInterval, fsyncs the file.
 func (w *Writer) tick() {
-	now := w.nowNano()
+	now := w.clock.Nano()
 	w.mu.Lock()
 	if w.closed || w.f == nil {
 		w.mu.Unlock()

@@ -21,36 +21,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/internal/testtool"
 	"github.com/relaykit/relaykit/storage"
 )
 
 // clock is a fake clock for Config.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock(t time.Time) *clock { return &clock{t: t} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // dirFiles returns the names of the files in dir, sorted, and their
 // contents (decompressed).
 func dirFiles(t *testing.T, dir string) ([]string, map[string]string) {
@@ -100,8 +76,8 @@ func write(t *testing.T, w io.Writer, s string) {
 func TestWriterRotatesAtMidnight(t *testing.T) {
 	dir := t.TempDir()
 	loc := time.FixedZone("CET", 3600)
-	clk := newClock(time.Date(2026, 11, 21, 23, 59, 59, 0, loc))
-	w, err := storage.NewWriter(storage.Config{Dir: dir, Location: loc, Now: clk.Now})
+	clk := clock.NewFake(time.Date(2026, 11, 21, 23, 59, 59, 0, loc))
+	w, err := storage.NewWriter(storage.Config{Dir: dir, Location: loc, Clock: clk})
 	require.NoError(t, err)
 	write(t, w, "before\n")
 	clk.Set(time.Date(2026, 11, 21, 23, 59, 59, 999999999, loc))
@@ -120,8 +96,8 @@ func TestWriterRotatesAtMidnight(t *testing.T) {
 
 func TestWriterRotatesAtSize(t *testing.T) {
 	dir := t.TempDir()
-	clk := newClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
-	w, err := storage.NewWriter(storage.Config{Dir: dir, Location: time.UTC, Now: clk.Now, MaxBytes: 10})
+	clk := clock.NewFake(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	w, err := storage.NewWriter(storage.Config{Dir: dir, Location: time.UTC, Clock: clk, MaxBytes: 10})
 	require.NoError(t, err)
 	for range 5 {
 		write(t, w, "abc\n") // 4 bytes: two fit in 10
@@ -144,9 +120,9 @@ func TestWriterIntervalInLocation(t *testing.T) {
 	dir := t.TempDir()
 	// UTC+05:30: hourly periods start at hh:00 local, hh:30 UTC.
 	loc := time.FixedZone("IST", 5*3600+1800)
-	clk := newClock(time.Date(2026, 11, 22, 4, 29, 0, 0, time.UTC)) // 09:59 local
+	clk := clock.NewFake(time.Date(2026, 11, 22, 4, 29, 0, 0, time.UTC)) // 09:59 local
 	w, err := storage.NewWriter(storage.Config{
-		Dir: dir, Location: loc, Interval: time.Hour, Layout: "relay-2006-01-02T15.log", Now: clk.Now,
+		Dir: dir, Location: loc, Interval: time.Hour, Layout: "relay-2006-01-02T15.log", Clock: clk,
 	})
 	require.NoError(t, err)
 	write(t, w, "09\n")
@@ -169,9 +145,9 @@ func TestWriterIntervalCoarserLayoutKeepsOrder(t *testing.T) {
 	// A daily layout with 6-hour periods: later periods of the day continue
 	// the sequence numbers, so names still sort in write order.
 	dir := t.TempDir()
-	clk := newClock(time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC))
+	clk := clock.NewFake(time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC))
 	w, err := storage.NewWriter(storage.Config{
-		Dir: dir, Location: time.UTC, Interval: 6 * time.Hour, Now: clk.Now,
+		Dir: dir, Location: time.UTC, Interval: 6 * time.Hour, Clock: clk,
 		FlushInterval: -1, // no idle rotation after the last period
 	})
 	require.NoError(t, err)
@@ -188,8 +164,8 @@ func TestWriterIntervalCoarserLayoutKeepsOrder(t *testing.T) {
 
 func TestWriterRestartAppends(t *testing.T) {
 	dir := t.TempDir()
-	clk := newClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
-	cfg := storage.Config{Dir: dir, Location: time.UTC, Now: clk.Now, MaxBytes: 12}
+	clk := clock.NewFake(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	cfg := storage.Config{Dir: dir, Location: time.UTC, Clock: clk, MaxBytes: 12}
 	for _, line := range []string{"one\n", "two\n", "three\n"} {
 		w, err := storage.NewWriter(cfg)
 		require.NoError(t, err)
@@ -218,8 +194,8 @@ func TestWriterRetention(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			clk := newClock(start)
-			cfg := storage.Config{Dir: dir, Location: time.UTC, Now: clk.Now}
+			clk := clock.NewFake(start)
+			cfg := storage.Config{Dir: dir, Location: time.UTC, Clock: clk}
 			w, err := storage.NewWriter(cfg)
 			require.NoError(t, err)
 			for i := range 5 {
@@ -256,8 +232,8 @@ func TestWriterCompression(t *testing.T) {
 	for _, c := range []storage.Compression{storage.CompressGzip, storage.CompressZstd} {
 		t.Run(c.String(), func(t *testing.T) {
 			dir := t.TempDir()
-			clk := newClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
-			w, err := storage.NewWriter(storage.Config{Dir: dir, Location: time.UTC, Now: clk.Now, Compression: c})
+			clk := clock.NewFake(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+			w, err := storage.NewWriter(storage.Config{Dir: dir, Location: time.UTC, Clock: clk, Compression: c})
 			require.NoError(t, err)
 			var want [3]strings.Builder
 			for f := range 3 {
@@ -290,8 +266,8 @@ func TestWriterCompressionRecoversAfterCrash(t *testing.T) {
 	base := filepath.Join(dir, "relay-2026-11-21.log")
 	require.NoError(t, os.WriteFile(base, []byte("yesterday\n"), 0o640))
 	require.NoError(t, os.WriteFile(base+".gz.tmp", []byte("\x1f\x8b partial"), 0o640))
-	clk := newClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
-	w, err := storage.NewWriter(storage.Config{Dir: dir, Location: time.UTC, Now: clk.Now, Compression: storage.CompressGzip})
+	clk := clock.NewFake(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	w, err := storage.NewWriter(storage.Config{Dir: dir, Location: time.UTC, Clock: clk, Compression: storage.CompressGzip})
 	require.NoError(t, err)
 	write(t, w, "today\n")
 	require.NoError(t, w.Close())
@@ -368,7 +344,7 @@ func TestWriterCloseStopsGoroutines(t *testing.T) {
 	require.NoError(t, w.Rotate())
 	require.NoError(t, w.Close())
 	require.NoError(t, w.Close(), "Close is idempotent")
-	goleak.VerifyNone(t, ignoreTimecache)
+	goleak.VerifyNone(t)
 	_, err = w.Write([]byte("late\n"))
 	assert.ErrorIs(t, err, storage.ErrClosed)
 }
@@ -509,7 +485,7 @@ func TestSanitizeFileName(t *testing.T) {
 func TestWriterFlushInterval(t *testing.T) {
 	dir := t.TempDir()
 	synctest.Test(t, func(t *testing.T) {
-		w, err := storage.NewWriter(storage.Config{Dir: dir, Location: time.UTC, Now: time.Now, FlushInterval: time.Second})
+		w, err := storage.NewWriter(storage.Config{Dir: dir, Location: time.UTC, Clock: clock.New(0), FlushInterval: time.Second})
 		require.NoError(t, err)
 		write(t, w, "buffered\n")
 		assert.Empty(t, readFile(t, w.Path()), "data stays in the buffer before the interval")
@@ -528,7 +504,7 @@ func TestWriterIdleRotationOnTick(t *testing.T) {
 		start := time.Now().UTC()
 		w, err := storage.NewWriter(storage.Config{
 			Dir: dir, Location: time.UTC, Interval: time.Hour, Layout: "r-2006-01-02T15.log",
-			Now: time.Now, Compression: storage.CompressGzip,
+			Clock: clock.New(0), Compression: storage.CompressGzip,
 		})
 		require.NoError(t, err)
 		write(t, w, "last line of the hour\n")
@@ -562,9 +538,9 @@ func TestWriterWriteAfterError(t *testing.T) {
 
 func TestListAndOpenFiles(t *testing.T) {
 	dir := t.TempDir()
-	clk := newClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	clk := clock.NewFake(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 	for _, c := range []storage.Compression{storage.CompressGzip, storage.CompressZstd, storage.CompressNone} {
-		cfg := storage.Config{Dir: dir, Location: time.UTC, Now: clk.Now, Compression: c}
+		cfg := storage.Config{Dir: dir, Location: time.UTC, Clock: clk, Compression: c}
 		w, err := storage.NewWriter(cfg)
 		require.NoError(t, err)
 		for i := range 11 {

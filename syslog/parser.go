@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/internal/evfield"
 )
 
@@ -74,11 +75,11 @@ type Config struct {
 	// Location is the time zone of timestamps that carry none (RFC 3164,
 	// ISO 8601 local time). Nil means time.Local.
 	Location *time.Location
-	// Now returns the reference time from which the year of an RFC 3164
+	// Clock gives the reference time from which the year of an RFC 3164
 	// timestamp without one is inferred, when the event has no
-	// ReceiveTime. Nil means time.Now. It is called only for such
+	// ReceiveTime. Nil means [clock.Default]. It is read only for such
 	// timestamps, and only when ReceiveTime is zero.
-	Now func() time.Time
+	Clock *clock.Clock
 	// RequireText makes input that is not valid UTF-8, or that contains
 	// control bytes other than tab (NUL, ESC, DEL, ...), unparsed:
 	// [Unparsed] with the input whole in Raw. False parses any
@@ -102,7 +103,7 @@ type Config struct {
 // events or bytes it parsed.
 type Parser struct {
 	loc        *time.Location
-	now        func() time.Time
+	clock      *clock.Clock
 	text       bool
 	cef        bool
 	key        []byte // SD field name scratch
@@ -118,12 +119,12 @@ func NewParser(cfg Config) *Parser {
 	if loc == nil {
 		loc = time.Local
 	}
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.Default()
 	}
 	return &Parser{
-		loc: loc, now: now, text: cfg.RequireText, cef: cfg.CEF,
+		loc: loc, clock: clk, text: cfg.RequireText, cef: cfg.CEF,
 		key: make([]byte, 0, 64), lastLocal: -1 << 63, lastRefKey: -1 << 63,
 	}
 }
@@ -622,7 +623,7 @@ func (p *Parser) setTime(e *relaykit.Event, c *civil, raw []byte) {
 func (p *Parser) inferYear(e *relaykit.Event, c *civil) int {
 	ref := e.ReceiveTime
 	if ref == 0 {
-		ref = p.now().UnixNano()
+		ref = p.clock.Nano()
 	}
 	if hour := ref / int64(time.Hour); hour != p.lastRefKey {
 		p.lastRefKey = hour

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/syslog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -220,7 +221,7 @@ func TestParserFormats(t *testing.T) {
 func TestParserLocation(t *testing.T) {
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	require.NoError(t, err)
-	p := syslog.NewParser(syslog.Config{Location: berlin, Now: func() time.Time { return ref }})
+	p := syslog.NewParser(syslog.Config{Location: berlin, Clock: clock.NewFake(ref)})
 	for _, tt := range []struct {
 		in   string
 		want time.Time

@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/agilira/go-timecache.(*TimeCache).updateLoop"))
+	goleak.VerifyTestMain(m)
 }
 
 // line returns the i-th test line of a sender: every fifth is an error.

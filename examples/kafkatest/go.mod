@@ -15,7 +15,6 @@ require (
 )
 
 require (
-	github.com/agilira/go-timecache v1.0.3 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
 	github.com/valyala/fastjson v1.6.10 // indirect

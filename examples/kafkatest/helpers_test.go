@@ -22,10 +22,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// go-timecache starts its process-wide clock in init.
-		goleak.IgnoreAnyFunction("github.com/agilira/go-timecache.(*TimeCache).updateLoop"),
-	)
+	goleak.VerifyTestMain(m)
 }
 
 // newCluster starts an in-process Kafka cluster on 127.0.0.1 with brokers

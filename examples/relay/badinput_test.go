@@ -259,7 +259,7 @@ func TestReceiveTime(t *testing.T) {
 		}
 		return nil
 	})
-	eng, err := engine.New(engine.Config{Sink: sink, Workers: 1, Clock: clock})
+	eng, err := engine.New(engine.Config{Sink: sink, Workers: 1, Clock: clk})
 	require.NoError(t, err)
 	l := newLedger()
 	l.eng = eng

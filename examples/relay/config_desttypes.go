@@ -38,7 +38,7 @@ var archiveFormats = map[string]storage.Format{"raw": storage.FormatRaw, "json":
 
 func (a *ArchiveDestination) newSink(r *Relay, _ string) (destSink, error) {
 	return storage.NewArchive(storage.ArchiveConfig{
-		Writer: storage.Config{Dir: a.Dir, Location: r.loc, MaxBytes: int64(a.MaxSize), Now: clock.Time},
+		Writer: storage.Config{Dir: a.Dir, Location: r.loc, MaxBytes: int64(a.MaxSize), Clock: clk},
 		Format: archiveFormats[a.Format],
 		Fsync:  a.Fsync,
 	})

@@ -49,7 +49,7 @@ type RouteConfig struct {
 //	            target, default, timeout, cache_ttl
 //
 // Windows are at least 1s, aligned to the Unix epoch, and end on the
-// relay's reduceTick ticker, at shutdown and on reload. An event a
+// engine's window ticker (reduceTick), at shutdown and on reload. An event a
 // suppress or aggregate step absorbs is counted reduced{step}, and for
 // the acknowledging inputs (hec, relp, kafka) finished once routed: a
 // crash before its window ends loses that window's summary (README,

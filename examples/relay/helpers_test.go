@@ -31,12 +31,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// go-timecache starts its process-wide clock in init.
-		goleak.IgnoreTopFunction("github.com/agilira/go-timecache.(*TimeCache).updateLoop"),
-		goleak.IgnoreAnyFunction("main.(*coarseClock).tick"), // stops itself 100 ms after the last read
-		goleak.IgnoreAnyFunction("github.com/agilira/go-timecache.(*TimeCache).updateLoop"),
-	)
+	goleak.VerifyTestMain(m)
 }
 
 // testConfig is the embedded default with every listener on a free

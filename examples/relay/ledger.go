@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/delivery"
 	"github.com/relaykit/relaykit/engine"
 	"github.com/relaykit/relaykit/storage"
@@ -17,10 +18,10 @@ import (
 	"github.com/relaykit/relaykit/stream/udp"
 )
 
-// clock is the relay's coarse clock: receive times, batch stamps and the
-// storage writers' rotation checks read it instead of calling time.Now per
-// event. Relay.Run runs it; it sleeps while the relay is idle.
-var clock = engine.NewClock(time.Millisecond)
+// clk is the relay's coarse clock, relaykit's process clock: receive times,
+// batch stamps and the storage writers' rotation checks read it instead
+// of calling time.Now per event. It ticks only while read.
+var clk = clock.Default()
 
 // Drop reasons the relay counts itself (metric labels); the inputs' own
 // (queue_full, rcvbuf_full, invalid_json, shutdown_unqueued, rate_limit) are counted by

@@ -17,16 +17,9 @@ import (
 	"runtime/pprof"
 	"syscall"
 	"time"
-
-	timecache "github.com/agilira/go-timecache"
 )
 
 func main() {
-	// go-timecache's default cache, started by importing batch and storage,
-	// wakes the process every 500 µs for ever; the relay reads its own
-	// coarse clock (engine.Clock, in ledger.go), which sleeps when the
-	// relay is idle.
-	timecache.StopDefaultCache()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := mainCtx(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

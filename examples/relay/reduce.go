@@ -8,9 +8,8 @@ import (
 	"github.com/relaykit/relaykit/pipeline"
 )
 
-// reduceTick is the period of the ticker that ends the windows of the
-// routes' suppress and aggregate steps (pipeline.Swapper.Flush with the
-// current time): a summary leaves at most one tick after its window
+// reduceTick is the period at which the engine ends the windows of the
+// routes' suppress and aggregate steps (engine.Config.WindowTick): a summary leaves at most one tick after its window
 // ends, however quiet its key. It is also the shortest window a step may
 // have (minReduceWindow): a finer tick would cost a pass over every
 // step's keys more often for windows nobody needs below a second.
@@ -100,34 +99,6 @@ func (l *ledger) copiesLocked() int64 {
 		n += t.copies()
 	}
 	return n
-}
-
-// endWindows runs the reduction ticker until stop ends: every reduceTick
-// it ends the windows of the current route table that are over, sending
-// their summaries with send (the shutdown deadline, like the engine's
-// batches). What a destination refuses is counted by the router's hooks.
-func (r *Relay) endWindows(stop <-chan struct{}, send context.Context) {
-	t := time.NewTicker(reduceTick)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case now := <-t.C:
-			if err := r.routes.Flush(send, now.UnixNano()); err != nil {
-				r.log.Debug("summaries not accepted at the end of their window", "err", err)
-			}
-		}
-	}
-}
-
-// flushAll ends every window of the current route table and sends the
-// summaries: at shutdown, after the engine routed its last batch and
-// before the destinations' queues close.
-func (r *Relay) flushAll(send context.Context) {
-	if err := r.routes.Flush(send, pipeline.FlushAll); err != nil {
-		r.log.Warn("summaries not accepted at shutdown", "err", err)
-	}
 }
 
 // retire ends every window of a route table swapped out by a reload, once

@@ -78,7 +78,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		}
 	}()
 
-	dlw, err := storage.NewWriter(storage.Config{Dir: cfg.DeadLetter.Dir, Layout: "deadletter-2006-01-02.jsonl", Location: loc, Now: clock.Time,
+	dlw, err := storage.NewWriter(storage.Config{Dir: cfg.DeadLetter.Dir, Layout: "deadletter-2006-01-02.jsonl", Location: loc, Clock: clk,
 		BufferSize: -1}) // one write(2) per line: a failure is known at the line it loses
 	if err != nil {
 		return nil, fmt.Errorf("dead_letter.dir: %w", err)
@@ -107,7 +107,8 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		BatchMaxEvents: cfg.Workers.BatchMaxEvents,
 		BatchMaxBytes:  int(cfg.Workers.BatchMaxBytes),
 		BatchMaxWait:   cfg.Workers.BatchMaxWait,
-		Clock:          clock,
+		Clock:          clk,
+		WindowTick:     reduceTick, // the engine ends the routes' reduction windows
 		Logger:         log,
 	})
 	if err != nil {
@@ -267,7 +268,6 @@ func (r *Relay) Run(ctx context.Context) error {
 	}
 
 	bg.Go(func() { r.enrich.Run(bgCtx) })
-	bg.Go(func() { _ = clock.Run(bgCtx) })
 	// Silence, rates and the state file's saves, until the inputs have
 	// returned; the final save then. A failed save is logged by the
 	// tracker's hook and does not fail the relay.
@@ -279,10 +279,6 @@ func (r *Relay) Run(ctx context.Context) error {
 	} else {
 		close(srcDone)
 	}
-	// Reduction windows end on a ticker until the inputs stop; the
-	// shutdown flush below ends the rest.
-	ticking := make(chan struct{})
-	go func() { defer close(ticking); r.endWindows(inCtx.Done(), hard) }()
 
 	// The engine's context is the shutdown deadline: waits inside it give
 	// up then, and what it still holds is routed late (spooled).
@@ -353,12 +349,10 @@ func (r *Relay) Run(ctx context.Context) error {
 	// event reaches an open engine, and none comes after it closed.
 	stopSources()
 	<-srcDone
+	// The engine routes what it holds, then ends every reduction window
+	// still open (its summaries routed before the queues close).
 	keep(r.eng.Shutdown(hard))
 	keep(<-engDone)
-	// Every window still open ends now, its summary routed before the
-	// queues close.
-	<-ticking
-	r.flushAll(hard)
 	// Every batch is with the destinations: each queue delivers what it
 	// holds while its destination is healthy, its spool included, until
 	// the deadline; what is left stays on disk for the next run.

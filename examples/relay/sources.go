@@ -49,7 +49,7 @@ func newSourceTracker(cfg SourcesConfig, l *ledger, log *slog.Logger) (*sourceTr
 	}
 	tr, err := sources.New(sources.Config{
 		MaxSources: cfg.MaxSources,
-		Clock:      clock.Nano,
+		Clock:      clk,
 		StateFile:  cfg.StateFile,
 		Policy:     cfg.policy(),
 		Hooks: sources.Hooks{

@@ -32,7 +32,7 @@ func newSyslogParser(loc *time.Location) *syslogParser {
 	}
 	return &syslogParser{p: syslog.NewParser(syslog.Config{
 		Location:    loc,
-		Now:         clock.Time,
+		Clock:       clk,
 		RequireText: true,
 		CEF:         true,
 	})}
@@ -44,7 +44,7 @@ func (sp *syslogParser) Parse(ev *relaykit.Event, frame []byte, peer string) sys
 	ev.Reset()
 	// The receive time is the reference for timestamps without a year;
 	// PushOwned keeps it, TryPushOwned (UDP) stamps it again.
-	ev.ReceiveTime = clock.Nano()
+	ev.ReceiveTime = clk.Nano()
 	res := sp.p.Parse(ev, frame)
 	if len(ev.Host) == 0 {
 		ev.Host = append(ev.Host, peer...)

@@ -92,5 +92,8 @@ func Isolated(t *testing.T) bool {
 	if !strings.Contains(string(out), "--- PASS: "+t.Name()) {
 		t.Fatalf("%s in its own process did not run:\n%s", t.Name(), out)
 	}
+	if testing.Verbose() {
+		t.Logf("%s in its own process:\n%s", t.Name(), out)
+	}
 	return false
 }

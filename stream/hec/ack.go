@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agilira/go-timecache"
 	"github.com/valyala/fastjson"
 )
 
@@ -69,7 +68,7 @@ func (a *ackState) sweepLocked(now int64, force bool) {
 // issue returns a new ackId on channel ch, or false when a limit is
 // reached (the request is then answered server busy).
 func (a *ackState) issue(ch string) (*ackChannel, int64, bool) {
-	now := timecache.CachedTimeNano()
+	now := a.cfg.Clock.Nano()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.sweepLocked(now, false)
@@ -122,7 +121,7 @@ func (a *ackState) done(c *ackChannel, id int64, ok bool) {
 // query appends {"acks":{"id":bool,...}} for ids to dst; an id reported
 // true is forgotten, as HEC does.
 func (a *ackState) query(dst []byte, ch string, ids []int64) []byte {
-	now := timecache.CachedTimeNano()
+	now := a.cfg.Clock.Nano()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.sweepLocked(now, false)

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/stream/hec"
 )
 
@@ -225,19 +226,44 @@ func TestShutdown(t *testing.T) {
 }
 
 // A channel idle for AckChannelIdle is dropped: its ids answer false and
-// are counted as expired.
+// are counted as expired. The handler's clock moves past the idle time.
+// (With a clock that stood still, as the relay once had, channels never
+// expired.)
 func TestAckChannelIdle(t *testing.T) {
-	srv, h, _ := newServer(t, hec.Config{Tokens: []hec.Token{{Token: secret, Ack: true}}, AckChannelIdle: 20 * time.Millisecond}, false)
+	clk := clock.NewFake(time.Now())
+	srv, h, _ := newServer(t, hec.Config{Tokens: []hec.Token{{Token: secret, Ack: true}}, AckChannelIdle: time.Minute, Clock: clk}, false)
 	auth := "Splunk " + secret
 	rep := do(t, srv.Client(), srv.URL, req{auth: auth, channel: channel, body: []byte(`{"event":"a"}`)})
 	require.Equal(t, 0, code(t, rep))
 	require.Eventually(t, func() bool { return h.Stats().AcksAccepted == 1 }, 5*time.Second, time.Millisecond)
 	other := "2aeeac95-ac74-4aa9-b30d-6c4c0ac581ba"
-	// Requests on another channel sweep the state once the first is idle.
-	require.Eventually(t, func() bool {
-		rep := do(t, srv.Client(), srv.URL, req{auth: auth, channel: other, body: []byte(`{"event":"b"}`)})
-		require.Equal(t, 0, code(t, rep))
-		return h.Stats().AcksExpired >= 1
-	}, 5*time.Second, 5*time.Millisecond)
+	clk.Add(59 * time.Second)
+	rep = do(t, srv.Client(), srv.URL, req{auth: auth, channel: other, body: []byte(`{"event":"b"}`)})
+	require.Equal(t, 0, code(t, rep))
+	assert.Zero(t, h.Stats().AcksExpired, "idle for 59 s of 60")
+	// A request on another channel sweeps the state once the first is idle
+	// (sweeps come at most every quarter of AckChannelIdle).
+	clk.Add(16 * time.Second)
+	rep = do(t, srv.Client(), srv.URL, req{auth: auth, channel: other, body: []byte(`{"event":"c"}`)})
+	require.Equal(t, 0, code(t, rep))
+	assert.EqualValues(t, 1, h.Stats().AcksExpired)
 	assert.Equal(t, map[string]bool{"0": false}, queryAcks(t, srv.Client(), srv.URL, 0))
+}
+
+// Each request's events carry the handler clock's time when the request
+// was decoded: two requests a few seconds apart differ by as much.
+func TestReceiveTimeFromClock(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 15, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(t0)
+	srv, _, rec := newServer(t, hec.Config{Clock: clk}, false)
+	auth := "Splunk " + secret
+	for _, path := range []string{"", "/services/collector/raw"} {
+		rep := do(t, srv.Client(), srv.URL+path, req{auth: auth, channel: channel, body: []byte(`{"event":"a"}`)})
+		require.Equal(t, 0, code(t, rep))
+		clk.Add(2 * time.Second)
+	}
+	evs := rec.all()
+	require.Len(t, evs, 2)
+	assert.Equal(t, t0.UnixNano(), evs[0].ReceiveTime)
+	assert.Equal(t, t0.Add(2*time.Second).UnixNano(), evs[1].ReceiveTime)
 }

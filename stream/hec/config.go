@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/internal/hecwire"
 )
 
@@ -178,6 +179,10 @@ type Config struct {
 	// are full"). Nil means healthy while the handler is open.
 	Health func() error
 
+	// Clock stamps ReceiveTime (one read per request) and ages the ack
+	// channels. Nil means [clock.Default].
+	Clock *clock.Clock
+
 	// Hooks observe requests and Sink errors. Nil hooks cost nothing.
 	Hooks Hooks
 	// Logger logs state changes (a token's first use after a failure,
@@ -238,6 +243,9 @@ func (cfg *Config) fill() error {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Default()
 	}
 	return nil
 }

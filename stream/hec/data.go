@@ -11,7 +11,6 @@ import (
 
 	"github.com/relaykit/relaykit/internal/limitread"
 
-	"github.com/agilira/go-timecache"
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/relaykit/relaykit"
@@ -108,7 +107,7 @@ func (h *Handler) data(w http.ResponseWriter, r *http.Request, st *reqState, end
 	if status != 0 {
 		return -1, 0, wire
 	}
-	now := timecache.CachedTimeNano()
+	now := h.cfg.Clock.Nano()
 	var bad, n int
 	if endpoint == endpointRaw {
 		bad = h.decodeRaw(r, st, tok, body, now)

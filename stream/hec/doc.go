@@ -49,8 +49,8 @@
 // (or the token's defaults), Raw the event string (or the JSON text of a
 // non-string event), Fields the indexed fields in the order sent (a
 // multi-value field gives one Field per value, keys repeating).
-// ReceiveTime is the time the request was decoded (one clock read per
-// request, from go-timecache).
+// ReceiveTime is the time the request was decoded (one read per request
+// of [Config].Clock).
 //
 // forward.HEC sends an event's syslog priority as the fields "facility"
 // and "severity", by name (kern ... local7; emerg ... debug). An event
