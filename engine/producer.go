@@ -8,8 +8,9 @@ import (
 
 // Producer gathers the events an input parses from one read and hands
 // them to one worker at once. It takes its events from a slab of recycled
-// ones: [Producer.Event] returns the next (its buffers reused, its content
-// not reset: the parser resets it), and [Producer.Push] hands the events
+// ones: [Producer.Event] returns the next, reset (empty, as
+// [relaykit.Event.Reset] leaves it: no receive time, no fields, its
+// buffers kept for reuse), and [Producer.Push] hands the events
 // taken since the last push to the worker. Between reads,
 // [Producer.Flush] pushes and gives the slab's unused events back, so a
 // connection waiting for data holds none. A Producer belongs to one
@@ -43,7 +44,10 @@ func (in *Input) NewProducer(shard uint64) *Producer {
 	return &Producer{in: in, w: in.e.worker(shard)}
 }
 
-// Event returns the next event to fill. When [Producer.Full] reports true
+// Event returns the next event to fill, reset: every field of it is
+// empty or zero, whatever the event whose buffers it reuses carried. A
+// receive time left zero is stamped from the engine's clock when the
+// event is pushed. When [Producer.Full] reports true
 // the caller should push before taking another; if it does not, the
 // pending events move to a fresh slab (a copy of their headers, not of
 // their bytes), so none is ever lost.
@@ -53,6 +57,7 @@ func (p *Producer) Event() *relaykit.Event {
 	}
 	e := &p.slab.evs[p.next]
 	p.next++
+	e.Reset()
 	return e
 }
 

@@ -28,8 +28,8 @@ const maxRecycled = 16 << 10
 // eventSlab is a set of events whose buffers are recycled together.
 type eventSlab struct {
 	evs [slabEvents]relaykit.Event
-	// evs[lo:n] hold recycled buffers, free to fill (not reset: the
-	// parser resets); the others are zero.
+	// evs[lo:n] hold recycled buffers, free to fill (reset by
+	// Producer.Event as it hands each out); the others are zero.
 	lo, n int
 }
 

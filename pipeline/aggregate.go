@@ -198,10 +198,13 @@ func (a *Aggregate) Name() string { return "aggregate" }
 // Apply absorbs e into its group's window. It always returns false.
 func (a *Aggregate) Apply(e *relaykit.Event) (bool, error) {
 	var pk picked
-	vals := a.pick.pick(e, &pk)
+	vals, missing := a.pick.pick(e, &pk)
 	h := a.t.hash(vals)
 	sh := a.t.shardOf(h)
 	sh.mu.Lock()
+	if missing != 0 {
+		sh.misses++
+	}
 	tm, win := a.t.at(sh, e.ReceiveTime)
 	k, fresh := a.t.lookup(sh, h, vals, win)
 	if !fresh && win > k.win {
@@ -507,6 +510,10 @@ func (a *Aggregate) Flush(dst []relaykit.Event, now int64) []relaykit.Event {
 }
 
 // Stats returns the step's groups and counters.
-func (a *Aggregate) Stats() StepStats { return a.t.stats() }
+func (a *Aggregate) Stats() StepStats {
+	st := a.t.stats()
+	st.UnseenKeys = a.pick.unseen()
+	return st
+}
 
 var _ Reducer = (*Aggregate)(nil)

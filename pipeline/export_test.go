@@ -47,7 +47,7 @@ func NewKeyPicker(names []string) (*KeyPicker, error) {
 // alone found every extracted name.
 func (k *KeyPicker) Pick(e *relaykit.Event) ([]string, bool) {
 	var out picked
-	vals, hinted := k.p.pickHinted(e, &out)
+	vals, hinted, _ := k.p.pickHinted(e, &out)
 	s := make([]string, len(vals))
 	for i, v := range vals {
 		s[i] = string(v)

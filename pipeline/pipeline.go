@@ -45,7 +45,10 @@ func (f Func) Apply(e *relaykit.Event) (bool, error) { return f(e) }
 // takes. A nil *Pipeline keeps every event unchanged.
 //
 // A Pipeline is immutable and safe for concurrent use by multiple
-// goroutines; one Pipeline may serve several routes and routers.
+// goroutines. One Pipeline may serve several routes and routers unless it
+// holds a [Reducer]: a reducer's state belongs to one route, and
+// [NewRouter] refuses a reducer that two routes (or one route twice) would
+// share.
 type Pipeline struct {
 	fns []Function
 }

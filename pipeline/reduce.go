@@ -58,10 +58,17 @@ const DefaultMaxKeys = 10000
 // multiple goroutines.
 //
 // Windows are assigned from the event's ReceiveTime, never the wall
-// clock: no step reads the time. Ending windows on time is the caller's
-// job, by calling Flush with the current time from a ticker (see
-// [Router.Flush]); without it a key's window ends only when an event of
-// that key from a later window arrives, or when the key is evicted.
+// clock: no step reads the time. Ending windows on time is the job of
+// whoever runs the router: an engine.Engine whose Sink is the router (or
+// a [Swapper]) calls [Router.Flush] every second with the current time
+// and with [FlushAll] at shutdown (engine.Config.WindowTick); a program
+// that routes batches itself calls Flush from a ticker. Without it a key's
+// window ends only when an event of that key from a later window arrives,
+// or when the key is evicted.
+//
+// A reducer's state belongs to one route: [NewRouter] refuses a reducer
+// listed by two routes (a non-final route's copy of an event and the
+// final route's own would count as repeats of each other).
 type Reducer interface {
 	Function
 	Flush(dst []relaykit.Event, now int64) []relaykit.Event
@@ -77,6 +84,15 @@ type StepStats struct {
 	// Summaries is the number of summary events emitted (returned by
 	// Flush or waiting in the step for the next Flush).
 	Summaries uint64
+	// KeyMisses is the number of events that lacked at least one of the
+	// extracted fields named in the step's key (such a field reads as
+	// empty). A key naming a field no event has, such as a misspelt
+	// name, makes every event a miss and puts every event of a window
+	// under one key.
+	KeyMisses uint64
+	// UnseenKeys lists the extracted fields of the key that no event has
+	// carried so far, in key order; nil when every one was seen.
+	UnseenKeys []string
 }
 
 // Field names written by the reduction steps.
@@ -126,6 +142,7 @@ type shard[S any] struct {
 	closed     int64 // latest now passed to Flush (windows ending by then are closed)
 	minWin     int64 // lower bound of the live entries' window starts
 	ready      []relaykit.Event
+	misses     uint64 // events without one of the key's extracted fields
 	_          [128]byte
 }
 
@@ -241,6 +258,9 @@ type picker struct {
 	hints []atomic.Uint64
 	// lens has bit min(n, 63) set for the length n of each field name.
 	lens uint64
+	// seen has bit j set once an event carried extracted field j (a
+	// pointer: a picker is built by value).
+	seen *atomic.Uint32
 }
 
 // nameMatcher tells extracted field names apart by length and first
@@ -305,24 +325,45 @@ func newPicker(names []string) (picker, error) {
 		p.sels = append(p.sels, s)
 	}
 	p.hints = make([]atomic.Uint64, len(p.fields)*hintSets)
+	p.seen = new(atomic.Uint32)
 	return p, nil
 }
 
 // pick returns the key values of e, stored in out.
-func (p *picker) pick(e *relaykit.Event, out *picked) [][]byte {
-	vals, _ := p.pickHinted(e, out)
-	return vals
+//
+// missing has bit j set when extracted field j (p.fields[j]) was not found.
+func (p *picker) pick(e *relaykit.Event, out *picked) (vals [][]byte, missing uint32) {
+	vals, _, missing = p.pickHinted(e, out)
+	if len(p.fields) > 0 {
+		all := uint32(1)<<len(p.fields) - 1
+		if found := all &^ missing; p.seen.Load()&found != found {
+			p.seen.Or(found)
+		}
+	}
+	return vals, missing
+}
+
+// unseen returns the extracted field names no picked event carried.
+func (p *picker) unseen() []string {
+	seen := p.seen.Load()
+	var out []string
+	for j, i := range p.fields {
+		if seen&(1<<j) == 0 {
+			out = append(out, p.sels[i].key)
+		}
+	}
+	return out
 }
 
 // pickHinted is pick, and reports whether the hints alone found every
 // extracted name.
-func (p *picker) pickHinted(e *relaykit.Event, out *picked) ([][]byte, bool) {
+func (p *picker) pickHinted(e *relaykit.Event, out *picked) ([][]byte, bool, uint32) {
 	vals := out[:len(p.sels)]
 	if len(p.fields) == 0 {
 		for i := range p.sels {
 			vals[i] = p.sels[i].get(e)
 		}
-		return vals, false
+		return vals, false, 0
 	}
 	for i := range p.sels {
 		if p.sels[i].kind != selField {
@@ -332,15 +373,13 @@ func (p *picker) pickHinted(e *relaykit.Event, out *picked) ([][]byte, bool) {
 		}
 	}
 	if len(e.Fields) <= hintMinFields {
-		p.walk(e, vals, nil)
-		return vals, false
+		return vals, false, p.walk(e, vals, nil)
 	}
 	var at [MaxKeyNames]int32 // index in e.Fields of name j; -1: not found
 	if p.hinted(e, vals, &at) {
-		return vals, true
+		return vals, true, 0
 	}
-	p.walk(e, vals, &at)
-	return vals, false
+	return vals, false, p.walk(e, vals, &at)
 }
 
 // hinted looks each extracted name up at its hinted indices. When all are
@@ -395,8 +434,8 @@ func (p *picker) hinted(e *relaykit.Event, vals [][]byte, at *[MaxKeyNames]int32
 
 // walk reads the extracted names in one pass over e's fields and, unless
 // at is nil, teaches the hints of the names found at an index not hinted
-// (at[j] differs).
-func (p *picker) walk(e *relaykit.Event, vals [][]byte, at *[MaxKeyNames]int32) {
+// (at[j] differs). It returns the names not found, bit j for name j.
+func (p *picker) walk(e *relaykit.Event, vals [][]byte, at *[MaxKeyNames]int32) (missing uint32) {
 	var pos [MaxKeyNames]int32
 	for j := range p.fields {
 		pos[j] = -1
@@ -422,6 +461,7 @@ func (p *picker) walk(e *relaykit.Event, vals [][]byte, at *[MaxKeyNames]int32) 
 	for j, i := range p.fields {
 		fi := pos[j]
 		if fi < 0 {
+			missing |= 1 << j
 			continue
 		}
 		vals[i] = e.Fields[fi].Value
@@ -429,6 +469,7 @@ func (p *picker) walk(e *relaykit.Event, vals [][]byte, at *[MaxKeyNames]int32) 
 			p.learn(&p.hints[j*hintSets+len(e.Fields)&(hintSets-1)], int(fi))
 		}
 	}
+	return missing
 }
 
 // learn makes index fi the most recent way of hint word w, dropping the
@@ -687,6 +728,7 @@ func (t *table[S]) stats() StepStats {
 		sh := &t.shards[i]
 		sh.mu.Lock()
 		st.Keys += sh.live
+		st.KeyMisses += sh.misses
 		sh.mu.Unlock()
 	}
 	return st

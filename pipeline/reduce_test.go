@@ -1281,3 +1281,36 @@ func TestRouteWithReducersDoesNotAllocate(t *testing.T) {
 	// Route ran 102 times (AllocsPerRun warms up once).
 	assert.Equal(t, uint64(102*64-8), r.Stats().Reduced["suppress"])
 }
+
+// TestKeyMissesAndUnseenKeys: a key naming a field no event has (a typo,
+// "message" for the raw message) is counted per event and reported as
+// unseen; a field some events have is only counted where it is missing.
+func TestKeyMissesAndUnseenKeys(t *testing.T) {
+	sup, err := pipeline.NewSuppress(pipeline.SuppressConfig{Key: []string{"src", "message"}})
+	require.NoError(t, err)
+	agg, err := pipeline.NewAggregate(pipeline.AggregateConfig{Key: []string{"src", pipeline.FieldHost}})
+	require.NoError(t, err)
+	smp, err := pipeline.NewSample(pipeline.SampleConfig{N: 2, Key: []string{"dst"}})
+	require.NoError(t, err)
+	for i := range 10 {
+		e := relaykit.Event{Host: []byte("fw"), Raw: []byte("x")}
+		if i%2 == 0 {
+			e.SetFieldString("src", "10.0.0.1")
+		}
+		_, err := sup.Apply(&e)
+		require.NoError(t, err)
+		_, err = agg.Apply(&e)
+		require.NoError(t, err)
+		_, err = smp.Apply(&e)
+		require.NoError(t, err)
+	}
+	s := sup.Stats()
+	assert.EqualValues(t, 10, s.KeyMisses, "every event lacks message")
+	assert.Equal(t, []string{"message"}, s.UnseenKeys)
+	a := agg.Stats()
+	assert.EqualValues(t, 5, a.KeyMisses, "half the events lack src; host is not an extracted field")
+	assert.Nil(t, a.UnseenKeys)
+	m := smp.Stats()
+	assert.EqualValues(t, 10, m.KeyMisses)
+	assert.Equal(t, []string{"dst"}, m.UnseenKeys)
+}

@@ -224,6 +224,7 @@ type scratch struct {
 func NewRouter(routes []Route, cfg Config) (*Router, error) {
 	r := &Router{def: -1, hooks: cfg.Hooks}
 	names := make(map[string]bool, len(routes))
+	reducers := map[any]string{} // each Reducer's route: its state belongs to one
 	r.routes = make([]route, len(routes))
 	for i, rt := range routes {
 		if rt.Name == "" {
@@ -254,6 +255,12 @@ func NewRouter(routes []Route, cfg Config) (*Router, error) {
 		c.isRed = make([]bool, len(c.fns))
 		for j, f := range c.fns {
 			if red, ok := f.(Reducer); ok {
+				if reflect.TypeOf(red).Comparable() {
+					if other, dup := reducers[red]; dup {
+						return nil, fmt.Errorf("%w: route %q: its %s step is also a step of route %q: a reducer's windows hold one route's events, so each route needs a step of its own", ErrInvalidConfig, rt.Name, red.Name(), other)
+					}
+					reducers[red] = rt.Name
+				}
 				c.isRed[j] = true
 				c.reds = append(c.reds, j)
 				c.redFns = append(c.redFns, red)

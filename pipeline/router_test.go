@@ -539,3 +539,40 @@ func TestSharedSubBatches(t *testing.T) {
 	assert.Equal(t, uint64(4), sent["auth[1]"])
 	assert.Equal(t, uint64(5), sent["copy[0]"])
 }
+
+// TestSharedReducerRefused: one reducer in two routes' pipelines (or twice
+// in one) is refused, naming both routes; its windows would mix the
+// routes' events, and a final route's event would be absorbed as a
+// repeat of the non-final route's copy.
+func TestSharedReducerRefused(t *testing.T) {
+	sup, err := pipeline.NewSuppress(pipeline.SuppressConfig{})
+	require.NoError(t, err)
+	agg, err := pipeline.NewAggregate(pipeline.AggregateConfig{Key: []string{pipeline.FieldHost}})
+	require.NoError(t, err)
+	sink := relaykit.SinkFunc(func(context.Context, []relaykit.Event) error { return nil })
+	shared := pipeline.NewPipeline(sup)
+	_, err = pipeline.NewRouter([]pipeline.Route{
+		{Name: "copy", Pipeline: shared, Sinks: []relaykit.Sink{sink}},
+		{Name: "archive", Final: true, Pipeline: pipeline.NewPipeline(sup), Sinks: []relaykit.Sink{sink}},
+	}, pipeline.Config{})
+	require.ErrorIs(t, err, pipeline.ErrInvalidConfig)
+	assert.ErrorContains(t, err, `route "archive": its suppress step is also a step of route "copy"`)
+
+	_, err = pipeline.NewRouter([]pipeline.Route{
+		{Name: "twice", Final: true, Pipeline: pipeline.NewPipeline(agg, agg), Sinks: []relaykit.Sink{sink}},
+	}, pipeline.Config{})
+	require.ErrorIs(t, err, pipeline.ErrInvalidConfig)
+
+	// A pipeline without reducers may serve several routes; each route its
+	// own reducer is fine.
+	other, err := pipeline.NewSuppress(pipeline.SuppressConfig{})
+	require.NoError(t, err)
+	keep := pipeline.NewPipeline(pipeline.Func(func(*relaykit.Event) (bool, error) { return true, nil }))
+	_, err = pipeline.NewRouter([]pipeline.Route{
+		{Name: "a", Pipeline: keep, Sinks: []relaykit.Sink{sink}},
+		{Name: "b", Pipeline: keep, Sinks: []relaykit.Sink{sink}},
+		{Name: "c", Pipeline: pipeline.NewPipeline(sup), Sinks: []relaykit.Sink{sink}},
+		{Name: "d", Final: true, Pipeline: pipeline.NewPipeline(other), Sinks: []relaykit.Sink{sink}},
+	}, pipeline.Config{})
+	require.NoError(t, err)
+}

@@ -131,10 +131,13 @@ func (s *Sampler) Apply(e *relaykit.Event) (bool, error) {
 		}
 	} else {
 		var pk picked
-		vals := s.pick.pick(e, &pk)
+		vals, missing := s.pick.pick(e, &pk)
 		h := s.t.hash(vals)
 		sh := s.t.shardOf(h)
 		sh.mu.Lock()
+		if missing != 0 {
+			sh.misses++
+		}
 		_, win := s.t.at(sh, e.ReceiveTime)
 		k, fresh := s.t.lookup(sh, h, vals, win)
 		st := &k.st
@@ -196,5 +199,7 @@ func (s *Sampler) Stats() StepStats {
 	if !s.keyed {
 		return StepStats{}
 	}
-	return s.t.stats()
+	st := s.t.stats()
+	st.UnseenKeys = s.pick.unseen()
+	return st
 }

@@ -115,10 +115,13 @@ func (s *Suppress) Name() string { return "suppress" }
 // of the first Allow events (kept) or absorbed.
 func (s *Suppress) Apply(e *relaykit.Event) (bool, error) {
 	var pk picked
-	vals := s.pick.pick(e, &pk)
+	vals, missing := s.pick.pick(e, &pk)
 	h := s.t.hash(vals)
 	sh := s.t.shardOf(h)
 	sh.mu.Lock()
+	if missing != 0 {
+		sh.misses++
+	}
 	tm, win := s.t.at(sh, e.ReceiveTime)
 	k, fresh := s.t.lookup(sh, h, vals, win)
 	if !fresh && win > k.win {
@@ -166,6 +169,10 @@ func (s *Suppress) Flush(dst []relaykit.Event, now int64) []relaykit.Event {
 }
 
 // Stats returns the step's keys and counters.
-func (s *Suppress) Stats() StepStats { return s.t.stats() }
+func (s *Suppress) Stats() StepStats {
+	st := s.t.stats()
+	st.UnseenKeys = s.pick.unseen()
+	return st
+}
 
 var _ Reducer = (*Suppress)(nil)
