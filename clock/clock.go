@@ -17,8 +17,8 @@ const (
 // of the one before, that start the ticker.
 const wakeReads = 16
 
-// idleTicks is the number of ticks without a read after which the ticker
-// stops.
+// idleTicks is the number of resolutions without a read after which the
+// ticker stops.
 const idleTicks = 100
 
 // DefaultResolution is the resolution of [Default] and of [New] given
@@ -145,20 +145,23 @@ func (c *Clock) slow() int64 {
 }
 
 // tick refreshes the cached time every resolution until it has not been
-// read for idleTicks ticks, then returns the clock to idle.
+// read for idleTicks resolutions of wall time (ticks a busy machine delays
+// or drops count too), then returns the clock to idle.
 func (c *Clock) tick() {
 	t := time.NewTicker(c.resolution)
 	defer t.Stop()
-	unused := 0
+	idle := int64(idleTicks) * int64(c.resolution)
+	lastRead := time.Now().UnixNano()
 	for range t.C {
-		c.now.Store(time.Now().UnixNano())
+		now := time.Now().UnixNano()
+		c.now.Store(now)
 		if c.state.CompareAndSwap(stateRead, stateUnread) {
-			unused = 0
+			lastRead = now
 			continue
 		}
 		// A reader may mark the clock read between these two steps: the
 		// CAS then fails and the ticker goes on.
-		if unused++; unused >= idleTicks && c.state.CompareAndSwap(stateUnread, stateIdle) {
+		if now-lastRead >= idle && c.state.CompareAndSwap(stateUnread, stateIdle) {
 			return
 		}
 	}

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/relaykit/relaykit/internal/jsonenc"
-	"github.com/relaykit/relaykit/internal/syslogname"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -15,6 +13,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/relaykit/relaykit/internal/jsonenc"
+	"github.com/relaykit/relaykit/internal/syslogname"
 
 	"github.com/relaykit/relaykit"
 )

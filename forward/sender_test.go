@@ -2,12 +2,13 @@ package forward
 
 import (
 	"encoding/json"
-	"github.com/relaykit/relaykit/internal/jsonenc"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
+
+	"github.com/relaykit/relaykit/internal/jsonenc"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/stretchr/testify/assert"

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/relaykit/relaykit/internal/jsonenc"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/relaykit/relaykit/internal/jsonenc"
 
 	"github.com/relaykit/relaykit"
 )

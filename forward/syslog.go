@@ -17,6 +17,7 @@ import (
 	"golang.org/x/net/ipv6"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/internal/episode"
 )
 
 // ErrSyslogClosed is returned (wrapped in a [*SendError]) by [Syslog.Send]
@@ -162,6 +163,7 @@ type Syslog struct {
 	dialTO    time.Duration
 	writeTO   time.Duration
 	log       *slog.Logger
+	dialing   episode.Log // connects failing: logged when it starts and ends
 
 	mu     sync.Mutex // serialises sends; guards the fields below
 	closed bool
@@ -462,7 +464,7 @@ func (s *Syslog) connect(ctx context.Context) (bool, error) {
 	}
 	if err != nil {
 		s.dialErrors.Add(1)
-		s.log.Warn("syslog: connect failed", "destination", s.dest, "address", s.address, "error", err)
+		s.dialing.Fail(s.log, "syslog: connect failing", "destination", s.dest, "address", s.address, "error", err)
 		return true, &SendError{Destination: s.dest, Code: -1, Retryable: true, Err: err}
 	}
 	if s.sendBuf > 0 {
@@ -481,7 +483,9 @@ func (s *Syslog) connect(ctx context.Context) (bool, error) {
 	s.conn = conn
 	s.dials.Add(1)
 	s.connected.Store(true)
-	s.log.Info("syslog: connected", "destination", s.dest, "address", s.address, "network", s.network, "tls", s.useTLS)
+	if !s.dialing.OK(s.log, "syslog: connected after failures", "destination", s.dest, "address", s.address, "network", s.network, "tls", s.useTLS) {
+		s.log.Info("syslog: connected", "destination", s.dest, "address", s.address, "network", s.network, "tls", s.useTLS)
+	}
 	return true, nil
 }
 

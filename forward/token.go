@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/relaykit/relaykit/internal/episode"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 )
@@ -220,8 +221,9 @@ type EntraConfig struct {
 	// HTTPClient makes the token requests. Nil means a client with a 30 s
 	// timeout (never http.DefaultClient).
 	HTTPClient *http.Client
-	// Logger receives token failures (state changes, without secrets). Nil
-	// means no logging.
+	// Logger hears of failing token requests once when an episode starts
+	// and once when a request succeeds again, with the count of failures
+	// (never a secret). Nil means no logging.
 	Logger *slog.Logger
 }
 
@@ -232,10 +234,11 @@ type EntraConfig struct {
 //
 // An EntraTokenSource is safe for concurrent use by multiple goroutines.
 type EntraTokenSource struct {
-	conf   clientcredentials.Config
-	client *http.Client
-	secret string
-	log    *slog.Logger
+	conf    clientcredentials.Config
+	client  *http.Client
+	secret  string
+	log     *slog.Logger
+	failing episode.Log // token requests failing: logged when it starts and ends
 }
 
 // NewEntraTokenSource returns a token source for cfg. Errors wrap
@@ -303,9 +306,11 @@ func (s *EntraTokenSource) Token(ctx context.Context) (string, time.Time, error)
 			return "", time.Time{}, fmt.Errorf("forward: entra token: %w", cerr)
 		}
 		te := s.tokenError(err)
-		s.log.Warn("forward: entra token request failed", "status", te.StatusCode, "code", te.Code, "temporary", te.Temporary)
+		s.failing.Fail(s.log, "forward: entra token requests failing", "token_url", s.conf.TokenURL,
+			"status", te.StatusCode, "code", te.Code, "temporary", te.Temporary, "err", te)
 		return "", time.Time{}, te
 	}
+	s.failing.OK(s.log, "forward: entra token requests succeed again", "token_url", s.conf.TokenURL)
 	return tok.AccessToken, tok.Expiry, nil
 }
 

@@ -8,6 +8,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -283,4 +286,44 @@ func TestTokenCacheFetcherCancelled(t *testing.T) {
 		close(src.gate)
 		assert.Equal(t, "token-2", <-toks, "the waiter is not failed by another caller's context")
 	})
+}
+
+// TestEntraTokenFailuresLoggedByEpisode: a token endpoint that fails for a
+// while (here 120 requests, what a 60 s outage costs at two a second) is
+// logged once when the failures start and once when a request succeeds,
+// with the count, instead of once per request.
+func TestEntraTokenFailuresLoggedByEpisode(t *testing.T) {
+	srv := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{})
+	c := srv.Config()
+	var down atomic.Bool
+	down.Store(true)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			http.Error(w, `{"error":"temporarily_unavailable"}`, http.StatusServiceUnavailable)
+			return
+		}
+		u, _ := url.Parse(srv.AuthorityHost)
+		httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	var logs bytes.Buffer
+	ts, err := forward.NewEntraTokenSource(forward.EntraConfig{TenantID: c.TenantID, ClientID: c.ClientID,
+		ClientSecret: c.ClientSecret, AuthorityHost: proxy.URL, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	for range 120 {
+		_, _, err := ts.Token(t.Context())
+		require.Error(t, err)
+	}
+	down.Store(false)
+	for range 3 {
+		_, _, err := ts.Token(t.Context())
+		require.NoError(t, err)
+	}
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	require.Len(t, lines, 2, logs.String())
+	assert.Contains(t, lines[0], "entra token requests failing")
+	assert.Contains(t, lines[0], "status=503")
+	assert.Contains(t, lines[1], "entra token requests succeed again")
+	assert.Contains(t, lines[1], "failures=120")
+	assert.NotContains(t, logs.String(), c.ClientSecret)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/engine"
+	"github.com/relaykit/relaykit/storage/deadletter"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -62,13 +63,18 @@ func TestBadInput(t *testing.T) {
 	jb.WriteString(`{"msg": not json}` + "\n")
 	jb.WriteString(`{"msg":"` + strings.Repeat("z", 5000) + `"}` + "\n")
 	jb.WriteString(`{"msg":"ok two"}` + "\n")
+	// What lands in a dead-letter file: NUL, invalid UTF-8, BEL.
+	binary := []string{"nul\x00{\"x\":1}", "latin-1 caf\xe9 \xff", "bell\a{"}
+	for _, l := range binary {
+		jb.WriteString(l + "\n")
+	}
 	send(t, "tcp", js, jb.Bytes())
 
 	// 5 syslog events (huge cut, still alive, octet cut, garbage, bad
 	// UTF-8) + 1 UDP + 2 valid JSON lines; 2 invalid JSON lines.
 	waitFor(t, 10*time.Second, func() bool {
 		s := tr.Ledger()
-		return s.Dest["archive"].Delivered == 8 && s.Invalid == 2
+		return s.Dest["archive"].Delivered == 8 && s.Invalid == 5
 	}, "bad input counted and the good events archived")
 
 	// The relay still serves.
@@ -77,10 +83,10 @@ func TestBadInput(t *testing.T) {
 
 	s := tr.stop(t)
 	checkBalanced(t, s)
-	assert.Equal(t, int64(11), s.Received, "9 events + 2 invalid JSON lines")
+	assert.Equal(t, int64(14), s.Received, "9 events + 5 invalid JSON lines")
 	assert.Equal(t, int64(2), s.Truncated)
 	assert.Equal(t, int64(3), s.ParseErrors, "garbage, invalid UTF-8, bad PRI")
-	assert.Equal(t, map[string]int64{dropInvalidJSON: 2}, s.Dropped)
+	assert.Equal(t, map[string]int64{dropInvalidJSON: 5}, s.Dropped)
 
 	recs := archivedRecords(t, archiveOf(cfg).Dir)
 	var msgs []string
@@ -95,15 +101,26 @@ func TestBadInput(t *testing.T) {
 	}
 
 	// The invalid JSON lines are in the dead-letter file, with the reason.
+	// Every line of the file is JSON (jq takes it), and gives back the
+	// bytes received exactly.
 	dl := archived(t, cfg.DeadLetter.Dir)
-	require.Len(t, dl, 2)
+	require.Len(t, dl, 5)
 	var rec struct{ Input, Reason, Line string }
+	for _, l := range dl {
+		require.True(t, json.Valid([]byte(l)), "dead letter is JSON: %q", l)
+	}
 	require.NoError(t, json.Unmarshal([]byte(dl[0]), &rec))
 	assert.Equal(t, "json", rec.Input)
 	assert.Equal(t, "invalid json", rec.Reason)
 	assert.Equal(t, `{"msg": not json}`, rec.Line)
 	require.NoError(t, json.Unmarshal([]byte(dl[1]), &rec))
 	assert.Contains(t, rec.Reason, "longer than 4096")
+	for i, want := range binary {
+		r, err := deadletter.Parse([]byte(dl[2+i]))
+		require.NoError(t, err)
+		assert.Equal(t, want, string(r.Line), "dead letter %d recovers the line", i)
+		assert.Equal(t, "json", r.Input)
+	}
 }
 
 // TestMaxConnectionsAndIdleTimeout: at max_connections a new connection

@@ -139,6 +139,9 @@ func LoadConfig(path string) (Config, error) {
 		if err := decodeConfig(data, &over); err != nil {
 			return Config{}, fmt.Errorf("%s: %w", path, err)
 		}
+		if err := checkOffSections(data, over, cfg); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", path, err)
+		}
 		cfg = overlay(cfg, over, data)
 	}
 	if err := cfg.Validate(); err != nil {
@@ -167,6 +170,58 @@ func decodeConfig(data []byte, cfg *Config) error {
 	}
 	// Strict: unknown keys are errors that name the key.
 	return checkKnown(dec)
+}
+
+// switchedSections are the sections that do nothing unless enabled: true,
+// by YAML key and Config field.
+var switchedSections = []struct{ key, field string }{{"sources", "Sources"}, {"api", "API"}}
+
+// checkOffSections refuses, in a file, a setting of a section that is off
+// when it differs from the default: "sources: {silent_after: 5s}" without
+// "enabled: true" would be accepted and do nothing. The default config's
+// own values (a copy of -print-default-config) pass.
+func checkOffSections(data []byte, file, def Config) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil
+	}
+	root := doc.Content[0]
+	fv, dv := reflect.ValueOf(file), reflect.ValueOf(def)
+	var errs []error
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		for _, sw := range switchedSections {
+			sec := root.Content[i+1]
+			if root.Content[i].Value != sw.key || sec.Kind != yaml.MappingNode {
+				continue
+			}
+			f, d := fv.FieldByName(sw.field), dv.FieldByName(sw.field)
+			if f.FieldByName("Enabled").Bool() {
+				continue
+			}
+			for j := 0; j+1 < len(sec.Content); j += 2 {
+				k := sec.Content[j]
+				if k.Value == "enabled" {
+					continue
+				}
+				if fi, ok := fieldByTag(f.Type(), k.Value); ok && !reflect.DeepEqual(f.Field(fi).Interface(), d.Field(fi).Interface()) {
+					errs = append(errs, fmt.Errorf("%s.%s: line %d: set, but the %s section is off: add \"enabled: true\" to %s, or remove the setting",
+						sw.key, k.Value, k.Line, sw.key, sw.key))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// fieldByTag returns the index of the field of struct type t whose yaml
+// tag names key.
+func fieldByTag(t reflect.Type, key string) (int, bool) {
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); name == key {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // checkKnown decodes again with KnownFields to report misspelt keys.

@@ -96,6 +96,9 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"dest empty", "destinations:\n  x:\n", "destinations.x.type: required"},
 		{"merged key of another type", "destinations:\n  h1: &h {type: hec, url: \"https://x\", token: t}\n  h2:\n    <<: *h\n    stream: Custom-X_CL\n", "destinations.h2.stream: is set, but hec destinations do not use it (only sentinel destinations do)"},
 		{"key of another type merged", "destinations:\n  h1: &h {type: hec, url: \"https://x\", token: t, table: syslog}\n  h2: {<<: [*h], index: main}\n", "destinations.h2.table: is set, but hec destinations do not use it (only sentinel destinations do)"},
+		{"sources off", "sources:\n  silent_after: 5s\n", `sources.silent_after: line 2: set, but the sources section is off: add "enabled: true" to sources`},
+		{"sources off explicitly", "sources:\n  enabled: false\n  rate_limit: {events_per_second: 100}\n", "sources.rate_limit: line 3: set, but the sources section is off"},
+		{"api off", "api:\n  token: s3cret\n", "api.token: line 2: set, but the api section is off"},
 		{"shared spool directory", "destinations:\n  a/b:\n    type: hec\n    url: https://x\n    token: t\n  a_b:\n    type: hec\n    url: https://y\n    token: t\n", `destinations.a_b: its spool directory "a_b" is also that of destination "a/b"`},
 	}
 	for _, tt := range tests {
@@ -105,6 +108,17 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
+}
+
+// TestOffSectionDefaults: a section that is off may still list its
+// settings with the default values (a copy of -print-default-config), and
+// an enabled one may set anything.
+func TestOffSectionDefaults(t *testing.T) {
+	_, err := LoadConfig(writeConfig(t, string(defaultYAML)))
+	require.NoError(t, err, "the default config, as printed, loads as a file")
+	cfg, err := LoadConfig(writeConfig(t, "sources:\n  enabled: true\n  silent_after: 5s\napi:\n  enabled: true\n  token: s3cret\n"))
+	require.NoError(t, err)
+	assert.Equal(t, 5*time.Second, cfg.Sources.SilentAfter)
 }
 
 func TestConfigEnvAndRedaction(t *testing.T) {

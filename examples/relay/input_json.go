@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"strconv"
-	"sync"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/storage/deadletter"
 	"github.com/relaykit/relaykit/stream"
 	"github.com/valyala/fastjson"
 )
@@ -84,49 +83,16 @@ func fillJSONEvent(ev *relaykit.Event, line []byte, peer string) {
 	ev.SourceType = append(ev.SourceType, "json"...)
 }
 
-// deadLetter keeps input the relay could not accept, one JSON object per
-// line: {"input":…,"peer":…,"reason":…,"line":…}. Writes are serialised.
-type deadLetter struct {
-	mu  sync.Mutex
-	w   io.Writer
-	buf []byte
-	n   int64
-	err error
-}
+// deadLetter keeps input the relay could not accept in the dead-letter
+// file, as JSON Lines (storage/deadletter: the bytes recoverable exactly,
+// whatever they are).
+type deadLetter struct{ w *deadletter.Writer }
 
-func newDeadLetter(w io.Writer) *deadLetter { return &deadLetter{w: w} }
+func newDeadLetter(w io.Writer) *deadLetter { return &deadLetter{deadletter.NewWriter(w, clk)} }
 
-// Write records one rejected line and returns the write's error. A failed
-// write is remembered (Err) and counted; the line is still counted as
-// dropped (invalid_json, rejected).
+// Write records one rejected line and returns the write's error (counted
+// by the file, deadLetterFile); the line is counted as dropped
+// (invalid_json, rejected) all the same.
 func (d *deadLetter) Write(input, peer, reason string, line []byte) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	b := d.buf[:0]
-	b = append(b, `{"input":`...)
-	b = strconv.AppendQuote(b, input)
-	b = append(b, `,"peer":`...)
-	b = strconv.AppendQuote(b, peer)
-	b = append(b, `,"reason":`...)
-	b = strconv.AppendQuote(b, reason)
-	b = append(b, `,"line":`...)
-	b = strconv.AppendQuote(b, string(line))
-	b = append(b, "}\n"...)
-	d.buf = b[:0]
-	if cap(d.buf) > 4<<20 {
-		d.buf = nil
-	}
-	_, err := d.w.Write(b)
-	if err != nil && d.err == nil {
-		d.err = fmt.Errorf("dead letter: %w", err)
-	}
-	d.n++
-	return err
-}
-
-// Count is the number of lines written.
-func (d *deadLetter) Count() int64 {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.n
+	return d.w.Write(deadletter.Record{Input: input, Peer: peer, Reason: reason, Line: line})
 }

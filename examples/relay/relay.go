@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -338,6 +340,7 @@ func (r *Relay) Run(ctx context.Context) error {
 			}
 		})
 	}
+	r.logListeners()
 	r.ready.Store(true)
 	r.log.Info("relay started", "inputs", len(r.udp)+len(r.streams)+len(r.kafka)+len(r.hec)+len(r.relp)+len(r.otlp), "workers", r.eng.Workers(), "destinations", len(r.dests))
 
@@ -376,4 +379,15 @@ func (r *Relay) Run(ctx context.Context) error {
 	s := r.ledger.Snapshot()
 	r.log.Info("relay stopped", "ledger", s.String())
 	return errors.Join(errs...)
+}
+
+// logListeners logs the address each listener is bound to, one line each
+// ("listening", listener, address; an OTLP input's listeners are
+// NAME/http and NAME/grpc): with port 0 in the config, the kernel's
+// choice.
+func (r *Relay) logListeners() {
+	addrs := r.Addrs()
+	for _, name := range slices.Sorted(maps.Keys(addrs)) {
+		r.log.Info("listening", "listener", name, "address", addrs[name].String())
+	}
 }
