@@ -426,14 +426,20 @@ func (nl *NetListener) acceptProxied() (net.Conn, error) {
 	default:
 	}
 	nl.start.Do(func() {
-		nl.wg.Add(1)
-		go nl.acceptLoop()
+		nl.pmu.Lock()
+		defer nl.pmu.Unlock()
+		if nl.pending != nil { // not closed: Close waits for the loop
+			nl.wg.Add(1)
+			go nl.acceptLoop()
+		}
 	})
 	select {
 	case c := <-nl.ready:
 		return c, nil
 	case <-nl.loopDone:
 		return nil, nl.loopErr
+	case <-nl.closed:
+		return nil, fmt.Errorf("stream: %s: accept: %w", nl.l.name, net.ErrClosed)
 	}
 }
 
