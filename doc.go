@@ -18,8 +18,9 @@
 //   - delivery: any Sink behind a queue (memory and spool): the one retry
 //     loop, in order, through outages, crashes and disk failures.
 //   - engine: inputs to routed batches, with acknowledgements.
-//   - stream: stream inputs (framing, per-source limits, deadlines);
-//     stream/hec and stream/relp, the acknowledging inputs.
+//   - stream: stream inputs (framing, per-source limits, deadlines, the
+//     PROXY protocol); stream/hec and stream/relp, the acknowledging
+//     inputs; stream/tlscert, their TLS certificates.
 //   - sources: per-source statistics, silence detection, rate limits.
 //   - tap: observation points on the data path.
 //

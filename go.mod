@@ -8,6 +8,7 @@ require (
 	github.com/maxmind/mmdbwriter v1.2.0
 	github.com/maypok86/otter/v2 v2.4.0
 	github.com/oschwald/maxminddb-golang/v2 v2.6.0
+	github.com/pires/go-proxyproto v0.15.0
 	github.com/stretchr/testify v1.12.1
 	github.com/twmb/franz-go v1.21.7
 	github.com/twmb/franz-go/pkg/kmsg v1.13.1

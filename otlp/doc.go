@@ -88,7 +88,11 @@
 // handshake it has done: give its tls.Config NextProtos ["h2"] (gRPC
 // clients require ALPN h2), and do not add TLS credentials to the
 // grpc.Server. gRPC connections are HTTP/2, busy from their first byte,
-// so the listener never evicts them.
+// so the listener never evicts them. Behind a load balancer, listeners
+// with stream.Config.ProxyProtocol read the PROXY header of each
+// connection, and the sender it names is the HTTP request's RemoteAddr
+// and the gRPC call's peer (peer.FromContext); stream/tlscert keeps the
+// listeners' certificate.
 //
 // # Exporter
 //

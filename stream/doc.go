@@ -6,11 +6,15 @@
 // It has two parts: a [Listener] that admits connections under
 // per-source and global limits and enforces deadlines on what a sender
 // owes, and a [Framer] that finds frame boundaries (RFC 6587) with bounded
-// memory. The acknowledging inputs built on it have packages of their own:
-// stream/relp (RELP sessions on the listener's connections) and stream/hec
-// (a Splunk HTTP Event Collector receiver); datagram inputs (syslog over
-// UDP) have stream/udp. The package imports nothing of
-// relaykit's other packages; the relay example (examples/relay) builds its
+// memory; the listener also reads the PROXY protocol header of
+// connections that come through a load balancer. The acknowledging inputs
+// built on it have packages of their own: stream/relp (RELP sessions on
+// the listener's connections) and stream/hec (a Splunk HTTP Event
+// Collector receiver); datagram inputs (syslog over UDP) have stream/udp,
+// and stream/tlscert keeps the server certificates of TLS listeners. The
+// package imports nothing of relaykit's other packages, and one module
+// besides the standard library: github.com/pires/go-proxyproto, for the
+// PROXY protocol header. The relay example (examples/relay) builds its
 // syslog and JSON inputs from it.
 //
 // # Serving HTTP
@@ -23,6 +27,50 @@
 // net/http), and the server's own deadlines replace IdleTimeout and
 // FrameTimeout. See [NetListener]. Package stream itself does not import
 // net/http.
+//
+// # PROXY protocol
+//
+// Behind a load balancer or proxy that forwards TCP (HAProxy, nginx's
+// stream module, a cloud network load balancer), every connection comes
+// from the balancer's address. With [Config].ProxyProtocol the listener
+// reads the PROXY protocol header the balancer sends first (version 1,
+// text, or version 2, binary; HAProxy's specification, parsed by
+// github.com/pires/go-proxyproto), and the sender it names is the
+// connection's source everywhere: [Conn.Source], Conn.RemoteAddr (and
+// LocalAddr, the address the sender connected to), MaxConnsPerSource, and
+// over a [NetListener] the server's RemoteAddr (http.Request.RemoteAddr,
+// gRPC's peer). [Conn.Via] names the balancer. A version 2 LOCAL header
+// (the balancer's own connection, a health check) and a version 1
+// UNKNOWN one keep the connection's own address.
+//
+// Only the addresses in [Config].ProxyAllowed may send a header. With
+// ProxyRequired a connection from any other address is closed at accept,
+// and one from an allowed address must begin with a header; with
+// ProxyOptional a connection without a header is served as a direct
+// sender, and one from an address not allowed is closed if it sends a
+// header. The header is read in the connection's goroutine (never in the
+// accept loop), before the TLS handshake and under the same
+// HandshakeTimeout from accept. A connection is refused, closed before
+// its handler (or server) sees it, for a header from an address not
+// allowed, a header that cannot be read, a missing one, or one not
+// complete in time: each costs its connection alone, is counted by
+// reason ([Stats].ProxyNotAllowed, ProxyMalformed, ProxyMissing,
+// ProxyTimeout), and is logged once per episode (refusals of one reason
+// less than a minute apart). With ProxyOptional, a connection that sends
+// nothing within HandshakeTimeout is served as a direct sender that has
+// not spoken yet; one that sent part of a header is cut. A version 1
+// header must arrive in one read (go-proxyproto's rule against senders
+// that trickle it; balancers send it in one segment), and a version 2
+// header is at most 4 KiB beyond its fixed part (go-proxyproto's
+// MaxV2HeaderSize).
+//
+// The connections from an allowed address are charged to the source
+// their header names, so MaxConnsPerSource limits each sender behind the
+// balancer and not the balancer itself; MaxConns still counts them all,
+// and until its header is read a connection is idle (it may be evicted
+// for a newcomer). Reading the header costs once per connection (a
+// 512-byte buffer from a pool, and what go-proxyproto allocates to parse
+// it); after it, reads go to the socket as before.
 //
 // # Connection limits
 //
@@ -64,12 +112,14 @@
 //     the read deadline on every read, as an idle timeout does, lets a
 //     sender that trickles a byte every few seconds hold its connection
 //     forever; the frame deadline is fixed when the frame starts;
-//   - HandshakeTimeout (10 s): the TLS handshake is not done. It runs in
-//     the connection's goroutine, never in the accept loop.
+//   - HandshakeTimeout (10 s): the PROXY header and the TLS handshake
+//     are not done, measured from accept. They run in the connection's
+//     goroutine, never in the accept loop.
 //
 // Each cut is counted by reason ([Stats].CutIdle, CutFrameTimeout,
-// CutHandshakeTimeout). The deadlines are set by [Conn.Read], which knows
-// from the [Framer] reading it whether a frame is in progress.
+// CutHandshakeTimeout; ProxyTimeout for a PROXY header). The idle and
+// frame deadlines are set by [Conn.Read], which knows from the [Framer]
+// reading it whether a frame is in progress.
 //
 // # Framing
 //

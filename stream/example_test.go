@@ -126,3 +126,53 @@ func ExampleReadBudget() {
 	// Output:
 	// 10000 frames in 8 batches, 9 reads; buffer 64 KiB
 }
+
+// Behind a load balancer that sends PROXY headers (HAProxy's send-proxy,
+// nginx's proxy_protocol, an NLB's proxy protocol v2), the listener reads
+// the header of each connection from the balancers' addresses and the
+// sender it names is the connection's source: for MaxConnsPerSource, and
+// for whatever the handler keys by Source or RemoteAddr.
+func ExampleListener_proxyProtocol() {
+	balancers, err := stream.ParseProxyAllowed([]string{"127.0.0.1", "10.0.0.0/8"})
+	if err != nil {
+		panic(err)
+	}
+	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{
+		Name:          "syslog",
+		ProxyProtocol: stream.ProxyRequired,
+		ProxyAllowed:  balancers,
+	})
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	lines := make(chan string)
+	done := make(chan error)
+	go func() {
+		done <- ln.Serve(ctx, func(c *stream.Conn) {
+			f := stream.NewFramer(c, stream.FramerConfig{})
+			for {
+				frame, _, err := f.Next()
+				if err != nil {
+					return
+				}
+				lines <- fmt.Sprintf("source=%s remote=%s frame=%q", c.Source(), c.RemoteAddr(), frame)
+			}
+		})
+	}()
+	// What the balancer sends: a version 1 header, then the sender's bytes.
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Fprint(c, "PROXY TCP4 192.0.2.10 192.0.2.1 51234 514\r\n<13>hello\n")
+	fmt.Println(<-lines)
+	c.Close()
+	cancel()
+	<-done
+	s := ln.Stats()
+	fmt.Printf("proxy_headers=%d refused=%d\n", s.ProxyHeaders, s.ProxyNotAllowed+s.ProxyMalformed+s.ProxyMissing+s.ProxyTimeout)
+	// Output:
+	// source=192.0.2.10 remote=192.0.2.10:51234 frame="<13>hello"
+	// proxy_headers=1 refused=0
+}

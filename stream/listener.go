@@ -67,8 +67,9 @@ type Config struct {
 	// sender. It applies to readers that use a [Framer]. Zero means
 	// 30 seconds; negative means never.
 	FrameTimeout time.Duration
-	// HandshakeTimeout bounds the TLS handshake, from accept. Zero means
-	// 10 seconds.
+	// HandshakeTimeout bounds the PROXY header (with ProxyProtocol) and
+	// the TLS handshake (with TLS) together, from accept. Zero means 10
+	// seconds.
 	HandshakeTimeout time.Duration
 	// TLS, when not nil, makes the listener speak TLS (RFC 5425 for
 	// syslog); the handshake runs in the connection's goroutine under
@@ -85,6 +86,22 @@ type Config struct {
 	// than the sender writes), events the sender counted as sent. Turn it
 	// on for protocols whose clients read (HTTP on a [NetListener]).
 	SessionTickets bool
+	// ProxyProtocol says whether connections begin with a PROXY protocol
+	// header (version 1 or 2) naming the sender that a load balancer or
+	// proxy forwards: off (the zero value), optional or required. The
+	// header is read in the connection's goroutine, before any TLS
+	// handshake and under HandshakeTimeout; the source it names is the
+	// connection's [Conn.Source] and RemoteAddr, and what
+	// MaxConnsPerSource counts. See the package documentation, "PROXY
+	// protocol".
+	ProxyProtocol ProxyMode
+	// ProxyAllowed are the addresses allowed to send a PROXY header: the
+	// load balancers' (a single address is a /32 or /128 prefix; see
+	// [ParseProxyAllowed]). A header from any other address closes its
+	// connection. It must not be empty when ProxyProtocol is not
+	// ProxyOff: 0.0.0.0/0 and ::/0 allow every address, which lets any
+	// sender name any source.
+	ProxyAllowed []netip.Prefix
 	// Logger receives one record when an episode of refusals, evictions or
 	// accept errors starts (not one per connection or per error), and one
 	// when accepting works again after accept errors. Nil means no logging.
@@ -120,6 +137,29 @@ type Stats struct {
 	// AcceptFailing reports that the last accept failed: an episode of
 	// accept errors is under way.
 	AcceptFailing bool
+
+	// ProxyHeaders counts PROXY headers that named the connection's
+	// source (PROXY TCP4 or TCP6 in version 1, PROXY over IPv4 or IPv6 in
+	// version 2), which then replaced the connection's own address.
+	ProxyHeaders int64
+	// ProxyLocal counts PROXY headers that named no source: version 2
+	// LOCAL (a balancer's own connection, such as a health check) and
+	// version 1 UNKNOWN. The connection keeps its own address.
+	ProxyLocal int64
+	// ProxyNotAllowed, ProxyMalformed, ProxyMissing and ProxyTimeout count
+	// connections closed by the PROXY stage, before their handler (or
+	// server) saw them, by reason: a header from an address not in
+	// ProxyAllowed (with ProxyRequired, any connection from one, closed
+	// at accept); a header that could not be read (bad syntax, an
+	// unsupported version, command or address family, a version 1 header
+	// that did not arrive in one piece, the connection closed midway); no
+	// header from an allowed address with ProxyRequired; and a header not
+	// complete within HandshakeTimeout (with ProxyOptional, only once part
+	// of one has arrived).
+	ProxyNotAllowed int64
+	ProxyMalformed  int64
+	ProxyMissing    int64
+	ProxyTimeout    int64
 }
 
 // Handler serves one connection. It runs in the connection's own goroutine
@@ -142,6 +182,9 @@ type Listener struct {
 	tls        *tls.Config
 	log        *slog.Logger
 
+	proxy        ProxyMode
+	proxyAllowed []netip.Prefix
+
 	mu       sync.Mutex
 	conns    map[*Conn]struct{}
 	sources  map[netip.Addr]*source
@@ -153,6 +196,10 @@ type Listener struct {
 	open, accepted, bytesRead, refusedSource, refusedFull, evicted atomic.Int64
 	cutIdle, cutFrame, cutHandshake, handshakeErrors, acceptErrors atomic.Int64
 	acceptFailing                                                  atomic.Bool
+
+	proxyHeaders, proxyLocal atomic.Int64
+	proxyRefused             [proxyReasons]atomic.Int64
+	proxyLast                [proxyReasons]atomic.Int64 // when the latest refusal of each reason happened (ns since epoch)
 }
 
 // Accept backoff after an error, as net/http's Server.Serve does for
@@ -206,6 +253,19 @@ func (cfg *Config) fill() error {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.ProxyProtocol > ProxyRequired {
+		return fmt.Errorf("%w: ProxyProtocol %d is not a mode", ErrInvalidConfig, cfg.ProxyProtocol)
+	}
+	if cfg.ProxyProtocol != ProxyOff {
+		if len(cfg.ProxyAllowed) == 0 {
+			return fmt.Errorf("%w: ProxyProtocol %s needs ProxyAllowed, the addresses allowed to send a PROXY header (0.0.0.0/0 and ::/0 allow any)", ErrInvalidConfig, cfg.ProxyProtocol)
+		}
+		allowed, err := normalizeAllowed(cfg.ProxyAllowed)
+		if err != nil {
+			return err
+		}
+		cfg.ProxyAllowed = allowed
+	}
 	if cfg.TLS != nil && !cfg.SessionTickets && !cfg.TLS.SessionTicketsDisabled {
 		cfg.TLS = cfg.TLS.Clone()
 		cfg.TLS.SessionTicketsDisabled = true
@@ -223,6 +283,7 @@ func New(ln net.Listener, cfg Config) (*Listener, error) {
 		ln: ln, name: cfg.Name, maxConns: cfg.MaxConns, perSource: cfg.MaxConnsPerSource,
 		refuseFull: cfg.RefuseWhenFull, idle: cfg.IdleTimeout, frame: cfg.FrameTimeout,
 		handshake: cfg.HandshakeTimeout, tls: cfg.TLS, log: cfg.Logger,
+		proxy: cfg.ProxyProtocol, proxyAllowed: cfg.ProxyAllowed,
 		conns: map[*Conn]struct{}{}, sources: map[netip.Addr]*source{}, done: make(chan struct{}),
 	}, nil
 }
@@ -238,6 +299,9 @@ func (l *Listener) Stats() Stats {
 		Evicted: l.evicted.Load(), CutIdle: l.cutIdle.Load(), CutFrameTimeout: l.cutFrame.Load(),
 		CutHandshakeTimeout: l.cutHandshake.Load(), HandshakeErrors: l.handshakeErrors.Load(),
 		AcceptErrors: l.acceptErrors.Load(), AcceptFailing: l.acceptFailing.Load(),
+		ProxyHeaders: l.proxyHeaders.Load(), ProxyLocal: l.proxyLocal.Load(),
+		ProxyNotAllowed: l.proxyRefused[proxyNotAllowed].Load(), ProxyMalformed: l.proxyRefused[proxyMalformed].Load(),
+		ProxyMissing: l.proxyRefused[proxyMissing].Load(), ProxyTimeout: l.proxyRefused[proxyTimeout].Load(),
 	}
 }
 
@@ -268,44 +332,18 @@ func (l *Listener) Serve(ctx context.Context, h Handler) error {
 	stop := context.AfterFunc(ctx, l.shutdown)
 	defer stop()
 	var err error
-	var delay time.Duration
-	var episode int64 // accept errors in the current episode
+	var b acceptBackoff
 	for {
-		raw, aerr := l.ln.Accept()
+		raw, aerr := l.acceptRetry(&b, nil)
 		if aerr != nil {
 			l.mu.Lock()
 			closing := l.closing
 			l.mu.Unlock()
-			if closing {
-				break
-			}
-			var ne net.Error
-			if errors.As(aerr, &ne) && ne.Timeout() {
-				continue
-			}
-			if errors.Is(aerr, net.ErrClosed) {
+			if !closing {
 				err = fmt.Errorf("stream: %s: accept: %w", l.name, aerr)
 				l.shutdown()
-				break
 			}
-			l.acceptErrors.Add(1)
-			episode++
-			delay = min(max(2*delay, acceptBackoffMin), acceptBackoffMax)
-			if !l.acceptFailing.Swap(true) {
-				l.log.Warn("accept failing, retrying with backoff; new connections wait in the backlog", "input", l.name, "error", aerr, "max_backoff", acceptBackoffMax)
-			}
-			t := time.NewTimer(delay)
-			select {
-			case <-t.C:
-			case <-l.done:
-				t.Stop()
-			}
-			continue
-		}
-		if delay != 0 {
-			l.acceptFailing.Store(false)
-			l.log.Info("accepting again", "input", l.name, "accept_errors", episode)
-			delay, episode = 0, 0
+			break
 		}
 		if c := l.admit(raw); c != nil {
 			go l.serveConn(ctx, c, h)
@@ -315,13 +353,80 @@ func (l *Listener) Serve(ctx context.Context, h Handler) error {
 	return err
 }
 
+// acceptBackoff is the state of an accept loop's episode of errors.
+type acceptBackoff struct {
+	delay   time.Duration
+	episode int64 // accept errors in the current episode
+}
+
+// acceptRetry accepts the next connection. A failed accept is counted,
+// logged once per episode, and retried after a wait (5 ms, doubling up to
+// 1 s), which the listener's shutdown or the closing of stop ends. It
+// returns an error only when the socket is closed (or the listener shut
+// down, or stop closed): an error wrapping net.ErrClosed.
+func (l *Listener) acceptRetry(b *acceptBackoff, stop <-chan struct{}) (net.Conn, error) {
+	for {
+		raw, err := l.ln.Accept()
+		if err == nil {
+			if b.delay != 0 {
+				l.acceptFailing.Store(false)
+				l.log.Info("accepting again", "input", l.name, "accept_errors", b.episode)
+				b.delay, b.episode = 0, 0
+			}
+			return raw, nil
+		}
+		l.mu.Lock()
+		closing := l.closing
+		l.mu.Unlock()
+		if closing || errors.Is(err, net.ErrClosed) {
+			return nil, err
+		}
+		if isTimeout(err) {
+			continue
+		}
+		l.acceptErrors.Add(1)
+		b.episode++
+		b.delay = min(max(2*b.delay, acceptBackoffMin), acceptBackoffMax)
+		if !l.acceptFailing.Swap(true) {
+			l.log.Warn("accept failing, retrying with backoff; new connections wait in the backlog", "input", l.name, "error", err, "max_backoff", acceptBackoffMax)
+		}
+		t := time.NewTimer(b.delay)
+		select {
+		case <-t.C:
+		case <-l.done:
+			t.Stop()
+		case <-stop:
+			t.Stop()
+			return nil, fmt.Errorf("%w (after %w)", net.ErrClosed, err)
+		}
+	}
+}
+
 // admit registers a new connection, or refuses it; at MaxConns it evicts
 // the longest-idle connection. Finding it is a scan of the open
 // connections, done only when the listener is full.
+//
+// With ProxyProtocol, a connection from an address allowed to send a
+// PROXY header is not charged to any source here: its header names the
+// source, which [Listener.chargeSource] charges once it is read. With
+// ProxyRequired, one from another address is refused.
 func (l *Listener) admit(raw net.Conn) *Conn {
 	src := sourceOf(raw.RemoteAddr())
-	c := &Conn{Conn: raw, raw: raw, l: l, src: src}
-	c.waiting.Store(time.Now().UnixNano()) // idle until its handler reads
+	now := time.Now()
+	c := &Conn{Conn: raw, raw: raw, l: l, src: src, start: now}
+	c.waiting.Store(now.UnixNano()) // idle until its handler reads
+	if l.proxy != ProxyOff {
+		switch {
+		case l.allowedProxy(src):
+			c.proxy = proxyRead
+		case l.proxy == ProxyRequired:
+			raw.Close()
+			l.refuseProxy(proxyNotAllowed, raw.RemoteAddr(), errors.New("a connection from an address not allowed to send a PROXY header, which this input requires"))
+			return nil
+		default:
+			c.proxy = proxyPeek
+		}
+	}
 	var victim *Conn
 	var warnSource, warnFull bool
 	l.mu.Lock()
@@ -331,7 +436,7 @@ func (l *Listener) admit(raw net.Conn) *Conn {
 		return nil
 	}
 	s := l.sources[src]
-	if s != nil && s.n >= l.perSource {
+	if c.proxy != proxyRead && s != nil && s.n >= l.perSource {
 		warnSource = !s.warned
 		s.warned = true
 		l.mu.Unlock()
@@ -365,11 +470,14 @@ func (l *Listener) admit(raw net.Conn) *Conn {
 		l.removeLocked(victim)
 		l.evicted.Add(1)
 	}
-	if s == nil {
-		s = &source{}
-		l.sources[src] = s
+	if c.proxy != proxyRead {
+		if s == nil {
+			s = &source{}
+			l.sources[src] = s
+		}
+		s.n++
+		c.charged = true
 	}
-	s.n++
 	c.registered = true
 	l.conns[c] = struct{}{}
 	l.wg.Add(1)
@@ -395,7 +503,8 @@ func (l *Listener) removeLocked(c *Conn) {
 	c.registered = false
 	delete(l.conns, c)
 	l.open.Add(-1)
-	if s := l.sources[c.src]; s != nil {
+	if s := l.sources[c.src]; c.charged && s != nil {
+		c.charged = false
 		s.n--
 		if s.n == 0 {
 			delete(l.sources, c.src)
@@ -416,9 +525,27 @@ func (l *Listener) serveConn(ctx context.Context, c *Conn, h Handler) {
 		l.mu.Unlock()
 		c.raw.Close()
 	}()
+	if c.proxy != proxyNone || l.tls != nil {
+		_ = c.raw.SetDeadline(c.start.Add(l.handshake))
+		if c.ended() != nil {
+			return // shut down before the deadline was set, which would undo its own
+		}
+	}
+	if c.proxy != proxyNone {
+		p, ok := l.readProxy(c)
+		if !ok {
+			return
+		}
+		if p.pre != nil || p.remote != nil {
+			c.Conn = &proxiedConn{Conn: c.raw, p: p}
+			c.via = p.via
+		}
+		if l.tls == nil {
+			_ = c.raw.SetDeadline(time.Time{})
+		}
+	}
 	if l.tls != nil {
-		tc := tls.Server(c.raw, l.tls)
-		_ = c.raw.SetDeadline(time.Now().Add(l.handshake))
+		tc := tls.Server(c.Conn, l.tls)
 		err := tc.HandshakeContext(ctx)
 		if err != nil {
 			var ne net.Error
@@ -486,9 +613,13 @@ type Conn struct {
 
 	raw        net.Conn // the accepted connection: deadlines and closing
 	l          *Listener
-	src        netip.Addr
+	src        netip.Addr // guarded by l.mu until the handler runs
+	via        net.Addr   // the peer that sent a PROXY header naming src
+	start      time.Time  // accepted
+	proxy      uint8      // proxyNone, proxyRead or proxyPeek
 	fr         FrameState // the Framer or protocol session reading c, for FrameTimeout
 	registered bool       // in l.conns; guarded by l.mu
+	charged    bool       // counted in l.sources[src]; guarded by l.mu
 
 	waiting    atomic.Int64 // since when the handler waits in Read (ns since epoch); 0 while it is busy
 	frameStart int64
@@ -497,8 +628,15 @@ type Conn struct {
 
 // Source is the connection's source IP address: what
 // [Config].MaxConnsPerSource counts. IPv4-mapped IPv6 addresses are
-// unmapped.
+// unmapped. With [Config].ProxyProtocol it is the source the connection's
+// PROXY header named, as RemoteAddr is (and LocalAddr the destination it
+// named), or the connection's own peer when it sent none, or a LOCAL or
+// UNKNOWN one.
 func (c *Conn) Source() netip.Addr { return c.src }
+
+// Via returns the connection's own peer (a load balancer) when a PROXY
+// header replaced it with the source it named, and nil otherwise.
+func (c *Conn) Via() net.Addr { return c.via }
 
 func (c *Conn) end(err error) { c.why.CompareAndSwap(nil, &err) }
 

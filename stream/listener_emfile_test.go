@@ -3,11 +3,9 @@
 package stream_test
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"os"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,28 +16,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// recordHandler keeps the messages of the records logged to it.
-type recordHandler struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (h *recordHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h *recordHandler) Handle(_ context.Context, r slog.Record) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.msgs = append(h.msgs, r.Level.String()+" "+r.Message)
-	return nil
-}
-func (h *recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *recordHandler) WithGroup(string) slog.Handler      { return h }
-
-func (h *recordHandler) messages() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]string(nil), h.msgs...)
-}
 
 // When the process runs out of file descriptors, accept fails with EMFILE:
 // the listener backs off and keeps serving, counts the errors, logs the

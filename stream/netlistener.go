@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -68,15 +69,42 @@ import (
 // answers a client that speaks plain HTTP with a 400 first). The goroutine
 // ends with the handshake, within HandshakeTimeout.
 //
+// # PROXY protocol
+//
+// With [Config].ProxyProtocol, a goroutine of the NetListener accepts
+// (started by the first Accept, ended by Close) and each connection's
+// PROXY header is read in a goroutine of its own under HandshakeTimeout;
+// Accept returns a connection only once its header was read and applied,
+// so that the server sees the source the header named from the start:
+// as RemoteAddr in http.Server's ConnContext and ConnState hooks, in
+// Request.RemoteAddr, in gRPC's peer. A connection the PROXY stage
+// refuses (see [Stats].ProxyNotAllowed) is closed without the server
+// ever seeing it, as one refused at accept is. Accept errors are then
+// handled by the NetListener as [Listener.Serve] handles them (a wait of
+// 5 ms, doubling up to 1 s) and not returned to the server. The TLS
+// handshake, if any, runs after the header, under the same deadline.
+//
 // [Stats].BytesRead does not count the connections of a NetListener.
 //
-// Use either [Listener.Serve] or a NetListener on a listener, not both.
-// A NetListener's methods are safe for concurrent use.
+// Use either [Listener.Serve] or a NetListener on a listener, not both,
+// and one NetListener per listener. A NetListener's methods are safe for
+// concurrent use.
 type NetListener struct {
 	l       *Listener
 	once    sync.Once
 	err     error
 	episode atomic.Int64 // accept errors since the last accept that succeeded
+
+	// With ProxyProtocol: connections come from the accept loop's
+	// goroutine through their header goroutines.
+	start    sync.Once
+	ready    chan net.Conn // connections whose header was read
+	closed   chan struct{} // closed by Close
+	loopDone chan struct{} // closed when the accept loop ends
+	loopErr  error         // why it ended; set before loopDone is closed
+	wg       sync.WaitGroup
+	pmu      sync.Mutex
+	pending  map[*netConn]struct{} // header not read yet; nil once closed
 }
 
 var _ net.Listener = (*NetListener)(nil)
@@ -87,20 +115,42 @@ var _ net.Listener = (*NetListener)(nil)
 // the server (http.Server.Shutdown closes its listeners first and then
 // waits for the requests in flight); [Listener.Close] closes it too and
 // also ends every connection's reads.
-func (l *Listener) NetListener() *NetListener { return &NetListener{l: l} }
+func (l *Listener) NetListener() *NetListener {
+	nl := &NetListener{l: l}
+	if l.proxy != ProxyOff {
+		nl.ready, nl.closed, nl.loopDone = make(chan net.Conn), make(chan struct{}), make(chan struct{})
+		nl.pending = map[*netConn]struct{}{}
+	}
+	return nl
+}
 
 // Addr is the listener's network address.
 func (nl *NetListener) Addr() net.Addr { return nl.l.ln.Addr() }
 
 // Close stops accepting: Accept returns an error wrapping net.ErrClosed.
-// Open connections are left as they are. Close is idempotent: every call
-// returns the error of closing the socket, nil if it closed or was closed
-// already.
+// Open connections are left as they are, except (with
+// [Config].ProxyProtocol) those whose PROXY header was not read yet,
+// which no server has seen: Close closes them and waits for the
+// NetListener's goroutines. Close is idempotent: every call returns the
+// error of closing the socket, nil if it closed or was closed already.
 func (nl *NetListener) Close() error {
 	nl.once.Do(func() {
 		if err := nl.l.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 			nl.err = err
 		}
+		if nl.closed == nil {
+			return
+		}
+		close(nl.closed)
+		nl.pmu.Lock()
+		pending := nl.pending
+		nl.pending = nil
+		nl.pmu.Unlock()
+		for nc := range pending {
+			nc.c.end(ErrClosed)
+			_ = nc.Close()
+		}
+		nl.wg.Wait()
 	})
 	return nl.err
 }
@@ -112,8 +162,15 @@ func (nl *NetListener) Close() error {
 // AcceptFailing (the first of an episode is logged, as is its end). After
 // Close or [Listener.Close] they wrap net.ErrClosed. For a TLS listener
 // the connection is a *tls.Conn whose handshake has started.
+//
+// With [Config].ProxyProtocol, Accept returns connections whose PROXY
+// header was read (see [NetListener]), and errors only once the listener
+// is closed.
 func (nl *NetListener) Accept() (net.Conn, error) {
 	l := nl.l
+	if nl.ready != nil {
+		return nl.acceptProxied()
+	}
 	for {
 		raw, err := l.ln.Accept()
 		if err != nil {
@@ -188,7 +245,10 @@ type netConn struct {
 	c *Conn // its registration: source, idle time, why the listener ended it
 	l *Listener
 
-	handshaking atomic.Bool // the TLS handshake is in progress
+	pre           []byte   // read past a PROXY header, to be read first
+	remote, local net.Addr // named by a PROXY header
+
+	handshaking atomic.Bool // the PROXY header or the TLS handshake is in progress
 	mu          sync.Mutex  // guards rdl and wdl, and applying deadlines against the end of the handshake
 	rdl, wdl    time.Time   // the deadlines the server set
 	future      atomic.Bool // the read deadline in force was in the future when set
@@ -203,6 +263,14 @@ type netConn struct {
 func (c *netConn) Read(p []byte) (int, error) {
 	if err := c.c.ended(); err != nil {
 		return 0, err
+	}
+	if len(c.pre) > 0 {
+		n := copy(p, c.pre)
+		c.pre = c.pre[n:]
+		if c.c.waiting.Load() != 0 && !c.handshaking.Load() {
+			c.c.waiting.Store(0)
+		}
+		return n, nil
 	}
 	n, err := c.Conn.Read(p)
 	if n > 0 && c.c.waiting.Load() != 0 && !c.handshaking.Load() {
@@ -224,6 +292,24 @@ func (c *netConn) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// RemoteAddr is the peer's address: the source a PROXY header named, if
+// one did.
+func (c *netConn) RemoteAddr() net.Addr {
+	if c.remote != nil {
+		return c.remote
+	}
+	return c.Conn.RemoteAddr()
+}
+
+// LocalAddr is the local address: the destination a PROXY header named,
+// if one did.
+func (c *netConn) LocalAddr() net.Addr {
+	if c.local != nil {
+		return c.local
+	}
+	return c.Conn.LocalAddr()
 }
 
 // SetDeadline sets the read and write deadlines; see SetReadDeadline.
@@ -329,4 +415,111 @@ func (c *netConn) handshake(tc *tls.Conn) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// acceptProxied is Accept with ProxyProtocol: the connections come from
+// the accept loop through their header goroutines.
+func (nl *NetListener) acceptProxied() (net.Conn, error) {
+	select {
+	case <-nl.closed:
+		return nil, fmt.Errorf("stream: %s: accept: %w", nl.l.name, net.ErrClosed)
+	default:
+	}
+	nl.start.Do(func() {
+		nl.pmu.Lock()
+		defer nl.pmu.Unlock()
+		if nl.pending != nil { // not closed: Close waits for the loop
+			nl.wg.Add(1)
+			go nl.acceptLoop()
+		}
+	})
+	select {
+	case c := <-nl.ready:
+		return c, nil
+	case <-nl.loopDone:
+		return nil, nl.loopErr
+	case <-nl.closed:
+		return nil, fmt.Errorf("stream: %s: accept: %w", nl.l.name, net.ErrClosed)
+	}
+}
+
+// acceptLoop accepts and admits connections, and starts a goroutine
+// reading the PROXY header of each, until the listener is closed.
+func (nl *NetListener) acceptLoop() {
+	defer nl.wg.Done()
+	l := nl.l
+	var b acceptBackoff
+	for {
+		raw, err := l.acceptRetry(&b, nl.closed)
+		if err != nil {
+			nl.loopErr = fmt.Errorf("stream: %s: accept: %w", l.name, err)
+			close(nl.loopDone)
+			return
+		}
+		c := l.admit(raw)
+		if c == nil {
+			continue // refused and closed, counted
+		}
+		nc := &netConn{Conn: raw, c: c, l: l}
+		nc.handshaking.Store(true) // the server's deadlines wait for the header and the TLS handshake
+		_ = raw.SetDeadline(c.start.Add(l.handshake))
+		nl.pmu.Lock()
+		if nl.pending == nil {
+			nl.pmu.Unlock()
+			_ = nc.Close()
+			continue
+		}
+		nl.pending[nc] = struct{}{}
+		nl.wg.Add(1)
+		nl.pmu.Unlock()
+		go nl.prelude(nc)
+	}
+}
+
+// prelude reads the PROXY header of nc, hands the connection to Accept,
+// and then runs its TLS handshake, if any.
+func (nl *NetListener) prelude(nc *netConn) {
+	l := nl.l
+	ok := nc.c.ended() == nil
+	var p proxied
+	if ok {
+		p, ok = l.readProxy(nc.c)
+	}
+	nl.pmu.Lock()
+	_, mine := nl.pending[nc]
+	delete(nl.pending, nc)
+	nl.pmu.Unlock()
+	if !ok || !mine {
+		_ = nc.Close()
+		nl.wg.Done()
+		return
+	}
+	nc.pre, nc.remote, nc.local = p.pre, p.remote, p.local
+	var out net.Conn = nc
+	var tc *tls.Conn
+	if l.tls != nil {
+		tc = tls.Server(nc, l.tls)
+		out = tc
+	} else {
+		nc.mu.Lock()
+		nc.handshaking.Store(false)
+		_ = nc.Conn.SetDeadline(time.Time{})
+		nc.keepEnded()
+		nc.mu.Unlock()
+	}
+	select {
+	case nl.ready <- out:
+	case <-nl.closed:
+		_ = nc.Close()
+		nl.wg.Done()
+		return
+	case <-l.done:
+		_ = nc.Close()
+		nl.wg.Done()
+		return
+	}
+	nl.wg.Done() // the server has it; Close does not wait for its handshake
+	if tc != nil {
+		nc.handshake(tc)
+	}
 }

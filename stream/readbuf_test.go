@@ -137,9 +137,15 @@ func TestReadBudget(t *testing.T) {
 	budget, err := stream.NewReadBudget(64 << 10)
 	require.NoError(t, err)
 	data := lines(2048, 256) // 512 KiB each
+	// All four take their first 4 KiB (which a framer takes whatever
+	// the budget) before any grows: one created after the others grew
+	// would take it past the limit.
+	framers := make([]*stream.Framer, 4)
+	for i := range framers {
+		framers[i] = stream.NewFramer(bytes.NewReader(data), stream.FramerConfig{Budget: budget})
+	}
 	var wg sync.WaitGroup
-	for range 4 {
-		f := stream.NewFramer(bytes.NewReader(data), stream.FramerConfig{Budget: budget})
+	for _, f := range framers {
 		wg.Go(func() {
 			defer f.Release()
 			for {

@@ -114,7 +114,11 @@
 // one with a request in flight), and for a listener with
 // [stream.Config].TLS the handshake must be done within its
 // HandshakeTimeout (10 s) from accept, each refusal, eviction and cut
-// counted in the listener's [stream.Stats].
+// counted in the listener's [stream.Stats]. Behind a load balancer, a
+// listener with [stream.Config].ProxyProtocol reads the PROXY header of
+// each connection, and the sender it names is the request's RemoteAddr
+// ([Request].RemoteAddr) and what the per-source cap counts;
+// stream/tlscert keeps the listener's certificate.
 //
 // # Concurrency, ownership and cost
 //
