@@ -160,6 +160,9 @@ metrics: {listen: 127.0.0.1:0}
 	for _, l := range []string{"udp", "tcp", "tls", "json", "hec", "relp", "otlp/http", "otlp/grpc", "metrics"} {
 		require.Contains(t, br.addrs, l, "listening line of %s", l)
 	}
+	for _, in := range []string{"udp", "tcp", "tls", "json", "hec", "relp", "otlp"} {
+		assert.Contains(t, "\n"+br.stderr.String(), "\ninput "+in+": ", "the startup summary names input %s", in)
+	}
 
 	// Each sender sends the event whose message is msg, without a time.
 	senders := []struct {

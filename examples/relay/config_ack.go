@@ -298,4 +298,19 @@ func (ins *InputsConfig) summaryAck(b *strings.Builder) {
 		fmt.Fprintf(b, "input %s: relp %s %s (window %d, max %d B, %d conns, %d per source, ack timeout %s)\n",
 			in.Name, kind, in.Listen, in.Window, in.MaxMessageSize, in.MaxConnections, in.MaxConnectionsPerSource, in.AckTimeout)
 	}
+	for _, in := range ins.OTLP {
+		var ls []string
+		if in.HTTPListen != "" {
+			ls = append(ls, "http "+in.HTTPListen)
+		}
+		if in.GRPCListen != "" {
+			ls = append(ls, "grpc "+in.GRPCListen)
+		}
+		tls := ""
+		if in.TLS != nil {
+			tls = ", tls"
+		}
+		fmt.Fprintf(b, "input %s: otlp %s (body max %d B, ack timeout %s, %d conns, %d per source%s)\n",
+			in.Name, strings.Join(ls, ", "), in.MaxBodySize, in.AckTimeout, in.MaxConnections, in.MaxConnectionsPerSource, tls)
+	}
 }

@@ -152,6 +152,9 @@ func (c *Config) validateSources(ck *checker) {
 	for _, in := range c.Inputs.HEC {
 		streamIn = append(streamIn, in.Name)
 	}
+	for _, in := range c.Inputs.OTLP {
+		streamIn = append(streamIn, in.Name)
+	}
 	var kafkaIn []string
 	for _, in := range c.Inputs.Kafka {
 		kafkaIn = append(kafkaIn, in.Name)
@@ -164,14 +167,14 @@ func (c *Config) validateSources(ck *checker) {
 		case slices.Contains(syslogIn, name):
 		case slices.Contains(streamIn, name):
 			if k == sourceKeyHost {
-				ck.bad(field, "json_tcp, relp and hec inputs are keyed by address only")
+				ck.bad(field, "json_tcp, relp, hec and otlp inputs are keyed by address only")
 			}
 		case slices.Contains(kafkaIn, name):
 			if k == sourceKeyAddress {
 				ck.bad(field, "kafka inputs are keyed by host only (a record has no sender address)")
 			}
 		default:
-			ck.bad(field, "no syslog_udp, syslog_tcp, json_tcp, relp, hec or kafka input named %q", name)
+			ck.bad(field, "no syslog_udp, syslog_tcp, json_tcp, relp, hec, otlp or kafka input named %q", name)
 		}
 	}
 	if s.StateFile == "" {

@@ -98,6 +98,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"key of another type merged", "destinations:\n  h1: &h {type: hec, url: \"https://x\", token: t, table: syslog}\n  h2: {<<: [*h], index: main}\n", "destinations.h2.table: is set, but hec destinations do not use it (only sentinel destinations do)"},
 		{"sources off", "sources:\n  silent_after: 5s\n", `sources.silent_after: line 2: set, but the sources section is off: add "enabled: true" to sources`},
 		{"sources off explicitly", "sources:\n  enabled: false\n  rate_limit: {events_per_second: 100}\n", "sources.rate_limit: line 3: set, but the sources section is off"},
+		{"sources keys otlp host", "inputs:\n  otlp: [{name: o, http_listen: 127.0.0.1:1}]\nsources:\n  enabled: true\n  keys: {o: host}\n", "sources.keys.o: json_tcp, relp, hec and otlp inputs are keyed by address only"},
 		{"api off", "api:\n  token: s3cret\n", "api.token: line 2: set, but the api section is off"},
 		{"shared spool directory", "destinations:\n  a/b:\n    type: hec\n    url: https://x\n    token: t\n  a_b:\n    type: hec\n    url: https://y\n    token: t\n", `destinations.a_b: its spool directory "a_b" is also that of destination "a/b"`},
 	}
