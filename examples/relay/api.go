@@ -48,7 +48,7 @@ const (
 	tapInput       = "input:"
 )
 
-// setupAPI gives the inputs their tap points and returns the handlers of
+// setupAPI returns the handlers of
 // the metrics listener's /api/ paths: handlers (by path, such as
 // /api/sources) and, when api.enabled, /api/tap and /api/status, all
 // behind one "/api/" handler that checks api.token first, with the status
@@ -56,7 +56,6 @@ const (
 // metrics collector when api.enabled (nil otherwise). With no handler it
 // returns a nil map: every /api/ path is 404.
 func (r *Relay) setupAPI(handlers map[string]http.Handler) (map[string]http.Handler, prometheus.Collector, error) {
-	r.wireTaps()
 	api := http.NewServeMux()
 	for path, h := range handlers {
 		api.Handle(path, h)
@@ -78,27 +77,6 @@ func (r *Relay) setupAPI(handlers map[string]http.Handler) (map[string]http.Hand
 		out["/{$}"] = requireToken(string(r.cfg.API.Token), statusPageHandler())
 	}
 	return out, col, nil
-}
-
-// wireTaps gives the inputs their tap points; the destinations take
-// theirs in newDestination, the routes in buildRouter.
-func (r *Relay) wireTaps() {
-	for _, h := range r.hec {
-		h.tap = r.taps.Point(tapInput + h.cfg.Name)
-	}
-	for _, p := range r.relp {
-		p.tap = r.taps.Point(tapInput + p.cfg.Name)
-	}
-	r.wireStreamTaps() // syslog UDP/TCP and JSON inputs (taps.go)
-	for _, o := range r.otlp {
-		o.tap = r.taps.Point(tapInput + o.cfg.Name)
-	}
-	for _, k := range r.kafka {
-		k.tap = r.taps.Point(tapInput + k.cfg.Name)
-	}
-	if r.gen != nil {
-		r.gen.tap = r.taps.Point(tapInput + "generator")
-	}
 }
 
 // closeTaps removes every point, ending the tap streams (the API's
@@ -167,22 +145,23 @@ var (
 	descTapLimited     = prometheus.NewDesc("relay_tap_limited_events_total", "Events over a tap stream's events-per-second cap, per point.", []string{"point"}, nil)
 )
 
+// tapTable exports tap.Stats, per point.
+var tapTable = metricTable[tap.Stats]{
+	gauge(descTapSubscribers, func(s *tap.Stats) int64 { return int64(s.Subscribers) }),
+	counter(descTapEvents, func(s *tap.Stats) int64 { return int64(s.Events) }),
+	counter(descTapDelivered, func(s *tap.Stats) int64 { return int64(s.Delivered) }),
+	counter(descTapDropped, func(s *tap.Stats) int64 { return int64(s.Dropped) }),
+	counter(descTapLimited, func(s *tap.Stats) int64 { return int64(s.Limited) }),
+}
+
 // tapCollector exports the tap points' counters (registered when the API
 // is on).
 type tapCollector struct{ reg *tap.Registry }
 
-func (c tapCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTapSubscribers, descTapEvents, descTapDelivered, descTapDropped, descTapLimited} {
-		ch <- d
-	}
-}
+func (c tapCollector) Describe(ch chan<- *prometheus.Desc) { describeAll(ch, tapTable) }
 
 func (c tapCollector) Collect(ch chan<- prometheus.Metric) {
 	for name, st := range c.reg.Stats() {
-		ch <- prometheus.MustNewConstMetric(descTapSubscribers, prometheus.GaugeValue, float64(st.Subscribers), name)
-		ch <- prometheus.MustNewConstMetric(descTapEvents, prometheus.CounterValue, float64(st.Events), name)
-		ch <- prometheus.MustNewConstMetric(descTapDelivered, prometheus.CounterValue, float64(st.Delivered), name)
-		ch <- prometheus.MustNewConstMetric(descTapDropped, prometheus.CounterValue, float64(st.Dropped), name)
-		ch <- prometheus.MustNewConstMetric(descTapLimited, prometheus.CounterValue, float64(st.Limited), name)
+		tapTable.collect(ch, &st, name)
 	}
 }

@@ -134,7 +134,7 @@ func TestMaxConnectionsAndIdleTimeout(t *testing.T) {
 			cfg.Inputs.SyslogTCP[0].RefuseWhenFull = refuse
 			cfg.Inputs.SyslogTCP[0].IdleTimeout = 200 * time.Millisecond
 			tr := startRelay(t, cfg)
-			ln := tr.streams[0].ln
+			ln := inputsOf[*streamInput](tr.Relay)[0].ln
 			c1 := dialFrom(t, "127.0.0.4", tr.addr("tcp"))
 			waitFor(t, 5*time.Second, func() bool { return ln.Stats().Open == 1 }, "first connection accepted")
 			c2 := dialFrom(t, "127.0.0.5", tr.addr("tcp"))

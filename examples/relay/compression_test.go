@@ -42,7 +42,7 @@ dead_letter: {dir: %s}
 // name; anything else, and a level with gzip off, is refused naming the
 // field.
 func TestCompressionLevelConfig(t *testing.T) {
-	r := &Relay{log: slog.New(slog.DiscardHandler)}
+	r := sinkEnv{log: slog.New(slog.DiscardHandler)}
 	for _, tt := range []struct {
 		value string
 		want  int
@@ -73,7 +73,7 @@ func TestCompressionLevelConfig(t *testing.T) {
 func TestSentinelCompressionLevel(t *testing.T) {
 	dcr := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{Stream: "Microsoft-Syslog"})
 	dc := dcr.Config()
-	r := &Relay{log: slog.New(slog.DiscardHandler)}
+	r := sinkEnv{log: slog.New(slog.DiscardHandler)}
 	batch := make([]relaykit.Event, 200)
 	for i := range batch {
 		batch[i].Time = time.Date(2026, 11, 22, 1, 2, 3, 0, time.UTC).UnixNano()
@@ -121,7 +121,7 @@ dead_letter: {dir: %s}
 		require.NoError(t, os.WriteFile(path, []byte(yaml), 0o600))
 		return LoadConfig(path)
 	}
-	r := &Relay{log: slog.New(slog.DiscardHandler)}
+	r := sinkEnv{log: slog.New(slog.DiscardHandler)}
 	for _, tt := range []struct {
 		value string
 		want  CompressionLevel

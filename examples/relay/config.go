@@ -267,9 +267,7 @@ func (c *Config) Validate() error {
 	}
 	c.Spool.validate(ck)
 	c.validateDestinations(ck)
-	c.validateKafka(ck.bad, ck.name)
-	c.validateAckInputs(ck)
-	c.validateOTLPInputs(ck)
+	c.validateAckDestinations(ck)
 	c.validateRoutes(ck)
 	c.validateSources(ck)
 	if c.DeadLetter.Dir == "" {
@@ -319,25 +317,10 @@ func (ck *checker) name(field, name string) {
 // Summary describes the configuration in a few lines, secrets redacted.
 func (c *Config) Summary() string {
 	var b strings.Builder
-	for _, in := range c.Inputs.SyslogUDP {
-		fmt.Fprintf(&b, "input %s: syslog udp %s (max %d B, rcvbuf %d B)\n", in.Name, in.Listen, in.MaxMessageSize, in.ReadBuffer)
-	}
-	for _, in := range c.Inputs.SyslogTCP {
-		kind := "tcp"
-		if in.TLS != nil {
-			kind = "tls"
+	for _, in := range c.Inputs.Sections() {
+		if line := in.Summary(); line != "" {
+			b.WriteString(line + "\n")
 		}
-		fmt.Fprintf(&b, "input %s: syslog %s %s (max %d B, %d conns, %d per source, idle %s, frame %s)\n", in.Name, kind, in.Listen, in.MaxMessageSize, in.MaxConnections, in.MaxConnectionsPerSource, in.IdleTimeout, in.FrameTimeout)
-	}
-	for _, in := range c.Inputs.JSONTCP {
-		fmt.Fprintf(&b, "input %s: json lines tcp %s (max %d B)\n", in.Name, in.Listen, in.MaxLineSize)
-	}
-	for _, in := range c.Inputs.Kafka {
-		fmt.Fprintf(&b, "input %s: kafka %s topics=%s group=%s (%s)\n", in.Name, strings.Join(in.Brokers, ","), strings.Join(in.Topics, ","), in.Group, in.Format)
-	}
-	c.Inputs.summaryAck(&b)
-	if c.Inputs.Generator.Rate > 0 {
-		fmt.Fprintf(&b, "input generator: %d events/s, shape %s\n", c.Inputs.Generator.Rate, c.Inputs.Generator.Shape)
 	}
 	fmt.Fprintf(&b, "workers: %d × ring %d, batch %d events / %d B / %s\n", c.Workers.Count, c.Workers.RingSize,
 		c.Workers.BatchMaxEvents, c.Workers.BatchMaxBytes, c.Workers.BatchMaxWait)

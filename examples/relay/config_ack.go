@@ -102,139 +102,199 @@ type RELPInputConfig struct {
 // hecRouteField is the event field a token's route sets.
 const hecRouteField = "hec_route"
 
-// validateAckInputs fills and checks the HEC and RELP inputs, and what
-// they need of the destinations.
-func (c *Config) validateAckInputs(ck *checker) {
-	ins := &c.Inputs
-	for i := range ins.HEC {
-		in := &ins.HEC[i]
-		f := fmt.Sprintf("inputs.hec[%d]", i)
-		ck.name(f+".name", in.Name)
-		ck.addr(f+".listen", in.Listen)
-		if in.TLS != nil && (in.TLS.CertFile == "" || in.TLS.KeyFile == "") {
-			ck.bad(f+".tls", "cert_file and key_file are required")
+func (in *HECInputConfig) Key() string                   { return "hec" }
+func (in *HECInputConfig) InputName() string             { return in.Name }
+func (in *HECInputConfig) Kind() string                  { return "hec" }
+func (in *HECInputConfig) Files() (listeners, conns int) { return 1, in.MaxConnections }
+
+// SourceKeys: an HEC input counts each request for its sender's
+// address.
+func (in *HECInputConfig) SourceKeys() []string { return keysAddress }
+
+// validate fills and checks an HEC input.
+func (in *HECInputConfig) validate(f string, ck *checker) {
+	ck.name(f+".name", in.Name)
+	ck.addr(f+".listen", in.Listen)
+	checkTLS(f, in.TLS, ck)
+	if len(in.Tokens) == 0 {
+		ck.bad(f+".tokens", "at least one token is required")
+	}
+	seen := map[Secret]bool{}
+	names := map[string]bool{}
+	ack := false
+	for j := range in.Tokens {
+		t := &in.Tokens[j]
+		tf := fmt.Sprintf("%s.tokens[%d]", f, j)
+		if t.Name == "" {
+			t.Name = fmt.Sprintf("token-%d", j+1)
 		}
-		if len(in.Tokens) == 0 {
-			ck.bad(f+".tokens", "at least one token is required")
+		if names[t.Name] {
+			ck.bad(tf+".name", "duplicate token name %q", t.Name)
 		}
-		seen := map[Secret]bool{}
-		names := map[string]bool{}
-		ack := false
-		for j := range in.Tokens {
-			t := &in.Tokens[j]
-			tf := fmt.Sprintf("%s.tokens[%d]", f, j)
-			if t.Name == "" {
-				t.Name = fmt.Sprintf("token-%d", j+1)
-			}
-			if names[t.Name] {
-				ck.bad(tf+".name", "duplicate token name %q", t.Name)
-			}
-			names[t.Name] = true
-			switch {
-			case t.Token == "":
-				ck.bad(tf+".token", "required (use ${HEC_TOKEN})")
-			case strings.ContainsAny(string(t.Token), " \t\r\n"):
-				ck.bad(tf+".token", "contains white space")
-			case seen[t.Token]:
-				ck.bad(tf+".token", "the same token is listed twice")
-			}
-			seen[t.Token] = true
-			if t.Index != "" && len(t.Indexes) > 0 && !slices.Contains(t.Indexes, t.Index) {
-				ck.bad(tf+".index", "%q is not in the token's indexes", t.Index)
-			}
-			ack = ack || t.Ack
+		names[t.Name] = true
+		switch {
+		case t.Token == "":
+			ck.bad(tf+".token", "required (use ${HEC_TOKEN})")
+		case strings.ContainsAny(string(t.Token), " \t\r\n"):
+			ck.bad(tf+".token", "contains white space")
+		case seen[t.Token]:
+			ck.bad(tf+".token", "the same token is listed twice")
 		}
-		if !ack {
-			for _, s := range []struct {
-				field string
-				set   bool
-			}{{"ack_concurrency", in.AckConcurrency != 0}, {"max_pending_acks", in.MaxPendingAcks != 0},
-				{"max_ack_channels", in.MaxAckChannels != 0}, {"ack_channel_idle", in.AckChannelIdle != 0}} {
-				if s.set {
-					ck.bad(f+"."+s.field, "applies to tokens with ack: true, and no token has it")
-				}
-			}
-		} else {
-			// Defaults only where acknowledgement is used, so that a
-			// validated config validates again unchanged.
-			if in.AckConcurrency == 0 {
-				in.AckConcurrency = 16
-			}
-			if in.MaxPendingAcks == 0 {
-				in.MaxPendingAcks = hec.DefaultMaxPendingAcks
-			}
-			if in.MaxAckChannels == 0 {
-				in.MaxAckChannels = hec.DefaultMaxAckChannels
-			}
-			if in.AckChannelIdle == 0 {
-				in.AckChannelIdle = hec.DefaultAckChannelIdle
-			}
+		seen[t.Token] = true
+		if t.Index != "" && len(t.Indexes) > 0 && !slices.Contains(t.Indexes, t.Index) {
+			ck.bad(tf+".index", "%q is not in the token's indexes", t.Index)
 		}
-		if in.MaxBodySize == 0 {
-			in.MaxBodySize = hec.DefaultMaxBodyBytes
-		}
-		if in.HeaderTimeout == 0 {
-			in.HeaderTimeout = defaultHECHeaderTimeout
-		}
-		if in.BodyTimeout == 0 {
-			in.BodyTimeout = hec.DefaultBodyTimeout
-		}
-		if in.AckTimeout == 0 {
-			in.AckTimeout = hec.DefaultSendTimeout
-		}
-		if in.IdleTimeout == 0 {
-			in.IdleTimeout = 2 * time.Minute
-		}
-		in.ConnLimits.validate(f, &in.MaxConnections, ck.bad)
-		for _, v := range []struct {
+		ack = ack || t.Ack
+	}
+	if !ack {
+		for _, s := range []struct {
 			field string
-			neg   bool
-		}{{"max_body_size", in.MaxBodySize < 0}, {"header_timeout", in.HeaderTimeout < 0}, {"body_timeout", in.BodyTimeout < 0}, {"ack_timeout", in.AckTimeout < 0},
-			{"idle_timeout", in.IdleTimeout < 0}, {"ack_concurrency", in.AckConcurrency < 0}, {"max_pending_acks", in.MaxPendingAcks < 0},
-			{"max_ack_channels", in.MaxAckChannels < 0}, {"ack_channel_idle", in.AckChannelIdle < 0}} {
-			if v.neg {
-				ck.bad(f+"."+v.field, "must be positive")
+			set   bool
+		}{{"ack_concurrency", in.AckConcurrency != 0}, {"max_pending_acks", in.MaxPendingAcks != 0},
+			{"max_ack_channels", in.MaxAckChannels != 0}, {"ack_channel_idle", in.AckChannelIdle != 0}} {
+			if s.set {
+				ck.bad(f+"."+s.field, "applies to tokens with ack: true, and no token has it")
 			}
 		}
+	} else {
+		// Defaults only where acknowledgement is used, so that a
+		// validated config validates again unchanged.
+		if in.AckConcurrency == 0 {
+			in.AckConcurrency = 16
+		}
+		if in.MaxPendingAcks == 0 {
+			in.MaxPendingAcks = hec.DefaultMaxPendingAcks
+		}
+		if in.MaxAckChannels == 0 {
+			in.MaxAckChannels = hec.DefaultMaxAckChannels
+		}
+		if in.AckChannelIdle == 0 {
+			in.AckChannelIdle = hec.DefaultAckChannelIdle
+		}
 	}
-	for i := range ins.RELP {
-		in := &ins.RELP[i]
-		f := fmt.Sprintf("inputs.relp[%d]", i)
-		ck.name(f+".name", in.Name)
-		ck.addr(f+".listen", in.Listen)
-		if in.TLS != nil && (in.TLS.CertFile == "" || in.TLS.KeyFile == "") {
-			ck.bad(f+".tls", "cert_file and key_file are required")
-		}
-		if in.Window == 0 {
-			in.Window = relp.DefaultWindow
-		}
-		if in.Window < 1 || in.Window > 4096 {
-			ck.bad(f+".window", "%d out of range 1..4096", in.Window)
-		}
-		if in.MaxMessageSize == 0 {
-			in.MaxMessageSize = relp.DefaultMaxDataBytes
-		}
-		if in.MaxMessageSize < 64 || in.MaxMessageSize > 64<<20 {
-			ck.bad(f+".max_message_size", "%d out of range 64..64MiB", in.MaxMessageSize)
-		}
-		if in.IdleTimeout == 0 {
-			in.IdleTimeout = 10 * time.Minute
-		}
-		if in.AckTimeout == 0 {
-			in.AckTimeout = 60 * time.Second
-		}
-		if in.AckTimeout < 0 {
-			ck.bad(f+".ack_timeout", "must be positive")
-		}
-		// RELP sessions read their own frames, not through a Framer.
-		if in.ReadSize != 0 {
-			ck.bad(f+".read_size", "not used by relp inputs")
-		}
-		if in.ReadBuffers != 0 {
-			ck.bad(f+".read_buffers", "not used by relp inputs")
-		}
-		in.StreamLimits.validate(f, &in.MaxConnections, ck.bad)
+	if in.MaxBodySize == 0 {
+		in.MaxBodySize = hec.DefaultMaxBodyBytes
 	}
+	if in.HeaderTimeout == 0 {
+		in.HeaderTimeout = defaultHECHeaderTimeout
+	}
+	if in.BodyTimeout == 0 {
+		in.BodyTimeout = hec.DefaultBodyTimeout
+	}
+	if in.AckTimeout == 0 {
+		in.AckTimeout = hec.DefaultSendTimeout
+	}
+	if in.IdleTimeout == 0 {
+		in.IdleTimeout = 2 * time.Minute
+	}
+	in.ConnLimits.validate(f, &in.MaxConnections, ck.bad)
+	for _, v := range []struct {
+		field string
+		neg   bool
+	}{{"max_body_size", in.MaxBodySize < 0}, {"header_timeout", in.HeaderTimeout < 0}, {"body_timeout", in.BodyTimeout < 0}, {"ack_timeout", in.AckTimeout < 0},
+		{"idle_timeout", in.IdleTimeout < 0}, {"ack_concurrency", in.AckConcurrency < 0}, {"max_pending_acks", in.MaxPendingAcks < 0},
+		{"max_ack_channels", in.MaxAckChannels < 0}, {"ack_channel_idle", in.AckChannelIdle < 0}} {
+		if v.neg {
+			ck.bad(f+"."+v.field, "must be positive")
+		}
+	}
+}
+
+func (in *HECInputConfig) Summary() string {
+	scheme := "http"
+	if in.TLS != nil {
+		scheme = "https"
+	}
+	var toks []string
+	for _, t := range in.Tokens {
+		s := t.Name
+		var pins []string
+		if t.Index != "" {
+			pins = append(pins, "index="+t.Index)
+		}
+		if t.SourceType != "" {
+			pins = append(pins, "sourcetype="+t.SourceType)
+		}
+		if t.Route != "" {
+			pins = append(pins, "route="+t.Route)
+		}
+		if t.Ack {
+			pins = append(pins, "ack")
+		}
+		if t.Disabled {
+			pins = append(pins, "disabled")
+		}
+		if len(pins) > 0 {
+			s += "(" + strings.Join(pins, " ") + ")"
+		}
+		toks = append(toks, s)
+	}
+	return fmt.Sprintf("input %s: hec %s://%s/services/collector tokens=%s (body max %d B, ack timeout %s, %d conns, %d per source)",
+		in.Name, scheme, in.Listen, strings.Join(toks, ","), in.MaxBodySize, in.AckTimeout, in.MaxConnections, in.MaxConnectionsPerSource)
+}
+
+func (in *RELPInputConfig) Key() string                   { return "relp" }
+func (in *RELPInputConfig) InputName() string             { return in.Name }
+func (in *RELPInputConfig) Files() (listeners, conns int) { return 1, in.MaxConnections }
+
+// SourceKeys: a RELP input counts each window for its sender's address.
+func (in *RELPInputConfig) SourceKeys() []string { return keysAddress }
+func (in *RELPInputConfig) Kind() string {
+	if in.TLS != nil {
+		return "relp_tls"
+	}
+	return "relp"
+}
+
+// validate fills and checks a RELP input.
+func (in *RELPInputConfig) validate(f string, ck *checker) {
+	ck.name(f+".name", in.Name)
+	ck.addr(f+".listen", in.Listen)
+	checkTLS(f, in.TLS, ck)
+	if in.Window == 0 {
+		in.Window = relp.DefaultWindow
+	}
+	if in.Window < 1 || in.Window > 4096 {
+		ck.bad(f+".window", "%d out of range 1..4096", in.Window)
+	}
+	if in.MaxMessageSize == 0 {
+		in.MaxMessageSize = relp.DefaultMaxDataBytes
+	}
+	if in.MaxMessageSize < 64 || in.MaxMessageSize > 64<<20 {
+		ck.bad(f+".max_message_size", "%d out of range 64..64MiB", in.MaxMessageSize)
+	}
+	if in.IdleTimeout == 0 {
+		in.IdleTimeout = 10 * time.Minute
+	}
+	if in.AckTimeout == 0 {
+		in.AckTimeout = 60 * time.Second
+	}
+	if in.AckTimeout < 0 {
+		ck.bad(f+".ack_timeout", "must be positive")
+	}
+	// RELP sessions read their own frames, not through a Framer.
+	if in.ReadSize != 0 {
+		ck.bad(f+".read_size", "not used by relp inputs")
+	}
+	if in.ReadBuffers != 0 {
+		ck.bad(f+".read_buffers", "not used by relp inputs")
+	}
+	in.StreamLimits.validate(f, &in.MaxConnections, ck.bad)
+}
+
+func (in *RELPInputConfig) Summary() string {
+	kind := "tcp"
+	if in.TLS != nil {
+		kind = "tls"
+	}
+	return fmt.Sprintf("input %s: relp %s %s (window %d, max %d B, %d conns, %d per source, ack timeout %s)",
+		in.Name, kind, in.Listen, in.Window, in.MaxMessageSize, in.MaxConnections, in.MaxConnectionsPerSource, in.AckTimeout)
+}
+
+// validateAckDestinations checks what the HEC and RELP inputs need of the
+// destinations.
+func (c *Config) validateAckDestinations(ck *checker) {
+	ins := &c.Inputs
 	if len(ins.HEC)+len(ins.RELP) == 0 || len(ins.Kafka) > 0 {
 		return // none, or validateDestinations said it for Kafka already
 	}
@@ -253,64 +313,5 @@ func (c *Config) validateAckInputs(ck *checker) {
 		if d.Spool.Full != fullBlock {
 			ck.bad("destinations."+name+".spool.full", "%s cannot be used with an hec or relp input (senders would be answered for events it dropped): use block", d.Spool.Full)
 		}
-	}
-}
-
-// summaryAck describes the HEC and RELP inputs for Config.Summary.
-func (ins *InputsConfig) summaryAck(b *strings.Builder) {
-	for _, in := range ins.HEC {
-		scheme := "http"
-		if in.TLS != nil {
-			scheme = "https"
-		}
-		var toks []string
-		for _, t := range in.Tokens {
-			s := t.Name
-			var pins []string
-			if t.Index != "" {
-				pins = append(pins, "index="+t.Index)
-			}
-			if t.SourceType != "" {
-				pins = append(pins, "sourcetype="+t.SourceType)
-			}
-			if t.Route != "" {
-				pins = append(pins, "route="+t.Route)
-			}
-			if t.Ack {
-				pins = append(pins, "ack")
-			}
-			if t.Disabled {
-				pins = append(pins, "disabled")
-			}
-			if len(pins) > 0 {
-				s += "(" + strings.Join(pins, " ") + ")"
-			}
-			toks = append(toks, s)
-		}
-		fmt.Fprintf(b, "input %s: hec %s://%s/services/collector tokens=%s (body max %d B, ack timeout %s, %d conns, %d per source)\n",
-			in.Name, scheme, in.Listen, strings.Join(toks, ","), in.MaxBodySize, in.AckTimeout, in.MaxConnections, in.MaxConnectionsPerSource)
-	}
-	for _, in := range ins.RELP {
-		kind := "tcp"
-		if in.TLS != nil {
-			kind = "tls"
-		}
-		fmt.Fprintf(b, "input %s: relp %s %s (window %d, max %d B, %d conns, %d per source, ack timeout %s)\n",
-			in.Name, kind, in.Listen, in.Window, in.MaxMessageSize, in.MaxConnections, in.MaxConnectionsPerSource, in.AckTimeout)
-	}
-	for _, in := range ins.OTLP {
-		var ls []string
-		if in.HTTPListen != "" {
-			ls = append(ls, "http "+in.HTTPListen)
-		}
-		if in.GRPCListen != "" {
-			ls = append(ls, "grpc "+in.GRPCListen)
-		}
-		tls := ""
-		if in.TLS != nil {
-			tls = ", tls"
-		}
-		fmt.Fprintf(b, "input %s: otlp %s (body max %d B, ack timeout %s, %d conns, %d per source%s)\n",
-			in.Name, strings.Join(ls, ", "), in.MaxBodySize, in.AckTimeout, in.MaxConnections, in.MaxConnectionsPerSource, tls)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"reflect"
 	"slices"
@@ -40,8 +41,15 @@ type destSpec interface {
 	// queueSettings returns the delivery queue's settings; nil for the
 	// archive, whose queue is memory-only.
 	queueSettings() (*QueueSettings, RetryConfig)
-	newSink(r *Relay, name string) (destSink, error)
+	newSink(env sinkEnv, name string) (destSink, error)
 	summary() string // for Config.Summary, secrets redacted
+}
+
+// sinkEnv is what a destination's sink is built with: the service's
+// timezone and logger, never the service.
+type sinkEnv struct {
+	loc *time.Location
+	log *slog.Logger
 }
 
 // destSink is the sink a destination's section builds.

@@ -36,9 +36,9 @@ func (a *ArchiveDestination) validate(f string, ck *checker, _ *SpoolConfig) {
 
 var archiveFormats = map[string]storage.Format{"raw": storage.FormatRaw, "json": storage.FormatJSON}
 
-func (a *ArchiveDestination) newSink(r *Relay, _ string) (destSink, error) {
+func (a *ArchiveDestination) newSink(env sinkEnv, _ string) (destSink, error) {
 	return storage.NewArchive(storage.ArchiveConfig{
-		Writer: storage.Config{Dir: a.Dir, Location: r.loc, MaxBytes: int64(a.MaxSize), Clock: clk},
+		Writer: storage.Config{Dir: a.Dir, Location: env.loc, MaxBytes: int64(a.MaxSize), Clock: clk},
 		Format: archiveFormats[a.Format],
 		Fsync:  a.Fsync,
 	})
@@ -54,7 +54,7 @@ type HTTPSettings struct {
 }
 
 // httpConfig is the forward.HTTPConfig of an hec or sentinel destination.
-func (r *Relay) httpConfig(name string, n *NetworkSettings, h *HTTPSettings) forward.HTTPConfig {
+func (env sinkEnv) httpConfig(name string, n *NetworkSettings, h *HTTPSettings) forward.HTTPConfig {
 	return forward.HTTPConfig{
 		Name:           name,
 		RequestTimeout: n.Timeout,
@@ -62,7 +62,7 @@ func (r *Relay) httpConfig(name string, n *NetworkSettings, h *HTTPSettings) for
 		DisableGzip:    h.Gzip != nil && !*h.Gzip,
 		GzipLevel:      int(h.CompressionLevel),
 		TLS:            forward.TLSConfig{CAFile: n.CAFile, DangerousInsecureSkipVerify: n.InsecureSkipVerify},
-		Logger:         r.log.With("destination", name),
+		Logger:         env.log.With("destination", name),
 	}
 }
 
@@ -103,12 +103,12 @@ func (h *HECDestination) validate(f string, ck *checker, spool *SpoolConfig) {
 	}
 }
 
-func (h *HECDestination) newSink(r *Relay, name string) (destSink, error) {
+func (h *HECDestination) newSink(env sinkEnv, name string) (destSink, error) {
 	return forward.NewHEC(forward.HECConfig{
 		URL: h.URL, Token: string(h.Token), Index: h.Index, SourceType: h.SourceType,
 		Fields: h.IndexedFields, OmitFields: h.OmitFields,
 		OverrideEventMeta: true, // index and sourcetype, when set, win over the event's (e.g. "syslog")
-		HTTP:              r.httpConfig(name, &h.NetworkSettings, &h.HTTPSettings),
+		HTTP:              env.httpConfig(name, &h.NetworkSettings, &h.HTTPSettings),
 	})
 }
 
@@ -140,7 +140,7 @@ func (s *SyslogDestination) validate(f string, ck *checker, spool *SpoolConfig) 
 	}
 }
 
-func (s *SyslogDestination) newSink(r *Relay, name string) (destSink, error) {
+func (s *SyslogDestination) newSink(env sinkEnv, name string) (destSink, error) {
 	var tc *tls.Config
 	if s.Network == "tls" {
 		var err error
@@ -154,6 +154,6 @@ func (s *SyslogDestination) newSink(r *Relay, name string) (destSink, error) {
 		ProcIDField: fieldProcID, MsgIDField: fieldMsgID,
 		TLSConfig:    tc,
 		WriteTimeout: s.Timeout,
-		Logger:       r.log.With("destination", name),
+		Logger:       env.log.With("destination", name),
 	})
 }

@@ -1,29 +1,32 @@
 package main
 
 import (
-	"fmt"
 	"runtime"
-	"slices"
-	"strings"
 	"time"
 )
 
-// InputsConfig lists the listeners.
+// InputsConfig lists the inputs, one field per kind of input: the YAML
+// keys under inputs:. Every field is a section type that implements
+// InputSection (a list of them, or one for the generator), and
+// Sections lists them in this order: add a kind here, with its section
+// type, and to the input registry (input_kinds.go), and the summary,
+// the checks, the sources keys and the file-descriptor budget take it.
 type InputsConfig struct {
 	SyslogUDP []UDPInputConfig  `yaml:"syslog_udp"`
 	SyslogTCP []TCPInputConfig  `yaml:"syslog_tcp"`
 	JSONTCP   []JSONInputConfig `yaml:"json_tcp"`
-	Generator GeneratorConfig   `yaml:"generator"`
 
 	// Kafka consumer-group inputs; see kafka_config.go.
 	Kafka []KafkaInputConfig `yaml:"kafka"`
 
-	// Acknowledging inputs: Splunk HEC and RELP; see config_ack.go.
-	HEC  []HECInputConfig  `yaml:"hec"`
+	// Acknowledging inputs: RELP and Splunk HEC; see config_ack.go.
 	RELP []RELPInputConfig `yaml:"relp"`
+	HEC  []HECInputConfig  `yaml:"hec"`
 
 	// OpenTelemetry logs (OTLP/HTTP and OTLP/gRPC); see config_otlp.go.
 	OTLP []OTLPInputConfig `yaml:"otlp"`
+
+	Generator GeneratorConfig `yaml:"generator"`
 }
 
 // UDPInputConfig is a syslog UDP listener.
@@ -108,83 +111,6 @@ type WorkersConfig struct {
 	BatchMaxEvents int           `yaml:"batch_max_events"`
 	BatchMaxBytes  ByteSize      `yaml:"batch_max_bytes"`
 	BatchMaxWait   time.Duration `yaml:"batch_max_wait"`
-}
-
-// validate fills the inputs' defaults and checks them.
-func (ins *InputsConfig) validate(ck *checker) {
-	for i := range ins.SyslogUDP {
-		in := &ins.SyslogUDP[i]
-		f := fmt.Sprintf("inputs.syslog_udp[%d]", i)
-		ck.name(f+".name", in.Name)
-		ck.addr(f+".listen", in.Listen)
-		if in.ReadBuffer == 0 {
-			// The kernel's default (net.core.rmem_default, 208 KiB) drops
-			// datagrams under a burst of a few thousand.
-			in.ReadBuffer = defaultUDPReadBuffer
-		}
-		if in.MaxMessageSize == 0 {
-			in.MaxMessageSize = 64 << 10
-		}
-		if in.MaxMessageSize > 64<<10 {
-			ck.bad(f+".max_message_size", "%d exceeds the largest UDP datagram (64KiB)", in.MaxMessageSize)
-		}
-		if in.BatchSize == 0 {
-			in.BatchSize = 64
-		}
-		if in.BatchSize < 0 || in.BatchSize > 1024 {
-			ck.bad(f+".batch_size", "%d out of range 1..1024", in.BatchSize)
-		}
-		if in.Readers == 0 {
-			in.Readers = 1
-		}
-		if in.Readers < 0 || in.Readers > 64 {
-			ck.bad(f+".readers", "%d out of range 1..64", in.Readers)
-		}
-	}
-	for i := range ins.SyslogTCP {
-		in := &ins.SyslogTCP[i]
-		f := fmt.Sprintf("inputs.syslog_tcp[%d]", i)
-		ck.name(f+".name", in.Name)
-		ck.addr(f+".listen", in.Listen)
-		if in.MaxMessageSize == 0 {
-			in.MaxMessageSize = 64 << 10
-		}
-		if in.MaxMessageSize < 64 || in.MaxMessageSize > 64<<20 {
-			ck.bad(f+".max_message_size", "%d out of range 64..64MiB", in.MaxMessageSize)
-		}
-		if in.IdleTimeout == 0 {
-			in.IdleTimeout = 10 * time.Minute
-		}
-		in.StreamLimits.validate(f, &in.MaxConnections, ck.bad)
-		in.StreamLimits.validateReads(f, ck.bad)
-		if in.TLS != nil && (in.TLS.CertFile == "" || in.TLS.KeyFile == "") {
-			ck.bad(f+".tls", "cert_file and key_file are required")
-		}
-	}
-	for i := range ins.JSONTCP {
-		in := &ins.JSONTCP[i]
-		f := fmt.Sprintf("inputs.json_tcp[%d]", i)
-		ck.name(f+".name", in.Name)
-		ck.addr(f+".listen", in.Listen)
-		if in.MaxLineSize == 0 {
-			in.MaxLineSize = 1 << 20
-		}
-		if in.IdleTimeout == 0 {
-			in.IdleTimeout = 10 * time.Minute
-		}
-		in.StreamLimits.validate(f, &in.MaxConnections, ck.bad)
-		in.StreamLimits.validateReads(f, ck.bad)
-	}
-	g := &ins.Generator
-	if g.Rate < 0 {
-		ck.bad("inputs.generator.rate", "must not be negative")
-	}
-	if g.Shape == "" {
-		g.Shape = "syslog"
-	}
-	if !slices.Contains(generatorShapes, g.Shape) {
-		ck.bad("inputs.generator.shape", "unknown shape %q (want one of %s)", g.Shape, strings.Join(generatorShapes, ", "))
-	}
 }
 
 // validate fills the workers' defaults and checks them.

@@ -95,7 +95,7 @@ var kafkaEncodings = map[string]kafka.Encoding{"json": kafka.EncodingJSON, "raw"
 var kafkaAcks = map[string]kafka.Acks{"": kafka.AcksAll, "all": kafka.AcksAll, "leader": kafka.AcksLeader, "none": kafka.AcksNone}
 
 // newSink builds the producer; the relay exports its counters.
-func (k *KafkaDestination) newSink(r *Relay, name string) (destSink, error) {
+func (k *KafkaDestination) newSink(env sinkEnv, name string) (destSink, error) {
 	key, keyField, _ := kafkaKey(k.Key)
 	comp, acks := kafkaCompressions[k.Compression], kafkaAcks[k.Acks]
 	tc, err := k.TLS.build()
@@ -107,39 +107,22 @@ func (k *KafkaDestination) newSink(r *Relay, name string) (destSink, error) {
 		Key: key, KeyField: keyField, Encoding: kafkaEncodings[k.Format], Compression: comp, OmitHeaders: k.OmitHeaders,
 		MaxRecordBytes: int(k.MaxRecordBytes), Acks: acks, DisableIdempotence: acks != kafka.AcksAll,
 		DeliveryTimeout: k.Timeout, TLS: tc, SASL: k.SASL.lib(),
-		Logger: r.log.With("destination", name),
+		Logger: env.log.With("destination", name),
 	})
 	if err != nil {
 		return nil, err
 	}
-	r.kafkaSinks = append(r.kafkaSinks, kafkaSinkStats{name, s})
 	return s, nil
 }
-
-// kafkaSinkStats names the sink of one kafka destination.
-type kafkaSinkStats struct {
-	name string
-	sink *kafka.Sink
-}
-
-// kafkaSinkCollector exports the kafka destinations' own counters (the
-// ledger has the delivered/spooled/dropped ones).
-type kafkaSinkCollector []kafkaSinkStats
 
 var (
 	descKafkaProduceErrors = prometheus.NewDesc("relay_kafka_produce_errors_total", "Produce requests or partitions that failed and were retried by the Kafka client (leader changes, broker restarts).", []string{"destination"}, nil)
 	descKafkaTooLarge      = prometheus.NewDesc("relay_kafka_too_large_total", "Events over max_record_bytes (dead-lettered).", []string{"destination"}, nil)
 )
 
-func (c kafkaSinkCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- descKafkaProduceErrors
-	ch <- descKafkaTooLarge
-}
-
-func (c kafkaSinkCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, s := range c {
-		st := s.sink.Stats()
-		ch <- prometheus.MustNewConstMetric(descKafkaProduceErrors, prometheus.CounterValue, float64(st.ProduceErrors), s.name)
-		ch <- prometheus.MustNewConstMetric(descKafkaTooLarge, prometheus.CounterValue, float64(st.TooLarge), s.name)
-	}
+// kafkaSinkTable exports a kafka destination's own counters
+// (kafka.Stats; the ledger has its delivered, spooled and dropped).
+var kafkaSinkTable = metricTable[kafka.Stats]{
+	counter(descKafkaProduceErrors, func(s *kafka.Stats) int64 { return s.ProduceErrors }),
+	counter(descKafkaTooLarge, func(s *kafka.Stats) int64 { return s.TooLarge }),
 }

@@ -76,47 +76,78 @@ type OTLPInputConfig struct {
 // otlpNames are the values of an OTLP input's or destination's names.
 var otlpNames = map[string]otlp.SyslogNames{"spec": otlp.SpecNames, "collector": otlp.CollectorNames}
 
-// validateOTLPInputs fills and checks inputs.otlp.
-func (c *Config) validateOTLPInputs(ck *checker) {
-	for i := range c.Inputs.OTLP {
-		in := &c.Inputs.OTLP[i]
-		f := fmt.Sprintf("inputs.otlp[%d]", i)
-		ck.name(f+".name", in.Name)
-		if in.HTTPListen == "" && in.GRPCListen == "" {
-			ck.bad(f, "http_listen or grpc_listen (or both) is required")
-		}
-		if in.HTTPListen != "" {
-			ck.addr(f+".http_listen", in.HTTPListen)
-		}
-		if in.GRPCListen != "" {
-			ck.addr(f+".grpc_listen", in.GRPCListen)
-		}
-		if in.TLS != nil && (in.TLS.CertFile == "" || in.TLS.KeyFile == "") {
-			ck.bad(f+".tls", "cert_file and key_file are required")
-		}
-		if strings.ContainsAny(string(in.Token), " \t\r\n") {
-			ck.bad(f+".token", "contains white space")
-		}
-		in.Names = cmp.Or(in.Names, "spec")
-		if _, ok := otlpNames[in.Names]; !ok {
-			ck.bad(f+".names", "unknown names %q (want spec or collector)", in.Names)
-		}
-		in.MaxBodySize = cmp.Or(in.MaxBodySize, otlp.DefaultMaxBodyBytes)
-		in.HeaderTimeout = cmp.Or(in.HeaderTimeout, defaultHECHeaderTimeout)
-		in.BodyTimeout = cmp.Or(in.BodyTimeout, otlp.DefaultBodyTimeout)
-		in.AckTimeout = cmp.Or(in.AckTimeout, otlp.DefaultSendTimeout)
-		in.IdleTimeout = cmp.Or(in.IdleTimeout, 2*time.Minute)
-		in.ConnLimits.validate(f, &in.MaxConnections, ck.bad)
-		for _, v := range []struct {
-			field string
-			neg   bool
-		}{{"max_body_size", in.MaxBodySize < 0}, {"max_event_size", in.MaxEventSize < 0}, {"header_timeout", in.HeaderTimeout < 0},
-			{"body_timeout", in.BodyTimeout < 0}, {"ack_timeout", in.AckTimeout < 0}, {"idle_timeout", in.IdleTimeout < 0}} {
-			if v.neg {
-				ck.bad(f+"."+v.field, "must be positive")
-			}
+func (in *OTLPInputConfig) Key() string       { return "otlp" }
+func (in *OTLPInputConfig) InputName() string { return in.Name }
+func (in *OTLPInputConfig) Kind() string      { return "otlp" }
+
+// Files: two listening sockets (one unused without one of the
+// addresses), each with its own max_connections.
+func (in *OTLPInputConfig) Files() (listeners, conns int) {
+	for _, l := range []string{in.HTTPListen, in.GRPCListen} {
+		if l != "" {
+			conns += in.MaxConnections
 		}
 	}
+	return 2, conns
+}
+
+// SourceKeys: an OTLP input counts each request for its sender's
+// address.
+func (in *OTLPInputConfig) SourceKeys() []string { return keysAddress }
+
+func (in *OTLPInputConfig) Summary() string {
+	var ls []string
+	if in.HTTPListen != "" {
+		ls = append(ls, "http "+in.HTTPListen)
+	}
+	if in.GRPCListen != "" {
+		ls = append(ls, "grpc "+in.GRPCListen)
+	}
+	tls := ""
+	if in.TLS != nil {
+		tls = ", tls"
+	}
+	return fmt.Sprintf("input %s: otlp %s (body max %d B, ack timeout %s, %d conns, %d per source%s)",
+		in.Name, strings.Join(ls, ", "), in.MaxBodySize, in.AckTimeout, in.MaxConnections, in.MaxConnectionsPerSource, tls)
+
+}
+
+// validate fills and checks an OTLP input.
+func (in *OTLPInputConfig) validate(f string, ck *checker) {
+	ck.name(f+".name", in.Name)
+	if in.HTTPListen == "" && in.GRPCListen == "" {
+		ck.bad(f, "http_listen or grpc_listen (or both) is required")
+	}
+	if in.HTTPListen != "" {
+		ck.addr(f+".http_listen", in.HTTPListen)
+	}
+	if in.GRPCListen != "" {
+		ck.addr(f+".grpc_listen", in.GRPCListen)
+	}
+	checkTLS(f, in.TLS, ck)
+	if strings.ContainsAny(string(in.Token), " \t\r\n") {
+		ck.bad(f+".token", "contains white space")
+	}
+	in.Names = cmp.Or(in.Names, "spec")
+	if _, ok := otlpNames[in.Names]; !ok {
+		ck.bad(f+".names", "unknown names %q (want spec or collector)", in.Names)
+	}
+	in.MaxBodySize = cmp.Or(in.MaxBodySize, otlp.DefaultMaxBodyBytes)
+	in.HeaderTimeout = cmp.Or(in.HeaderTimeout, defaultHECHeaderTimeout)
+	in.BodyTimeout = cmp.Or(in.BodyTimeout, otlp.DefaultBodyTimeout)
+	in.AckTimeout = cmp.Or(in.AckTimeout, otlp.DefaultSendTimeout)
+	in.IdleTimeout = cmp.Or(in.IdleTimeout, 2*time.Minute)
+	in.ConnLimits.validate(f, &in.MaxConnections, ck.bad)
+	for _, v := range []struct {
+		field string
+		neg   bool
+	}{{"max_body_size", in.MaxBodySize < 0}, {"max_event_size", in.MaxEventSize < 0}, {"header_timeout", in.HeaderTimeout < 0},
+		{"body_timeout", in.BodyTimeout < 0}, {"ack_timeout", in.AckTimeout < 0}, {"idle_timeout", in.IdleTimeout < 0}} {
+		if v.neg {
+			ck.bad(f+"."+v.field, "must be positive")
+		}
+	}
+
 }
 
 // OTLPDestination (type: otlp) sends the events as OTLP log records to
@@ -216,7 +247,7 @@ func (o *OTLPDestination) validate(f string, ck *checker, spool *SpoolConfig) {
 	}
 }
 
-func (o *OTLPDestination) newSink(r *Relay, name string) (destSink, error) {
+func (o *OTLPDestination) newSink(env sinkEnv, name string) (destSink, error) {
 	cfg := otlp.ExporterConfig{
 		Name:            name,
 		Protocol:        otlpProtocols[o.Protocol],

@@ -122,6 +122,12 @@ func (c *Config) validateRoutes(ck *checker) {
 	}
 }
 
+// keyed reports whether the step keeps state by key: suppress,
+// aggregate, and sample with a key or dynamic.
+func (s StepConfig) keyed() bool {
+	return s.Type == "suppress" || s.Type == "aggregate" || s.Type == "sample" && (s.Dynamic || len(s.Key) > 0)
+}
+
 func (s StepConfig) validate() error {
 	need := func(what, v string) error {
 		if v == "" {

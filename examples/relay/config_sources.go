@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/relaykit/relaykit/sources"
@@ -133,51 +134,52 @@ func (c *Config) validateSources(ck *checker) {
 	if err := s.policy().Validate(); err != nil {
 		ck.bad("sources", "%v", err)
 	}
-	// Keys by host for syslog inputs; the JSON input's events name their
-	// peer, and RELP's and HEC's are counted per window or request, so
-	// their key is the address.
-	var syslogIn, streamIn []string
-	for _, in := range c.Inputs.SyslogUDP {
-		syslogIn = append(syslogIn, in.Name)
+	// What each input offers as its sources' key (InputSection.SourceKeys):
+	// syslog inputs either; the JSON input's events name their peer, and
+	// RELP's, HEC's and OTLP's are counted per window or request, so their
+	// key is the address; a Kafka record has no sender address.
+	offers := map[string]InputSection{}
+	var tracked, byAddress, byHost []string // kinds, for the messages
+	for _, sec := range InputKinds() {
+		switch k := sec.SourceKeys(); {
+		case len(k) == 0:
+			continue
+		case len(k) == 1 && k[0] == sourceKeyAddress:
+			byAddress = append(byAddress, sec.Key())
+		case len(k) == 1 && k[0] == sourceKeyHost:
+			byHost = append(byHost, sec.Key())
+		}
+		tracked = append(tracked, sec.Key())
 	}
-	for _, in := range c.Inputs.SyslogTCP {
-		syslogIn = append(syslogIn, in.Name)
-	}
-	for _, in := range c.Inputs.JSONTCP {
-		streamIn = append(streamIn, in.Name)
-	}
-	for _, in := range c.Inputs.RELP {
-		streamIn = append(streamIn, in.Name)
-	}
-	for _, in := range c.Inputs.HEC {
-		streamIn = append(streamIn, in.Name)
-	}
-	for _, in := range c.Inputs.OTLP {
-		streamIn = append(streamIn, in.Name)
-	}
-	var kafkaIn []string
-	for _, in := range c.Inputs.Kafka {
-		kafkaIn = append(kafkaIn, in.Name)
+	for _, sec := range c.Inputs.Sections() {
+		if len(sec.SourceKeys()) > 0 {
+			offers[sec.InputName()] = sec
+		}
 	}
 	for name, k := range s.Keys {
 		field := "sources.keys." + name
+		sec, ok := offers[name]
 		switch {
 		case k != sourceKeyAddress && k != sourceKeyHost:
 			ck.bad(field, "%q is not address or host", k)
-		case slices.Contains(syslogIn, name):
-		case slices.Contains(streamIn, name):
-			if k == sourceKeyHost {
-				ck.bad(field, "json_tcp, relp, hec and otlp inputs are keyed by address only")
-			}
-		case slices.Contains(kafkaIn, name):
-			if k == sourceKeyAddress {
-				ck.bad(field, "kafka inputs are keyed by host only (a record has no sender address)")
-			}
+		case !ok:
+			ck.bad(field, "no %s input named %q", typeList(tracked), name)
+		case slices.Contains(sec.SourceKeys(), k):
+		case k == sourceKeyHost:
+			ck.bad(field, "%s inputs are keyed by address only", andList(byAddress))
 		default:
-			ck.bad(field, "no syslog_udp, syslog_tcp, json_tcp, relp, hec, otlp or kafka input named %q", name)
+			ck.bad(field, "%s inputs are keyed by host only (a record has no sender address)", andList(byHost))
 		}
 	}
 	if s.StateFile == "" {
 		s.StateFile = filepath.Join(c.Spool.Dir, "sources.state")
 	}
+}
+
+// andList joins names as "a, b and c" (typeList: "a, b or c").
+func andList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

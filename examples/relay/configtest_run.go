@@ -111,17 +111,17 @@ func newTestRunner(cfg *Config) (_ *testRunner, err error) {
 	}()
 	// The encoders of the destinations, built as the relay builds its
 	// sinks; building one opens nothing (no connection, no token request).
-	stub := &Relay{cfg: *cfg, log: log, loc: loc}
+	env := sinkEnv{loc: loc, log: log}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Destinations)) {
 		var s destSink
 		switch spec := cfg.Destinations[name].Spec.(type) {
 		case *HECDestination:
-			s, err = spec.newSink(stub, name)
+			s, err = spec.newSink(env, name)
 			if err == nil {
 				tr.hec[name] = s.(*forward.HEC)
 			}
 		case *SentinelDestination:
-			s, err = spec.newSink(stub, name)
+			s, err = spec.newSink(env, name)
 			if err == nil {
 				tr.sentinel[name] = s.(*forward.Sentinel)
 			}
@@ -161,7 +161,7 @@ func (tr *testRunner) step(sc StepConfig) (pipeline.Function, error) {
 // destination name) as the destinations; onDrop, when set, observes the
 // router's drops.
 func (tr *testRunner) router(recs map[string]*pipelinetest.Recorder, onDrop func(name, reason string, n int)) (*pipeline.Router, error) {
-	specs, err := routeSpecs(tr.cfg.Routes, tr.step, func(name string) (relaykit.Sink, bool) {
+	specs, _, err := routeSpecs(tr.cfg.Routes, tr.step, func(name string) (relaykit.Sink, bool) {
 		if _, ok := tr.cfg.Destinations[name]; !ok {
 			return nil, false
 		}
@@ -522,36 +522,20 @@ type inputSettings struct {
 func (tr *testRunner) inputKind(in TestInput) (string, inputSettings, error) {
 	kind, s := in.Kind, inputSettings{}
 	if in.Name != "" {
-		ins := &tr.cfg.Inputs
+		// The named input's kind, from the input registry: how relay test
+		// reads its lines, and its line limit.
 		found := ""
-		for _, u := range ins.SyslogUDP {
-			if u.Name == in.Name {
-				found, s.maxMessage = "syslog", int(u.MaxMessageSize)
+		for _, sec := range tr.cfg.Inputs.Sections() {
+			if sec.InputName() != in.Name || sec.Summary() == "" {
+				continue
 			}
-		}
-		for _, t := range ins.SyslogTCP {
-			if t.Name == in.Name {
-				found, s.maxMessage = "syslog", int(t.MaxMessageSize)
+			k, _ := inputKindOf(sec.Key())
+			if k == nil || k.test == nil {
+				return "", s, fmt.Errorf("name: %q is a %s input; relay test reads syslog, relp, json_tcp and hec inputs", in.Name, sec.Key())
 			}
-		}
-		for _, r := range ins.RELP {
-			if r.Name == in.Name {
-				found = "syslog"
-			}
-		}
-		for _, j := range ins.JSONTCP {
-			if j.Name == in.Name {
-				found, s.maxMessage = "json", int(j.MaxLineSize)
-			}
-		}
-		for _, k := range ins.Kafka {
-			if k.Name == in.Name {
-				return "", s, fmt.Errorf("name: %q is a kafka input; relay test reads syslog, relp, json_tcp and hec inputs", in.Name)
-			}
-		}
-		for i := range ins.HEC {
-			if ins.HEC[i].Name == in.Name {
-				found, s.hec = "hec", &ins.HEC[i]
+			found, s.maxMessage = k.test(sec)
+			if h, ok := sec.(*HECInputConfig); ok {
+				s.hec = h
 			}
 		}
 		switch {

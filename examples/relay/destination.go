@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"slices"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/delivery"
+	"github.com/relaykit/relaykit/forward/kafka"
 	"github.com/relaykit/relaykit/storage"
 	"github.com/relaykit/relaykit/tap"
 )
@@ -98,7 +102,7 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 	// a *relaykit.BatchError (with the destination's Retry-After), and the
 	// delivery queue in front of them retries (retry.*), spools or
 	// dead-letters exactly those events.
-	s, err := dc.Spec.newSink(r, name)
+	s, err := dc.Spec.newSink(sinkEnv{loc: r.loc, log: r.log}, name)
 	if err != nil {
 		return nil, fmt.Errorf("destinations.%s: %w", name, err)
 	}
@@ -151,6 +155,7 @@ func (r *Relay) newQueue(d *destination, dc DestinationConfig) error {
 	}
 	d.queue = q
 	d.stats.queue = q
+	d.stats.spooled = qs != nil
 	return nil
 }
 
@@ -217,4 +222,21 @@ func (d *destination) Close() error {
 		return fmt.Errorf("destination %s: %w", d.name, err)
 	}
 	return nil
+}
+
+// destCollector exports the destinations' own metrics: those of the
+// kafka destinations' sinks (the ledger has every destination's counts).
+func (r *Relay) destCollector() prometheus.Collector { return destCollector(r.dests) }
+
+type destCollector map[string]*destination
+
+func (c destCollector) Describe(ch chan<- *prometheus.Desc) { describeAll(ch, kafkaSinkTable) }
+
+func (c destCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, name := range slices.Sorted(maps.Keys(c)) {
+		if k, ok := c[name].sink.(*kafka.Sink); ok {
+			s := k.Stats()
+			kafkaSinkTable.collect(ch, &s, name)
+		}
+	}
 }

@@ -121,7 +121,7 @@ func TestLoggen(t *testing.T) {
 	t.Cleanup(func() { // what the senders and the listeners saw, for a run that came up short
 		if t.Failed() {
 			t.Logf("loggen:\n%s", strings.Join(outs, "\n"))
-			for _, l := range tr.streams {
+			for _, l := range inputsOf[*streamInput](tr.Relay) {
 				t.Logf("listener %s %s: %+v", l.name, l.ln.Addr(), l.ln.Stats())
 			}
 		}

@@ -65,7 +65,7 @@ func TestHECIdleConnectionsFromOneSource(t *testing.T) {
 	tr := startRelay(t, cfg) // validates cfg.Inputs in place (a shared slice): the defaults are filled in
 	require.Equal(t, 1024, cfg.Inputs.HEC[0].MaxConnections, "the shipped default")
 	require.Equal(t, 64, cfg.Inputs.HEC[0].MaxConnectionsPerSource, "the shipped default")
-	ln := tr.hec[0].sl
+	ln := inputsOf[*hecInput](tr.Relay)[0].sl
 	for range 1100 {
 		dialFrom(t, "127.0.0.2", tr.addr("hec"))
 	}
@@ -97,7 +97,7 @@ func TestHECEvictionKeepsRequestsInFlight(t *testing.T) {
 	cfg := testConfig(t)
 	hecInputConfig(&cfg)
 	tr := startRelay(t, cfg)
-	ln := tr.hec[0].sl
+	ln := inputsOf[*hecInput](tr.Relay)[0].sl
 
 	body := []byte(`{"event":"in flight one"}{"event":"in flight two"}`)
 	inFlight := dialFrom(t, "127.0.0.10", tr.addr("hec"))
@@ -248,7 +248,9 @@ func TestHECSlowSendersCut(t *testing.T) {
 	assert.Equal(t, 1.0, metricValue(t, tr, "relay_hec_errors_total", "input", "hec", "reason", "body_timeout"))
 	assert.Zero(t, metricValue(t, tr, "relay_input_connections_cut_total", "input", "hec", "reason", "idle"))
 	tricklers.Wait()
-	waitFor(t, 5*time.Second, func() bool { return tr.hec[0].sl.Stats().Open+tr.hec[1].sl.Stats().Open <= 2 }, "the cut connections' slots given back")
+	waitFor(t, 5*time.Second, func() bool {
+		return inputsOf[*hecInput](tr.Relay)[0].sl.Stats().Open+inputsOf[*hecInput](tr.Relay)[1].sl.Stats().Open <= 2
+	}, "the cut connections' slots given back")
 	st := tr.stop(t)
 	checkBalanced(t, st)
 	assert.Equal(t, int64(10), st.Input["hec"]+st.Input["hecs"])

@@ -247,3 +247,15 @@ func specOf[T destSpec](cfg Config, name string) T { return cfg.Destinations[nam
 
 // archiveOf returns cfg's archive destination.
 func archiveOf(cfg Config) *ArchiveDestination { return specOf[*ArchiveDestination](cfg, "archive") }
+
+// inputsOf returns the relay's inputs of type T, in config order (the
+// syslog TCP/TLS inputs, then the JSON ones, for *streamInput).
+func inputsOf[T input](r *Relay) []T {
+	var out []T
+	for _, in := range r.inputs {
+		if t, ok := in.(T); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -3,14 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"strconv"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/tap"
 )
-
-var generatorShapes = []string{"syslog", "sshd", "firewall", "json"}
 
 // generator produces synthetic events at a fixed rate for demos and load:
 // each tick of 10 ms emits the events due by then, so the long-run rate is
@@ -22,6 +23,24 @@ type generator struct {
 	loc   *time.Location
 	tap   *tap.Point // input:generator (api.go): each event, parsed
 }
+
+// newGenerator makes the generator of cfg; none when it is off.
+func newGenerator(cfg *GeneratorConfig, env inputEnv) (input, error) {
+	if !cfg.On() {
+		return nil, nil
+	}
+	return &generator{cfg: *cfg, stats: env.ledger.input(cfg.InputName(), cfg.Kind()), loc: env.loc,
+		tap: env.taps.Point(tapInput + cfg.InputName())}, nil
+}
+
+// Addrs: none.
+func (g *generator) Addrs(func(string, net.Addr)) {}
+
+// Close: nothing to release.
+func (g *generator) Close() error { return nil }
+
+// Collect: the ledger has the generator's counts.
+func (g *generator) Collect(chan<- prometheus.Metric) {}
 
 // frame renders event number i in the configured shape.
 func (g *generator) frame(dst []byte, i int64, now time.Time) []byte {
@@ -42,8 +61,9 @@ func (g *generator) frame(dst []byte, i int64, now time.Time) []byte {
 	return dst
 }
 
-// Run generates until ctx ends or Count events were produced.
-func (g *generator) Run(ctx context.Context) error {
+// Run generates until ctx ends or Count events were produced; what it
+// generated is in the engine when it returns.
+func (g *generator) Run(ctx, _ context.Context) error {
 	sp := newSyslogParser(g.loc)
 	one := make([]relaykit.Event, 1) // the tap's batch: the event pushed
 	ev := &one[0]

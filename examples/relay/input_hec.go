@@ -53,8 +53,12 @@ type hecInput struct {
 // it again later.
 var errRateLimited = errors.New("sender over its rate limit")
 
-func newHECInput(cfg HECInputConfig, stats *inputStats, ready func() error, src *sourceTracker, log *slog.Logger) (*hecInput, error) {
-	in := &hecInput{cfg: cfg, stats: stats, log: log.With("input", cfg.Name), src: src.input(cfg.Name), drop: src.drops()}
+// newHECInput binds the HEC input of c.
+func newHECInput(c *HECInputConfig, env inputEnv) (*hecInput, error) {
+	cfg, ready, src, log := *c, env.ready, env.sources, env.log
+	stats := env.ledger.input(cfg.Name, cfg.Kind())
+	in := &hecInput{cfg: cfg, stats: stats, log: log.With("input", cfg.Name), src: src.input(cfg.Name), drop: src.drops(),
+		tap: env.taps.Point(tapInput + cfg.Name)}
 	h, err := hec.New(hec.Config{
 		Tokens:                hecTokens(cfg.Tokens),
 		Sink:                  in,
@@ -125,8 +129,8 @@ func hecTokens(ts []HECTokenConfig) []hec.Token {
 // of a request's headers (the http.Server's ReadHeaderTimeout).
 const defaultHECHeaderTimeout = 10 * time.Second
 
-// Addr is the bound address.
-func (in *hecInput) Addr() net.Addr { return in.ln.Addr() }
+// Addrs reports the bound address.
+func (in *hecInput) Addrs(add func(string, net.Addr)) { add(in.cfg.Name, in.ln.Addr()) }
 
 // Run serves until ctx ends, then stops taking requests and lets those in
 // progress, and the sends of acknowledged ones, finish until hard ends
@@ -253,61 +257,42 @@ var (
 	descAckRefused    = prometheus.NewDesc("relay_ack_refused_events_total", "Events of an acknowledging input not taken in because the rings stayed full until the sender's wait ended: the sender keeps them and sends them again.", []string{"input"}, nil)
 )
 
-// ackInputs is the Prometheus collector of the HEC and RELP inputs (one
-// collector: a registry takes each metric description once).
-type ackInputs struct {
-	hec  []*hecInput
-	relp []*relpInput
-}
-
-func (a ackInputs) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descHECRequests, descHECResponses, descHECStatus, descHECEvents, descHECBytes,
-		descHECAckQueries, descHECAcks, descHECAcksPend, descHECAckChans, descAckAbandoned, descAckRefused,
-		descRELPSessions, descRELPFrames, descRELPAcked, descRELPUnacked, descRELPDuplicates,
-		descRELPBytes, descRELPErrors, descRELPCloses} {
-		ch <- d
-	}
-}
-
-func (a ackInputs) Collect(ch chan<- prometheus.Metric) {
-	for _, in := range a.hec {
-		in.collect(ch)
-	}
-	for _, in := range a.relp {
-		in.collect(ch)
-	}
-}
-
-func (in *hecInput) collect(ch chan<- prometheus.Metric) {
-	s := in.handler.Stats()
-	name := in.cfg.Name
-	c := func(d *prometheus.Desc, v int64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), append([]string{name}, labels...)...)
-	}
-	g := func(d *prometheus.Desc, v int64) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), name)
-	}
-	c(descHECRequests, s.Requests)
-	for code, n := range s.Responses {
-		if _, _, ok := hec.Status(code); ok {
-			c(descHECResponses, n, strconv.Itoa(code))
+// hecTable exports hec.Stats, per input.
+var hecTable = metricTable[hec.Stats]{
+	counter(descHECRequests, func(s *hec.Stats) int64 { return s.Requests }),
+	{desc: descHECResponses, typ: prometheus.CounterValue, each: func(s *hec.Stats, emit func(float64, ...string)) {
+		for code, n := range s.Responses {
+			if _, _, ok := hec.Status(code); ok {
+				emit(float64(n), strconv.Itoa(code))
+			}
 		}
-	}
-	c(descHECStatus, s.TooLarge, "too_large")
-	c(descHECStatus, s.BadEncoding, "bad_encoding")
-	c(descHECStatus, s.BodyTimeouts, "body_timeout")
-	c(descHECStatus, s.BodyErrors, "body_error")
-	c(descHECEvents, s.EventsAccepted, "accepted")
-	c(descHECEvents, s.EventsRefused, "refused")
-	c(descHECBytes, s.Bytes, "wire")
-	c(descHECBytes, s.DecodedBytes, "decoded")
-	c(descHECAckQueries, s.AckQueries)
-	c(descHECAcks, s.AcksAccepted, "accepted")
-	c(descHECAcks, s.AcksFailed, "failed")
-	c(descHECAcks, s.AcksExpired, "expired")
-	g(descHECAcksPend, s.AcksPending)
-	g(descHECAckChans, s.AckChannels)
-	is := in.stats.in.Stats()
-	c(descAckAbandoned, is.Abandoned)
-	c(descAckRefused, is.Refused)
+	}},
+	counter(descHECStatus, func(s *hec.Stats) int64 { return s.TooLarge }, "too_large"),
+	counter(descHECStatus, func(s *hec.Stats) int64 { return s.BadEncoding }, "bad_encoding"),
+	counter(descHECStatus, func(s *hec.Stats) int64 { return s.BodyTimeouts }, "body_timeout"),
+	counter(descHECStatus, func(s *hec.Stats) int64 { return s.BodyErrors }, "body_error"),
+	counter(descHECEvents, func(s *hec.Stats) int64 { return s.EventsAccepted }, "accepted"),
+	counter(descHECEvents, func(s *hec.Stats) int64 { return s.EventsRefused }, "refused"),
+	counter(descHECBytes, func(s *hec.Stats) int64 { return s.Bytes }, "wire"),
+	counter(descHECBytes, func(s *hec.Stats) int64 { return s.DecodedBytes }, "decoded"),
+	counter(descHECAckQueries, func(s *hec.Stats) int64 { return s.AckQueries }),
+	counter(descHECAcks, func(s *hec.Stats) int64 { return s.AcksAccepted }, "accepted"),
+	counter(descHECAcks, func(s *hec.Stats) int64 { return s.AcksFailed }, "failed"),
+	counter(descHECAcks, func(s *hec.Stats) int64 { return s.AcksExpired }, "expired"),
+	gauge(descHECAcksPend, func(s *hec.Stats) int64 { return s.AcksPending }),
+	gauge(descHECAckChans, func(s *hec.Stats) int64 { return s.AckChannels }),
+}
+
+// ackTable exports what engine.InputStats counts of an acknowledging
+// input (hec, relp), per input.
+var ackTable = metricTable[engine.InputStats]{
+	counter(descAckAbandoned, func(s *engine.InputStats) int64 { return s.Abandoned }),
+	counter(descAckRefused, func(s *engine.InputStats) int64 { return s.Refused }),
+}
+
+// Collect sends the handler's counters and the acknowledging inputs'.
+func (in *hecInput) Collect(ch chan<- prometheus.Metric) {
+	s, is := in.handler.Stats(), in.stats.in.Stats()
+	hecTable.collect(ch, &s, in.cfg.Name)
+	ackTable.collect(ch, &is, in.cfg.Name)
 }

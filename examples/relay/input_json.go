@@ -11,6 +11,19 @@ import (
 	"github.com/valyala/fastjson"
 )
 
+// newJSONInput binds the JSON-lines input of in.
+func newJSONInput(in *JSONInputConfig, env inputEnv) (*streamInput, error) {
+	st := env.ledger.input(in.Name, in.Kind())
+	l, err := listenStream(in.Name, in.Listen, nil, in.MaxConnections, in.IdleTimeout, in.StreamLimits, st, env.log)
+	if err != nil {
+		return nil, err
+	}
+	l.handle = jsonStream(*in, st, env.dl, l.budget, env.sources)
+	// The engine's producers show the point each read's events, parsed.
+	st.in.Observe(env.taps.Point(tapInput + in.Name))
+	return l, nil
+}
+
 // jsonStream handles one JSON-lines connection: each LF-terminated line
 // (at most MaxLineSize bytes) must be a valid JSON value. Valid lines become
 // events (Raw = the line, SourceType "json"), handed to the ring a read at

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
+	"net"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,7 +39,10 @@ type kafkaInput struct {
 	tap   *tap.Point // input:NAME (api.go): each Push's records, decoded
 }
 
-func newKafkaInput(cfg KafkaInputConfig, stats *inputStats, dl *deadLetter, src sources.Input, log *slog.Logger) (*kafkaInput, error) {
+// newKafkaInput makes the consumer of cfg (it connects when it runs).
+func newKafkaInput(in *KafkaInputConfig, env inputEnv) (*kafkaInput, error) {
+	cfg, dl, src, log := *in, env.dl, env.sources.input(in.Name), env.log
+	stats := env.ledger.input(cfg.Name, cfg.Kind())
 	f := "inputs.kafka " + cfg.Name
 	tc, err := cfg.TLS.build()
 	if err != nil {
@@ -49,7 +52,7 @@ func newKafkaInput(cfg KafkaInputConfig, stats *inputStats, dl *deadLetter, src 
 	if cfg.Format == "raw" {
 		enc = kafka.EncodingRaw
 	}
-	k := &kafkaInput{cfg: cfg, stats: stats}
+	k := &kafkaInput{cfg: cfg, stats: stats, tap: env.taps.Point(tapInput + cfg.Name)}
 	track := src != sources.Input{}
 	k.c, err = kafka.NewConsumer(kafka.ConsumerConfig{
 		Name: cfg.Name, Brokers: cfg.Brokers, ClientID: "relaykit-" + cfg.Name,
@@ -97,7 +100,11 @@ func observeHosts(src sources.Input, evs []relaykit.Event) {
 // in-flight records are waited for (until hard) and committed.
 func (k *kafkaInput) Run(ctx, hard context.Context) error { return k.c.Run(ctx, hard) }
 
-func (k *kafkaInput) close() { _ = k.c.Close() }
+// Close releases the client of an input that never ran.
+func (k *kafkaInput) Close() error { return k.c.Close() }
+
+// Addrs: a Kafka input listens on nothing.
+func (k *kafkaInput) Addrs(func(string, net.Addr)) {}
 
 var (
 	descKafkaRecords      = prometheus.NewDesc("relay_kafka_records_total", "Records polled per Kafka input.", []string{"input"}, nil)
@@ -113,42 +120,33 @@ var (
 	descKafkaUncommitted  = prometheus.NewDesc("relay_kafka_uncommitted_records", "Records polled whose offsets are not committed yet (what a crash would redeliver).", []string{"input"}, nil)
 )
 
-// kafkaInputs is the Prometheus collector of every Kafka input: one
-// collector, since a registry takes each metric description once.
-type kafkaInputs []*kafkaInput
-
-func (ks kafkaInputs) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descKafkaRecords, descKafkaDecodeErrors, descKafkaCommits, descKafkaCommitErrors,
-		descKafkaRevokes, descKafkaLost, descKafkaFetchErrors, descKafkaStalls, descKafkaLag, descKafkaUncommitted, descKafkaAssigned} {
-		ch <- d
-	}
+// kafkaTable exports kafka.ConsumerStats, per input.
+var kafkaTable = metricTable[kafka.ConsumerStats]{
+	counter(descKafkaRecords, func(s *kafka.ConsumerStats) int64 { return s.Records }),
+	counter(descKafkaDecodeErrors, func(s *kafka.ConsumerStats) int64 { return s.DecodeErrors }),
+	counter(descKafkaCommits, func(s *kafka.ConsumerStats) int64 { return s.Commits }),
+	counter(descKafkaCommitErrors, func(s *kafka.ConsumerStats) int64 { return s.CommitErrors }),
+	counter(descKafkaRevokes, func(s *kafka.ConsumerStats) int64 { return s.Revokes }),
+	counter(descKafkaLost, func(s *kafka.ConsumerStats) int64 { return s.Lost }),
+	counter(descKafkaFetchErrors, func(s *kafka.ConsumerStats) int64 { return s.FetchErrors }),
+	counter(descKafkaStalls, func(s *kafka.ConsumerStats) int64 { return s.Stalls }),
+	gauge(descKafkaAssigned, func(s *kafka.ConsumerStats) int64 { return int64(s.Assigned) }),
+	{desc: descKafkaLag, typ: prometheus.GaugeValue, each: func(s *kafka.ConsumerStats, emit func(float64, ...string)) {
+		for _, p := range s.Partitions {
+			emit(float64(p.Lag), p.Topic, strconv.Itoa(int(p.Partition)))
+		}
+	}},
+	gauge(descKafkaUncommitted, func(s *kafka.ConsumerStats) int64 {
+		var n int64
+		for _, p := range s.Partitions {
+			n += p.Uncommitted
+		}
+		return n
+	}),
 }
 
-func (ks kafkaInputs) Collect(ch chan<- prometheus.Metric) {
-	for _, k := range ks {
-		k.collect(ch)
-	}
-}
-
-func (k *kafkaInput) collect(ch chan<- prometheus.Metric) {
+// Collect sends the consumer's counters.
+func (k *kafkaInput) Collect(ch chan<- prometheus.Metric) {
 	s := k.c.Stats()
-	c := func(d *prometheus.Desc, v int64) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), k.cfg.Name)
-	}
-	c(descKafkaRecords, s.Records)
-	c(descKafkaDecodeErrors, s.DecodeErrors)
-	c(descKafkaCommits, s.Commits)
-	c(descKafkaCommitErrors, s.CommitErrors)
-	c(descKafkaRevokes, s.Revokes)
-	c(descKafkaLost, s.Lost)
-	c(descKafkaFetchErrors, s.FetchErrors)
-	c(descKafkaStalls, s.Stalls)
-	ch <- prometheus.MustNewConstMetric(descKafkaAssigned, prometheus.GaugeValue, float64(s.Assigned), k.cfg.Name)
-	var uncommitted int64
-	for _, p := range s.Partitions {
-		ch <- prometheus.MustNewConstMetric(descKafkaLag, prometheus.GaugeValue, float64(p.Lag),
-			k.cfg.Name, p.Topic, strconv.Itoa(int(p.Partition)))
-		uncommitted += p.Uncommitted
-	}
-	ch <- prometheus.MustNewConstMetric(descKafkaUncommitted, prometheus.GaugeValue, float64(uncommitted), k.cfg.Name)
+	kafkaTable.collect(ch, &s, k.cfg.Name)
 }

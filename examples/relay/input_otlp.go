@@ -53,8 +53,12 @@ type otlpInput struct {
 // (http.Server.ConnContext), for sharding and per-source accounting.
 type otlpPeerKey struct{}
 
-func newOTLPInput(cfg OTLPInputConfig, stats *inputStats, src *sourceTracker, log *slog.Logger) (_ *otlpInput, err error) {
-	in := &otlpInput{cfg: cfg, stats: stats, log: log.With("input", cfg.Name), src: src.input(cfg.Name), drop: src.drops()}
+// newOTLPInput binds the OTLP input of c.
+func newOTLPInput(c *OTLPInputConfig, env inputEnv) (_ *otlpInput, err error) {
+	cfg, src, log := *c, env.sources, env.log
+	stats := env.ledger.input(cfg.Name, cfg.Kind())
+	in := &otlpInput{cfg: cfg, stats: stats, log: log.With("input", cfg.Name), src: src.input(cfg.Name), drop: src.drops(),
+		tap: env.taps.Point(tapInput + cfg.Name)}
 	in.recv, err = otlp.NewReceiver(otlp.ReceiverConfig{
 		Sink:          in,
 		Mapping:       otlp.Mapping{Names: otlpNames[cfg.Names]},
@@ -107,6 +111,7 @@ func newOTLPInput(cfg OTLPInputConfig, stats *inputStats, src *sourceTracker, lo
 		}
 		in.httpLn = in.httpSL.NetListener()
 		stats.listener = in.httpSL // the connection metrics are the HTTP listener's
+		stats.frames, stats.reads = true, true
 		in.srv = &http.Server{
 			Handler:           in.recv,
 			ReadHeaderTimeout: cfg.HeaderTimeout,
@@ -125,11 +130,22 @@ func newOTLPInput(cfg OTLPInputConfig, stats *inputStats, src *sourceTracker, lo
 		in.grpcLn = in.grpcSL.NetListener()
 		if stats.listener == nil {
 			stats.listener = in.grpcSL
+			stats.frames, stats.reads = true, true
 		}
 		in.gs = grpc.NewServer(in.recv.ServerOptions()...)
 		in.recv.RegisterGRPC(in.gs)
 	}
 	return in, nil
+}
+
+// Addrs reports the bound addresses: NAME/http and NAME/grpc.
+func (in *otlpInput) Addrs(add func(string, net.Addr)) {
+	if a := in.HTTPAddr(); a != nil {
+		add(in.cfg.Name+"/http", a)
+	}
+	if a := in.GRPCAddr(); a != nil {
+		add(in.cfg.Name+"/grpc", a)
+	}
 }
 
 // HTTPAddr and GRPCAddr are the bound addresses (nil without the
@@ -215,12 +231,13 @@ func (in *otlpInput) closeListeners() {
 }
 
 // Close releases the listening sockets of an input that never ran.
-func (in *otlpInput) Close() {
+func (in *otlpInput) Close() error {
 	_ = in.recv.Close()
 	if in.gs != nil {
 		in.gs.Stop()
 	}
 	in.closeListeners()
+	return nil
 }
 
 // Send is the receiver's Sink: it pushes a request's records into one
@@ -274,35 +291,27 @@ var (
 	descOTLPBytes    = prometheus.NewDesc("relay_otlp_body_bytes_total", "OTLP/HTTP request body bytes, as received (wire) and after decompression (decoded).", []string{"input", "encoding"}, nil)
 )
 
-// otlpInputs is the Prometheus collector of the OTLP inputs.
-type otlpInputs []*otlpInput
-
-func (otlpInputs) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descOTLPRequests, descOTLPRecords, descOTLPErrors, descOTLPBytes} {
-		ch <- d
-	}
+// otlpTable exports otlp.ReceiverStats, per input.
+var otlpTable = metricTable[otlp.ReceiverStats]{
+	counter(descOTLPRequests, func(s *otlp.ReceiverStats) int64 { return s.Requests }, "http"),
+	counter(descOTLPRequests, func(s *otlp.ReceiverStats) int64 { return s.GRPCRequests }, "grpc"),
+	counter(descOTLPRecords, func(s *otlp.ReceiverStats) int64 { return s.RecordsAccepted }, "accepted"),
+	counter(descOTLPRecords, func(s *otlp.ReceiverStats) int64 { return s.RecordsRetried }, "retried"),
+	counter(descOTLPRecords, func(s *otlp.ReceiverStats) int64 { return s.RecordsRejected }, "rejected"),
+	counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.Unauthorized }, "unauthorized"),
+	counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.BadContentType }, "bad_content_type"),
+	counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.TooLarge }, "too_large"),
+	counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.BadRequests }, "bad_request"),
+	counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.BodyTimeouts }, "body_timeout"),
+	counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.BodyErrors }, "body_error"),
+	counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.SendErrors }, "send_error"),
+	counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.Closed }, "closed"),
+	counter(descOTLPBytes, func(s *otlp.ReceiverStats) int64 { return s.Bytes }, "wire"),
+	counter(descOTLPBytes, func(s *otlp.ReceiverStats) int64 { return s.DecodedBytes }, "decoded"),
 }
 
-func (ins otlpInputs) Collect(ch chan<- prometheus.Metric) {
-	for _, in := range ins {
-		s := in.recv.Stats()
-		c := func(d *prometheus.Desc, v int64, label string) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), in.cfg.Name, label)
-		}
-		c(descOTLPRequests, s.Requests, "http")
-		c(descOTLPRequests, s.GRPCRequests, "grpc")
-		c(descOTLPRecords, s.RecordsAccepted, "accepted")
-		c(descOTLPRecords, s.RecordsRetried, "retried")
-		c(descOTLPRecords, s.RecordsRejected, "rejected")
-		c(descOTLPErrors, s.Unauthorized, "unauthorized")
-		c(descOTLPErrors, s.BadContentType, "bad_content_type")
-		c(descOTLPErrors, s.TooLarge, "too_large")
-		c(descOTLPErrors, s.BadRequests, "bad_request")
-		c(descOTLPErrors, s.BodyTimeouts, "body_timeout")
-		c(descOTLPErrors, s.BodyErrors, "body_error")
-		c(descOTLPErrors, s.SendErrors, "send_error")
-		c(descOTLPErrors, s.Closed, "closed")
-		c(descOTLPBytes, s.Bytes, "wire")
-		c(descOTLPBytes, s.DecodedBytes, "decoded")
-	}
+// Collect sends the receiver's counters.
+func (in *otlpInput) Collect(ch chan<- prometheus.Metric) {
+	s := in.recv.Stats()
+	otlpTable.collect(ch, &s, in.cfg.Name)
 }

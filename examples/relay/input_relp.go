@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"hash/maphash"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -52,8 +51,11 @@ type relpBatch struct {
 	evs []*relaykit.Event
 }
 
-func newRELPInput(cfg RELPInputConfig, stats *inputStats, loc *time.Location, src sources.Input, log *slog.Logger) (*relpInput, error) {
-	in := &relpInput{cfg: cfg, stats: stats, loc: loc, src: src}
+// newRELPInput binds the RELP input of c.
+func newRELPInput(c *RELPInputConfig, env inputEnv) (*relpInput, error) {
+	cfg, log := *c, env.log
+	stats := env.ledger.input(cfg.Name, cfg.Kind())
+	in := &relpInput{cfg: cfg, stats: stats, loc: env.loc, src: env.sources.input(cfg.Name), tap: env.taps.Point(tapInput + cfg.Name)}
 	srv, err := relp.NewServer(relp.Config{
 		Window:       cfg.Window,
 		MaxDataBytes: int(cfg.MaxMessageSize),
@@ -65,6 +67,7 @@ func newRELPInput(cfg RELPInputConfig, stats *inputStats, loc *time.Location, sr
 	in.srv = srv
 	l, err := listenStream(cfg.Name, cfg.Listen, cfg.TLS, cfg.MaxConnections, cfg.IdleTimeout, cfg.StreamLimits, stats, log)
 	if err != nil {
+		_ = srv.Close()
 		return nil, err
 	}
 	l.handle = func(_ context.Context, c *stream.Conn, _ string, _ uint64) { srv.ServeConn(c) }
@@ -79,6 +82,13 @@ func (in *relpInput) Run(ctx, hard context.Context) error {
 	stop := context.AfterFunc(hard, func() { _ = in.srv.Close() })
 	defer stop()
 	err := in.streamInput.Run(ctx, hard)
+	_ = in.srv.Close()
+	return err
+}
+
+// Close releases the listening socket of an input that never ran.
+func (in *relpInput) Close() error {
+	err := in.streamInput.Close()
 	_ = in.srv.Close()
 	return err
 }
@@ -137,27 +147,34 @@ var (
 	descRELPCloses     = prometheus.NewDesc("relay_relp_serverclose_total", "serverclose hints sent (shutdown, eviction, deadlines, unanswered windows).", []string{"input"}, nil)
 )
 
-func (in *relpInput) collect(ch chan<- prometheus.Metric) {
-	s := in.srv.Stats()
-	name := in.cfg.Name
-	c := func(d *prometheus.Desc, v int64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), append([]string{name}, labels...)...)
-	}
-	c(descRELPSessions, s.Sessions)
-	c(descRELPFrames, s.Frames)
-	c(descRELPAcked, s.Acked)
-	c(descRELPUnacked, s.Unacknowledged)
-	is := in.stats.in.Stats()
-	ab := is.Abandoned
-	c(descRELPDuplicates, s.AcceptedUnanswered+ab)
-	c(descRELPBytes, s.MessageBytes, "message")
-	c(descRELPBytes, s.OverheadBytes, "overhead")
-	c(descRELPBytes, s.DiscardedBytes, "discarded")
-	c(descRELPBytes, s.IncompleteBytes, "incomplete")
-	c(descRELPErrors, s.ProtocolErrors, "protocol")
-	c(descRELPErrors, s.TooLarge, "too_large")
-	c(descRELPErrors, s.HandlerErrors, "unanswered")
-	c(descRELPCloses, s.ServerCloses)
-	c(descAckAbandoned, ab)
-	c(descAckRefused, is.Refused)
+// relpStats is what a RELP input's metrics read: its server's counters
+// and its engine input's (the events abandoned in the pipeline are
+// duplicates too).
+type relpStats struct {
+	relp.Stats
+	in engine.InputStats
+}
+
+// relpTable exports relp.Stats, per input.
+var relpTable = metricTable[relpStats]{
+	counter(descRELPSessions, func(s *relpStats) int64 { return s.Sessions }),
+	counter(descRELPFrames, func(s *relpStats) int64 { return s.Frames }),
+	counter(descRELPAcked, func(s *relpStats) int64 { return s.Acked }),
+	counter(descRELPUnacked, func(s *relpStats) int64 { return s.Unacknowledged }),
+	counter(descRELPDuplicates, func(s *relpStats) int64 { return s.AcceptedUnanswered + s.in.Abandoned }),
+	counter(descRELPBytes, func(s *relpStats) int64 { return s.MessageBytes }, "message"),
+	counter(descRELPBytes, func(s *relpStats) int64 { return s.OverheadBytes }, "overhead"),
+	counter(descRELPBytes, func(s *relpStats) int64 { return s.DiscardedBytes }, "discarded"),
+	counter(descRELPBytes, func(s *relpStats) int64 { return s.IncompleteBytes }, "incomplete"),
+	counter(descRELPErrors, func(s *relpStats) int64 { return s.ProtocolErrors }, "protocol"),
+	counter(descRELPErrors, func(s *relpStats) int64 { return s.TooLarge }, "too_large"),
+	counter(descRELPErrors, func(s *relpStats) int64 { return s.HandlerErrors }, "unanswered"),
+	counter(descRELPCloses, func(s *relpStats) int64 { return s.ServerCloses }),
+}
+
+// Collect sends the server's counters and the acknowledging inputs'.
+func (in *relpInput) Collect(ch chan<- prometheus.Metric) {
+	s := relpStats{Stats: in.srv.Stats(), in: in.stats.in.Stats()}
+	relpTable.collect(ch, &s, in.cfg.Name)
+	ackTable.collect(ch, &s.in, in.cfg.Name)
 }

@@ -11,6 +11,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/stream"
 )
@@ -107,6 +109,9 @@ func listenStream(name, addr string, tlsCfg *TLSConfig, maxConns int, idle time.
 	}
 	stats.listener = ln
 	stats.buffers = budget
+	// Frames: its bytes read and frame accounting; a Framer's reads, for
+	// all but RELP, whose sessions read their own frames (no budget).
+	stats.frames, stats.reads = true, budget != nil
 	return &streamInput{name: name, ln: ln, stats: stats, budget: budget}, nil
 }
 
@@ -131,8 +136,25 @@ func serverTLS(c *TLSConfig) (*tls.Config, error) {
 	return tc, nil
 }
 
-// Addr is the bound address.
-func (l *streamInput) Addr() net.Addr { return l.ln.Addr() }
+// Addrs reports the bound address.
+func (l *streamInput) Addrs(add func(string, net.Addr)) { add(l.name, l.ln.Addr()) }
+
+// Collect: the ledger exports a stream input's counters (its
+// listener's and framers').
+func (l *streamInput) Collect(chan<- prometheus.Metric) {}
+
+// newSyslogTCPInput binds the syslog TCP/TLS input of in.
+func newSyslogTCPInput(in *TCPInputConfig, env inputEnv) (*streamInput, error) {
+	st := env.ledger.input(in.Name, in.Kind())
+	l, err := listenStream(in.Name, in.Listen, in.TLS, in.MaxConnections, in.IdleTimeout, in.StreamLimits, st, env.log)
+	if err != nil {
+		return nil, err
+	}
+	l.handle = syslogStream(*in, st, env.loc, l.budget, env.sources)
+	// The engine's producers show the point each read's events, parsed.
+	st.in.Observe(env.taps.Point(tapInput + in.Name))
+	return l, nil
+}
 
 // Run accepts until ctx ends, then stops accepting, ends every
 // connection's reads (frames already read are still handled, pushing under

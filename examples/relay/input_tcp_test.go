@@ -114,7 +114,7 @@ func TestIdleConnectionsFromOneSource(t *testing.T) {
 	needFiles(t, 2*1100+200)
 	cfg := testConfig(t)
 	tr := startRelay(t, cfg)
-	ln := tr.streams[0].ln
+	ln := inputsOf[*streamInput](tr.Relay)[0].ln
 	for range 1100 {
 		dialFrom(t, "127.0.0.2", tr.addr("tcp"))
 	}
@@ -139,7 +139,7 @@ func TestEvictionAtMaxConnections(t *testing.T) {
 	needFiles(t, 2*1100+200)
 	cfg := testConfig(t)
 	tr := startRelay(t, cfg)
-	ln := tr.streams[0].ln
+	ln := inputsOf[*streamInput](tr.Relay)[0].ln
 	first := dialFrom(t, "127.0.0.10", tr.addr("tcp"))
 	for i := range 17 {
 		src := fmt.Sprintf("127.0.0.%d", 10+i)
@@ -246,9 +246,9 @@ func TestSlowSendersCut(t *testing.T) {
 	assert.Less(t, cutAfter, frameTimeout+2*time.Second)
 	<-tricklerDone
 
-	ls := tr.streams[0].ln.Stats()
+	ls := inputsOf[*streamInput](tr.Relay)[0].ln.Stats()
 	assert.Equal(t, int64(1), ls.CutFrameTimeout)
-	assert.Equal(t, int64(1), tr.streams[1].ln.Stats().CutHandshakeTimeout)
+	assert.Equal(t, int64(1), inputsOf[*streamInput](tr.Relay)[1].ln.Stats().CutHandshakeTimeout)
 	assert.Equal(t, 1.0, metricValue(t, tr, "relay_input_connections_cut_total", "input", "tcp", "reason", "frame_timeout"))
 	assert.Equal(t, 1.0, metricValue(t, tr, "relay_input_connections_cut_total", "input", "tls", "reason", "handshake_timeout"))
 	assert.Equal(t, 1.0, metricValue(t, tr, "relay_input_incomplete_frames_total", "input", "tcp"))
@@ -266,7 +266,7 @@ func TestSlowSendersCut(t *testing.T) {
 func TestStreamLossesCounted(t *testing.T) {
 	cfg := testConfig(t)
 	tr := startRelay(t, cfg)
-	ln := tr.streams[0].ln
+	ln := inputsOf[*streamInput](tr.Relay)[0].ln
 	const maxMsg = 64 << 10
 	oversized := "<13>" + strings.Repeat("z", 70000)
 	partial := "<13>1 - h app - - - broken off by a reset"
@@ -450,7 +450,7 @@ func TestIdleConnectionsReadBuffers(t *testing.T) {
 	for _, c := range conns {
 		require.NoError(t, c.Close())
 	}
-	waitFor(t, 10*time.Second, func() bool { return tr.streams[0].ln.Stats().Open == 0 }, "connections closed")
+	waitFor(t, 10*time.Second, func() bool { return inputsOf[*streamInput](tr.Relay)[0].ln.Stats().Open == 0 }, "connections closed")
 	assert.Zero(t, metricValue(t, tr, "relay_input_read_buffer_bytes", "input", "tcp"))
 	s := tr.stop(t)
 	checkBalanced(t, s)

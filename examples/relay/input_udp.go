@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
-	"log/slog"
 	"net"
 	"net/netip"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/engine"
@@ -49,7 +50,9 @@ type udpInput struct {
 // default, 1 s; tests change it).
 var udpDropPoll time.Duration
 
-func listenUDP(cfg UDPInputConfig, stats *inputStats, workers int, loc *time.Location, src *sourceTracker, log *slog.Logger) (*udpInput, error) {
+// newUDPInput binds the UDP input of cfg.
+func newUDPInput(cfg *UDPInputConfig, env inputEnv) (*udpInput, error) {
+	stats := env.ledger.input(cfg.Name, cfg.Kind())
 	ln, err := udp.Listen(cfg.Listen, udp.Config{
 		Name:             cfg.Name,
 		ReadBuffer:       int(cfg.ReadBuffer),
@@ -57,7 +60,7 @@ func listenUDP(cfg UDPInputConfig, stats *inputStats, workers int, loc *time.Loc
 		BatchSize:        cfg.BatchSize,
 		Readers:          cfg.Readers,
 		DropPollInterval: udpDropPoll,
-		Logger:           log.With("input", cfg.Name),
+		Logger:           env.log.With("input", cfg.Name),
 		Hooks: udp.Hooks{OnKernelDrops: func(n int) {
 			stats.kernelDropped.Add(int64(n))
 			stats.in.Drop(relaykit.ReasonRcvbufFull, n)
@@ -67,16 +70,21 @@ func listenUDP(cfg UDPInputConfig, stats *inputStats, workers int, loc *time.Loc
 		return nil, fmt.Errorf("input %s: %w", cfg.Name, err)
 	}
 	stats.udp = ln
-	u := &udpInput{cfg: cfg, ln: ln, stats: stats, workers: workers, loc: loc, src: src.input(cfg.Name)}
-	u.byHost = src != nil && src.cfg.keyByHost(cfg.Name)
+	// The engine's producers show the point each read's events, parsed.
+	stats.in.Observe(env.taps.Point(tapInput + cfg.Name))
+	u := &udpInput{cfg: *cfg, ln: ln, stats: stats, workers: env.workers, loc: env.loc, src: env.sources.input(cfg.Name)}
+	u.byHost = env.sources != nil && env.sources.cfg.keyByHost(cfg.Name)
 	return u, nil
 }
 
-// Addr is the bound address.
-func (u *udpInput) Addr() net.Addr { return u.ln.Addr() }
+// Addrs reports the bound address.
+func (u *udpInput) Addrs(add func(string, net.Addr)) { add(u.cfg.Name, u.ln.Addr()) }
 
 // Close releases the socket of an input that never ran.
 func (u *udpInput) Close() error { return u.ln.Close() }
+
+// Collect: the ledger exports a UDP input's counters (its listener's).
+func (u *udpInput) Collect(chan<- prometheus.Metric) {}
 
 // udpReader is one reader's state: a parser, a producer per worker, and
 // the last sender (senders send in bursts, so most datagrams skip
@@ -90,8 +98,8 @@ type udpReader struct {
 }
 
 // Run reads until ctx ends (then the listener drains the socket) and
-// returns nil.
-func (u *udpInput) Run(ctx context.Context) error {
+// returns nil; a datagram has nothing to finish after it.
+func (u *udpInput) Run(ctx, _ context.Context) error {
 	readers := make([]*udpReader, max(u.cfg.Readers, 1))
 	for i := range readers {
 		r := &udpReader{sp: newSyslogParser(u.loc), producers: make([]*engine.Producer, u.workers)}

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/relaykit/relaykit/forward"
@@ -71,48 +72,61 @@ func (s *KafkaSASLConfig) lib() kafka.SASLConfig {
 	return kafka.SASLConfig{Mechanism: s.Mechanism, User: s.User, Password: string(s.Password)}
 }
 
-// validateKafka checks and fills the Kafka inputs.
-func (c *Config) validateKafka(bad func(field, format string, args ...any), checkName func(field, name string)) {
-	for i := range c.Inputs.Kafka {
-		in := &c.Inputs.Kafka[i]
-		f := fmt.Sprintf("inputs.kafka[%d]", i)
-		checkName(f+".name", in.Name)
-		checkBrokers(bad, f+".brokers", in.Brokers)
-		if len(in.Topics) == 0 {
-			bad(f+".topics", "at least one topic is required")
-		}
-		if in.Group == "" {
-			bad(f+".group", "required (the consumer group id)")
-		}
-		if in.Format == "" {
-			in.Format = "json"
-		}
-		if in.Format != "json" && in.Format != "raw" {
-			bad(f+".format", "unknown format %q (want json or raw)", in.Format)
-		}
-		if in.Start == "" {
-			in.Start = "earliest"
-		}
-		if in.Start != "earliest" && in.Start != "latest" {
-			bad(f+".start", "unknown start %q (want earliest or latest)", in.Start)
-		}
-		if in.CommitInterval == 0 {
-			in.CommitInterval = time.Second
-		}
-		if in.SessionTimeout == 0 {
-			in.SessionTimeout = 10 * time.Second
-		}
-		if in.MaxPollRecords == 0 {
-			in.MaxPollRecords = 10000
-		}
-		if in.CommitInterval < 0 || in.SessionTimeout < 0 || in.MaxPollRecords < 0 {
-			bad(f, "commit_interval, session_timeout and max_poll_records must not be negative")
-		}
-		if _, err := kafka.SASLMechanism(in.SASL.lib()); err != nil {
-			bad(f+".sasl", "%v", err)
-		}
-		checkSASLOverTLS(bad, f, in.SASL, in.TLS, in.AllowPlaintextSASL)
+func (in *KafkaInputConfig) Key() string       { return "kafka" }
+func (in *KafkaInputConfig) InputName() string { return in.Name }
+func (in *KafkaInputConfig) Kind() string      { return "kafka" }
+
+// Files: a Kafka input listens on nothing; its client holds a fetch,
+// a group coordinator and a metadata connection per broker.
+func (in *KafkaInputConfig) Files() (listeners, conns int) { return 3 * len(in.Brokers), 0 }
+
+// SourceKeys: a record has no sender address; its source is the host
+// its event names.
+func (in *KafkaInputConfig) SourceKeys() []string { return keysHost }
+
+func (in *KafkaInputConfig) Summary() string {
+	return fmt.Sprintf("input %s: kafka %s topics=%s group=%s (%s)", in.Name, strings.Join(in.Brokers, ","), strings.Join(in.Topics, ","), in.Group, in.Format)
+}
+
+// validate checks and fills a Kafka input.
+func (in *KafkaInputConfig) validate(f string, ck *checker) {
+	bad := ck.bad
+	ck.name(f+".name", in.Name)
+	checkBrokers(bad, f+".brokers", in.Brokers)
+	if len(in.Topics) == 0 {
+		bad(f+".topics", "at least one topic is required")
 	}
+	if in.Group == "" {
+		bad(f+".group", "required (the consumer group id)")
+	}
+	if in.Format == "" {
+		in.Format = "json"
+	}
+	if in.Format != "json" && in.Format != "raw" {
+		bad(f+".format", "unknown format %q (want json or raw)", in.Format)
+	}
+	if in.Start == "" {
+		in.Start = "earliest"
+	}
+	if in.Start != "earliest" && in.Start != "latest" {
+		bad(f+".start", "unknown start %q (want earliest or latest)", in.Start)
+	}
+	if in.CommitInterval == 0 {
+		in.CommitInterval = time.Second
+	}
+	if in.SessionTimeout == 0 {
+		in.SessionTimeout = 10 * time.Second
+	}
+	if in.MaxPollRecords == 0 {
+		in.MaxPollRecords = 10000
+	}
+	if in.CommitInterval < 0 || in.SessionTimeout < 0 || in.MaxPollRecords < 0 {
+		bad(f, "commit_interval, session_timeout and max_poll_records must not be negative")
+	}
+	if _, err := kafka.SASLMechanism(in.SASL.lib()); err != nil {
+		bad(f+".sasl", "%v", err)
+	}
+	checkSASLOverTLS(bad, f, in.SASL, in.TLS, in.AllowPlaintextSASL)
 }
 
 // checkSASLOverTLS refuses SASL without TLS unless allowed explicitly.

@@ -65,12 +65,18 @@ type inputStats struct {
 	// drops.
 	udp *udp.Listener
 
-	// Stream inputs (syslog TCP/TLS, JSON lines): the listener's
-	// connection counters, the framers' byte accounting, and the budget
-	// of their read buffers.
+	// Stream inputs (syslog TCP/TLS, JSON lines, RELP, HEC, OTLP): the
+	// listener's connection counters, the framers' byte accounting, and
+	// the budget of their read buffers.
 	listener *stream.Listener
 	framing  stream.Counters
 	buffers  *stream.ReadBudget
+	// frames and reads say which of the stream tables the input's
+	// metrics export beyond the listener's (metrics.go): its bytes read
+	// and frame accounting (not HEC's: no frames, relay_hec_body_bytes_total
+	// counts its bodies), and its framers' reads (syslog TCP/TLS, JSON
+	// and OTLP; RELP sessions read their own frames).
+	frames, reads bool
 }
 
 // destStats counts one destination. A network destination's queue keeps
@@ -82,6 +88,7 @@ type destStats struct {
 	dropped    atomic.Int64 // lost with a reason counted in the ledger
 	healthy    atomic.Bool  // archive: the last write succeeded
 	queue      *delivery.Queue
+	spooled    bool             // its queue has a spool (not the archive's)
 	archive    *storage.Archive // archives: its write counts
 	latency    latencyHist      // receive -> delivered
 }
@@ -173,22 +180,56 @@ type ledger struct {
 	eng     *engine.Engine // received, routed, queued, the inputs' drops
 	inputs  []*inputStats
 	dests   []*destStats
-	dropped [32]atomic.Int64 // after routing, by index in relaykit.Reasons; last: other
+	dropped counts // after routing, by reason (dropReasons, and other)
 	start   time.Time
 
 	deadLettered     atomic.Int64 // lines written to the dead-letter file
 	deadLetterErrors atomic.Int64 // writes to it that failed (the line is lost)
 
-	// Reduction, by index in reduceSteps (last: other): events absorbed,
+	// Reduction, by step (reduceSteps, and other): events absorbed,
 	// summaries emitted.
-	reduced, produced [3]atomic.Int64
+	reduced, produced counts
 	// tables are the route tables whose copies count (see routeTable),
 	// retiredCopies those of the tables reloads retired. Under mu.
 	tables        []routeTable
 	retiredCopies int64
 }
 
-func newLedger() *ledger { return &ledger{start: time.Now()} }
+func newLedger() *ledger {
+	return &ledger{start: time.Now(), dropped: newCounts(dropReasons), reduced: newCounts(reduceSteps), produced: newCounts(reduceSteps)}
+}
+
+// counts are counters by label, fixed when made: names, and "other" for
+// any other label. Made once, read and added to without a lock.
+type counts map[string]*atomic.Int64
+
+func newCounts(names []string) counts {
+	c := counts{"other": new(atomic.Int64)}
+	for _, n := range names {
+		c[n] = new(atomic.Int64)
+	}
+	return c
+}
+
+// add counts n under label, or under other.
+func (c counts) add(label string, n int64) {
+	v, ok := c[label]
+	if !ok {
+		v = c["other"]
+	}
+	v.Add(n)
+}
+
+// nonZero returns the counts that are not zero, by label.
+func (c counts) nonZero() map[string]int64 {
+	m := map[string]int64{}
+	for k, v := range c {
+		if n := v.Load(); n != 0 {
+			m[k] = n
+		}
+	}
+	return m
+}
 
 func (l *ledger) input(name, kind string) *inputStats {
 	l.mu.Lock()
@@ -207,13 +248,7 @@ func (l *ledger) dest(name, kind string) *destStats {
 	return s
 }
 
-func (l *ledger) drop(reason string, n int64) {
-	i := slices.Index(relaykit.Reasons, reason)
-	if i < 0 || i >= len(l.dropped)-1 {
-		i = len(l.dropped) - 1
-	}
-	l.dropped[i].Add(n)
-}
+func (l *ledger) drop(reason string, n int64) { l.dropped.add(reason, n) }
 
 // Snapshot is a point-in-time copy of the ledger's totals.
 type Snapshot struct {
@@ -293,14 +328,7 @@ func (l *ledger) Snapshot() Snapshot {
 	// queued or dropped by the time the rest is read.
 	es := l.eng.Stats()
 	s.Copies = l.copiesLocked()
-	for i := range l.reduced {
-		if v := l.reduced[i].Load(); v != 0 {
-			s.Reduced[stepLabel(i)] = v
-		}
-		if v := l.produced[i].Load(); v != 0 {
-			s.Produced[stepLabel(i)] = v
-		}
-	}
+	s.Reduced, s.Produced = l.reduced.nonZero(), l.produced.nonZero()
 	for _, in := range es.Inputs {
 		s.Input[in.Name] += in.Received
 	}
@@ -312,14 +340,8 @@ func (l *ledger) Snapshot() Snapshot {
 	s.Received, s.Routed, s.Queued = es.Received, es.Routed, es.Queued
 	s.DeadLetterErrors = l.deadLetterErrors.Load()
 	maps.Copy(s.Dropped, es.Dropped)
-	for i := range l.dropped {
-		if v := l.dropped[i].Load(); v != 0 {
-			r := "other"
-			if i < len(relaykit.Reasons) && i < len(l.dropped)-1 {
-				r = relaykit.Reasons[i]
-			}
-			s.Dropped[r] += v
-		}
+	for r, v := range l.dropped.nonZero() {
+		s.Dropped[r] += v
 	}
 	for _, d := range l.dests {
 		ds := d.snapshot()

@@ -22,33 +22,16 @@ type fileNeed struct {
 // an upper estimate, not a count of what is open now.
 func fileNeeds(cfg Config) []fileNeed {
 	var needs []fileNeed
-	for _, in := range cfg.Inputs.SyslogTCP {
-		needs = append(needs, fileNeed{"input " + in.Name + " max_connections", in.MaxConnections})
-	}
-	for _, in := range cfg.Inputs.JSONTCP {
-		needs = append(needs, fileNeed{"input " + in.Name + " max_connections", in.MaxConnections})
-	}
-	for _, in := range cfg.Inputs.RELP {
-		needs = append(needs, fileNeed{"input " + in.Name + " max_connections", in.MaxConnections})
-	}
-	for _, in := range cfg.Inputs.HEC {
-		needs = append(needs, fileNeed{"input " + in.Name + " max_connections", in.MaxConnections})
-	}
-	for _, in := range cfg.Inputs.OTLP { // each listener has its own max_connections
-		n := 0
-		for _, l := range []string{in.HTTPListen, in.GRPCListen} {
-			if l != "" {
-				n += in.MaxConnections
-			}
+	listeners := 0
+	for _, in := range cfg.Inputs.Sections() {
+		l, conns := in.Files()
+		if conns > 0 {
+			needs = append(needs, fileNeed{"input " + in.InputName() + " max_connections", conns})
 		}
-		needs = append(needs, fileNeed{"input " + in.Name + " max_connections", n})
+		listeners += l
 	}
-	listeners := len(cfg.Inputs.SyslogUDP) + len(cfg.Inputs.SyslogTCP) + len(cfg.Inputs.JSONTCP) + len(cfg.Inputs.RELP) + len(cfg.Inputs.HEC) + 2*len(cfg.Inputs.OTLP)
 	if cfg.Metrics.Listen != "" {
 		listeners += 1 + 4 // the listener and a few scrapers
-	}
-	for _, in := range cfg.Inputs.Kafka {
-		listeners += 3 * len(in.Brokers) // fetch, group coordinator, metadata
 	}
 	needs = append(needs, fileNeed{"listeners, metrics and kafka inputs", listeners})
 	dests := 0

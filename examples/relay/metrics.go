@@ -12,6 +12,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/relaykit/relaykit/delivery"
+	"github.com/relaykit/relaykit/engine"
+	"github.com/relaykit/relaykit/storage"
+	"github.com/relaykit/relaykit/stream"
+	"github.com/relaykit/relaykit/stream/udp"
 )
 
 // metric returns the histogram as a Prometheus constant histogram.
@@ -83,15 +88,148 @@ var (
 	descWorkerBatches = prometheus.NewDesc("relay_worker_batches_total", "Batches a worker handed to the route table, by why they were cut (size: batch_max_events, bytes: batch_max_bytes, time: batch_max_wait, manual: an acknowledging input waited, close: shutdown).", []string{"worker", "reason"}, nil)
 )
 
-func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descInputReceived, descInputBytes, descParseErrors, descTruncated, descInvalid, descReadErrors, descKernelDropped,
-		descConns, descHanding, descRefused, descReadBytes, descReads, descReadBuffers, descEvicted, descCut, descHandshakeErr, descAcceptErrors, descDiscarded, descIncomplete, descIncompleteB,
-		descEmpty, descNUL, descFramingErr, descDeadLettered, descDeadLetterErr, descRouted, descQueued, descDropped, descReduced, descProduced, descDestIn, descDestDelivered, descDestSpooled,
-		descDestPending, descDestDropped, descDestErrors, descDestHealthy, descDestMemory, descDiskFailing, descDiskErrors,
-		descSpoolDamage, descSpoolDamageB, descSpoolMissing, descSpoolEvents, descSpoolBytes, descSpoolAge, descArchiveWrites, descArchiveBytes, descDestLatency,
-		descWorkerEvents, descWorkerParks, descWorkerBatches} {
-		ch <- d
+// The tables of the ledger's metrics, one per Stats type: each input's
+// own counters (inputStats) and those of its listener (udp.Stats,
+// stream.Stats) and framers (stream.Counters); each worker's
+// (engine.WorkerStats); each destination's own (destStats), its queue's
+// (delivery.Stats) and its archive's (storage.ArchiveStats).
+var (
+	inputTable = metricTable[inputStats]{
+		{desc: descInputReceived, typ: prometheus.CounterValue, each: func(s *inputStats, emit func(float64, ...string)) {
+			emit(float64(s.in.Stats().Received), s.kind)
+		}},
+		{desc: descInputBytes, typ: prometheus.CounterValue, each: func(s *inputStats, emit func(float64, ...string)) {
+			emit(float64(s.bytes.Load()), s.kind)
+		}},
+		counter(descParseErrors, func(s *inputStats) int64 { return s.parseErrors.Load() }),
+		counter(descTruncated, func(s *inputStats) int64 { return s.truncated.Load() }),
+		counter(descInvalid, func(s *inputStats) int64 { return s.invalid.Load() }),
 	}
+	udpTable = metricTable[udp.Stats]{
+		counter(descReadErrors, func(s *udp.Stats) int64 { return s.ReadErrors }),
+		counter(descReads, func(s *udp.Stats) int64 { return s.Reads }),
+	}
+	kernelDropTable = metricTable[inputStats]{
+		counter(descKernelDropped, func(s *inputStats) int64 { return s.kernelDropped.Load() }),
+	}
+	listenerTable = metricTable[stream.Stats]{
+		gauge(descConns, func(s *stream.Stats) int64 { return s.Open }),
+		counter(descRefused, func(s *stream.Stats) int64 { return s.RefusedPerSource }, "per_source"),
+		counter(descRefused, func(s *stream.Stats) int64 { return s.RefusedFull }, "max_connections"),
+		counter(descEvicted, func(s *stream.Stats) int64 { return s.Evicted }),
+		counter(descCut, func(s *stream.Stats) int64 { return s.CutIdle }, "idle"),
+		counter(descCut, func(s *stream.Stats) int64 { return s.CutFrameTimeout }, "frame_timeout"),
+		counter(descCut, func(s *stream.Stats) int64 { return s.CutHandshakeTimeout }, "handshake_timeout"),
+		counter(descHandshakeErr, func(s *stream.Stats) int64 { return s.HandshakeErrors }),
+		counter(descAcceptErrors, func(s *stream.Stats) int64 { return s.AcceptErrors }),
+	}
+	handingTable = metricTable[engine.InputStats]{
+		gauge(descHanding, func(s *engine.InputStats) int64 { return s.Handing }),
+	}
+	readBytesTable = metricTable[stream.Stats]{
+		counter(descReadBytes, func(s *stream.Stats) int64 { return s.BytesRead }),
+	}
+	framingTable = metricTable[stream.Counters]{
+		counter(descDiscarded, func(s *stream.Counters) int64 { return s.DiscardedBytes.Load() }),
+		counter(descIncomplete, func(s *stream.Counters) int64 { return s.IncompleteFrames.Load() }),
+		counter(descIncompleteB, func(s *stream.Counters) int64 { return s.IncompleteBytes.Load() }),
+		counter(descEmpty, func(s *stream.Counters) int64 { return s.EmptyFrames.Load() }),
+		counter(descNUL, func(s *stream.Counters) int64 { return s.NULFrames.Load() }),
+		counter(descFramingErr, func(s *stream.Counters) int64 { return s.FramingErrors.Load() }),
+	}
+	framerReadsTable = metricTable[stream.Counters]{
+		counter(descReads, func(s *stream.Counters) int64 { return s.Reads.Load() }),
+	}
+	readBufferTable = metricTable[stream.ReadBudget]{
+		gauge(descReadBuffers, func(s *stream.ReadBudget) int64 { return s.InUse() }),
+	}
+	workerTable = metricTable[engine.WorkerStats]{
+		counter(descWorkerEvents, func(s *engine.WorkerStats) int64 { return int64(s.Ring.Pushed + s.Direct) }),
+		counter(descWorkerParks, func(s *engine.WorkerStats) int64 { return int64(s.Ring.ConsumerParks) }, "consumer"),
+		counter(descWorkerParks, func(s *engine.WorkerStats) int64 { return int64(s.Ring.ProducerParks) }, "producer"),
+		counter(descWorkerBatches, func(s *engine.WorkerStats) int64 { return int64(s.Batches.Batches.Size) }, "size"),
+		counter(descWorkerBatches, func(s *engine.WorkerStats) int64 { return int64(s.Batches.Batches.Bytes) }, "bytes"),
+		counter(descWorkerBatches, func(s *engine.WorkerStats) int64 { return int64(s.Batches.Batches.Time) }, "time"),
+		counter(descWorkerBatches, func(s *engine.WorkerStats) int64 { return int64(s.Batches.Batches.Manual) }, "manual"),
+		counter(descWorkerBatches, func(s *engine.WorkerStats) int64 { return int64(s.Batches.Batches.Close) }, "close"),
+	}
+	destTable = metricTable[destStats]{
+		{desc: descDestIn, typ: prometheus.CounterValue, each: func(s *destStats, emit func(float64, ...string)) {
+			emit(float64(s.in.Load()), s.kind)
+		}},
+		{desc: descDestDelivered, typ: prometheus.CounterValue, each: func(s *destStats, emit func(float64, ...string)) {
+			emit(float64(s.delivered.Load()), s.kind)
+		}},
+		counter(descDestDropped, func(s *destStats) int64 { return s.dropped.Load() }),
+	}
+	archiveTable = metricTable[storage.ArchiveStats]{
+		counter(descArchiveWrites, func(s *storage.ArchiveStats) int64 { return s.Writes }),
+		counter(descArchiveBytes, func(s *storage.ArchiveStats) int64 { return s.Bytes }),
+	}
+	queueTable = metricTable[delivery.Stats]{
+		counter(descDestErrors, func(s *delivery.Stats) int64 { return s.Failures }),
+		gauge(descDestHealthy, func(s *delivery.Stats) int64 { return boolValue(s.Healthy) }),
+	}
+	// spoolTable: a queue with a spool (not the archive's, in memory).
+	spoolTable = metricTable[delivery.Stats]{
+		counter(descDestSpooled, func(s *delivery.Stats) int64 { return s.Spool.AppendedEvents + s.Retry.AppendedEvents }),
+		gauge(descDestPending, func(s *delivery.Stats) int64 { return s.Pending }),
+		gauge(descDestMemory, func(s *delivery.Stats) int64 { return s.MemoryEvents }),
+		gauge(descDiskFailing, func(s *delivery.Stats) int64 { return boolValue(s.DiskFailing) }),
+		counter(descDiskErrors, func(s *delivery.Stats) int64 { return s.Spool.WriteErrors + s.Retry.WriteErrors }, "write"),
+		counter(descDiskErrors, func(s *delivery.Stats) int64 { return s.Spool.SyncErrors + s.Retry.SyncErrors }, "sync"),
+		counter(descDiskErrors, func(s *delivery.Stats) int64 { return s.Spool.ReadErrors + s.Retry.ReadErrors }, "read"),
+		counter(descDiskErrors, func(s *delivery.Stats) int64 { return s.Spool.HeadErrors + s.Retry.HeadErrors }, "head"),
+		counter(descSpoolDamage, func(s *delivery.Stats) int64 { return s.Spool.Corrupt + s.Retry.Corrupt }),
+		counter(descSpoolDamageB, func(s *delivery.Stats) int64 {
+			return s.Spool.CorruptBytes + s.Retry.CorruptBytes + s.Spool.TornBytes + s.Retry.TornBytes
+		}),
+		counter(descSpoolMissing, func(s *delivery.Stats) int64 { return s.Spool.MissingSegments + s.Retry.MissingSegments }),
+		gauge(descSpoolEvents, func(s *delivery.Stats) int64 { return s.SpoolEvents }),
+		gauge(descSpoolBytes, func(s *delivery.Stats) int64 { return s.SpoolBytes }),
+		{desc: descSpoolAge, typ: prometheus.GaugeValue, value: func(s *delivery.Stats) float64 {
+			if s.SpoolOldest.IsZero() {
+				return 0
+			}
+			return time.Since(s.SpoolOldest).Seconds()
+		}},
+	}
+	// ledgerTable: the totals (the ledger's Snapshot).
+	ledgerTable = metricTable[Snapshot]{
+		counter(descRouted, func(s *Snapshot) int64 { return s.Routed }),
+		gauge(descQueued, func(s *Snapshot) int64 { return s.Queued }),
+		{desc: descDropped, typ: prometheus.CounterValue, each: func(s *Snapshot, emit func(float64, ...string)) {
+			for _, r := range dropReasons {
+				emit(float64(s.Dropped[r]), r)
+			}
+		}},
+		{desc: descReduced, typ: prometheus.CounterValue, each: func(s *Snapshot, emit func(float64, ...string)) {
+			for _, step := range reduceSteps {
+				emit(float64(s.Reduced[step]), step)
+			}
+			if s.Reduced["other"]+s.Produced["other"] != 0 { // a step outside reduceSteps counted
+				emit(float64(s.Reduced["other"]), "other")
+			}
+		}},
+		{desc: descProduced, typ: prometheus.CounterValue, each: func(s *Snapshot, emit func(float64, ...string)) {
+			for _, step := range reduceSteps {
+				emit(float64(s.Produced[step]), step)
+			}
+			if s.Reduced["other"]+s.Produced["other"] != 0 {
+				emit(float64(s.Produced["other"]), "other")
+			}
+		}},
+	}
+	deadLetterTable = metricTable[ledger]{
+		counter(descDeadLettered, func(l *ledger) int64 { return l.deadLettered.Load() }),
+		counter(descDeadLetterErr, func(l *ledger) int64 { return l.deadLetterErrors.Load() }),
+	}
+)
+
+func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
+	describeAll(ch, inputTable, udpTable, kernelDropTable, listenerTable, handingTable, readBytesTable, framingTable,
+		framerReadsTable, readBufferTable, workerTable, destTable, archiveTable, queueTable, spoolTable, ledgerTable,
+		deadLetterTable, metricTable[latencyHist]{{desc: descDestLatency}}, stepTable)
 }
 
 func (l *ledger) Collect(ch chan<- prometheus.Metric) {
@@ -101,128 +239,51 @@ func (l *ledger) Collect(ch chan<- prometheus.Metric) {
 	l.mu.Unlock()
 	snap := l.Snapshot()
 	es := l.eng.Stats()
-	c := func(d *prometheus.Desc, v int64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
-	}
-	g := func(d *prometheus.Desc, v int64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
-	}
 	for _, in := range inputs {
-		is := in.in.Stats()
-		c(descInputReceived, is.Received, in.name, in.kind)
-		c(descInputBytes, in.bytes.Load(), in.name, in.kind)
-		c(descParseErrors, in.parseErrors.Load(), in.name)
-		c(descTruncated, in.truncated.Load(), in.name)
-		c(descInvalid, in.invalid.Load(), in.name)
+		inputTable.collect(ch, in, in.name)
 		if in.udp != nil {
 			us := in.udp.Stats()
-			c(descReadErrors, us.ReadErrors, in.name)
-			c(descKernelDropped, in.kernelDropped.Load(), in.name)
-			c(descReads, us.Reads, in.name)
+			udpTable.collect(ch, &us, in.name)
+			kernelDropTable.collect(ch, in, in.name)
 		}
-		if in.listener != nil {
-			ls := in.listener.Stats()
-			g(descConns, ls.Open, in.name)
-			g(descHanding, is.Handing, in.name)
-			c(descRefused, ls.RefusedPerSource, in.name, "per_source")
-			c(descRefused, ls.RefusedFull, in.name, "max_connections")
-			c(descEvicted, ls.Evicted, in.name)
-			c(descCut, ls.CutIdle, in.name, "idle")
-			c(descCut, ls.CutFrameTimeout, in.name, "frame_timeout")
-			c(descCut, ls.CutHandshakeTimeout, in.name, "handshake_timeout")
-			c(descHandshakeErr, ls.HandshakeErrors, in.name)
-			c(descAcceptErrors, ls.AcceptErrors, in.name)
-			if in.kind == "hec" {
-				continue // HTTP: no frames; relay_hec_body_bytes_total counts the bodies
+		if in.listener == nil {
+			continue
+		}
+		ls, is := in.listener.Stats(), in.in.Stats()
+		listenerTable.collect(ch, &ls, in.name)
+		handingTable.collect(ch, &is, in.name)
+		if in.frames {
+			readBytesTable.collect(ch, &ls, in.name)
+			framingTable.collect(ch, &in.framing, in.name)
+		}
+		if in.reads {
+			framerReadsTable.collect(ch, &in.framing, in.name)
+			if in.buffers != nil {
+				readBufferTable.collect(ch, in.buffers, in.name)
 			}
-			c(descReadBytes, ls.BytesRead, in.name)
-			if in.kind != "relp" { // RELP sessions read their own frames
-				c(descReads, in.framing.Reads.Load(), in.name)
-				if in.buffers != nil {
-					g(descReadBuffers, in.buffers.InUse(), in.name)
-				}
-			}
-			f := &in.framing
-			c(descDiscarded, f.DiscardedBytes.Load(), in.name)
-			c(descIncomplete, f.IncompleteFrames.Load(), in.name)
-			c(descIncompleteB, f.IncompleteBytes.Load(), in.name)
-			c(descEmpty, f.EmptyFrames.Load(), in.name)
-			c(descNUL, f.NULFrames.Load(), in.name)
-			c(descFramingErr, f.FramingErrors.Load(), in.name)
 		}
 	}
-	for i, w := range es.Workers {
-		id := strconv.Itoa(i)
-		rs, cs := w.Ring, w.Batches
-		c(descWorkerEvents, int64(rs.Pushed+w.Direct), id)
-		c(descWorkerParks, int64(rs.ConsumerParks), id, "consumer")
-		c(descWorkerParks, int64(rs.ProducerParks), id, "producer")
-		b := cs.Batches
-		c(descWorkerBatches, int64(b.Size), id, "size")
-		c(descWorkerBatches, int64(b.Bytes), id, "bytes")
-		c(descWorkerBatches, int64(b.Time), id, "time")
-		c(descWorkerBatches, int64(b.Manual), id, "manual")
-		c(descWorkerBatches, int64(b.Close), id, "close")
+	for i := range es.Workers {
+		workerTable.collect(ch, &es.Workers[i], strconv.Itoa(i))
 	}
-	c(descDeadLettered, l.deadLettered.Load())
-	c(descDeadLetterErr, l.deadLetterErrors.Load())
-	c(descRouted, snap.Routed)
-	g(descQueued, snap.Queued)
-	for _, r := range dropReasons {
-		c(descDropped, snap.Dropped[r], r)
-	}
-	for i := range len(reduceSteps) + 1 {
-		step := stepLabel(i)
-		if i == len(reduceSteps) && snap.Reduced[step]+snap.Produced[step] == 0 {
-			continue // "other": only when a step outside reduceSteps counted
-		}
-		c(descReduced, snap.Reduced[step], step)
-		c(descProduced, snap.Produced[step], step)
-	}
+	deadLetterTable.collect(ch, l)
+	ledgerTable.collect(ch, &snap)
+	l.collectSteps(ch)
 	for _, d := range dests {
-		c(descDestIn, d.in.Load(), d.name, d.kind)
-		c(descDestDelivered, d.delivered.Load(), d.name, d.kind)
-		c(descDestDropped, d.dropped.Load(), d.name)
+		destTable.collect(ch, d, d.name)
 		ch <- d.latency.metric(descDestLatency, d.name)
-		b := func(v bool) int64 {
-			if v {
-				return 1
-			}
-			return 0
-		}
 		if d.archive != nil {
 			as := d.archive.Stats()
-			c(descArchiveWrites, as.Writes, d.name)
-			c(descArchiveBytes, as.Bytes, d.name)
+			archiveTable.collect(ch, &as, d.name)
 		}
 		if d.queue == nil {
 			continue
 		}
 		q := d.queue.Stats()
-		c(descDestErrors, q.Failures, d.name)
-		g(descDestHealthy, b(q.Healthy), d.name)
-		if d.kind == "archive" { // no spool: written on the caller's goroutine
-			continue
+		queueTable.collect(ch, &q, d.name)
+		if d.spooled { // not the archive's: written on the caller's goroutine
+			spoolTable.collect(ch, &q, d.name)
 		}
-		c(descDestSpooled, q.Spool.AppendedEvents+q.Retry.AppendedEvents, d.name)
-		g(descDestPending, q.Pending, d.name)
-		g(descDestMemory, q.MemoryEvents, d.name)
-		g(descDiskFailing, b(q.DiskFailing), d.name)
-		sp, rs := q.Spool, q.Retry
-		c(descDiskErrors, sp.WriteErrors+rs.WriteErrors, d.name, "write")
-		c(descDiskErrors, sp.SyncErrors+rs.SyncErrors, d.name, "sync")
-		c(descDiskErrors, sp.ReadErrors+rs.ReadErrors, d.name, "read")
-		c(descDiskErrors, sp.HeadErrors+rs.HeadErrors, d.name, "head")
-		c(descSpoolDamage, sp.Corrupt+rs.Corrupt, d.name)
-		c(descSpoolDamageB, sp.CorruptBytes+rs.CorruptBytes+sp.TornBytes+rs.TornBytes, d.name)
-		c(descSpoolMissing, sp.MissingSegments+rs.MissingSegments, d.name)
-		g(descSpoolEvents, q.SpoolEvents, d.name)
-		g(descSpoolBytes, q.SpoolBytes, d.name)
-		age := 0.0
-		if !q.SpoolOldest.IsZero() {
-			age = time.Since(q.SpoolOldest).Seconds()
-		}
-		ch <- prometheus.MustNewConstMetric(descSpoolAge, prometheus.GaugeValue, age, d.name)
 	}
 }
 

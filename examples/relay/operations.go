@@ -14,25 +14,8 @@ import (
 // "metrics".
 func (r *Relay) Addrs() map[string]net.Addr {
 	m := map[string]net.Addr{}
-	for i, u := range r.udp {
-		m[r.cfg.Inputs.SyslogUDP[i].Name] = u.Addr()
-	}
-	for _, l := range r.streams {
-		m[l.name] = l.Addr()
-	}
-	for _, h := range r.hec {
-		m[h.cfg.Name] = h.Addr()
-	}
-	for _, p := range r.relp {
-		m[p.name] = p.Addr()
-	}
-	for _, o := range r.otlp { // NAME/http, NAME/grpc
-		if a := o.HTTPAddr(); a != nil {
-			m[o.cfg.Name+"/http"] = a
-		}
-		if a := o.GRPCAddr(); a != nil {
-			m[o.cfg.Name+"/grpc"] = a
-		}
+	for _, in := range r.inputs {
+		in.Addrs(func(name string, a net.Addr) { m[name] = a })
 	}
 	if r.metrics.ln != nil {
 		m["metrics"] = r.metrics.ln.Addr()
@@ -104,24 +87,8 @@ func (r *Relay) closeAll() error {
 	if r.dlw != nil {
 		errs = append(errs, r.dlw.Close())
 	}
-	for _, u := range r.udp {
-		u.Close()
-	}
-	for _, k := range r.kafka {
-		k.close()
-	}
-	for _, l := range r.streams {
-		l.ln.Close()
-	}
-	for _, h := range r.hec {
-		h.Close()
-	}
-	for _, o := range r.otlp {
-		o.Close()
-	}
-	for _, p := range r.relp {
-		p.ln.Close()
-		p.srv.Close()
+	for _, in := range r.inputs {
+		in.Close()
 	}
 	if r.metrics != nil && r.metrics.ln != nil {
 		r.metrics.ln.Close()

@@ -239,7 +239,7 @@ func TestOTLPInputBadInput(t *testing.T) {
 		assert.True(t, strings.HasPrefix(r.Message, "good"), r.Message)
 	}
 	var st otlp.ReceiverStats
-	for _, o := range tr.otlp {
+	for _, o := range inputsOf[*otlpInput](tr.Relay) {
 		st = o.recv.Stats()
 	}
 	assert.Equal(t, int64(2), st.TooLarge)

@@ -44,7 +44,7 @@ func TestOTLPIdleConnectionsFromOneSource(t *testing.T) {
 	tr := startRelay(t, cfg) // fills the defaults in cfg.Inputs.OTLP
 	require.Equal(t, 1024, cfg.Inputs.OTLP[0].MaxConnections, "the shipped default")
 	require.Equal(t, 64, cfg.Inputs.OTLP[0].MaxConnectionsPerSource, "the shipped default")
-	ln := tr.otlp[0].httpSL
+	ln := inputsOf[*otlpInput](tr.Relay)[0].httpSL
 	for range 1100 {
 		dialFrom(t, "127.0.0.2", tr.addr("otlp/http"))
 	}

@@ -83,7 +83,7 @@ func TestOTLPGRPCIdleConnectionsFromOneSource(t *testing.T) {
 	require.Equal(t, 10*time.Second, in.HeaderTimeout, "the shipped default")
 	require.Equal(t, 2*time.Minute, in.IdleTimeout, "the shipped default")
 	require.Equal(t, 30*time.Second, in.BodyTimeout, "the shipped default")
-	ln := tr.otlp[0].grpcSL
+	ln := inputsOf[*otlpInput](tr.Relay)[0].grpcSL
 	silent := make([]net.Conn, 0, 200)
 	for range 200 {
 		silent = append(silent, dialFrom(t, "127.0.0.2", tr.addr("otlp/grpc")))
@@ -121,7 +121,7 @@ func TestOTLPGRPCConnDeadlines(t *testing.T) {
 	cfg.Inputs.OTLP[0].IdleTimeout = idleTimeout
 	tr := startRelay(t, cfg)
 	addr := tr.addr("otlp/grpc")
-	ln := tr.otlp[0].grpcSL
+	ln := inputsOf[*otlpInput](tr.Relay)[0].grpcSL
 
 	start := time.Now() // before the dial: the relay's deadline may start before it returns
 	silent := dialFrom(t, "127.0.0.3", addr)
@@ -171,7 +171,7 @@ func TestOTLPGRPCStalledExports(t *testing.T) {
 	cfg.Inputs.OTLP[0].BodyTimeout = bodyTimeout
 	tr := startRelay(t, cfg)
 	addr := tr.addr("otlp/grpc")
-	ln := tr.otlp[0].grpcSL
+	ln := inputsOf[*otlpInput](tr.Relay)[0].grpcSL
 
 	cut, cutConn, msg := rawExport(t, addr, "127.0.0.5", "cut", 50)
 	require.NoError(t, cut.Data(1, msg[:len(msg)/2], false))
@@ -242,7 +242,7 @@ func TestOTLPGRPCShutdownWithSilentConnection(t *testing.T) {
 	tr := startRelay(t, cfg)
 	require.Equal(t, 10*time.Second, cfg.Inputs.OTLP[0].HeaderTimeout, "the shipped default")
 	dialFrom(t, "127.0.0.3", tr.addr("otlp/grpc"))
-	waitFor(t, 5*time.Second, func() bool { return tr.otlp[0].grpcSL.Stats().Open == 1 }, "the silent connection accepted")
+	waitFor(t, 5*time.Second, func() bool { return inputsOf[*otlpInput](tr.Relay)[0].grpcSL.Stats().Open == 1 }, "the silent connection accepted")
 	start := time.Now()
 	st := tr.stop(t)
 	assert.Less(t, time.Since(start), 5*time.Second, "stopped at shutdown_timeout, not at header_timeout")

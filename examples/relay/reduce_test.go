@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -326,4 +329,40 @@ func TestReduceHECAnswerBeforeSummary(t *testing.T) {
 	assert.Equal(t, int64(2), s.Archived, "the summary delivered at shutdown")
 	passed, summaries, suppressed := suppressedIn(t, archiveOf(cfg).Dir)
 	assert.Equal(t, []int64{1, 1, 19}, []int64{int64(passed), int64(summaries), suppressed})
+}
+
+// TestReduceUnseenKeyField: a suppress step whose key names a field no
+// event carries (a misspelt name) counts every event as a key miss, in
+// relay_step_key_misses_total, names the field in
+// relay_step_unseen_key_fields, and is logged once, as a warning, after
+// 1,000 events.
+func TestReduceUnseenKeyField(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Inputs.Generator = GeneratorConfig{Rate: 20000, Shape: "sshd", Count: 2000}
+	cfg.Routes[0].Pipeline = []StepConfig{{Type: "suppress", Key: []string{"host", "usr"}, Allow: 1000000}}
+	require.NoError(t, cfg.Validate())
+	var log lockedBuffer
+	r, err := NewRelay(cfg, slog.New(slog.NewTextHandler(&log, nil)))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+		checkBalanced(t, r.Ledger())
+	}()
+	const warning = "a step's key names fields no event has carried"
+	waitFor(t, 20*time.Second, func() bool { return strings.Contains(log.String(), warning) }, "the unseen key field's warning")
+	waitFor(t, 20*time.Second, func() bool { return r.Ledger().Input["generator"] == 2000 }, "every event generated")
+	line := log.String()[strings.Index(log.String(), warning):]
+	line = line[:strings.IndexByte(line, '\n')]
+	assert.Contains(t, line, "route="+cfg.Routes[0].Name+" step=suppress position=0 fields=usr")
+	metrics := "http://" + r.metrics.Addr() + "/metrics"
+	route := cfg.Routes[0].Name
+	assert.Equal(t, float64(1), scrapeSample(metrics, `relay_step_unseen_key_fields{field="usr",position="0",route="`+route+`",step="suppress"}`))
+	assert.GreaterOrEqual(t, scrapeSample(metrics, `relay_step_key_misses_total{position="0",route="`+route+`",step="suppress"}`), float64(1000))
+	// Once per step, however many ticks see it still unseen.
+	r.ledger.checkKeys(slog.New(slog.NewTextHandler(&log, nil)))
+	assert.Equal(t, 1, strings.Count(log.String(), warning))
 }

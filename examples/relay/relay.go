@@ -34,24 +34,12 @@ type Relay struct {
 	routes  *pipeline.Swapper
 	enrich  *enrichments
 	eng     *engine.Engine
-	udp     []*udpInput
-	streams []*streamInput
-	gen     *generator
+	inputs  []input // built by the input registry (input_kinds.go)
 	metrics *metricsServer
 	dl      *deadLetter
 	dlw     io.Closer
 	ready   atomic.Bool
 	taps    tap.Registry // the tap points (api.go)
-
-	// Kafka inputs, and the kafka destinations' sinks (for their metrics).
-	kafka      []*kafkaInput
-	kafkaSinks kafkaSinkCollector
-
-	// Acknowledging inputs (they wait on engine marks): Splunk HEC and RELP.
-	hec  []*hecInput
-	relp []*relpInput
-	// OpenTelemetry logs inputs (they wait on engine marks too).
-	otlp []*otlpInput
 
 	// sources is the per-source tracker shared by the inputs; nil when
 	// sources are off.
@@ -103,7 +91,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 	r.routes = pipeline.NewSwapper(rt)
 
 	r.eng, err = engine.New(engine.Config{
-		Sink:           r.routes,
+		Sink:           windowedRoutes{r.routes, func() { r.ledger.checkKeys(log) }},
 		Workers:        cfg.Workers.Count,
 		RingSize:       cfg.Workers.RingSize,
 		BatchMaxEvents: cfg.Workers.BatchMaxEvents,
@@ -123,74 +111,12 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 			return nil, err
 		}
 	}
-	for _, in := range cfg.Inputs.SyslogUDP {
-		u, err := listenUDP(in, r.ledger.input(in.Name, "syslog_udp"), r.eng.Workers(), loc, r.sources, log)
-		if err != nil {
-			return nil, err
-		}
-		r.udp = append(r.udp, u)
+	r.inputs, err = newInputs(&cfg.Inputs, inputEnv{ledger: r.ledger, sources: r.sources, taps: &r.taps, dl: r.dl,
+		loc: loc, workers: r.eng.Workers(), ready: r.healthy, log: log})
+	if err != nil {
+		return nil, err
 	}
-	for _, in := range cfg.Inputs.SyslogTCP {
-		kind := "syslog_tcp"
-		if in.TLS != nil {
-			kind = "syslog_tls"
-		}
-		st := r.ledger.input(in.Name, kind)
-		l, err := listenStream(in.Name, in.Listen, in.TLS, in.MaxConnections, in.IdleTimeout, in.StreamLimits, st, log)
-		if err != nil {
-			return nil, err
-		}
-		l.handle = syslogStream(in, st, loc, l.budget, r.sources)
-		r.streams = append(r.streams, l)
-	}
-	for _, in := range cfg.Inputs.JSONTCP {
-		st := r.ledger.input(in.Name, "json_tcp")
-		l, err := listenStream(in.Name, in.Listen, nil, in.MaxConnections, in.IdleTimeout, in.StreamLimits, st, log)
-		if err != nil {
-			return nil, err
-		}
-		l.handle = jsonStream(in, st, r.dl, l.budget, r.sources)
-		r.streams = append(r.streams, l)
-	}
-	for _, in := range cfg.Inputs.Kafka {
-		k, err := newKafkaInput(in, r.ledger.input(in.Name, "kafka"), r.dl, r.sources.input(in.Name), log)
-		if err != nil {
-			return nil, err
-		}
-		r.kafka = append(r.kafka, k)
-	}
-	for _, in := range cfg.Inputs.HEC {
-		h, err := newHECInput(in, r.ledger.input(in.Name, "hec"), r.healthy, r.sources, log)
-		if err != nil {
-			return nil, err
-		}
-		r.hec = append(r.hec, h)
-	}
-	for _, in := range cfg.Inputs.RELP {
-		kind := "relp"
-		if in.TLS != nil {
-			kind = "relp_tls"
-		}
-		p, err := newRELPInput(in, r.ledger.input(in.Name, kind), loc, r.sources.input(in.Name), log)
-		if err != nil {
-			return nil, err
-		}
-		r.relp = append(r.relp, p)
-	}
-	for _, in := range cfg.Inputs.OTLP {
-		o, err := newOTLPInput(in, r.ledger.input(in.Name, "otlp"), r.sources, log)
-		if err != nil {
-			return nil, err
-		}
-		r.otlp = append(r.otlp, o)
-	}
-	if cfg.Inputs.Generator.Rate > 0 {
-		r.gen = &generator{cfg: cfg.Inputs.Generator, stats: r.ledger.input("generator", "generator"), loc: loc}
-	}
-	extra := []prometheus.Collector{r.kafkaSinks, kafkaInputs(r.kafka), otlpInputs(r.otlp)}
-	if len(r.hec)+len(r.relp) > 0 {
-		extra = append(extra, ackInputs{hec: r.hec, relp: r.relp})
-	}
+	extra := []prometheus.Collector{r.destCollector(), inputCollector(r.inputs)}
 	var apis map[string]http.Handler
 	if r.sources != nil {
 		extra = append(extra, r.sources)
@@ -286,55 +212,13 @@ func (r *Relay) Run(ctx context.Context) error {
 	// up then, and what it still holds is routed late (spooled).
 	engDone := make(chan error, 1)
 	go func() { engDone <- r.eng.Run(hard) }()
+	// Every input the same way; the acknowledging ones finish what they
+	// took in before they return: the rings stay open and the workers run
+	// until then.
 	var inputs sync.WaitGroup
-	for _, u := range r.udp {
+	for _, in := range r.inputs {
 		inputs.Go(func() {
-			if err := u.Run(inCtx); err != nil {
-				keep(err)
-				stopInputs()
-			}
-		})
-	}
-	for _, l := range r.streams {
-		inputs.Go(func() {
-			if err := l.Run(inCtx, hard); err != nil {
-				keep(err)
-				stopInputs()
-			}
-		})
-	}
-	if r.gen != nil {
-		inputs.Go(func() { keep(r.gen.Run(inCtx)) })
-	}
-	for _, k := range r.kafka {
-		inputs.Go(func() {
-			if err := k.Run(inCtx, hard); err != nil {
-				keep(err)
-				stopInputs()
-			}
-		})
-	}
-	// The acknowledging inputs finish what they took in before they
-	// return: the rings stay open and the workers run until then.
-	for _, h := range r.hec {
-		inputs.Go(func() {
-			if err := h.Run(inCtx, hard); err != nil {
-				keep(err)
-				stopInputs()
-			}
-		})
-	}
-	for _, p := range r.relp {
-		inputs.Go(func() {
-			if err := p.Run(inCtx, hard); err != nil {
-				keep(err)
-				stopInputs()
-			}
-		})
-	}
-	for _, o := range r.otlp {
-		inputs.Go(func() {
-			if err := o.Run(inCtx, hard); err != nil {
+			if err := in.Run(inCtx, hard); err != nil {
 				keep(err)
 				stopInputs()
 			}
@@ -342,7 +226,7 @@ func (r *Relay) Run(ctx context.Context) error {
 	}
 	r.logListeners()
 	r.ready.Store(true)
-	r.log.Info("relay started", "inputs", len(r.udp)+len(r.streams)+len(r.kafka)+len(r.hec)+len(r.relp)+len(r.otlp), "workers", r.eng.Workers(), "destinations", len(r.dests))
+	r.log.Info("relay started", "inputs", len(r.inputs), "workers", r.eng.Workers(), "destinations", len(r.dests))
 
 	<-inCtx.Done()
 	r.ready.Store(false)

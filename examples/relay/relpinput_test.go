@@ -409,9 +409,9 @@ func TestRELPBadInput(t *testing.T) {
 	assert.Equal(t, int64(400), s.Input["relp"])
 	assert.Equal(t, int64(400), s.Archived)
 	assert.Equal(t, []int(nil), nonSequential(relpNumbers(t, archiveOf(cfg).Dir), 400))
-	st := tr.relp[0].srv.Stats()
+	st := inputsOf[*relpInput](tr.Relay)[0].srv.Stats()
 	assert.Equal(t, int64(1), st.IncompleteFrames, "the silent peer's half frame")
-	assert.Equal(t, tr.relp[0].stats.listener.Stats().BytesRead, st.MessageBytes+st.OverheadBytes+st.DiscardedBytes+st.IncompleteBytes,
+	assert.Equal(t, inputsOf[*relpInput](tr.Relay)[0].stats.listener.Stats().BytesRead, st.MessageBytes+st.OverheadBytes+st.DiscardedBytes+st.IncompleteBytes,
 		"every byte read is counted once")
 }
 

@@ -14,7 +14,7 @@ import (
 // sinks are the relay's destinations. Drops the router counts (no final
 // route took the event, a pipeline step dropped it) go to the ledger.
 func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBuilder, l *ledger, taps *tap.Registry) (*pipeline.Router, error) {
-	routes, err := routeSpecs(cfg, steps, func(name string) (relaykit.Sink, bool) {
+	routes, keyed, err := routeSpecs(cfg, steps, func(name string) (relaykit.Sink, bool) {
 		d, ok := dests[name]
 		return d, ok
 	})
@@ -54,24 +54,29 @@ func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBui
 	if err != nil {
 		return nil, err
 	}
-	l.addTable(rt, cfg)
+	l.addTable(rt, cfg, keyed)
 	return rt, nil
 }
 
 // routeSpecs builds the pipeline routes of cfg: each route's steps with
-// steps, its sinks with sink (by destination name). The relay's router
-// and `relay test` (configtest.go) are built from the same specs.
-func routeSpecs(cfg []RouteConfig, steps stepBuilder, sink func(name string) (relaykit.Sink, bool)) ([]pipeline.Route, error) {
+// steps, its sinks with sink (by destination name), and the keyed steps
+// among them. The relay's router and `relay test` (configtest.go) are
+// built from the same specs.
+func routeSpecs(cfg []RouteConfig, steps stepBuilder, sink func(name string) (relaykit.Sink, bool)) ([]pipeline.Route, []*keyedStep, error) {
 	routes := make([]pipeline.Route, 0, len(cfg))
+	var keyed []*keyedStep
 	for i, rc := range cfg {
 		r := pipeline.Route{Name: rc.Name, Filter: rc.Filter, Field: rc.Field, Final: rc.Final}
 		var fns []pipeline.Function
 		for j, sc := range rc.Pipeline {
 			fn, err := steps(sc)
 			if err != nil {
-				return nil, fmt.Errorf("routes[%d].pipeline[%d] (%s): %w", i, j, rc.Name, err)
+				return nil, nil, fmt.Errorf("routes[%d].pipeline[%d] (%s): %w", i, j, rc.Name, err)
 			}
 			fns = append(fns, fn)
+			if st, ok := fn.(interface{ Stats() pipeline.StepStats }); ok && sc.keyed() {
+				keyed = append(keyed, &keyedStep{route: rc.Name, step: sc.Type, position: j, stats: st.Stats})
+			}
 		}
 		if len(fns) > 0 {
 			r.Pipeline = pipeline.NewPipeline(fns...)
@@ -79,13 +84,13 @@ func routeSpecs(cfg []RouteConfig, steps stepBuilder, sink func(name string) (re
 		for j, name := range rc.Destinations {
 			d, ok := sink(name)
 			if !ok {
-				return nil, fmt.Errorf("routes[%d].destinations[%d]: unknown destination %q", i, j, name)
+				return nil, nil, fmt.Errorf("routes[%d].destinations[%d]: unknown destination %q", i, j, name)
 			}
 			r.Sinks = append(r.Sinks, d)
 		}
 		routes = append(routes, r)
 	}
-	return routes, nil
+	return routes, keyed, nil
 }
 
 // stepBuilder builds one pipeline function from its config.

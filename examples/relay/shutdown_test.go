@@ -85,7 +85,7 @@ func TestStreamShutdownCountsWhatWasRead(t *testing.T) {
 			go func() { ran <- in.Run(inCtx, work) }()
 			go func() { engRan <- eng.Run(work) }()
 
-			c, err := net.Dial("tcp", in.Addr().String())
+			c, err := net.Dial("tcp", in.ln.Addr().String())
 			require.NoError(t, err)
 			defer c.Close()
 			var b strings.Builder
@@ -189,7 +189,7 @@ func TestShutdownWithArchiveDiskFull(t *testing.T) {
 	senders.Wait()
 
 	checkBalanced(t, s)
-	read := tr.streams[0].ln.Stats().BytesRead
+	read := inputsOf[*streamInput](tr.Relay)[0].ln.Stats().BytesRead
 	frames := in.in.Stats().Received
 	assert.Equal(t, read, in.bytes.Load()+frames+in.framing.IncompleteBytes.Load(),
 		"every byte read is in a received event, its LF, or an incomplete frame")

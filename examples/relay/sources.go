@@ -150,35 +150,40 @@ var (
 // topLimited is the number of sources relay_source_limited_events names.
 const topLimited = 10
 
+// sourcesTable exports sources.Stats.
+var sourcesTable = metricTable[sources.Stats]{
+	gauge(descSourcesTracked, func(s *sources.Stats) int64 { return int64(s.Keys) }),
+	gauge(descSourcesSilent, func(s *sources.Stats) int64 { return int64(s.Silent) }),
+	gauge(descSourcesLimited, func(s *sources.Stats) int64 { return int64(s.Limited) }),
+	counter(descSourceTrans, func(s *sources.Stats) int64 { return int64(s.ToSilent) }, "silent"),
+	counter(descSourceTrans, func(s *sources.Stats) int64 { return int64(s.ToActive) }, "active"),
+	counter(descSourceEvictions, func(s *sources.Stats) int64 { return int64(s.Evictions) }),
+	counter(descSourceLimitedEv, func(s *sources.Stats) int64 { return int64(s.Dropped) }, rateModeDrop),
+	counter(descSourceLimitedEv, func(s *sources.Stats) int64 { return int64(s.Paced) }, rateModePace),
+	{desc: descSourcePacedFor, typ: prometheus.CounterValue, value: func(s *sources.Stats) float64 { return s.PacedFor.Seconds() }},
+}
+
+// topLimitedTable exports the most limited sources, by source and
+// input.
+var topLimitedTable = metricTable[[]sources.Source]{
+	{desc: descSourceTop, typ: prometheus.GaugeValue, each: func(list *[]sources.Source, emit func(float64, ...string)) {
+		for _, src := range *list {
+			emit(float64(src.Limited()), src.Key.String(), src.Input)
+		}
+	}},
+}
+
 // Describe implements prometheus.Collector.
 func (s *sourceTracker) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descSourcesTracked, descSourcesSilent, descSourcesLimited, descSourceTrans,
-		descSourceEvictions, descSourceLimitedEv, descSourcePacedFor, descSourceTop} {
-		ch <- d
-	}
+	describeAll(ch, sourcesTable, topLimitedTable)
 }
 
 // Collect implements prometheus.Collector.
 func (s *sourceTracker) Collect(ch chan<- prometheus.Metric) {
 	st := s.tr.Stats()
-	g := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
-	}
-	c := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
-	}
-	g(descSourcesTracked, float64(st.Keys))
-	g(descSourcesSilent, float64(st.Silent))
-	g(descSourcesLimited, float64(st.Limited))
-	c(descSourceTrans, float64(st.ToSilent), "silent")
-	c(descSourceTrans, float64(st.ToActive), "active")
-	c(descSourceEvictions, float64(st.Evictions))
-	c(descSourceLimitedEv, float64(st.Dropped), rateModeDrop)
-	c(descSourceLimitedEv, float64(st.Paced), rateModePace)
-	c(descSourcePacedFor, st.PacedFor.Seconds())
-	for _, src := range s.tr.Sources(nil, sources.Query{By: sources.ByLimited, Top: topLimited}) {
-		g(descSourceTop, float64(src.Limited()), src.Key.String(), src.Input)
-	}
+	sourcesTable.collect(ch, &st)
+	top := s.tr.Sources(nil, sources.Query{By: sources.ByLimited, Top: topLimited})
+	topLimitedTable.collect(ch, &top)
 }
 
 // sourceJSON is one source in GET /api/sources.

@@ -337,7 +337,9 @@ func TestSourcesReload(t *testing.T) {
 	_, err = tr2.Write([]byte("<13>1 2026-11-27T10:00:00Z dev app - - - one\n"))
 	require.NoError(t, err)
 	require.NoError(t, tr2.Close())
-	waitFor(t, 10*time.Second, func() bool { return len(apiSources(t, tr, "")) == 1 }, "the source seen")
+	// Seen and counted: a connection's source is known from its accept,
+	// its event once read (until then it waits, as an expected one).
+	waitFor(t, 10*time.Second, func() bool { s := apiSources(t, tr, ""); return len(s) == 1 && s[0].Events == 1 }, "the source seen")
 
 	nc := cfg.Sources
 	nc.SilentAfter = time.Hour

@@ -130,10 +130,10 @@ func (s *SentinelDestination) validateTable(f string, ck *checker) {
 	}
 }
 
-func (s *SentinelDestination) newSink(r *Relay, name string) (destSink, error) {
+func (s *SentinelDestination) newSink(env sinkEnv, name string) (destSink, error) {
 	ts, err := forward.NewEntraTokenSource(forward.EntraConfig{
 		TenantID: s.TenantID, ClientID: s.ClientID, ClientSecret: string(s.ClientSecret),
-		AuthorityHost: s.AuthorityHost, Scope: s.Scope, Logger: r.log.With("destination", name),
+		AuthorityHost: s.AuthorityHost, Scope: s.Scope, Logger: env.log.With("destination", name),
 	})
 	if err != nil {
 		return nil, err
@@ -161,6 +161,6 @@ func (s *SentinelDestination) newSink(r *Relay, name string) (destSink, error) {
 		Endpoint: s.Endpoint, DCRImmutableID: s.DCRImmutableID, Stream: s.Stream,
 		TokenSource: ts, Table: table, Plan: sentinelPlans[s.Plan], CollectorHostName: collector,
 		Columns: columns, Fields: fields,
-		HTTP: r.httpConfig(name, &s.NetworkSettings, &s.HTTPSettings),
+		HTTP: env.httpConfig(name, &s.NetworkSettings, &s.HTTPSettings),
 	})
 }

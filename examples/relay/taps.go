@@ -42,15 +42,3 @@ func (r *Relay) removeRoutePoints(routes []RouteConfig) {
 		}
 	}
 }
-
-// wireStreamTaps gives the syslog UDP, syslog TCP/TLS and JSON inputs
-// their points "input:NAME": the engine's producers show them each read's
-// events after parsing (engine.Input.Observe), one batch per push.
-func (r *Relay) wireStreamTaps() {
-	for _, u := range r.udp {
-		u.stats.in.Observe(r.taps.Point(tapInput + u.cfg.Name))
-	}
-	for _, s := range r.streams {
-		s.stats.in.Observe(r.taps.Point(tapInput + s.name))
-	}
-}
