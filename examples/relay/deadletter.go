@@ -18,7 +18,7 @@ import (
 // disk does.
 type deadLetterFile struct {
 	w      io.Writer
-	ledger *ledger
+	ledger *Ledger
 	log    *slog.Logger
 	failed atomic.Bool
 }

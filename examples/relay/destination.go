@@ -46,8 +46,8 @@ type destination struct {
 	sink       relaykit.Sink   // the destination itself
 	queue      *delivery.Queue // nil for the archive
 	closer     io.Closer
-	stats      *destStats
-	ledger     *ledger
+	stats      *DestStats
+	ledger     *Ledger
 	dl         *deadLetter
 	log        *slog.Logger
 	tap        *tap.Point // destination:NAME: each batch Send was given, with its outcome

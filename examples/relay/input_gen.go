@@ -19,7 +19,7 @@ import (
 // parser as network input.
 type generator struct {
 	cfg   GeneratorConfig
-	stats *inputStats
+	stats *InputStats
 	loc   *time.Location
 	tap   *tap.Point // input:generator (api.go): each event, parsed
 }

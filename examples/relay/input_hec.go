@@ -33,7 +33,7 @@ import (
 // deadline of the other stream inputs, with their metrics.
 type hecInput struct {
 	cfg     HECInputConfig
-	stats   *inputStats
+	stats   *InputStats
 	log     *slog.Logger
 	handler *hec.Handler
 	srv     *http.Server

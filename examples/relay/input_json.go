@@ -33,7 +33,7 @@ func newJSONInput(in *JSONInputConfig, env inputEnv) (*streamInput, error) {
 //
 // With sources tracked (src not nil), lines count for the connection's
 // source (its address) and its rate limit applies as for syslog_tcp.
-func jsonStream(in JSONInputConfig, stats *inputStats, dl *deadLetter, budget *stream.ReadBudget, src *sourceTracker) func(context.Context, *stream.Conn, string, uint64) {
+func jsonStream(in JSONInputConfig, stats *InputStats, dl *deadLetter, budget *stream.ReadBudget, src *sourceTracker) func(context.Context, *stream.Conn, string, uint64) {
 	return func(ctx context.Context, c *stream.Conn, peer string, shard uint64) {
 		b := stats.in.NewProducer(shard)
 		defer b.Release()

@@ -34,7 +34,7 @@ import (
 // would hold back every host that shares its partitions).
 type kafkaInput struct {
 	cfg   KafkaInputConfig
-	stats *inputStats
+	stats *InputStats
 	c     *kafka.Consumer
 	tap   *tap.Point // input:NAME (api.go): each Push's records, decoded
 }

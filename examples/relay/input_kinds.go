@@ -16,7 +16,7 @@ import (
 // inputEnv is what an input is built with: the parts of the service it
 // reports to and shares, never the service itself.
 type inputEnv struct {
-	ledger  *ledger        // its counters and its engine input (ledger.input)
+	ledger  *Ledger        // its counters and its engine input (ledger.input)
 	sources *sourceTracker // the per-source tracker; nil when sources are off
 	taps    *tap.Registry  // its tap point, input:NAME
 	dl      *deadLetter    // what it cannot accept (JSON lines, Kafka records)

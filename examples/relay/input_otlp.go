@@ -32,7 +32,7 @@ import (
 // dead-lettered: the HEC and RELP inputs' contract.
 type otlpInput struct {
 	cfg   OTLPInputConfig
-	stats *inputStats
+	stats *InputStats
 	log   *slog.Logger
 	recv  *otlp.Receiver
 

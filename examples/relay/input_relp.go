@@ -36,7 +36,7 @@ import (
 // acknowledging input never drops what it would answer as delivered.
 type relpInput struct {
 	cfg   RELPInputConfig
-	stats *inputStats
+	stats *InputStats
 	loc   *time.Location
 	srv   *relp.Server
 	src   sources.Input

@@ -76,14 +76,14 @@ func (s *ConnLimits) validate(field string, maxConns *int, bad func(field, forma
 type streamInput struct {
 	name   string
 	ln     *stream.Listener
-	stats  *inputStats
+	stats  *InputStats
 	budget *stream.ReadBudget // the read buffers of its connections
 	handle func(ctx context.Context, c *stream.Conn, peer string, shard uint64)
 }
 
 var shardSeed = maphash.MakeSeed()
 
-func listenStream(name, addr string, tlsCfg *TLSConfig, maxConns int, idle time.Duration, lim StreamLimits, stats *inputStats, log *slog.Logger) (*streamInput, error) {
+func listenStream(name, addr string, tlsCfg *TLSConfig, maxConns int, idle time.Duration, lim StreamLimits, stats *InputStats, log *slog.Logger) (*streamInput, error) {
 	cfg := stream.Config{
 		Name: name, MaxConns: maxConns, MaxConnsPerSource: lim.MaxConnectionsPerSource,
 		RefuseWhenFull: lim.RefuseWhenFull, IdleTimeout: idle, FrameTimeout: lim.FrameTimeout,
@@ -203,7 +203,7 @@ func (l *streamInput) Close() error { return l.ln.Close() }
 // for its source, and its source's rate limit either holds the connection
 // back before the next read (pace) or drops the excess (drop, counted
 // as dropped{rate_limit}).
-func syslogStream(in TCPInputConfig, stats *inputStats, loc *time.Location, budget *stream.ReadBudget, src *sourceTracker) func(context.Context, *stream.Conn, string, uint64) {
+func syslogStream(in TCPInputConfig, stats *InputStats, loc *time.Location, budget *stream.ReadBudget, src *sourceTracker) func(context.Context, *stream.Conn, string, uint64) {
 	return func(ctx context.Context, c *stream.Conn, peer string, shard uint64) {
 		b := stats.in.NewProducer(shard)
 		defer b.Release()

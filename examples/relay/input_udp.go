@@ -33,7 +33,7 @@ import (
 type udpInput struct {
 	cfg   UDPInputConfig
 	ln    *udp.Listener
-	stats *inputStats
+	stats *InputStats
 	// workers is the engine's number of workers: each reader keeps a
 	// producer for each.
 	workers int

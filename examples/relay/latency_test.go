@@ -15,7 +15,7 @@ import (
 // reports for one batch, and that events without a receive time are
 // skipped.
 func TestLatencyHistogram(t *testing.T) {
-	var s destStats
+	var s DestStats
 	now := time.Now().UnixNano()
 	batch := []relaykit.Event{
 		{ReceiveTime: now - int64(3*time.Second)},

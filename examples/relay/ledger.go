@@ -48,9 +48,9 @@ const (
 // of relaykit's, the engine's and the relay's.
 var dropReasons = relaykit.Reasons
 
-// inputStats counts one input. Fields are updated with atomics by the
+// InputStats counts one input. Fields are updated with atomics by the
 // input's goroutines.
-type inputStats struct {
+type InputStats struct {
 	name, kind  string
 	in          *engine.Input // received events and the input's drops
 	bytes       atomic.Int64
@@ -79,9 +79,9 @@ type inputStats struct {
 	frames, reads bool
 }
 
-// destStats counts one destination. A network destination's queue keeps
+// DestStats counts one destination. A network destination's queue keeps
 // the rest (backlog, memory, spool damage): see DestSnapshot.
-type destStats struct {
+type DestStats struct {
 	name, kind string
 	in         atomic.Int64 // events the router handed to the destination
 	delivered  atomic.Int64 // accepted by the destination (or written, for archives)
@@ -118,7 +118,7 @@ type latencyHist struct {
 // observeDelivered records the receive -> delivered time of every event of
 // batch (events without a receive time are skipped), with one clock read
 // for the batch. Call it where a batch counts as delivered.
-func (s *destStats) observeDelivered(batch []relaykit.Event) {
+func (s *DestStats) observeDelivered(batch []relaykit.Event) {
 	if len(batch) == 0 {
 		return
 	}
@@ -153,7 +153,7 @@ func (s *destStats) observeDelivered(batch []relaykit.Event) {
 	h.count.Add(n)
 }
 
-// ledger is the relay's accounting. Stage by stage it balances:
+// Ledger is the relay's accounting. Stage by stage it balances:
 //
 //	received (inputs)   = routed + dropped{queue_full, invalid_json, rcvbuf_full, shutdown_unqueued, rate_limit} + queued   (the engine's Stats)
 //	routed + copies + produced (route table)
@@ -175,11 +175,11 @@ func (s *destStats) observeDelivered(batch []relaykit.Event) {
 // reached destinations + dropped after routing + reduced, so received =
 // delivered + archived + spooled (pending) + dropped{reason} + reduced -
 // produced once nothing is queued.
-type ledger struct {
+type Ledger struct {
 	mu      sync.Mutex
 	eng     *engine.Engine // received, routed, queued, the inputs' drops
-	inputs  []*inputStats
-	dests   []*destStats
+	inputs  []*InputStats
+	dests   []*DestStats
 	dropped counts // after routing, by reason (dropReasons, and other)
 	start   time.Time
 
@@ -195,8 +195,8 @@ type ledger struct {
 	retiredCopies int64
 }
 
-func newLedger() *ledger {
-	return &ledger{start: time.Now(), dropped: newCounts(dropReasons), reduced: newCounts(reduceSteps), produced: newCounts(reduceSteps)}
+func newLedger() *Ledger {
+	return &Ledger{start: time.Now(), dropped: newCounts(dropReasons), reduced: newCounts(reduceSteps), produced: newCounts(reduceSteps)}
 }
 
 // counts are counters by label, fixed when made: names, and "other" for
@@ -231,24 +231,24 @@ func (c counts) nonZero() map[string]int64 {
 	return m
 }
 
-func (l *ledger) input(name, kind string) *inputStats {
+func (l *Ledger) input(name, kind string) *InputStats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := &inputStats{name: name, kind: kind, in: l.eng.NewInput(name)}
+	s := &InputStats{name: name, kind: kind, in: l.eng.NewInput(name)}
 	l.inputs = append(l.inputs, s)
 	return s
 }
 
-func (l *ledger) dest(name, kind string) *destStats {
+func (l *Ledger) dest(name, kind string) *DestStats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := &destStats{name: name, kind: kind}
+	s := &DestStats{name: name, kind: kind}
 	s.healthy.Store(true)
 	l.dests = append(l.dests, s)
 	return s
 }
 
-func (l *ledger) drop(reason string, n int64) { l.dropped.add(reason, n) }
+func (l *Ledger) drop(reason string, n int64) { l.dropped.add(reason, n) }
 
 // Snapshot is a point-in-time copy of the ledger's totals.
 type Snapshot struct {
@@ -319,7 +319,7 @@ func (s Snapshot) DroppedTotal() int64 {
 	return n
 }
 
-func (l *ledger) Snapshot() Snapshot {
+func (l *Ledger) Snapshot() Snapshot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := Snapshot{Dropped: map[string]int64{}, Dest: map[string]DestSnapshot{}, Input: map[string]int64{},
@@ -357,7 +357,7 @@ func (l *ledger) Snapshot() Snapshot {
 }
 
 // snapshot reads the destination's counters and its queue's.
-func (d *destStats) snapshot() DestSnapshot {
+func (d *DestStats) snapshot() DestSnapshot {
 	ds := DestSnapshot{In: d.in.Load(), Delivered: d.delivered.Load(), Dropped: d.dropped.Load(), Healthy: d.healthy.Load()}
 	if d.queue == nil {
 		return ds

@@ -94,23 +94,23 @@ var (
 // (engine.WorkerStats); each destination's own (destStats), its queue's
 // (delivery.Stats) and its archive's (storage.ArchiveStats).
 var (
-	inputTable = metricTable[inputStats]{
-		{desc: descInputReceived, typ: prometheus.CounterValue, each: func(s *inputStats, emit func(float64, ...string)) {
+	inputTable = metricTable[InputStats]{
+		{desc: descInputReceived, typ: prometheus.CounterValue, each: func(s *InputStats, emit func(float64, ...string)) {
 			emit(float64(s.in.Stats().Received), s.kind)
 		}},
-		{desc: descInputBytes, typ: prometheus.CounterValue, each: func(s *inputStats, emit func(float64, ...string)) {
+		{desc: descInputBytes, typ: prometheus.CounterValue, each: func(s *InputStats, emit func(float64, ...string)) {
 			emit(float64(s.bytes.Load()), s.kind)
 		}},
-		counter(descParseErrors, func(s *inputStats) int64 { return s.parseErrors.Load() }),
-		counter(descTruncated, func(s *inputStats) int64 { return s.truncated.Load() }),
-		counter(descInvalid, func(s *inputStats) int64 { return s.invalid.Load() }),
+		counter(descParseErrors, func(s *InputStats) int64 { return s.parseErrors.Load() }),
+		counter(descTruncated, func(s *InputStats) int64 { return s.truncated.Load() }),
+		counter(descInvalid, func(s *InputStats) int64 { return s.invalid.Load() }),
 	}
 	udpTable = metricTable[udp.Stats]{
 		counter(descReadErrors, func(s *udp.Stats) int64 { return s.ReadErrors }),
 		counter(descReads, func(s *udp.Stats) int64 { return s.Reads }),
 	}
-	kernelDropTable = metricTable[inputStats]{
-		counter(descKernelDropped, func(s *inputStats) int64 { return s.kernelDropped.Load() }),
+	kernelDropTable = metricTable[InputStats]{
+		counter(descKernelDropped, func(s *InputStats) int64 { return s.kernelDropped.Load() }),
 	}
 	listenerTable = metricTable[stream.Stats]{
 		gauge(descConns, func(s *stream.Stats) int64 { return s.Open }),
@@ -153,14 +153,14 @@ var (
 		counter(descWorkerBatches, func(s *engine.WorkerStats) int64 { return int64(s.Batches.Batches.Manual) }, "manual"),
 		counter(descWorkerBatches, func(s *engine.WorkerStats) int64 { return int64(s.Batches.Batches.Close) }, "close"),
 	}
-	destTable = metricTable[destStats]{
-		{desc: descDestIn, typ: prometheus.CounterValue, each: func(s *destStats, emit func(float64, ...string)) {
+	destTable = metricTable[DestStats]{
+		{desc: descDestIn, typ: prometheus.CounterValue, each: func(s *DestStats, emit func(float64, ...string)) {
 			emit(float64(s.in.Load()), s.kind)
 		}},
-		{desc: descDestDelivered, typ: prometheus.CounterValue, each: func(s *destStats, emit func(float64, ...string)) {
+		{desc: descDestDelivered, typ: prometheus.CounterValue, each: func(s *DestStats, emit func(float64, ...string)) {
 			emit(float64(s.delivered.Load()), s.kind)
 		}},
-		counter(descDestDropped, func(s *destStats) int64 { return s.dropped.Load() }),
+		counter(descDestDropped, func(s *DestStats) int64 { return s.dropped.Load() }),
 	}
 	archiveTable = metricTable[storage.ArchiveStats]{
 		counter(descArchiveWrites, func(s *storage.ArchiveStats) int64 { return s.Writes }),
@@ -220,19 +220,19 @@ var (
 			}
 		}},
 	}
-	deadLetterTable = metricTable[ledger]{
-		counter(descDeadLettered, func(l *ledger) int64 { return l.deadLettered.Load() }),
-		counter(descDeadLetterErr, func(l *ledger) int64 { return l.deadLetterErrors.Load() }),
+	deadLetterTable = metricTable[Ledger]{
+		counter(descDeadLettered, func(l *Ledger) int64 { return l.deadLettered.Load() }),
+		counter(descDeadLetterErr, func(l *Ledger) int64 { return l.deadLetterErrors.Load() }),
 	}
 )
 
-func (l *ledger) Describe(ch chan<- *prometheus.Desc) {
+func (l *Ledger) Describe(ch chan<- *prometheus.Desc) {
 	describeAll(ch, inputTable, udpTable, kernelDropTable, listenerTable, handingTable, readBytesTable, framingTable,
 		framerReadsTable, readBufferTable, workerTable, destTable, archiveTable, queueTable, spoolTable, ledgerTable,
 		deadLetterTable, metricTable[latencyHist]{{desc: descDestLatency}}, stepTable)
 }
 
-func (l *ledger) Collect(ch chan<- prometheus.Metric) {
+func (l *Ledger) Collect(ch chan<- prometheus.Metric) {
 	l.mu.Lock()
 	inputs := slices.Clone(l.inputs)
 	dests := slices.Clone(l.dests)
@@ -306,7 +306,7 @@ type metricsServer struct {
 // newMetricsServer builds the server of /metrics and /healthz on addr
 // (none when addr is empty); api holds further handlers by path
 // (GET /api/sources when sources are tracked).
-func newMetricsServer(addr string, l *ledger, ready func() error, api map[string]http.Handler, extra ...prometheus.Collector) (*metricsServer, error) {
+func newMetricsServer(addr string, l *Ledger, ready func() error, api map[string]http.Handler, extra ...prometheus.Collector) (*metricsServer, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(l)
 	for _, c := range extra {
@@ -379,7 +379,7 @@ func (m *metricsServer) Run(ctx context.Context) error {
 }
 
 // statsLoop prints the one-line summary every interval until ctx ends.
-func statsLoop(ctx context.Context, l *ledger, every time.Duration, log func(string)) {
+func statsLoop(ctx context.Context, l *Ledger, every time.Duration, log func(string)) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	var prev int64

@@ -26,10 +26,10 @@ const reduceTick = time.Second
 var reduceSteps = []string{"suppress", "aggregate"}
 
 // reduce counts n events a step absorbed into a summary to come.
-func (l *ledger) reduce(step string, n int64) { l.reduced.add(step, n) }
+func (l *Ledger) reduce(step string, n int64) { l.reduced.add(step, n) }
 
 // produce counts n summary events a step emitted.
-func (l *ledger) produce(step string, n int64) { l.produced.add(step, n) }
+func (l *Ledger) produce(step string, n int64) { l.produced.add(step, n) }
 
 // routeTable is a route table the ledger reads the copies of: events a
 // route adds to what was routed, a non-final route's copy of an event and
@@ -56,7 +56,7 @@ func (t routeTable) copies() int64 {
 
 // addTable registers a route table built for the relay; its copies count
 // from now on.
-func (l *ledger) addTable(r *pipeline.Router, cfg []RouteConfig, keyed []*keyedStep) {
+func (l *Ledger) addTable(r *pipeline.Router, cfg []RouteConfig, keyed []*keyedStep) {
 	t := routeTable{r: r, keyed: keyed}
 	for _, rc := range cfg {
 		t.listings = append(t.listings, len(rc.Destinations))
@@ -68,7 +68,7 @@ func (l *ledger) addTable(r *pipeline.Router, cfg []RouteConfig, keyed []*keyedS
 
 // retireTable stops reading r's counters once no batch runs on it: its
 // copies are added to the ledger's total for good. r was swapped out.
-func (l *ledger) retireTable(r *pipeline.Router) {
+func (l *Ledger) retireTable(r *pipeline.Router) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i, t := range l.tables {
@@ -82,7 +82,7 @@ func (l *ledger) retireTable(r *pipeline.Router) {
 
 // copiesLocked returns the copies of every table, retired ones included.
 // The caller holds l.mu.
-func (l *ledger) copiesLocked() int64 {
+func (l *Ledger) copiesLocked() int64 {
 	n := l.retiredCopies
 	for _, t := range l.tables {
 		n += t.copies()
@@ -123,7 +123,7 @@ const unseenAfter = 1000
 
 // keyedSteps returns the keyed steps of the tables in use (not those
 // reloads retired).
-func (l *ledger) keyedSteps() []*keyedStep {
+func (l *Ledger) keyedSteps() []*keyedStep {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []*keyedStep
@@ -136,7 +136,7 @@ func (l *ledger) keyedSteps() []*keyedStep {
 // checkKeys logs, once per step, a keyed step whose key names a field
 // that no event has carried after unseenAfter events missed it. The
 // engine's window ticks call it (windowedRoutes).
-func (l *ledger) checkKeys(log *slog.Logger) {
+func (l *Ledger) checkKeys(log *slog.Logger) {
 	for _, k := range l.keyedSteps() {
 		if k.warned.Load() {
 			continue
@@ -185,7 +185,7 @@ var stepTable = metricTable[pipeline.StepStats]{
 }
 
 // collectSteps sends the keyed steps' metrics.
-func (l *ledger) collectSteps(ch chan<- prometheus.Metric) {
+func (l *Ledger) collectSteps(ch chan<- prometheus.Metric) {
 	for _, k := range l.keyedSteps() {
 		st := k.stats()
 		stepTable.collect(ch, &st, k.route, k.step, strconv.Itoa(k.position))

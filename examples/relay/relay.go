@@ -28,7 +28,7 @@ type Relay struct {
 	cfg    Config
 	log    *slog.Logger
 	loc    *time.Location
-	ledger *ledger
+	ledger *Ledger
 
 	dests   map[string]*destination
 	routes  *pipeline.Swapper

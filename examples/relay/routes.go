@@ -13,7 +13,7 @@ import (
 // buildRouter turns the configured routes into a pipeline.Router whose
 // sinks are the relay's destinations. Drops the router counts (no final
 // route took the event, a pipeline step dropped it) go to the ledger.
-func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBuilder, l *ledger, taps *tap.Registry) (*pipeline.Router, error) {
+func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBuilder, l *Ledger, taps *tap.Registry) (*pipeline.Router, error) {
 	routes, keyed, err := routeSpecs(cfg, steps, func(name string) (relaykit.Sink, bool) {
 		d, ok := dests[name]
 		return d, ok

@@ -167,7 +167,7 @@ func TestShutdownWithArchiveDiskFull(t *testing.T) {
 	// producer is woken only when a quarter of the ring is free, so it
 	// stays parked with the ring a little short of full.) On a timeout the
 	// workers' state is in the log.
-	in := tr.ledger.inputs[slices.IndexFunc(tr.ledger.inputs, func(in *inputStats) bool { return in.name == "tcp" })]
+	in := tr.ledger.inputs[slices.IndexFunc(tr.ledger.inputs, func(in *InputStats) bool { return in.name == "tcp" })]
 	held := func() bool {
 		for _, w := range tr.eng.Stats().Workers {
 			if w.Ring.ProducersWaiting > 0 {

@@ -33,7 +33,7 @@ const healthSource = "relay"
 type sourceTracker struct {
 	cfg    SourcesConfig
 	tr     *sources.Tracker
-	health *inputStats // the "sources" input
+	health *InputStats // the "sources" input
 	log    *slog.Logger
 	// push is Run's: the health events' pushes give up when it ends. Set
 	// before tr.Run, read by the hooks on Run's goroutine.
@@ -42,7 +42,7 @@ type sourceTracker struct {
 
 // newSourceTracker builds the tracker of cfg (enabled) and restores the
 // state file: a missing or damaged one is logged and ignored.
-func newSourceTracker(cfg SourcesConfig, l *ledger, log *slog.Logger) (*sourceTracker, error) {
+func newSourceTracker(cfg SourcesConfig, l *Ledger, log *slog.Logger) (*sourceTracker, error) {
 	s := &sourceTracker{cfg: cfg, log: log, health: l.input(healthInputName, "sources")}
 	if err := os.MkdirAll(filepath.Dir(cfg.StateFile), 0o750); err != nil {
 		return nil, fmt.Errorf("sources.state_file: %w", err)

@@ -374,7 +374,7 @@ func TestSourcesStreamAllocs(t *testing.T) {
 	cfg.Sources.RateLimit.EventsPerSecond = 1e9
 	eng, err := engine.New(engine.Config{Sink: sinkFunc(func(context.Context, []relaykit.Event) error { return nil }), Workers: 1})
 	require.NoError(t, err)
-	st, err := newSourceTracker(cfg.Sources, &ledger{eng: eng}, slog.New(slog.DiscardHandler))
+	st, err := newSourceTracker(cfg.Sources, &Ledger{eng: eng}, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	cs := st.streamConn("tcp", netip.MustParseAddr("127.0.0.2"))
 	var ev relaykit.Event
