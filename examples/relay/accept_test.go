@@ -54,7 +54,7 @@ metrics:
 
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	var log syncBuffer
+	var log SyncBuffer
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("relay output:\n%s", log.String())
@@ -85,7 +85,7 @@ metrics:
 		}
 	}
 	const warning = "accept failing, retrying with backoff"
-	waitFor(t, 30*time.Second, func() bool { return strings.Contains(log.String(), warning) }, "accept failing")
+	WaitFor(t, 30*time.Second, func() bool { return strings.Contains(log.String(), warning) }, "accept failing")
 	select {
 	case err := <-exited:
 		t.Fatalf("the relay exited at EMFILE: %v", err)
@@ -107,7 +107,7 @@ metrics:
 
 	want := []string{"waited 127.0.0.1", "waited 127.0.0.2", "waited 127.0.0.3", "waited 127.0.0.4", "after the episode"}
 	archive := filepath.Join(dir, "archive")
-	waitFor(t, 30*time.Second, func() bool { return len(archivedRecords(t, archive)) >= len(want) }, "events archived")
+	WaitFor(t, 30*time.Second, func() bool { return len(archivedRecords(t, archive)) >= len(want) }, "events archived")
 	var got []string
 	for _, r := range archivedRecords(t, archive) {
 		got = append(got, r.Message)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -16,19 +15,6 @@ import (
 
 	"github.com/relaykit/relaykit/tap"
 )
-
-// loggerLine is what util-linux `logger --tcp -n HOST -P PORT` sends: RFC
-// 5424 with its timeQuality element, LF-terminated.
-const loggerLine = `<13>1 2026-11-27T14:00:00.123456+00:00 web-1 alice - - [timeQuality tzKnown="1" isSynced="1" syncAccuracy="7000"] hello from logger` + "\n"
-
-func sendTCP(t *testing.T, addr, line string) {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	_, err = io.WriteString(c, line)
-	require.NoError(t, err)
-	require.NoError(t, c.Close())
-}
 
 // tapURL is the relay's /api/tap URL for query.
 func tapURL(tr *testRelay, query string) string {
@@ -42,7 +28,7 @@ func waitSubscribed(t *testing.T, tr *testRelay, point string, n int) {
 	t.Helper()
 	p := tr.taps.Lookup(point)
 	require.NotNil(t, p, point)
-	waitFor(t, 10*time.Second, func() bool { return p.Stats().Subscribers == n }, fmt.Sprintf("%d subscriber(s) at %s", n, point))
+	WaitFor(t, 10*time.Second, func() bool { return p.Stats().Subscribers == n }, fmt.Sprintf("%d subscriber(s) at %s", n, point))
 }
 
 // tailOne reads one record of a tap stream on its own goroutine.
@@ -84,26 +70,20 @@ func recv(t *testing.T, ch <-chan *tap.Record) *tap.Record {
 	}
 }
 
-func apiConfig(t *testing.T, token string) Config {
-	cfg := testConfig(t)
-	cfg.API = APIConfig{Enabled: true, Token: Secret(token)}
-	return cfg
-}
-
 func TestTapDestinationSeesWhatTheArchiveGets(t *testing.T) {
-	cfg := apiConfig(t, "")
+	cfg := ConfigWithAPI(t, "")
 	tr := startRelay(t, cfg)
 
 	recs := tailOne(t, tapURL(tr, "at=destination:archive&limit=1"), "")
 	waitSubscribed(t, tr, "destination:archive", 1)
-	sendTCP(t, tr.addr("tcp"), loggerLine)
+	SendTCP(t, tr.addr("tcp"), LoggerLine)
 	rec := recv(t, recs)
 	_, open := <-recs // limit=1: the server ends the stream
 	assert.False(t, open)
 	waitSubscribed(t, tr, "destination:archive", 0) // the response's end closed it
 	checkBalanced(t, tr.stop(t))
 
-	arch := archivedRecords(t, archiveOf(cfg).Dir)
+	arch := archivedRecords(t, ArchiveOf(cfg).Dir)
 	require.Len(t, arch, 1)
 	a := arch[0]
 	assert.Equal(t, "destination:archive", rec.Point)
@@ -128,19 +108,19 @@ func TestTapDestinationSeesWhatTheArchiveGets(t *testing.T) {
 // With no subscriber a point publishes nothing: Publish returned at its
 // one atomic load (a point counts only what it published to someone).
 func TestTapNoSubscriberLeavesTheArchivePathAlone(t *testing.T) {
-	cfg := apiConfig(t, "")
+	cfg := ConfigWithAPI(t, "")
 	tr := startRelay(t, cfg)
 	p := tr.taps.Lookup("destination:archive")
 	require.NotNil(t, p)
-	sendTCP(t, tr.addr("tcp"), loggerLine)
-	waitFor(t, 10*time.Second, func() bool { return len(archived(t, archiveOf(cfg).Dir)) == 1 }, "the line archived")
+	SendTCP(t, tr.addr("tcp"), LoggerLine)
+	WaitFor(t, 10*time.Second, func() bool { return len(archived(t, ArchiveOf(cfg).Dir)) == 1 }, "the line archived")
 	checkBalanced(t, tr.stop(t))
 	assert.Equal(t, tap.Stats{}, p.Stats())
 	assert.False(t, p.Active())
 }
 
 func TestAPIDisabledIs404(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	require.False(t, cfg.API.Enabled, "the API is off by default")
 	tr := startRelay(t, cfg)
 	for _, path := range []string{"/api/tap?at=destination:archive", "/api/", "/api/sources"} {
@@ -160,7 +140,7 @@ func TestAPIDisabledIs404(t *testing.T) {
 
 func TestAPITokenRequired(t *testing.T) {
 	const token = "tap-token-7f3a"
-	cfg := apiConfig(t, token)
+	cfg := ConfigWithAPI(t, token)
 	cfg.Sources.Enabled = true // /api/sources is behind the token too
 	tr := startRelay(t, cfg)
 	base := "http://" + tr.addr("metrics")
@@ -192,7 +172,7 @@ func TestAPITokenRequired(t *testing.T) {
 
 	recs := tailOne(t, tapURL(tr, "at=destination:archive&limit=1"), token)
 	waitSubscribed(t, tr, "destination:archive", 1)
-	sendTCP(t, tr.addr("tcp"), loggerLine)
+	SendTCP(t, tr.addr("tcp"), LoggerLine)
 	rec := recv(t, recs)
 	assert.Equal(t, "hello from logger", rec.Message)
 	assert.Equal(t, "delivered", rec.Outcome)
@@ -200,55 +180,21 @@ func TestAPITokenRequired(t *testing.T) {
 
 func TestAPIConfig(t *testing.T) {
 	t.Setenv("TEST_RELAY_API_TOKEN", "from-env")
-	cfg, err := LoadConfig(writeConfig(t, "api:\n  enabled: true\n  token: ${TEST_RELAY_API_TOKEN}\n"))
+	cfg, err := LoadConfig(WriteConfig(t, "api:\n  enabled: true\n  token: ${TEST_RELAY_API_TOKEN}\n"))
 	require.NoError(t, err)
 	assert.True(t, cfg.API.Enabled)
 	assert.Equal(t, Secret("from-env"), cfg.API.Token)
 	assert.NotContains(t, cfg.Summary(), "from-env")
 
-	_, err = LoadConfig(writeConfig(t, "api:\n  enabled: true\nmetrics:\n  listen: \"\"\n"))
+	_, err = LoadConfig(WriteConfig(t, "api:\n  enabled: true\nmetrics:\n  listen: \"\"\n"))
 	require.ErrorContains(t, err, "api.enabled")
-}
-
-func TestTapCommandPrintsAnEvent(t *testing.T) {
-	const token = "cli-token"
-	tr := startRelay(t, apiConfig(t, token))
-	t.Setenv("RELAY_API_TOKEN", token)
-
-	var out, errb bytes.Buffer
-	done := make(chan int, 1)
-	go func() {
-		done <- mainCtx(t.Context(), []string{"tap", "-addr", tr.addr("metrics"), "-at", "destination:archive", "-n", "1"}, &out, &errb)
-	}()
-	waitSubscribed(t, tr, "destination:archive", 1)
-	sendTCP(t, tr.addr("tcp"), loggerLine)
-	select {
-	case code := <-done:
-		require.Equal(t, 0, code, errb.String())
-	case <-time.After(30 * time.Second):
-		t.Fatal("relay tap did not end after -n 1")
-	}
-	assert.Regexp(t, `^\S+ destination:archive delivered web-1 user\.notice hello from logger`, out.String())
-	assert.Equal(t, 1, bytes.Count(out.Bytes(), []byte("\n")), out.String())
-
-	// Without the token: exit 1, and a hint.
-	out.Reset()
-	errb.Reset()
-	t.Setenv("RELAY_API_TOKEN", "")
-	code := mainCtx(t.Context(), []string{"tap", "-addr", tr.addr("metrics"), "-at", "destination:archive", "-n", "1"}, &out, &errb)
-	assert.Equal(t, 1, code)
-	assert.Contains(t, errb.String(), "RELAY_API_TOKEN")
-	assert.Empty(t, out.String())
-
-	// -at is required.
-	assert.Equal(t, 2, mainCtx(t.Context(), []string{"tap", "-addr", tr.addr("metrics")}, &out, &errb))
 }
 
 // The inputs with a batch at hand publish it after parsing, before the
 // engine: an HEC request's events and a RELP window (the tap's 400 lists
 // the points there are).
 func TestTapInputPoints(t *testing.T) {
-	cfg := apiConfig(t, "")
+	cfg := ConfigWithAPI(t, "")
 	relpInputConfig(&cfg, nil)
 	hecInputConfig(&cfg)
 	tr := startRelay(t, cfg)
@@ -288,10 +234,10 @@ func TestTapInputPoints(t *testing.T) {
 // An open tap stream does not hold the shutdown: the points close, the
 // stream ends (EOF, not the client's timeout), and the relay stops.
 func TestTapStreamEndsAtShutdown(t *testing.T) {
-	tr := startRelay(t, apiConfig(t, ""))
+	tr := startRelay(t, ConfigWithAPI(t, ""))
 	recs := tailOne(t, tapURL(tr, "at=destination:archive"), "")
 	waitSubscribed(t, tr, "destination:archive", 1)
-	sendTCP(t, tr.addr("tcp"), loggerLine)
+	SendTCP(t, tr.addr("tcp"), LoggerLine)
 	assert.Equal(t, "hello from logger", recv(t, recs).Message)
 	checkBalanced(t, tr.stop(t))
 	select {
@@ -305,7 +251,7 @@ func TestTapStreamEndsAtShutdown(t *testing.T) {
 // A subscriber that never reads costs the archive nothing: every line is
 // archived, and what its buffer could not take is counted as dropped.
 func TestTapStuckSubscriberDoesNotHoldTheArchive(t *testing.T) {
-	cfg := apiConfig(t, "")
+	cfg := ConfigWithAPI(t, "")
 	tr := startRelay(t, cfg)
 	sub, err := tr.taps.Lookup("destination:archive").Subscribe(tap.SubscribeConfig{Buffer: 1})
 	require.NoError(t, err)
@@ -315,15 +261,15 @@ func TestTapStuckSubscriberDoesNotHoldTheArchive(t *testing.T) {
 	for i := range n {
 		fmt.Fprintf(&lines, "<13>1 2026-11-27T14:00:00Z web-1 alice - - - line %d\n", i)
 	}
-	sendTCP(t, tr.addr("tcp"), lines.String())
+	SendTCP(t, tr.addr("tcp"), lines.String())
 	p := tr.taps.Lookup("destination:archive")
 	// The point publishes after the archive's write returns, and a
 	// subscription's counters are added after its hand-off: wait for them.
-	waitFor(t, 10*time.Second, func() bool {
+	WaitFor(t, 10*time.Second, func() bool {
 		st := p.Stats()
 		return st.Delivered+st.Dropped == n
 	}, "every line offered")
-	assert.Len(t, archived(t, archiveOf(cfg).Dir), n)
+	assert.Len(t, archived(t, ArchiveOf(cfg).Dir), n)
 	assert.Equal(t, float64(n), metricValue(t, tr, "relay_tap_published_events_total", "point", "destination:archive"))
 	assert.Equal(t, float64(n-1), metricValue(t, tr, "relay_tap_dropped_events_total", "point", "destination:archive"))
 	assert.Equal(t, 1.0, metricValue(t, tr, "relay_tap_delivered_events_total", "point", "destination:archive"))

@@ -19,20 +19,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func send(t *testing.T, network, addr string, data []byte) {
-	t.Helper()
-	c, err := net.Dial(network, addr)
-	require.NoError(t, err)
-	_, err = c.Write(data)
-	require.NoError(t, err)
-	require.NoError(t, c.Close())
-}
-
 // TestBadInput: oversized frames, garbage bytes, invalid UTF-8 and invalid
 // JSON lines are counted (and forwarded flagged, or dead-lettered), and the
 // relay keeps serving.
 func TestBadInput(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.Inputs.SyslogTCP[0].MaxMessageSize = 1024
 	cfg.Inputs.JSONTCP = []JSONInputConfig{{Name: "json", Listen: "127.0.0.1:0", MaxLineSize: 4096}}
 	tr := startRelay(t, cfg)
@@ -54,8 +45,8 @@ func TestBadInput(t *testing.T) {
 	require.NoError(t, c.Close())
 	// An oversized octet-counted frame (a connection keeps the framing its
 	// first frame chose, so this one starts octet-counted).
-	send(t, "tcp", tcp, fmt.Appendf(nil, "5000 <13>%s", strings.Repeat("y", 4996)))
-	send(t, "udp", udp, []byte("<999>bad pri"))
+	Send(t, "tcp", tcp, fmt.Appendf(nil, "5000 <13>%s", strings.Repeat("y", 4996)))
+	Send(t, "udp", udp, []byte("<999>bad pri"))
 
 	// JSON lines: two valid, one invalid, one too long.
 	var jb bytes.Buffer
@@ -68,27 +59,27 @@ func TestBadInput(t *testing.T) {
 	for _, l := range binary {
 		jb.WriteString(l + "\n")
 	}
-	send(t, "tcp", js, jb.Bytes())
+	Send(t, "tcp", js, jb.Bytes())
 
 	// 5 syslog events (huge cut, still alive, octet cut, garbage, bad
 	// UTF-8) + 1 UDP + 2 valid JSON lines; 2 invalid JSON lines.
-	waitFor(t, 10*time.Second, func() bool {
+	WaitFor(t, 10*time.Second, func() bool {
 		s := tr.Ledger()
 		return s.Dest["archive"].Delivered == 8 && s.Invalid == 5
 	}, "bad input counted and the good events archived")
 
 	// The relay still serves.
-	send(t, "tcp", tcp, []byte("<13>1 - h app - - - after the storm\n"))
-	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 9 }, "event after bad input")
+	Send(t, "tcp", tcp, []byte("<13>1 - h app - - - after the storm\n"))
+	WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 9 }, "event after bad input")
 
 	s := tr.stop(t)
 	checkBalanced(t, s)
 	assert.Equal(t, int64(14), s.Received, "9 events + 5 invalid JSON lines")
 	assert.Equal(t, int64(2), s.Truncated)
 	assert.Equal(t, int64(3), s.ParseErrors, "garbage, invalid UTF-8, bad PRI")
-	assert.Equal(t, map[string]int64{dropInvalidJSON: 5}, s.Dropped)
+	assert.Equal(t, map[string]int64{DropInvalidJSON: 5}, s.Dropped)
 
-	recs := archivedRecords(t, archiveOf(cfg).Dir)
+	recs := archivedRecords(t, ArchiveOf(cfg).Dir)
 	var msgs []string
 	for _, r := range recs {
 		msgs = append(msgs, r.Message)
@@ -129,14 +120,14 @@ func TestBadInput(t *testing.T) {
 func TestMaxConnectionsAndIdleTimeout(t *testing.T) {
 	for _, refuse := range []bool{false, true} {
 		t.Run(fmt.Sprintf("refuse_when_full=%v", refuse), func(t *testing.T) {
-			cfg := testConfig(t)
+			cfg := TestConfig(t)
 			cfg.Inputs.SyslogTCP[0].MaxConnections = 1
 			cfg.Inputs.SyslogTCP[0].RefuseWhenFull = refuse
 			cfg.Inputs.SyslogTCP[0].IdleTimeout = 200 * time.Millisecond
 			tr := startRelay(t, cfg)
-			ln := inputsOf[*streamInput](tr.Relay)[0].ln
+			ln := inputsOf[*StreamInput](tr.Relay)[0].Listener
 			c1 := dialFrom(t, "127.0.0.4", tr.addr("tcp"))
-			waitFor(t, 5*time.Second, func() bool { return ln.Stats().Open == 1 }, "first connection accepted")
+			WaitFor(t, 5*time.Second, func() bool { return ln.Stats().Open == 1 }, "first connection accepted")
 			c2 := dialFrom(t, "127.0.0.5", tr.addr("tcp"))
 			// The relay closes one of them at once: its read sees EOF.
 			closed, kept := c1, c2
@@ -158,7 +149,7 @@ func TestMaxConnectionsAndIdleTimeout(t *testing.T) {
 			require.NoError(t, kept.SetReadDeadline(time.Now().Add(5*time.Second)))
 			_, err = kept.Read(make([]byte, 1))
 			assert.ErrorIs(t, err, io.EOF)
-			waitFor(t, 5*time.Second, func() bool { return ln.Stats().Open == 0 }, "idle connection closed")
+			WaitFor(t, 5*time.Second, func() bool { return ln.Stats().Open == 0 }, "idle connection closed")
 			assert.Equal(t, int64(1), ln.Stats().CutIdle)
 			assert.Equal(t, 1.0, metricValue(t, tr, "relay_input_connections_cut_total", "input", "tcp", "reason", "idle"))
 		})
@@ -169,37 +160,37 @@ func TestMaxConnectionsAndIdleTimeout(t *testing.T) {
 // every event the relay accepted (counted received) is archived, none is
 // lost or dropped.
 func TestGracefulShutdownUnderLoad(t *testing.T) {
-	needTool(t, "loggen")
-	cfg := testConfig(t)
+	NeedTool(t, "loggen")
+	cfg := TestConfig(t)
 	tr := startRelay(t, cfg)
 	done := make(chan string, 1)
 	go func() {
 		out, _ := runToolErr("loggen", "--inet", "--stream", "--active-connections", "2", "--rate", "3000", "--interval", "5", "127.0.0.1", tr.port("tcp"))
 		done <- out
 	}()
-	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Received > 2000 }, "load flowing")
+	WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Received > 2000 }, "load flowing")
 	s := tr.stop(t)
 	<-done
 	checkBalanced(t, s)
 	assert.Zero(t, s.DroppedTotal())
 	assert.Equal(t, s.Received, s.Archived)
-	lines := archived(t, archiveOf(cfg).Dir)
+	lines := archived(t, ArchiveOf(cfg).Dir)
 	assert.Len(t, lines, int(s.Received), "archive holds every accepted event")
 }
 
 // TestGenerator: the synthetic input produces exactly Count events.
 func TestGenerator(t *testing.T) {
-	for _, shape := range generatorShapes {
+	for _, shape := range GeneratorShapes {
 		t.Run(shape, func(t *testing.T) {
-			cfg := testConfig(t)
+			cfg := TestConfig(t)
 			cfg.Inputs.Generator = GeneratorConfig{Rate: 5000, Shape: shape, Count: 500}
 			tr := startRelay(t, cfg)
-			waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 500 }, "generated events archived")
+			WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 500 }, "generated events archived")
 			s := tr.stop(t)
 			checkBalanced(t, s)
 			assert.Equal(t, int64(500), s.Received)
 			assert.Zero(t, s.ParseErrors)
-			recs := archivedRecords(t, archiveOf(cfg).Dir)
+			recs := archivedRecords(t, ArchiveOf(cfg).Dir)
 			require.Len(t, recs, 500)
 			seqs := map[string]bool{}
 			for _, r := range recs {
@@ -213,18 +204,18 @@ func TestGenerator(t *testing.T) {
 // TestReloadRoutes swaps the route table while the relay runs (what SIGHUP
 // does): events after the swap follow the new routes.
 func TestReloadRoutes(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	other := filepath.Join(t.TempDir(), "errors")
 	cfg.Destinations["errors"] = DestinationConfig{Spec: &ArchiveDestination{Dir: other, Format: "raw"}}
 	tr := startRelay(t, cfg)
-	send(t, "tcp", tr.addr("tcp"), []byte("<13>1 - h a - - - error before\n"))
-	waitFor(t, 5*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 1 }, "first event")
+	Send(t, "tcp", tr.addr("tcp"), []byte("<13>1 - h a - - - error before\n"))
+	WaitFor(t, 5*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 1 }, "first event")
 
 	// Write a config file and reload from it, as SIGHUP does.
 	routes := append([]RouteConfig{{Name: "errors", Filter: "(?i)error", Final: true, Destinations: []string{"errors"}}}, cfg.Routes...)
 	require.NoError(t, tr.ReloadRoutes(routes))
-	send(t, "tcp", tr.addr("tcp"), []byte("<13>1 - h a - - - ERROR after\n<13>1 - h a - - - fine after\n"))
-	waitFor(t, 5*time.Second, func() bool {
+	Send(t, "tcp", tr.addr("tcp"), []byte("<13>1 - h a - - - ERROR after\n<13>1 - h a - - - fine after\n"))
+	WaitFor(t, 5*time.Second, func() bool {
 		s := tr.Ledger()
 		return s.Dest["archive"].Delivered == 2 && s.Dest["errors"].Delivered == 1
 	}, "events routed by the new table")
@@ -238,7 +229,7 @@ func TestReloadRoutes(t *testing.T) {
 // TestPipelineSteps runs the configured steps (parse_json, mask, set,
 // drop) through the router.
 func TestPipelineSteps(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.Inputs.JSONTCP = []JSONInputConfig{{Name: "json", Listen: "127.0.0.1:0"}}
 	cfg.Routes = []RouteConfig{{
 		Name: "all", Final: true, Destinations: []string{"archive"},
@@ -250,12 +241,12 @@ func TestPipelineSteps(t *testing.T) {
 		},
 	}}
 	tr := startRelay(t, cfg)
-	send(t, "tcp", tr.addr("json"), []byte(`{"level":"info","card":"1234-5678-9012-3456"}`+"\n"+`{"level":"debug"}`+"\n"))
-	waitFor(t, 5*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 1 }, "event archived")
+	Send(t, "tcp", tr.addr("json"), []byte(`{"level":"info","card":"1234-5678-9012-3456"}`+"\n"+`{"level":"debug"}`+"\n"))
+	WaitFor(t, 5*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 1 }, "event archived")
 	s := tr.stop(t)
 	checkBalanced(t, s)
-	assert.Equal(t, map[string]int64{dropFiltered: 1}, s.Dropped)
-	recs := archivedRecords(t, archiveOf(cfg).Dir)
+	assert.Equal(t, map[string]int64{DropFiltered: 1}, s.Dropped)
+	recs := archivedRecords(t, ArchiveOf(cfg).Dir)
 	require.Len(t, recs, 1)
 	assert.Equal(t, `{"level":"info","card":"XXXX"}`, recs[0].Message)
 	assert.Equal(t, "info", recs[0].Fields["j.level"])
@@ -278,14 +269,14 @@ func TestReceiveTime(t *testing.T) {
 	})
 	eng, err := engine.New(engine.Config{Sink: sink, Workers: 1, Clock: clk})
 	require.NoError(t, err)
-	l := newLedger()
-	l.eng = eng
-	st := l.input("t", "test")
+	l := NewLedger()
+	l.Engine = eng
+	st := l.Input("t", "test")
 	before := time.Now().Add(-time.Second).UnixNano()
 	var ev relaykit.Event
 	ev.Raw = append(ev.Raw, "x"...)
-	require.NoError(t, st.in.Push(t.Context(), 7, &ev))
-	st.in.TryPush(3, &ev)
+	require.NoError(t, st.In.Push(t.Context(), 7, &ev))
+	st.In.TryPush(3, &ev)
 	require.NoError(t, eng.Shutdown(t.Context()))
 	require.Len(t, got, 2)
 	for _, e := range got {
@@ -293,5 +284,5 @@ func TestReceiveTime(t *testing.T) {
 		assert.LessOrEqual(t, e.ReceiveTime, time.Now().Add(time.Second).UnixNano())
 		assert.Equal(t, "x", string(e.Raw))
 	}
-	assert.Equal(t, int64(2), st.in.Stats().Received)
+	assert.Equal(t, int64(2), st.In.Stats().Received)
 }

@@ -169,9 +169,9 @@ metrics: {listen: 127.0.0.1:0}
 		kind string
 		send func(t *testing.T, msg string)
 	}{
-		{"syslog_udp", func(t *testing.T, msg string) { send(t, "udp", br.addrs["udp"], []byte("<13>1 - host app - - - "+msg)) }},
+		{"syslog_udp", func(t *testing.T, msg string) { Send(t, "udp", br.addrs["udp"], []byte("<13>1 - host app - - - "+msg)) }},
 		{"syslog_tcp", func(t *testing.T, msg string) {
-			send(t, "tcp", br.addrs["tcp"], []byte("<13>1 - host app - - - "+msg+"\n"))
+			Send(t, "tcp", br.addrs["tcp"], []byte("<13>1 - host app - - - "+msg+"\n"))
 		}},
 		{"syslog_tls", func(t *testing.T, msg string) {
 			c, err := tls.Dial("tcp", br.addrs["tls"], &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the test's own certificate
@@ -180,7 +180,7 @@ metrics: {listen: 127.0.0.1:0}
 			require.NoError(t, err)
 			require.NoError(t, c.Close())
 		}},
-		{"json_tcp", func(t *testing.T, msg string) { send(t, "tcp", br.addrs["json"], []byte(`{"msg":"`+msg+`"}`+"\n")) }},
+		{"json_tcp", func(t *testing.T, msg string) { Send(t, "tcp", br.addrs["json"], []byte(`{"msg":"`+msg+`"}`+"\n")) }},
 		{"hec_event", func(t *testing.T, msg string) {
 			code, _ := hecPost(t, "http://"+br.addrs["hec"]+"/services/collector/event", "s3cret", []byte(`{"event":"`+msg+`"}`), false)
 			require.Equal(t, 200, code)
@@ -217,7 +217,7 @@ metrics: {listen: 127.0.0.1:0}
 		}
 	}
 	archiveDir := filepath.Join(dir, "archive")
-	waitFor(t, 30*time.Second, func() bool { return len(archived(t, archiveDir)) >= 2*len(senders) }, "every event archived")
+	WaitFor(t, 30*time.Second, func() bool { return len(archived(t, archiveDir)) >= 2*len(senders) }, "every event archived")
 
 	code, final := br.stop(t)
 	assert.Equal(t, 0, code, "exit code after SIGTERM")

@@ -15,7 +15,7 @@ import (
 // -format junit, to stdout or the -o file. The exit status is 0 when every
 // case passed, 1 when one failed, 2 for a config or test file that cannot
 // be read.
-func testMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func Command(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("relay test", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {

@@ -37,7 +37,7 @@ func (c *CompressionLevel) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // validate checks the settings together: a level needs gzip.
-func (h *HTTPSettings) validate(f string, ck *checker) {
+func (h *HTTPSettings) Validate(f string, ck *Checker) {
 	if h.CompressionLevel != 0 && h.Gzip != nil && !*h.Gzip {
 		ck.bad(f+".compression_level", "is set, but gzip: false sends bodies uncompressed")
 	}

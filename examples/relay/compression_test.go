@@ -42,7 +42,7 @@ dead_letter: {dir: %s}
 // name; anything else, and a level with gzip off, is refused naming the
 // field.
 func TestCompressionLevelConfig(t *testing.T) {
-	r := sinkEnv{log: slog.New(slog.DiscardHandler)}
+	r := SinkEnv{Log: slog.New(slog.DiscardHandler)}
 	for _, tt := range []struct {
 		value string
 		want  int
@@ -50,12 +50,12 @@ func TestCompressionLevelConfig(t *testing.T) {
 		cfg, err := loadHEC(t, "    compression_level: "+tt.value)
 		require.NoError(t, err, tt.value)
 		h := cfg.Destinations["hec"].Spec.(*HECDestination)
-		assert.Equal(t, tt.want, r.httpConfig("hec", &h.NetworkSettings, &h.HTTPSettings).GzipLevel, tt.value)
+		assert.Equal(t, tt.want, r.HTTPConfig("hec", &h.NetworkSettings, &h.HTTPSettings).GzipLevel, tt.value)
 	}
 	cfg, err := loadHEC(t, "")
 	require.NoError(t, err)
 	h := cfg.Destinations["hec"].Spec.(*HECDestination)
-	assert.Equal(t, 0, r.httpConfig("hec", &h.NetworkSettings, &h.HTTPSettings).GzipLevel, "left out: forward's default")
+	assert.Equal(t, 0, r.HTTPConfig("hec", &h.NetworkSettings, &h.HTTPSettings).GzipLevel, "left out: forward's default")
 
 	for _, bad := range []string{"0", "10", "-2", "fast", "none"} {
 		_, err := loadHEC(t, "    compression_level: "+bad)
@@ -73,7 +73,7 @@ func TestCompressionLevelConfig(t *testing.T) {
 func TestSentinelCompressionLevel(t *testing.T) {
 	dcr := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{Stream: "Microsoft-Syslog"})
 	dc := dcr.Config()
-	r := sinkEnv{log: slog.New(slog.DiscardHandler)}
+	r := SinkEnv{Log: slog.New(slog.DiscardHandler)}
 	batch := make([]relaykit.Event, 200)
 	for i := range batch {
 		batch[i].Time = time.Date(2026, 11, 22, 1, 2, 3, 0, time.UTC).UnixNano()
@@ -88,11 +88,11 @@ func TestSentinelCompressionLevel(t *testing.T) {
 			ClientSecret: Secret(dc.ClientSecret), NetworkSettings: NetworkSettings{Timeout: 5 * time.Second},
 			HTTPSettings: HTTPSettings{CompressionLevel: level},
 		}
-		ck := &checker{}
-		d.validateTable("destinations.sentinel", ck) // fills the table's stream
-		d.HTTPSettings.validate("destinations.sentinel", ck)
-		require.Empty(t, ck.errs)
-		sink, err := d.newSink(r, "sentinel")
+		ck := &Checker{}
+		d.ValidateTable("destinations.sentinel", ck) // fills the table's stream
+		d.HTTPSettings.Validate("destinations.sentinel", ck)
+		require.Empty(t, ck.Errs)
+		sink, err := d.NewSink(r, "sentinel")
 		require.NoError(t, err)
 		require.NoError(t, sink.Send(context.Background(), batch))
 		wire[level] = sink.(*forward.Sentinel).Stats().WireBytes
@@ -121,7 +121,7 @@ dead_letter: {dir: %s}
 		require.NoError(t, os.WriteFile(path, []byte(yaml), 0o600))
 		return LoadConfig(path)
 	}
-	r := sinkEnv{log: slog.New(slog.DiscardHandler)}
+	r := SinkEnv{Log: slog.New(slog.DiscardHandler)}
 	for _, tt := range []struct {
 		value string
 		want  CompressionLevel
@@ -130,7 +130,7 @@ dead_letter: {dir: %s}
 		require.NoError(t, err, tt.value)
 		o := cfg.Destinations["otel"].Spec.(*OTLPDestination)
 		assert.Equal(t, tt.want, o.CompressionLevel, tt.value)
-		s, err := o.newSink(r, "otel")
+		s, err := o.NewSink(r, "otel")
 		require.NoError(t, err, "the exporter takes level %s", tt.value)
 		require.NoError(t, s.Close())
 	}

@@ -19,7 +19,7 @@ import (
 )
 
 //go:embed default.yaml
-var defaultYAML []byte
+var DefaultYAML []byte
 
 // defaultUDPReadBuffer is the SO_RCVBUF of a UDP input without
 // read_buffer, as default.yaml documents.
@@ -92,7 +92,7 @@ var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
 // never inject YAML structure.
 func expandEnv(n *yaml.Node, missing *[]string) {
 	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
-		v, miss := expandValue(n.Value)
+		v, miss := ExpandValue(n.Value)
 		n.Value = v
 		*missing = append(*missing, miss...)
 		if n.Tag == "!!null" || n.Tag == "" {
@@ -106,7 +106,7 @@ func expandEnv(n *yaml.Node, missing *[]string) {
 
 // expandValue replaces ${VAR} and ${VAR:-default} in s and returns the
 // names of unset variables that have no default.
-func expandValue(s string) (string, []string) {
+func ExpandValue(s string) (string, []string) {
 	var missing []string
 	out := envRef.ReplaceAllStringFunc(s, func(ref string) string {
 		m := envRef.FindStringSubmatch(ref)
@@ -126,7 +126,7 @@ func expandValue(s string) (string, []string) {
 // not empty): sections present in the file replace the defaults' values.
 func LoadConfig(path string) (Config, error) {
 	var cfg Config
-	if err := decodeConfig(defaultYAML, &cfg); err != nil {
+	if err := decodeConfig(DefaultYAML, &cfg); err != nil {
 		return Config{}, fmt.Errorf("embedded default config: %w", err)
 	}
 	if path != "" {
@@ -256,7 +256,7 @@ func overlay(def, over Config, data []byte) Config {
 // Validate fills defaults for zero values and checks every field, naming
 // the field in the error. Each section checks itself (config_*.go).
 func (c *Config) Validate() error {
-	ck := &checker{names: map[string]bool{}}
+	ck := &Checker{names: map[string]bool{}}
 	c.Inputs.validate(ck)
 	c.Workers.validate(ck)
 	if c.Timezone == "" {
@@ -283,29 +283,29 @@ func (c *Config) Validate() error {
 	if c.StatsInterval < 0 {
 		ck.bad("stats_interval", "must not be negative")
 	}
-	return errors.Join(ck.errs...)
+	return errors.Join(ck.Errs...)
 }
 
 // checker collects the errors of Validate, each naming its field.
-type checker struct {
-	errs  []error
+type Checker struct {
+	Errs  []error
 	names map[string]bool // input names seen
 }
 
 // bad records an error of field.
-func (ck *checker) bad(field, format string, args ...any) {
-	ck.errs = append(ck.errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
+func (ck *Checker) bad(field, format string, args ...any) {
+	ck.Errs = append(ck.Errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
 }
 
 // addr checks a host:port.
-func (ck *checker) addr(field, addr string) {
+func (ck *Checker) addr(field, addr string) {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		ck.bad(field, "invalid address %q (want host:port)", addr)
 	}
 }
 
 // name checks that an input name is set and unique.
-func (ck *checker) name(field, name string) {
+func (ck *Checker) name(field, name string) {
 	if name == "" {
 		ck.bad(field, "missing name")
 	} else if ck.names[name] {
@@ -333,7 +333,7 @@ func (c *Config) Summary() string {
 	}
 	for _, n := range slices.Sorted(maps.Keys(c.Destinations)) {
 		if d := c.Destinations[n]; d.Spec != nil {
-			fmt.Fprintf(&b, "destination %s: %s\n", n, d.Spec.summary())
+			fmt.Fprintf(&b, "destination %s: %s\n", n, d.Spec.Summary())
 		}
 	}
 	if s := c.Sources; s.Enabled {

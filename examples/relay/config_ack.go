@@ -100,7 +100,7 @@ type RELPInputConfig struct {
 }
 
 // hecRouteField is the event field a token's route sets.
-const hecRouteField = "hec_route"
+const HECRouteField = "hec_route"
 
 func (in *HECInputConfig) Key() string                   { return "hec" }
 func (in *HECInputConfig) InputName() string             { return in.Name }
@@ -112,7 +112,7 @@ func (in *HECInputConfig) Files() (listeners, conns int) { return 1, in.MaxConne
 func (in *HECInputConfig) SourceKeys() []string { return keysAddress }
 
 // validate fills and checks an HEC input.
-func (in *HECInputConfig) validate(f string, ck *checker) {
+func (in *HECInputConfig) validate(f string, ck *Checker) {
 	ck.name(f+".name", in.Name)
 	ck.addr(f+".listen", in.Listen)
 	checkTLS(f, in.TLS, ck)
@@ -247,7 +247,7 @@ func (in *RELPInputConfig) Kind() string {
 }
 
 // validate fills and checks a RELP input.
-func (in *RELPInputConfig) validate(f string, ck *checker) {
+func (in *RELPInputConfig) validate(f string, ck *Checker) {
 	ck.name(f+".name", in.Name)
 	ck.addr(f+".listen", in.Listen)
 	checkTLS(f, in.TLS, ck)
@@ -293,7 +293,7 @@ func (in *RELPInputConfig) Summary() string {
 
 // validateAckDestinations checks what the HEC and RELP inputs need of the
 // destinations.
-func (c *Config) validateAckDestinations(ck *checker) {
+func (c *Config) validateAckDestinations(ck *Checker) {
 	ins := &c.Inputs
 	if len(ins.HEC)+len(ins.RELP) == 0 || len(ins.Kafka) > 0 {
 		return // none, or validateDestinations said it for Kafka already
@@ -307,11 +307,28 @@ func (c *Config) validateAckDestinations(ck *checker) {
 		if d == nil {
 			continue
 		}
-		if d.Spool.Mode == spoolOnFailure {
+		if d.Spool.Mode == SpoolOnFailure {
 			ck.bad("destinations."+name+".spool.mode", "on_failure cannot be used with an hec or relp input (senders would be answered for batches still in memory): use always")
 		}
-		if d.Spool.Full != fullBlock {
+		if d.Spool.Full != FullBlock {
 			ck.bad("destinations."+name+".spool.full", "%s cannot be used with an hec or relp input (senders would be answered for events it dropped): use block", d.Spool.Full)
 		}
 	}
 }
+
+// hecTokens are the hec package's tokens of the configured ones.
+func HECTokens(ts []HECTokenConfig) []hec.Token {
+	toks := make([]hec.Token, len(ts))
+	for i, t := range ts {
+		toks[i] = hec.Token{
+			Name: t.Name, Token: string(t.Token), Disabled: t.Disabled,
+			Host: t.Host, Source: t.Source, SourceType: t.SourceType, Index: t.Index,
+			Indexes: t.Indexes, Route: t.Route, Ack: t.Ack,
+		}
+	}
+	return toks
+}
+
+// defaultHECHeaderTimeout is the default of header_timeout: the reading
+// of a request's headers (the http.Server's ReadHeaderTimeout).
+const defaultHECHeaderTimeout = 10 * time.Second

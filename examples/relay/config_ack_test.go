@@ -12,7 +12,7 @@ import (
 // names their tokens, never their secrets.
 func TestAckInputsConfig(t *testing.T) {
 	t.Setenv("TEST_HEC_SECRET", "4a6e1f0c-secret-token")
-	cfg, err := LoadConfig(writeConfig(t, `
+	cfg, err := LoadConfig(WriteConfig(t, `
 inputs:
   hec:
     - name: hec
@@ -49,7 +49,7 @@ inputs:
 // fills in are not taken for settings on a second pass.
 func TestAckInputsValidateTwice(t *testing.T) {
 	for _, tokens := range []string{"[{token: a}]", "[{token: a, ack: true}]"} {
-		cfg, err := LoadConfig(writeConfig(t, `
+		cfg, err := LoadConfig(WriteConfig(t, `
 inputs:
   hec: [{name: h, listen: "127.0.0.1:1", tokens: `+tokens+`}]
   relp: [{name: r, listen: "127.0.0.1:2"}]
@@ -126,7 +126,7 @@ inputs:
   relp: [{name: x, listen: "127.0.0.1:2"}]`, `inputs.relp[0].name: duplicate input name "x"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := LoadConfig(writeConfig(t, tc.yaml))
+			_, err := LoadConfig(WriteConfig(t, tc.yaml))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
@@ -136,7 +136,7 @@ inputs:
 // A relay with two inputs of each kind that has metrics of its own
 // (kafka, hec, relp) starts, and its metrics name each input.
 func TestMetricsOfSeveralInputs(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.Inputs.Kafka = []KafkaInputConfig{
 		{Name: "k1", Brokers: []string{"127.0.0.1:1"}, Topics: []string{"a"}, Group: "g"},
 		{Name: "k2", Brokers: []string{"127.0.0.1:1"}, Topics: []string{"b"}, Group: "g"},

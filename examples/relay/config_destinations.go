@@ -21,39 +21,39 @@ import (
 // its type field, in the order error messages list them.
 var destTypes = []struct {
 	name string
-	make func() destSpec
+	make func() DestSpec
 }{
-	{"archive", func() destSpec { return &ArchiveDestination{} }},
-	{"hec", func() destSpec { return &HECDestination{} }},
-	{"sentinel", func() destSpec { return &SentinelDestination{} }},
-	{"syslog", func() destSpec { return &SyslogDestination{} }},
-	{"kafka", func() destSpec { return &KafkaDestination{} }},
-	{"otlp", func() destSpec { return &OTLPDestination{} }},
+	{"archive", func() DestSpec { return &ArchiveDestination{} }},
+	{"hec", func() DestSpec { return &HECDestination{} }},
+	{"sentinel", func() DestSpec { return &SentinelDestination{} }},
+	{"syslog", func() DestSpec { return &SyslogDestination{} }},
+	{"kafka", func() DestSpec { return &KafkaDestination{} }},
+	{"otlp", func() DestSpec { return &OTLPDestination{} }},
 }
 
 // destSpec is the section of one destination type: its own settings, the
 // checks beside them and the sink they build.
-type destSpec interface {
-	kind() string
+type DestSpec interface {
+	Kind() string
 	// validate fills the defaults and reports, at field f, what is wrong;
 	// spool is the spool section (the network destinations' defaults).
-	validate(f string, ck *checker, spool *SpoolConfig)
-	// queueSettings returns the delivery queue's settings; nil for the
+	validate(f string, ck *Checker, spool *SpoolConfig)
+	// QueueConfig returns the delivery queue's settings; nil for the
 	// archive, whose queue is memory-only.
-	queueSettings() (*QueueSettings, RetryConfig)
-	newSink(env sinkEnv, name string) (destSink, error)
-	summary() string // for Config.Summary, secrets redacted
+	QueueConfig() (*QueueSettings, RetryConfig)
+	NewSink(env SinkEnv, name string) (DestSink, error)
+	Summary() string // for Config.Summary, secrets redacted
 }
 
 // sinkEnv is what a destination's sink is built with: the service's
 // timezone and logger, never the service.
-type sinkEnv struct {
-	loc *time.Location
-	log *slog.Logger
+type SinkEnv struct {
+	Loc *time.Location
+	Log *slog.Logger
 }
 
 // destSink is the sink a destination's section builds.
-type destSink interface {
+type DestSink interface {
 	relaykit.Sink
 	io.Closer
 }
@@ -62,7 +62,7 @@ type destSink interface {
 // type (*ArchiveDestination, *HECDestination, *SentinelDestination,
 // *SyslogDestination or *KafkaDestination), selected by its type field.
 type DestinationConfig struct {
-	Spec destSpec
+	Spec DestSpec
 	errs []error // what decoding found, at ".field: ..."; Validate reports it
 }
 
@@ -179,7 +179,7 @@ func (d DestinationConfig) queue() *QueueSettings {
 	if d.Spec == nil {
 		return nil
 	}
-	q, _ := d.Spec.queueSettings()
+	q, _ := d.Spec.QueueConfig()
 	return q
 }
 
@@ -219,7 +219,7 @@ type RetryConfig struct {
 	MaxBackoff     time.Duration `yaml:"max_backoff"`
 }
 
-func (q *QueueSettings) validate(f string, ck *checker, spool *SpoolConfig) {
+func (q *QueueSettings) validate(f string, ck *Checker, spool *SpoolConfig) {
 	q.Spool.Mode = cmp.Or(q.Spool.Mode, spool.Mode)
 	q.Spool.Full = cmp.Or(q.Spool.Full, spool.Full)
 	checkSpoolPolicy(f+".spool", q.Spool.Mode, q.Spool.Full, ck)
@@ -229,7 +229,7 @@ func (q *QueueSettings) validate(f string, ck *checker, spool *SpoolConfig) {
 	}
 }
 
-func (n *NetworkSettings) validate(f string, ck *checker, spool *SpoolConfig) {
+func (n *NetworkSettings) validate(f string, ck *Checker, spool *SpoolConfig) {
 	n.QueueSettings.validate(f, ck, spool)
 	r := &n.Retry
 	r.MaxAttempts = cmp.Or(r.MaxAttempts, 10)
@@ -241,16 +241,16 @@ func (n *NetworkSettings) validate(f string, ck *checker, spool *SpoolConfig) {
 	}
 }
 
-func (n *NetworkSettings) queueSettings() (*QueueSettings, RetryConfig) {
+func (n *NetworkSettings) QueueConfig() (*QueueSettings, RetryConfig) {
 	return &n.QueueSettings, n.Retry
 }
 
 // checkSpoolPolicy checks a spool mode and full policy (at f.mode, f.full).
-func checkSpoolPolicy(f, mode, full string, ck *checker) {
-	if _, ok := spoolModes[mode]; !ok {
+func checkSpoolPolicy(f, mode, full string, ck *Checker) {
+	if _, ok := SpoolModes[mode]; !ok {
 		ck.bad(f+".mode", "unknown mode %q (want always or on_failure)", mode)
 	}
-	if _, ok := spoolFulls[full]; !ok {
+	if _, ok := SpoolFulls[full]; !ok {
 		ck.bad(f+".full", "unknown policy %q (want block, drop_oldest or drop_newest)", full)
 	}
 }
@@ -281,9 +281,9 @@ type MetricsConfig struct {
 }
 
 // validate fills the spool section's defaults and checks it.
-func (s *SpoolConfig) validate(ck *checker) {
-	s.Mode = cmp.Or(s.Mode, spoolAlways)
-	s.Full = cmp.Or(s.Full, fullBlock)
+func (s *SpoolConfig) validate(ck *Checker) {
+	s.Mode = cmp.Or(s.Mode, SpoolAlways)
+	s.Full = cmp.Or(s.Full, FullBlock)
 	checkSpoolPolicy("spool", s.Mode, s.Full, ck)
 	s.Dir = cmp.Or(s.Dir, "./data/spool")
 	s.ReplayInterval = cmp.Or(s.ReplayInterval, time.Second)
@@ -293,12 +293,12 @@ func (s *SpoolConfig) validate(ck *checker) {
 // validateDestinations has each destination fill its defaults and check
 // itself, then checks what the destinations must agree on: one spool
 // directory each, and the delivery a Kafka input relies on.
-func (c *Config) validateDestinations(ck *checker) {
+func (c *Config) validateDestinations(ck *Checker) {
 	spoolDirs := map[string]string{}
 	for _, name := range slices.Sorted(maps.Keys(c.Destinations)) {
 		d, f := c.Destinations[name], "destinations."+name
 		for _, e := range d.errs {
-			ck.errs = append(ck.errs, fmt.Errorf("%s%w", f, e))
+			ck.Errs = append(ck.Errs, fmt.Errorf("%s%w", f, e))
 		}
 		if d.Spec == nil {
 			if len(d.errs) == 0 {
@@ -326,10 +326,10 @@ func (c *Config) validateDestinations(ck *checker) {
 		// record delivered or on disk; with on_failure a batch may still be
 		// in a destination's memory queue when its flush returns, and a
 		// drop policy would commit offsets of records it dropped.
-		if q.Spool.Mode == spoolOnFailure {
+		if q.Spool.Mode == SpoolOnFailure {
 			ck.bad(f+".spool.mode", "on_failure cannot be used with a kafka input (offsets would be committed for batches still in memory): use always")
 		}
-		if q.Spool.Full != fullBlock {
+		if q.Spool.Full != FullBlock {
 			ck.bad(f+".spool.full", "%s cannot be used with a kafka input (offsets would be committed for records it dropped): use block", q.Spool.Full)
 		}
 	}

@@ -20,11 +20,11 @@ type ArchiveDestination struct {
 	Fsync   bool     `yaml:"fsync"` // fsync every batch (group commit) before it counts as archived
 }
 
-func (a *ArchiveDestination) kind() string                                 { return "archive" }
-func (a *ArchiveDestination) queueSettings() (*QueueSettings, RetryConfig) { return nil, RetryConfig{} }
-func (a *ArchiveDestination) summary() string                              { return fmt.Sprintf("archive %s (%s)", a.Dir, a.Format) }
+func (a *ArchiveDestination) Kind() string                                 { return "archive" }
+func (a *ArchiveDestination) QueueConfig() (*QueueSettings, RetryConfig) { return nil, RetryConfig{} }
+func (a *ArchiveDestination) Summary() string                              { return fmt.Sprintf("archive %s (%s)", a.Dir, a.Format) }
 
-func (a *ArchiveDestination) validate(f string, ck *checker, _ *SpoolConfig) {
+func (a *ArchiveDestination) validate(f string, ck *Checker, _ *SpoolConfig) {
 	if a.Dir == "" {
 		ck.bad(f+".dir", "required")
 	}
@@ -36,9 +36,9 @@ func (a *ArchiveDestination) validate(f string, ck *checker, _ *SpoolConfig) {
 
 var archiveFormats = map[string]storage.Format{"raw": storage.FormatRaw, "json": storage.FormatJSON}
 
-func (a *ArchiveDestination) newSink(env sinkEnv, _ string) (destSink, error) {
+func (a *ArchiveDestination) NewSink(env SinkEnv, _ string) (DestSink, error) {
 	return storage.NewArchive(storage.ArchiveConfig{
-		Writer: storage.Config{Dir: a.Dir, Location: env.loc, MaxBytes: int64(a.MaxSize), Clock: clk},
+		Writer: storage.Config{Dir: a.Dir, Location: env.Loc, MaxBytes: int64(a.MaxSize), Clock: clk},
 		Format: archiveFormats[a.Format],
 		Fsync:  a.Fsync,
 	})
@@ -54,7 +54,7 @@ type HTTPSettings struct {
 }
 
 // httpConfig is the forward.HTTPConfig of an hec or sentinel destination.
-func (env sinkEnv) httpConfig(name string, n *NetworkSettings, h *HTTPSettings) forward.HTTPConfig {
+func (env SinkEnv) HTTPConfig(name string, n *NetworkSettings, h *HTTPSettings) forward.HTTPConfig {
 	return forward.HTTPConfig{
 		Name:           name,
 		RequestTimeout: n.Timeout,
@@ -62,7 +62,7 @@ func (env sinkEnv) httpConfig(name string, n *NetworkSettings, h *HTTPSettings) 
 		DisableGzip:    h.Gzip != nil && !*h.Gzip,
 		GzipLevel:      int(h.CompressionLevel),
 		TLS:            forward.TLSConfig{CAFile: n.CAFile, DangerousInsecureSkipVerify: n.InsecureSkipVerify},
-		Logger:         env.log.With("destination", name),
+		Logger:         env.Log.With("destination", name),
 	}
 }
 
@@ -81,12 +81,12 @@ type HECDestination struct {
 	HTTPSettings    `yaml:",inline"`
 }
 
-func (h *HECDestination) kind() string    { return "hec" }
-func (h *HECDestination) summary() string { return fmt.Sprintf("hec %s token=%s", h.URL, h.Token) }
+func (h *HECDestination) Kind() string    { return "hec" }
+func (h *HECDestination) Summary() string { return fmt.Sprintf("hec %s token=%s", h.URL, h.Token) }
 
-func (h *HECDestination) validate(f string, ck *checker, spool *SpoolConfig) {
+func (h *HECDestination) validate(f string, ck *Checker, spool *SpoolConfig) {
 	h.NetworkSettings.validate(f, ck, spool)
-	h.HTTPSettings.validate(f, ck)
+	h.HTTPSettings.Validate(f, ck)
 	if h.URL == "" {
 		ck.bad(f+".url", "required")
 	}
@@ -103,12 +103,12 @@ func (h *HECDestination) validate(f string, ck *checker, spool *SpoolConfig) {
 	}
 }
 
-func (h *HECDestination) newSink(env sinkEnv, name string) (destSink, error) {
+func (h *HECDestination) NewSink(env SinkEnv, name string) (DestSink, error) {
 	return forward.NewHEC(forward.HECConfig{
 		URL: h.URL, Token: string(h.Token), Index: h.Index, SourceType: h.SourceType,
 		Fields: h.IndexedFields, OmitFields: h.OmitFields,
 		OverrideEventMeta: true, // index and sourcetype, when set, win over the event's (e.g. "syslog")
-		HTTP:              env.httpConfig(name, &h.NetworkSettings, &h.HTTPSettings),
+		HTTP:              env.HTTPConfig(name, &h.NetworkSettings, &h.HTTPSettings),
 	})
 }
 
@@ -119,12 +119,12 @@ type SyslogDestination struct {
 	NetworkSettings `yaml:",inline"`
 }
 
-func (s *SyslogDestination) kind() string { return "syslog" }
-func (s *SyslogDestination) summary() string {
+func (s *SyslogDestination) Kind() string { return "syslog" }
+func (s *SyslogDestination) Summary() string {
 	return fmt.Sprintf("syslog %s %s", s.Network, s.Address)
 }
 
-func (s *SyslogDestination) validate(f string, ck *checker, spool *SpoolConfig) {
+func (s *SyslogDestination) validate(f string, ck *Checker, spool *SpoolConfig) {
 	s.NetworkSettings.validate(f, ck, spool)
 	s.Network = cmp.Or(s.Network, "tcp")
 	if s.Network != "tcp" && s.Network != "tls" && s.Network != "udp" {
@@ -140,7 +140,7 @@ func (s *SyslogDestination) validate(f string, ck *checker, spool *SpoolConfig) 
 	}
 }
 
-func (s *SyslogDestination) newSink(env sinkEnv, name string) (destSink, error) {
+func (s *SyslogDestination) NewSink(env SinkEnv, name string) (DestSink, error) {
 	var tc *tls.Config
 	if s.Network == "tls" {
 		var err error
@@ -154,6 +154,6 @@ func (s *SyslogDestination) newSink(env sinkEnv, name string) (destSink, error) 
 		ProcIDField: fieldProcID, MsgIDField: fieldMsgID,
 		TLSConfig:    tc,
 		WriteTimeout: s.Timeout,
-		Logger:       env.log.With("destination", name),
+		Logger:       env.Log.With("destination", name),
 	})
 }

@@ -34,7 +34,7 @@ type InputSection interface {
 	SourceKeys() []string
 	// validate fills its defaults and checks it, naming fields under f
 	// (inputs.KEY[i]).
-	validate(f string, ck *checker)
+	validate(f string, ck *Checker)
 }
 
 // Sections returns every input section of ins, kind by kind in the
@@ -83,7 +83,7 @@ func sectionField(sec InputSection, i int) string {
 
 // validate fills the inputs' defaults and checks them, each section
 // its own.
-func (ins *InputsConfig) validate(ck *checker) {
+func (ins *InputsConfig) validate(ck *Checker) {
 	index := map[string]int{}
 	for _, sec := range ins.Sections() {
 		i := index[sec.Key()]
@@ -94,9 +94,9 @@ func (ins *InputsConfig) validate(ck *checker) {
 
 // Source key kinds that an input offers (SourceKeys).
 var (
-	keysBoth    = []string{sourceKeyAddress, sourceKeyHost}
-	keysAddress = []string{sourceKeyAddress}
-	keysHost    = []string{sourceKeyHost}
+	keysBoth    = []string{SourceKeyAddress, SourceKeyHost}
+	keysAddress = []string{SourceKeyAddress}
+	keysHost    = []string{SourceKeyHost}
 )
 
 // syslog_udp
@@ -110,7 +110,7 @@ func (in *UDPInputConfig) Summary() string {
 	return fmt.Sprintf("input %s: syslog udp %s (max %d B, rcvbuf %d B)", in.Name, in.Listen, in.MaxMessageSize, in.ReadBuffer)
 }
 
-func (in *UDPInputConfig) validate(f string, ck *checker) {
+func (in *UDPInputConfig) validate(f string, ck *Checker) {
 	ck.name(f+".name", in.Name)
 	ck.addr(f+".listen", in.Listen)
 	if in.ReadBuffer == 0 {
@@ -159,7 +159,7 @@ func (in *TCPInputConfig) Summary() string {
 	return fmt.Sprintf("input %s: syslog %s %s (max %d B, %d conns, %d per source, idle %s, frame %s)", in.Name, kind, in.Listen, in.MaxMessageSize, in.MaxConnections, in.MaxConnectionsPerSource, in.IdleTimeout, in.FrameTimeout)
 }
 
-func (in *TCPInputConfig) validate(f string, ck *checker) {
+func (in *TCPInputConfig) validate(f string, ck *Checker) {
 	ck.name(f+".name", in.Name)
 	ck.addr(f+".listen", in.Listen)
 	if in.MaxMessageSize == 0 {
@@ -177,7 +177,7 @@ func (in *TCPInputConfig) validate(f string, ck *checker) {
 }
 
 // checkTLS checks a listener's tls section.
-func checkTLS(f string, t *TLSConfig, ck *checker) {
+func checkTLS(f string, t *TLSConfig, ck *Checker) {
 	if t != nil && (t.CertFile == "" || t.KeyFile == "") {
 		ck.bad(f+".tls", "cert_file and key_file are required")
 	}
@@ -197,7 +197,7 @@ func (in *JSONInputConfig) Summary() string {
 	return fmt.Sprintf("input %s: json lines tcp %s (max %d B)", in.Name, in.Listen, in.MaxLineSize)
 }
 
-func (in *JSONInputConfig) validate(f string, ck *checker) {
+func (in *JSONInputConfig) validate(f string, ck *Checker) {
 	ck.name(f+".name", in.Name)
 	ck.addr(f+".listen", in.Listen)
 	if in.MaxLineSize == 0 {
@@ -230,17 +230,17 @@ func (g *GeneratorConfig) Summary() string {
 	return fmt.Sprintf("input generator: %d events/s, shape %s", g.Rate, g.Shape)
 }
 
-func (g *GeneratorConfig) validate(f string, ck *checker) {
+func (g *GeneratorConfig) validate(f string, ck *Checker) {
 	if g.Rate < 0 {
 		ck.bad(f+".rate", "must not be negative")
 	}
 	if g.Shape == "" {
 		g.Shape = "syslog"
 	}
-	if !slices.Contains(generatorShapes, g.Shape) {
-		ck.bad(f+".shape", "unknown shape %q (want one of %s)", g.Shape, strings.Join(generatorShapes, ", "))
+	if !slices.Contains(GeneratorShapes, g.Shape) {
+		ck.bad(f+".shape", "unknown shape %q (want one of %s)", g.Shape, strings.Join(GeneratorShapes, ", "))
 	}
 }
 
 // generatorShapes are the generator's shapes (input_gen.go renders them).
-var generatorShapes = []string{"syslog", "sshd", "firewall", "json"}
+var GeneratorShapes = []string{"syslog", "sshd", "firewall", "json"}

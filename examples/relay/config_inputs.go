@@ -114,7 +114,7 @@ type WorkersConfig struct {
 }
 
 // validate fills the workers' defaults and checks them.
-func (w *WorkersConfig) validate(ck *checker) {
+func (w *WorkersConfig) validate(ck *Checker) {
 	if w.Count == 0 {
 		w.Count = runtime.GOMAXPROCS(0)
 	}

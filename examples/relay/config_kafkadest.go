@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/relaykit/relaykit/forward/kafka"
 )
 
@@ -36,19 +34,19 @@ type KafkaDestination struct {
 	QueueSettings      `yaml:",inline"`
 }
 
-func (k *KafkaDestination) kind() string { return "kafka" }
+func (k *KafkaDestination) Kind() string { return "kafka" }
 
 // queueSettings: the queue makes one attempt per batch at a time, the
 // client retrying within timeout (retry.* are not settings of kafka).
-func (k *KafkaDestination) queueSettings() (*QueueSettings, RetryConfig) {
+func (k *KafkaDestination) QueueConfig() (*QueueSettings, RetryConfig) {
 	return &k.QueueSettings, RetryConfig{}
 }
 
-func (k *KafkaDestination) summary() string {
+func (k *KafkaDestination) Summary() string {
 	return fmt.Sprintf("kafka %s topic=%s%s key=%s format=%s", strings.Join(k.Brokers, ","), k.Topic, k.TopicField, k.Key, k.Format)
 }
 
-func (k *KafkaDestination) validate(f string, ck *checker, spool *SpoolConfig) {
+func (k *KafkaDestination) validate(f string, ck *Checker, spool *SpoolConfig) {
 	k.QueueSettings.validate(f, ck, spool)
 	checkBrokers(ck.bad, f+".brokers", k.Brokers)
 	if k.Topic == "" && k.TopicField == "" {
@@ -67,7 +65,7 @@ func (k *KafkaDestination) validate(f string, ck *checker, spool *SpoolConfig) {
 	if _, ok := kafkaAcks[k.Acks]; !ok {
 		ck.bad(f+".acks", "unknown acks %q (want all, leader or none)", k.Acks)
 	}
-	if _, err := kafka.SASLMechanism(k.SASL.lib()); err != nil {
+	if _, err := kafka.SASLMechanism(k.SASL.Lib()); err != nil {
 		ck.bad(f+".sasl", "%v", err)
 	}
 	checkSASLOverTLS(ck.bad, f, k.SASL, k.TLS, k.AllowPlaintextSASL)
@@ -95,10 +93,10 @@ var kafkaEncodings = map[string]kafka.Encoding{"json": kafka.EncodingJSON, "raw"
 var kafkaAcks = map[string]kafka.Acks{"": kafka.AcksAll, "all": kafka.AcksAll, "leader": kafka.AcksLeader, "none": kafka.AcksNone}
 
 // newSink builds the producer; the relay exports its counters.
-func (k *KafkaDestination) newSink(env sinkEnv, name string) (destSink, error) {
+func (k *KafkaDestination) NewSink(env SinkEnv, name string) (DestSink, error) {
 	key, keyField, _ := kafkaKey(k.Key)
 	comp, acks := kafkaCompressions[k.Compression], kafkaAcks[k.Acks]
-	tc, err := k.TLS.build()
+	tc, err := k.TLS.Build()
 	if err != nil {
 		return nil, fmt.Errorf("tls: %w", err)
 	}
@@ -106,23 +104,11 @@ func (k *KafkaDestination) newSink(env sinkEnv, name string) (destSink, error) {
 		Name: name, Brokers: slices.Clone(k.Brokers), Topic: k.Topic, TopicField: k.TopicField,
 		Key: key, KeyField: keyField, Encoding: kafkaEncodings[k.Format], Compression: comp, OmitHeaders: k.OmitHeaders,
 		MaxRecordBytes: int(k.MaxRecordBytes), Acks: acks, DisableIdempotence: acks != kafka.AcksAll,
-		DeliveryTimeout: k.Timeout, TLS: tc, SASL: k.SASL.lib(),
-		Logger: env.log.With("destination", name),
+		DeliveryTimeout: k.Timeout, TLS: tc, SASL: k.SASL.Lib(),
+		Logger: env.Log.With("destination", name),
 	})
 	if err != nil {
 		return nil, err
 	}
 	return s, nil
-}
-
-var (
-	descKafkaProduceErrors = prometheus.NewDesc("relay_kafka_produce_errors_total", "Produce requests or partitions that failed and were retried by the Kafka client (leader changes, broker restarts).", []string{"destination"}, nil)
-	descKafkaTooLarge      = prometheus.NewDesc("relay_kafka_too_large_total", "Events over max_record_bytes (dead-lettered).", []string{"destination"}, nil)
-)
-
-// kafkaSinkTable exports a kafka destination's own counters
-// (kafka.Stats; the ledger has its delivered, spooled and dropped).
-var kafkaSinkTable = metricTable[kafka.Stats]{
-	counter(descKafkaProduceErrors, func(s *kafka.Stats) int64 { return s.ProduceErrors }),
-	counter(descKafkaTooLarge, func(s *kafka.Stats) int64 { return s.TooLarge }),
 }

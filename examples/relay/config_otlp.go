@@ -74,7 +74,7 @@ type OTLPInputConfig struct {
 }
 
 // otlpNames are the values of an OTLP input's or destination's names.
-var otlpNames = map[string]otlp.SyslogNames{"spec": otlp.SpecNames, "collector": otlp.CollectorNames}
+var OTLPNames = map[string]otlp.SyslogNames{"spec": otlp.SpecNames, "collector": otlp.CollectorNames}
 
 func (in *OTLPInputConfig) Key() string       { return "otlp" }
 func (in *OTLPInputConfig) InputName() string { return in.Name }
@@ -113,7 +113,7 @@ func (in *OTLPInputConfig) Summary() string {
 }
 
 // validate fills and checks an OTLP input.
-func (in *OTLPInputConfig) validate(f string, ck *checker) {
+func (in *OTLPInputConfig) validate(f string, ck *Checker) {
 	ck.name(f+".name", in.Name)
 	if in.HTTPListen == "" && in.GRPCListen == "" {
 		ck.bad(f, "http_listen or grpc_listen (or both) is required")
@@ -129,7 +129,7 @@ func (in *OTLPInputConfig) validate(f string, ck *checker) {
 		ck.bad(f+".token", "contains white space")
 	}
 	in.Names = cmp.Or(in.Names, "spec")
-	if _, ok := otlpNames[in.Names]; !ok {
+	if _, ok := OTLPNames[in.Names]; !ok {
 		ck.bad(f+".names", "unknown names %q (want spec or collector)", in.Names)
 	}
 	in.MaxBodySize = cmp.Or(in.MaxBodySize, otlp.DefaultMaxBodyBytes)
@@ -189,8 +189,8 @@ type OTLPDestination struct {
 
 var otlpProtocols = map[string]otlp.Protocol{"http/protobuf": otlp.HTTPProtobuf, "http/json": otlp.HTTPJSON, "grpc": otlp.GRPC}
 
-func (o *OTLPDestination) kind() string { return "otlp" }
-func (o *OTLPDestination) summary() string {
+func (o *OTLPDestination) Kind() string { return "otlp" }
+func (o *OTLPDestination) Summary() string {
 	s := fmt.Sprintf("otlp %s %s", o.Protocol, o.Endpoint)
 	if o.Token != "" {
 		s += " token=" + o.Token.String()
@@ -201,7 +201,7 @@ func (o *OTLPDestination) summary() string {
 	return s
 }
 
-func (o *OTLPDestination) validate(f string, ck *checker, spool *SpoolConfig) {
+func (o *OTLPDestination) validate(f string, ck *Checker, spool *SpoolConfig) {
 	o.NetworkSettings.validate(f, ck, spool)
 	switch {
 	case o.Endpoint == "":
@@ -214,7 +214,7 @@ func (o *OTLPDestination) validate(f string, ck *checker, spool *SpoolConfig) {
 		ck.bad(f+".protocol", "unknown protocol %q (want http/protobuf, http/json or grpc)", o.Protocol)
 	}
 	o.Names = cmp.Or(o.Names, "spec")
-	if _, ok := otlpNames[o.Names]; !ok {
+	if _, ok := OTLPNames[o.Names]; !ok {
 		ck.bad(f+".names", "unknown names %q (want spec or collector)", o.Names)
 	}
 	if strings.ContainsAny(string(o.Token), " \t\r\n") {
@@ -247,7 +247,7 @@ func (o *OTLPDestination) validate(f string, ck *checker, spool *SpoolConfig) {
 	}
 }
 
-func (o *OTLPDestination) newSink(env sinkEnv, name string) (destSink, error) {
+func (o *OTLPDestination) NewSink(env SinkEnv, name string) (DestSink, error) {
 	cfg := otlp.ExporterConfig{
 		Name:            name,
 		Protocol:        otlpProtocols[o.Protocol],
@@ -257,7 +257,7 @@ func (o *OTLPDestination) newSink(env sinkEnv, name string) (destSink, error) {
 		GzipLevel:       int(o.CompressionLevel),
 		Timeout:         o.Timeout,
 		MaxRequestBytes: int(o.MaxRequestSize),
-		Mapping:         otlp.Mapping{Names: otlpNames[o.Names]},
+		Mapping:         otlp.Mapping{Names: OTLPNames[o.Names]},
 	}
 	if len(o.Headers) > 0 {
 		cfg.Headers = make(map[string]string, len(o.Headers))

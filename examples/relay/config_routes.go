@@ -90,7 +90,7 @@ type StepConfig struct {
 
 // validateRoutes checks the routes and their steps against the
 // destinations.
-func (c *Config) validateRoutes(ck *checker) {
+func (c *Config) validateRoutes(ck *Checker) {
 	if len(c.Routes) == 0 {
 		ck.bad("routes", "at least one route is required")
 	}
@@ -124,7 +124,7 @@ func (c *Config) validateRoutes(ck *checker) {
 
 // keyed reports whether the step keeps state by key: suppress,
 // aggregate, and sample with a key or dynamic.
-func (s StepConfig) keyed() bool {
+func (s StepConfig) Keyed() bool {
 	return s.Type == "suppress" || s.Type == "aggregate" || s.Type == "sample" && (s.Dynamic || len(s.Key) > 0)
 }
 
@@ -191,14 +191,14 @@ func (s StepConfig) validate() error {
 // minReduceWindow is the shortest window of a reduction step: the relay
 // ends windows from a ticker of this period (see reduceTick), so a summary
 // leaves at most one tick after its window ends.
-const minReduceWindow = reduceTick
+const minReduceWindow = ReduceTick
 
 // validReduceStep checks the settings of a suppress, aggregate or keyed
 // sample step: the relay's own bounds, then by building the step (the
 // pipeline package's checks: negative numbers, too many key names).
 func validReduceStep(s StepConfig) error {
 	if s.Window != 0 && s.Window < minReduceWindow {
-		return fmt.Errorf("%s: window %v is shorter than %v (windows end on a %v tick)", s.Type, s.Window, minReduceWindow, reduceTick)
+		return fmt.Errorf("%s: window %v is shorter than %v (windows end on a %v tick)", s.Type, s.Window, minReduceWindow, ReduceTick)
 	}
 	if s.MaxKeys < 0 {
 		return fmt.Errorf("%s: max_keys %d is negative", s.Type, s.MaxKeys)
@@ -221,7 +221,7 @@ func validReduceStep(s StepConfig) error {
 			return errors.New("sample: window, min_events and max_rate are for dynamic: true")
 		}
 	}
-	if _, err := builtinStep(s); err != nil {
+	if _, err := BuiltinStep(s); err != nil {
 		// The pipeline's message, without its package prefix.
 		return errors.New(strings.Replace(err.Error(), pipeline.ErrInvalidConfig.Error()+": ", "", 1))
 	}

@@ -70,14 +70,14 @@ type SourceOverride struct {
 
 // Source key kinds and rate-limit modes.
 const (
-	sourceKeyAddress = "address"
-	sourceKeyHost    = "host"
-	rateModePace     = "pace"
-	rateModeDrop     = "drop"
+	SourceKeyAddress = "address"
+	SourceKeyHost    = "host"
+	RateModePace     = "pace"
+	RateModeDrop     = "drop"
 )
 
 // policy returns the tracker's policy.
-func (s *SourcesConfig) policy() sources.Policy {
+func (s *SourcesConfig) Policy() sources.Policy {
 	p := sources.Policy{
 		SilentAfter: s.SilentAfter,
 		RateLimit:   sources.Limit{EventsPerSecond: s.RateLimit.EventsPerSecond, Burst: s.RateLimit.Burst},
@@ -96,17 +96,17 @@ func (s *SourcesConfig) policy() sources.Policy {
 
 // keyByHost reports whether the input named name keys its sources by the
 // event's host.
-func (s *SourcesConfig) keyByHost(name string) bool { return s.Keys[name] == sourceKeyHost }
+func (s *SourcesConfig) KeyByHost(name string) bool { return s.Keys[name] == SourceKeyHost }
 
 // validateSources fills the defaults of the sources section and checks
 // it; the inputs must have been checked (their names are known).
-func (c *Config) validateSources(ck *checker) {
+func (c *Config) validateSources(ck *Checker) {
 	s := &c.Sources
 	if !s.Enabled {
 		return
 	}
-	if ck.names[healthInputName] {
-		ck.bad("sources", "an input is named %q, the name of the source health events' input", healthInputName)
+	if ck.names[HealthInputName] {
+		ck.bad("sources", "an input is named %q, the name of the source health events' input", HealthInputName)
 	}
 	if s.MaxSources == 0 {
 		s.MaxSources = sources.DefaultMaxSources
@@ -121,8 +121,8 @@ func (c *Config) validateSources(ck *checker) {
 	}
 	switch s.RateLimit.Mode {
 	case "":
-		s.RateLimit.Mode = rateModePace
-	case rateModePace, rateModeDrop:
+		s.RateLimit.Mode = RateModePace
+	case RateModePace, RateModeDrop:
 	default:
 		ck.bad("sources.rate_limit.mode", "%q is not pace or drop", s.RateLimit.Mode)
 	}
@@ -131,7 +131,7 @@ func (c *Config) validateSources(ck *checker) {
 			ck.bad(fmt.Sprintf("sources.expected[%d]", i), "empty")
 		}
 	}
-	if err := s.policy().Validate(); err != nil {
+	if err := s.Policy().Validate(); err != nil {
 		ck.bad("sources", "%v", err)
 	}
 	// What each input offers as its sources' key (InputSection.SourceKeys):
@@ -144,9 +144,9 @@ func (c *Config) validateSources(ck *checker) {
 		switch k := sec.SourceKeys(); {
 		case len(k) == 0:
 			continue
-		case len(k) == 1 && k[0] == sourceKeyAddress:
+		case len(k) == 1 && k[0] == SourceKeyAddress:
 			byAddress = append(byAddress, sec.Key())
-		case len(k) == 1 && k[0] == sourceKeyHost:
+		case len(k) == 1 && k[0] == SourceKeyHost:
 			byHost = append(byHost, sec.Key())
 		}
 		tracked = append(tracked, sec.Key())
@@ -160,12 +160,12 @@ func (c *Config) validateSources(ck *checker) {
 		field := "sources.keys." + name
 		sec, ok := offers[name]
 		switch {
-		case k != sourceKeyAddress && k != sourceKeyHost:
+		case k != SourceKeyAddress && k != SourceKeyHost:
 			ck.bad(field, "%q is not address or host", k)
 		case !ok:
 			ck.bad(field, "no %s input named %q", typeList(tracked), name)
 		case slices.Contains(sec.SourceKeys(), k):
-		case k == sourceKeyHost:
+		case k == SourceKeyHost:
 			ck.bad(field, "%s inputs are keyed by address only", andList(byAddress))
 		default:
 			ck.bad(field, "%s inputs are keyed by host only (a record has no sender address)", andList(byHost))
@@ -183,3 +183,7 @@ func andList(names []string) string {
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
+
+// healthInputName is the engine input the source health events come
+// through, so that they route like any other event.
+const HealthInputName = "sources"

@@ -1,18 +1,10 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,24 +12,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func writeConfig(t *testing.T, yaml string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "relay.yaml")
-	require.NoError(t, os.WriteFile(p, []byte(yaml), 0o600))
-	return p
-}
-
 func TestDefaultConfig(t *testing.T) {
 	cfg, err := LoadConfig("")
 	require.NoError(t, err)
 	assert.Equal(t, "127.0.0.1:5514", cfg.Inputs.SyslogUDP[0].Listen)
 	assert.Equal(t, "127.0.0.1:5514", cfg.Inputs.SyslogTCP[0].Listen)
 	assert.Equal(t, "127.0.0.1:9464", cfg.Metrics.Listen)
-	assert.Equal(t, "./data/archive", archiveOf(cfg).Dir)
+	assert.Equal(t, "./data/archive", ArchiveOf(cfg).Dir)
 	assert.Len(t, cfg.Destinations, 1, "destinations are off until configured")
 	assert.Equal(t, ByteSize(64<<10), cfg.Inputs.SyslogTCP[0].MaxMessageSize)
-	assert.Equal(t, spoolAlways, cfg.Spool.Mode, "write-ahead spooling by default")
-	assert.Equal(t, fullBlock, cfg.Spool.Full)
+	assert.Equal(t, SpoolAlways, cfg.Spool.Mode, "write-ahead spooling by default")
+	assert.Equal(t, FullBlock, cfg.Spool.Full)
 	assert.Equal(t, time.Second, cfg.Spool.ReplayInterval, "probe backoff cap")
 }
 
@@ -45,7 +30,7 @@ func TestDefaultConfig(t *testing.T) {
 // (2 s in-memory budget, spool settings of the spool section) unless it
 // sets its own.
 func TestDestinationDefaults(t *testing.T) {
-	cfg, err := LoadConfig(writeConfig(t, `
+	cfg, err := LoadConfig(WriteConfig(t, `
 spool:
   full: drop_oldest
 destinations:
@@ -56,13 +41,13 @@ routes:
   - {name: r, destinations: [h, s, archive]}
 `))
 	require.NoError(t, err)
-	h, s := specOf[*HECDestination](cfg, "h"), specOf[*SyslogDestination](cfg, "s")
-	assert.Equal(t, DestSpoolConfig{Mode: spoolAlways, Full: fullDropOldest}, h.Spool)
+	h, s := SpecOf[*HECDestination](cfg, "h"), SpecOf[*SyslogDestination](cfg, "s")
+	assert.Equal(t, DestSpoolConfig{Mode: SpoolAlways, Full: FullDropOldest}, h.Spool)
 	assert.Equal(t, RetryConfig{MaxAttempts: 10, MaxElapsed: 2 * time.Second, InitialBackoff: 200 * time.Millisecond, MaxBackoff: time.Second}, h.Retry)
 	assert.Equal(t, 8, h.Queue)
-	assert.Equal(t, DestSpoolConfig{Mode: spoolOnFailure, Full: fullDropNewest}, s.Spool)
+	assert.Equal(t, DestSpoolConfig{Mode: SpoolOnFailure, Full: FullDropNewest}, s.Spool)
 	assert.Equal(t, 5*time.Second, s.Retry.MaxElapsed)
-	q, _ := archiveOf(cfg).queueSettings()
+	q, _ := ArchiveOf(cfg).QueueConfig()
 	assert.Nil(t, q, "the archive has no spool")
 }
 
@@ -104,7 +89,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := LoadConfig(writeConfig(t, tt.yaml))
+			_, err := LoadConfig(WriteConfig(t, tt.yaml))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 		})
@@ -115,9 +100,9 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 // settings with the default values (a copy of -print-default-config), and
 // an enabled one may set anything.
 func TestOffSectionDefaults(t *testing.T) {
-	_, err := LoadConfig(writeConfig(t, string(defaultYAML)))
+	_, err := LoadConfig(WriteConfig(t, string(DefaultYAML)))
 	require.NoError(t, err, "the default config, as printed, loads as a file")
-	cfg, err := LoadConfig(writeConfig(t, "sources:\n  enabled: true\n  silent_after: 5s\napi:\n  enabled: true\n  token: s3cret\n"))
+	cfg, err := LoadConfig(WriteConfig(t, "sources:\n  enabled: true\n  silent_after: 5s\napi:\n  enabled: true\n  token: s3cret\n"))
 	require.NoError(t, err)
 	assert.Equal(t, 5*time.Second, cfg.Sources.SilentAfter)
 }
@@ -125,7 +110,7 @@ func TestOffSectionDefaults(t *testing.T) {
 func TestConfigEnvAndRedaction(t *testing.T) {
 	t.Setenv("RELAY_TEST_SECRET", "hunter2-very-secret")
 	t.Setenv("RELAY_TEST_TOKEN", "tok-abcdef")
-	cfg, err := LoadConfig(writeConfig(t, `
+	cfg, err := LoadConfig(WriteConfig(t, `
 destinations:
   archive:
     type: archive
@@ -148,8 +133,8 @@ routes:
     destinations: [sentinel, hec, archive]
 `))
 	require.NoError(t, err)
-	assert.Equal(t, Secret("hunter2-very-secret"), specOf[*SentinelDestination](cfg, "sentinel").ClientSecret)
-	assert.Equal(t, "/tmp/relay-archive", archiveOf(cfg).Dir)
+	assert.Equal(t, Secret("hunter2-very-secret"), SpecOf[*SentinelDestination](cfg, "sentinel").ClientSecret)
+	assert.Equal(t, "/tmp/relay-archive", ArchiveOf(cfg).Dir)
 	sum := cfg.Summary()
 	assert.NotContains(t, sum, "hunter2")
 	assert.NotContains(t, sum, "tok-abcdef")
@@ -162,10 +147,10 @@ routes:
 
 // TestMetricsAndHealth scrapes /metrics and /healthz over HTTP.
 func TestMetricsAndHealth(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	tr := startRelay(t, cfg)
-	send(t, "tcp", tr.addr("tcp"), []byte("<13>1 - h a - - - metered\n"))
-	waitFor(t, 5*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 1 }, "event archived")
+	Send(t, "tcp", tr.addr("tcp"), []byte("<13>1 - h a - - - metered\n"))
+	WaitFor(t, 5*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 1 }, "event archived")
 	client := &http.Client{Timeout: 5 * time.Second}
 	defer client.CloseIdleConnections()
 	get := func(path string) (int, string) {
@@ -190,108 +175,6 @@ func TestMetricsAndHealth(t *testing.T) {
 	} {
 		assert.Contains(t, body, want)
 	}
-}
-
-// TestQuickstart follows README.md: start the relay with the embedded
-// default config, send a line with
-// `logger -n 127.0.0.1 -P <port> -T --rfc5424 "hello"`, find it in
-// ./data/archive and in the metrics. The config is the default's own text
-// (-print-default-config) with one change: its ports, 5514 (UDP and TCP)
-// and 9464, moved to free ones, so the test runs whatever else listens
-// there (TestDefaultConfig checks the default's ports).
-func TestQuickstart(t *testing.T) {
-	needTool(t, "logger")
-	var def bytes.Buffer
-	require.Equal(t, 0, mainCtx(t.Context(), []string{"-print-default-config"}, &def, io.Discard))
-	syslogPort, metricsAddr := freeUDPAndTCPPort(t), freeTCPAddr(t)
-	yaml := def.String()
-	require.Equal(t, 2, strings.Count(yaml, "listen: 127.0.0.1:5514"))
-	require.Equal(t, 1, strings.Count(yaml, "listen: 127.0.0.1:9464"))
-	yaml = strings.ReplaceAll(yaml, "listen: 127.0.0.1:5514", "listen: 127.0.0.1:"+syslogPort)
-	yaml = strings.ReplaceAll(yaml, "listen: 127.0.0.1:9464", "listen: "+metricsAddr)
-	config := writeConfig(t, yaml)
-
-	t.Chdir(t.TempDir())
-	ctx, cancel := context.WithCancel(context.Background())
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- mainCtx(ctx, []string{"-config", config, "-stats", "50ms"}, io.Discard, &stderr) }()
-	defer func() {
-		cancel()
-		assert.Equal(t, 0, <-done, "exit code")
-		assert.Contains(t, stderr.String(), "final ledger")
-		assert.Contains(t, stderr.String(), "destination archive: archive ./data/archive (raw)", "startup summary")
-	}()
-	waitFor(t, 10*time.Second, func() bool { return strings.Contains(stderr.String(), "relay started") }, "relay started")
-
-	out, err := exec.Command("logger", "-n", "127.0.0.1", "-P", syslogPort, "-T", "--rfc5424", "hello").CombinedOutput()
-	require.NoError(t, err, string(out))
-
-	// The archive is flushed within a second (storage's flush interval).
-	waitFor(t, 10*time.Second, func() bool {
-		files, _ := filepath.Glob("data/archive/relay-*.log")
-		for _, f := range files {
-			b, _ := os.ReadFile(f)
-			if bytes.Contains(b, []byte("hello\n")) {
-				return true
-			}
-		}
-		return false
-	}, "hello in ./data/archive/relay-YYYY-MM-DD.log")
-	resp, err := http.Get("http://" + metricsAddr + "/metrics")
-	require.NoError(t, err)
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	http.DefaultClient.CloseIdleConnections()
-	assert.Contains(t, string(b), `relay_destination_delivered_events_total{destination="archive",type="archive"} 1`)
-	waitFor(t, 5*time.Second, func() bool { return strings.Contains(stderr.String(), "received=1 routed=1") }, "-stats line")
-}
-
-// freeUDPAndTCPPort returns a loopback port that was free for both UDP and
-// TCP a moment ago (the default config listens on both with one port).
-func freeUDPAndTCPPort(t *testing.T) string {
-	t.Helper()
-	for range 100 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		port := ln.Addr().(*net.TCPAddr).Port
-		uc, uerr := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
-		require.NoError(t, ln.Close())
-		if uerr == nil {
-			require.NoError(t, uc.Close())
-			return strconv.Itoa(port)
-		}
-	}
-	t.Fatal("no port free for both UDP and TCP")
-	return ""
-}
-
-// freeTCPAddr returns a loopback address whose TCP port was free a moment
-// ago.
-func freeTCPAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestReadmeConfig keeps the full example in README.md valid.
@@ -321,7 +204,7 @@ func TestReadmeConfig(t *testing.T) {
 			assert.Contains(t, yaml, `relay_sources_rate_limited_events_total{mode="drop"}`)
 			continue
 		}
-		cfg, err := LoadConfig(writeConfig(t, yaml))
+		cfg, err := LoadConfig(WriteConfig(t, yaml))
 		require.NoError(t, err)
 		cfgs = append(cfgs, cfg)
 	}
@@ -336,15 +219,15 @@ func TestReadmeConfig(t *testing.T) {
 	assert.Len(t, src.Overrides, 2)
 	health := cfgs[2]
 	assert.Equal(t, "^relay:source_health$", health.Routes[0].Filter)
-	assert.Equal(t, "Custom-RelaySourceHealth_CL", specOf[*SentinelDestination](health, "sentinel-health").Stream)
+	assert.Equal(t, "Custom-RelaySourceHealth_CL", SpecOf[*SentinelDestination](health, "sentinel-health").Stream)
 	cfgs = cfgs[3:]
 	cfg := cfgs[0]
 	assert.Len(t, cfg.Destinations, 4)
 	assert.Len(t, cfg.Routes, 4)
-	assert.Equal(t, "Microsoft-Syslog", specOf[*SentinelDestination](cfg, "sentinel-syslog").Stream)
-	assert.Equal(t, "Microsoft-CommonSecurityLog", specOf[*SentinelDestination](cfg, "sentinel-cef").Stream)
+	assert.Equal(t, "Microsoft-Syslog", SpecOf[*SentinelDestination](cfg, "sentinel-syslog").Stream)
+	assert.Equal(t, "Microsoft-CommonSecurityLog", SpecOf[*SentinelDestination](cfg, "sentinel-cef").Stream)
 	assert.NotNil(t, cfg.Inputs.SyslogTCP[1].TLS)
-	assert.Equal(t, "kafka", cfgs[1].Destinations["kafka"].Spec.kind(), "edge tier")
+	assert.Equal(t, "kafka", cfgs[1].Destinations["kafka"].Spec.Kind(), "edge tier")
 	assert.Len(t, cfgs[2].Inputs.Kafka, 1, "SIEM tier")
 	assert.Len(t, cfgs[3].Inputs.HEC[0].Tokens, 2, "HEC input")
 	assert.Equal(t, 128, cfgs[4].Inputs.RELP[0].Window, "RELP input")
@@ -352,75 +235,9 @@ func TestReadmeConfig(t *testing.T) {
 	assert.Len(t, mig.Inputs.HEC, 1, "migration")
 	assert.Len(t, mig.Inputs.RELP, 1)
 	assert.Empty(t, mig.Inputs.SyslogUDP)
-	assert.Equal(t, "Microsoft-Syslog", specOf[*SentinelDestination](mig, "sentinel-syslog").Stream)
-	assert.Equal(t, "Custom-AppEvents_CL", specOf[*SentinelDestination](mig, "sentinel-apps").Stream)
+	assert.Equal(t, "Microsoft-Syslog", SpecOf[*SentinelDestination](mig, "sentinel-syslog").Stream)
+	assert.Equal(t, "Custom-AppEvents_CL", SpecOf[*SentinelDestination](mig, "sentinel-apps").Stream)
 	assert.Equal(t, APIConfig{Enabled: true, Token: "api-token"}, cfgs[6].API, "operator API")
 	assert.Len(t, cfgs[7].Inputs.OTLP, 1, "OTLP")
-	assert.Equal(t, "grpc", specOf[*OTLPDestination](cfgs[7], "backend").Protocol)
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	_, p, _ := net.SplitHostPort(ln.Addr().String())
-	return p
-}
-
-// TestSIGHUPReload runs the relay as main does, with a config file, and
-// reloads its routes with a real SIGHUP.
-func TestSIGHUPReload(t *testing.T) {
-	dir := t.TempDir()
-	tcp, metrics := freePort(t), freePort(t)
-	write := func(routes string) string {
-		return writeConfigAt(t, filepath.Join(dir, "relay.yaml"), `
-inputs:
-  syslog_tcp:
-    - {name: tcp, listen: "127.0.0.1:`+tcp+`"}
-destinations:
-  archive: {type: archive, dir: `+dir+`/archive}
-  errors: {type: archive, dir: `+dir+`/errors}
-spool: {dir: `+dir+`/spool}
-dead_letter: {dir: `+dir+`/dl}
-metrics: {listen: "127.0.0.1:`+metrics+`"}
-routes:
-`+routes)
-	}
-	path := write("  - {name: all, final: true, destinations: [archive]}\n")
-	ctx, cancel := context.WithCancel(context.Background())
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- mainCtx(ctx, []string{"-config", path}, io.Discard, &stderr) }()
-	defer func() {
-		cancel()
-		assert.Equal(t, 0, <-done)
-	}()
-	waitFor(t, 10*time.Second, func() bool { return strings.Contains(stderr.String(), "relay started") }, "relay started")
-	client := &http.Client{Timeout: 5 * time.Second}
-	defer client.CloseIdleConnections()
-	delivered := func(dest string) bool {
-		resp, err := client.Get("http://127.0.0.1:" + metrics + "/metrics")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return strings.Contains(string(b), `relay_destination_delivered_events_total{destination="`+dest+`",type="archive"} 1`)
-	}
-	send(t, "tcp", "127.0.0.1:"+tcp, []byte("<13>1 - h a - - - ERROR one\n"))
-	waitFor(t, 10*time.Second, func() bool { return delivered("archive") }, "first event in the archive")
-
-	write("  - {name: errors, filter: ERROR, final: true, destinations: [errors]}\n  - {name: all, final: true, destinations: [archive]}\n")
-	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
-	waitFor(t, 10*time.Second, func() bool { return strings.Contains(stderr.String(), "routes reloaded") }, "routes reloaded")
-	send(t, "tcp", "127.0.0.1:"+tcp, []byte("<13>1 - h a - - - ERROR two\n"))
-	waitFor(t, 10*time.Second, func() bool { return delivered("errors") }, "second event routed by the reloaded table")
-}
-
-func writeConfigAt(t *testing.T, path, yaml string) string {
-	t.Helper()
-	require.NoError(t, os.WriteFile(path+".tmp", []byte(yaml), 0o600))
-	require.NoError(t, os.Rename(path+".tmp", path))
-	return path
+	assert.Equal(t, "grpc", SpecOf[*OTLPDestination](cfgs[7], "backend").Protocol)
 }

@@ -92,7 +92,7 @@ func RunTests(cfg *Config, suite []TestCase) (Report, error) {
 type testRunner struct {
 	cfg      *Config
 	loc      *time.Location
-	en       *enrichments
+	en       *Enrichments
 	hec      map[string]*forward.HEC
 	sentinel map[string]*forward.Sentinel
 }
@@ -103,7 +103,7 @@ func newTestRunner(cfg *Config) (_ *testRunner, err error) {
 		return nil, fmt.Errorf("timezone: %w", err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	tr := &testRunner{cfg: cfg, loc: loc, en: newEnrichments(log), hec: map[string]*forward.HEC{}, sentinel: map[string]*forward.Sentinel{}}
+	tr := &testRunner{cfg: cfg, loc: loc, en: NewEnrichments(log), hec: map[string]*forward.HEC{}, sentinel: map[string]*forward.Sentinel{}}
 	defer func() {
 		if err != nil {
 			tr.close()
@@ -111,17 +111,17 @@ func newTestRunner(cfg *Config) (_ *testRunner, err error) {
 	}()
 	// The encoders of the destinations, built as the relay builds its
 	// sinks; building one opens nothing (no connection, no token request).
-	env := sinkEnv{loc: loc, log: log}
+	env := SinkEnv{Loc: loc, Log: log}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Destinations)) {
-		var s destSink
+		var s DestSink
 		switch spec := cfg.Destinations[name].Spec.(type) {
 		case *HECDestination:
-			s, err = spec.newSink(env, name)
+			s, err = spec.NewSink(env, name)
 			if err == nil {
 				tr.hec[name] = s.(*forward.HEC)
 			}
 		case *SentinelDestination:
-			s, err = spec.newSink(env, name)
+			s, err = spec.NewSink(env, name)
 			if err == nil {
 				tr.sentinel[name] = s.(*forward.Sentinel)
 			}
@@ -154,14 +154,14 @@ func (tr *testRunner) step(sc StepConfig) (pipeline.Function, error) {
 	if sc.Type == "lookup" && len(sc.Memcached) > 0 {
 		return nil, errors.New("lookup: memcached lookups would query the servers; relay test runs csv lookups only")
 	}
-	return tr.en.step(sc)
+	return tr.en.Step(sc)
 }
 
 // router builds the config's routes with recorders (made on demand, by
 // destination name) as the destinations; onDrop, when set, observes the
 // router's drops.
 func (tr *testRunner) router(recs map[string]*pipelinetest.Recorder, onDrop func(name, reason string, n int)) (*pipeline.Router, error) {
-	specs, _, err := routeSpecs(tr.cfg.Routes, tr.step, func(name string) (relaykit.Sink, bool) {
+	specs, _, err := Specs(tr.cfg.Routes, tr.step, func(name string) (relaykit.Sink, bool) {
 		if _, ok := tr.cfg.Destinations[name]; !ok {
 			return nil, false
 		}
@@ -464,7 +464,7 @@ func (tr *testRunner) inputEvents(in TestInput) ([]relaykit.Event, []string, err
 	var notes []string
 	switch kind {
 	case "syslog":
-		sp := newSyslogParser(tr.loc)
+		sp := NewSyslogParser(tr.loc)
 		for i, l := range lines {
 			var ev relaykit.Event
 			frame := []byte(l)
@@ -475,7 +475,7 @@ func (tr *testRunner) inputEvents(in TestInput) ([]relaykit.Event, []string, err
 			// syslogParser.Parse with the case's receive time (the
 			// reference of a timestamp without a year) for the clock's.
 			ev.ReceiveTime = base.Add(time.Duration(i) * time.Millisecond).UnixNano()
-			sp.p.Parse(&ev, frame)
+			sp.Parser.Parse(&ev, frame)
 			if len(ev.Host) == 0 {
 				ev.Host = append(ev.Host, source...)
 			}
@@ -495,7 +495,7 @@ func (tr *testRunner) inputEvents(in TestInput) ([]relaykit.Event, []string, err
 				continue
 			}
 			var ev relaykit.Event
-			fillJSONEvent(&ev, []byte(l), source)
+			FillJSONEvent(&ev, []byte(l), source)
 			events = append(events, ev)
 		}
 	default: // hec, hec_raw
@@ -529,11 +529,11 @@ func (tr *testRunner) inputKind(in TestInput) (string, inputSettings, error) {
 			if sec.InputName() != in.Name || sec.Summary() == "" {
 				continue
 			}
-			k, _ := inputKindOf(sec.Key())
-			if k == nil || k.test == nil {
+			k, _ := KindOf(sec.Key())
+			if k == nil || k.Test == nil {
 				return "", s, fmt.Errorf("name: %q is a %s input; relay test reads syslog, relp, json_tcp and hec inputs", in.Name, sec.Key())
 			}
-			found, s.maxMessage = k.test(sec)
+			found, s.maxMessage = k.Test(sec)
 			if h, ok := sec.(*HECInputConfig); ok {
 				s.hec = h
 			}
@@ -568,9 +568,9 @@ const testChannel = "00000000-0000-4000-8000-000000000000"
 // handler (its tokens' defaults and routes; acknowledgement off), served
 // in process.
 func (tr *testRunner) hecEvents(kind string, cfg *HECInputConfig, in TestInput, lines []string, source string) ([]relaykit.Event, []string, error) {
-	hc := hec.Config{RouteField: hecRouteField}
+	hc := hec.Config{RouteField: HECRouteField}
 	if cfg != nil {
-		hc.Tokens, hc.MaxBodyBytes = hecTokens(cfg.Tokens), int64(cfg.MaxBodySize)
+		hc.Tokens, hc.MaxBodyBytes = HECTokens(cfg.Tokens), int64(cfg.MaxBodySize)
 	} else {
 		hc.Tokens = []hec.Token{{Name: "relay-test", Token: "relay-test"}}
 	}

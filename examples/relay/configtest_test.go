@@ -21,7 +21,7 @@ import (
 func relayTest(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := mainCtx(t.Context(), append([]string{"test"}, args...), &out, &errOut)
+	code := Main(t.Context(), append([]string{"test"}, args...), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -78,7 +78,7 @@ func TestRecipesFollowReadme(t *testing.T) {
 				found = found && strings.Contains(y, m)
 			}
 			if found {
-				cfg, err := LoadConfig(writeConfig(t, y))
+				cfg, err := LoadConfig(WriteConfig(t, y))
 				require.NoError(t, err)
 				return cfg
 			}
@@ -287,7 +287,7 @@ func TestRelayTestOpensNothing(t *testing.T) {
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer taken.Close()
-	cfg := writeConfig(t, `
+	cfg := WriteConfig(t, `
 inputs:
   syslog_udp: []
   syslog_tcp: [{name: tcp, listen: "`+taken.Addr().String()+`"}]
@@ -336,7 +336,7 @@ func TestRelayTestErrors(t *testing.T) {
 		{"no input", []string{writeTests(t, "tests:\n  - {name: a, expect: {destinations: none}}\n")}, "line or lines is required"},
 		{"duplicate name", []string{writeTests(t, "tests:\n  - {name: a, input: {line: x}, expect: {count: 0}}\n  - {name: a, input: {line: x}, expect: {count: 0}}\n")}, `duplicate name "a"`},
 		{"no tests", []string{writeTests(t, "tests: []\n")}, "no tests"},
-		{"memcached lookup", []string{"-config", writeConfig(t, `
+		{"memcached lookup", []string{"-config", WriteConfig(t, `
 routes:
   - name: all
     destinations: [archive]
@@ -354,7 +354,7 @@ routes:
 
 // TestRelayTestInputLimits: a named input's size limits apply.
 func TestRelayTestInputLimits(t *testing.T) {
-	cfg := writeConfig(t, `
+	cfg := WriteConfig(t, `
 inputs:
   syslog_udp: [{name: udp, listen: "127.0.0.1:5514", max_message_size: 64}]
   syslog_tcp: []

@@ -157,7 +157,7 @@ func startChildWith(t *testing.T, ctx context.Context, path string, o childOptio
 	require.NoError(t, cmd.Start())
 	c := &childRelay{cmd: cmd, exited: make(chan error, 1)}
 	go func() { c.exited <- cmd.Wait() }()
-	waitFor(t, 30*time.Second, func() bool {
+	WaitFor(t, 30*time.Second, func() bool {
 		b, err := os.ReadFile(path + ".addrs")
 		return err == nil && json.Unmarshal(b, &c.addrs) == nil
 	}, "child relay listening")
@@ -185,7 +185,7 @@ func TestKillDuringOutage(t *testing.T) {
 	path := crashConfig(t, dir, hec)
 	cfg, err := LoadConfig(path)
 	require.NoError(t, err)
-	require.Equal(t, spoolAlways, specOf[*HECDestination](cfg, "hec").Spool.Mode, "the shipped default")
+	require.Equal(t, SpoolAlways, SpecOf[*HECDestination](cfg, "hec").Spool.Mode, "the shipped default")
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -200,16 +200,16 @@ func TestKillDuringOutage(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { first.run(t, stop) })
-	waitFor(t, 20*time.Second, func() bool { return first.sent.Load() >= 20000 }, "phase 1 sent")
+	WaitFor(t, 20*time.Second, func() bool { return first.sent.Load() >= 20000 }, "phase 1 sent")
 	close(stop)
 	wg.Wait()
-	waitFor(t, 20*time.Second, func() bool { return backlog() == float64(first.sent.Load()) }, "phase 1 spooled")
+	WaitFor(t, 20*time.Second, func() bool { return backlog() == float64(first.sent.Load()) }, "phase 1 spooled")
 
 	// Phase 2: traffic goes on while the process is killed.
 	second := &loadSender{network: "tcp", addr: addrs["tcp"], prefix: "second", rate: 5000}
 	stop = make(chan struct{})
 	wg.Go(func() { second.run(t, stop) })
-	waitFor(t, 10*time.Second, func() bool { return second.sent.Load() >= 5000 }, "phase 2 under way")
+	WaitFor(t, 10*time.Second, func() bool { return second.sent.Load() >= 5000 }, "phase 2 under way")
 	spooledAtKill := backlog()
 	second.killed.Store(true) // its writes may now meet a reset
 	child.kill(t)
@@ -222,7 +222,7 @@ func TestKillDuringOutage(t *testing.T) {
 	tr := startRelay(t, cfg)
 	rec := tr.Ledger().Dest["hec"].Recovered
 	require.GreaterOrEqual(t, float64(rec), spooledAtKill, "the restart found at least what was spooled before the kill")
-	waitFor(t, 30*time.Second, func() bool {
+	WaitFor(t, 30*time.Second, func() bool {
 		h := tr.Ledger().Dest["hec"]
 		return h.Backlog == 0 && h.Delivered == rec
 	}, "backlog delivered after restart")
@@ -286,7 +286,7 @@ func TestKillRandom(t *testing.T) {
 	hec.SetDown(false)
 	cfg.Metrics.Listen = "127.0.0.1:0"
 	tr := startRelay(t, cfg)
-	waitFor(t, 60*time.Second, func() bool { return tr.Ledger().Dest["hec"].Pending == 0 }, "backlog delivered")
+	WaitFor(t, 60*time.Second, func() bool { return tr.Ledger().Dest["hec"].Pending == 0 }, "backlog delivered")
 	s := tr.stop(t)
 	checkBalanced(t, s)
 

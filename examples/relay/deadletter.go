@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"sync/atomic"
+
+	"github.com/relaykit/relaykit/storage/deadletter"
 )
 
 // deadLetterFile is the dead-letter file as a deadLetter writes to it, one
@@ -23,6 +25,11 @@ type deadLetterFile struct {
 	failed atomic.Bool
 }
 
+// newDeadLetterFile counts the lines written to w in l, logging to log.
+func NewDeadLetterFile(w io.Writer, l *Ledger, log *slog.Logger) *deadLetterFile {
+	return &deadLetterFile{w: w, ledger: l, log: log}
+}
+
 func (f *deadLetterFile) Write(p []byte) (int, error) {
 	n, err := f.w.Write(p)
 	if err != nil {
@@ -37,4 +44,18 @@ func (f *deadLetterFile) Write(p []byte) (int, error) {
 	}
 	f.ledger.deadLettered.Add(1)
 	return n, nil
+}
+
+// deadLetter keeps input the relay could not accept in the dead-letter
+// file, as JSON Lines (storage/deadletter: the bytes recoverable exactly,
+// whatever they are).
+type DeadLetter struct{ w *deadletter.Writer }
+
+func NewDeadLetter(w io.Writer) *DeadLetter { return &DeadLetter{deadletter.NewWriter(w, clk)} }
+
+// Write records one rejected line and returns the write's error (counted
+// by the file, deadLetterFile); the line is counted as dropped
+// (invalid_json, rejected) all the same.
+func (d *DeadLetter) Write(input, peer, reason string, line []byte) error {
+	return d.w.Write(deadletter.Record{Input: input, Peer: peer, Reason: reason, Line: line})
 }

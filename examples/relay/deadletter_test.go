@@ -27,7 +27,7 @@ func TestDeadLetterChild(t *testing.T) {
 	if os.Getenv(deadLetterChildEnv) == "" {
 		t.Skip("child process of TestDeadLetterWriteErrors")
 	}
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.Inputs.JSONTCP = []JSONInputConfig{{Name: "json", Listen: "127.0.0.1:0"}}
 	tr := startRelay(t, cfg)
 	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 8 << 10, Max: 8 << 10}))
@@ -37,8 +37,8 @@ func TestDeadLetterChild(t *testing.T) {
 	for i := range n {
 		fmt.Fprintf(&b, "not json %03d %s\n", i, strings.Repeat("x", 150))
 	}
-	send(t, "tcp", tr.addr("json"), []byte(b.String()))
-	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Invalid == n }, "every line read")
+	Send(t, "tcp", tr.addr("json"), []byte(b.String()))
+	WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Invalid == n }, "every line read")
 
 	metrics := "http://" + tr.addr("metrics") + "/metrics"
 	lines := scrapeSample(metrics, "relay_dead_letter_lines_total")
@@ -53,7 +53,7 @@ func TestDeadLetterChild(t *testing.T) {
 	s := tr.Ledger()
 	tr.final = &s
 	checkBalanced(t, s)
-	assert.Equal(t, int64(n), s.Dropped[dropInvalidJSON])
+	assert.Equal(t, int64(n), s.Dropped[DropInvalidJSON])
 	assert.Contains(t, s.String(), fmt.Sprintf("dead_letter_errors=%d", int(errs)), "in the ledger line")
 	fmt.Printf("child ledger: %s\n", s)
 }

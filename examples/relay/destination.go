@@ -6,31 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"path/filepath"
-	"slices"
+	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/delivery"
-	"github.com/relaykit/relaykit/forward/kafka"
 	"github.com/relaykit/relaykit/storage"
 	"github.com/relaykit/relaykit/tap"
-)
-
-// Spool modes and spool-full policies of a destination (DestSpoolConfig).
-const (
-	spoolOnFailure = "on_failure" // memory first; the spool takes what fails
-	spoolAlways    = "always"     // write-ahead: every batch is spooled before Send returns
-
-	fullBlock      = "block"       // the worker waits for room (TCP backpressure)
-	fullDropOldest = "drop_oldest" // the oldest spooled batches make room
-	fullDropNewest = "drop_newest" // the new batch is dropped
-)
-
-var (
-	spoolModes = map[string]delivery.Mode{spoolOnFailure: delivery.OnFailure, spoolAlways: delivery.WriteAhead}
-	spoolFulls = map[string]delivery.FullPolicy{fullBlock: delivery.Block, fullDropOldest: delivery.DropOldest, fullDropNewest: delivery.DropNewest}
 )
 
 // destination is one configured destination as the routes see it.
@@ -41,27 +23,27 @@ var (
 // delivers it in order, spooling through outages. The archive is written
 // by the worker that routes the batch: Send returns once the lines are in
 // the file.
-type destination struct {
+type Destination struct {
 	name, kind string
 	sink       relaykit.Sink   // the destination itself
-	queue      *delivery.Queue // nil for the archive
+	Queue      *delivery.Queue // nil for the archive
 	closer     io.Closer
-	stats      *DestStats
+	Stats      *DestStats
 	ledger     *Ledger
-	dl         *deadLetter
+	dl         *DeadLetter
 	log        *slog.Logger
 	tap        *tap.Point // destination:NAME: each batch Send was given, with its outcome
 }
 
 // Name names the destination in the router's stats, hooks and errors.
-func (d *destination) Name() string { return d.name }
+func (d *Destination) Name() string { return d.name }
 
 // Send implements relaykit.Sink for the router.
-func (d *destination) Send(ctx context.Context, batch []relaykit.Event) error {
+func (d *Destination) Send(ctx context.Context, batch []relaykit.Event) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	d.stats.in.Add(int64(len(batch)))
+	d.Stats.In.Add(int64(len(batch)))
 	err := d.deliver(ctx, batch)
 	d.tap.PublishResult(batch, err) // one atomic load when nobody taps
 	return err
@@ -76,9 +58,9 @@ func (d *destination) Send(ctx context.Context, batch []relaykit.Event) error {
 // inputs, nothing dropped). At the shutdown deadline (ctx ended, the
 // engine's late route) the archive is still written once, rather than
 // lose the events.
-func (d *destination) deliver(ctx context.Context, batch []relaykit.Event) error {
+func (d *Destination) deliver(ctx context.Context, batch []relaykit.Event) error {
 	if d.kind != "archive" || ctx.Err() == nil {
-		return d.queue.Send(ctx, batch)
+		return d.Queue.Send(ctx, batch)
 	}
 	err := d.sink.Send(context.WithoutCancel(ctx), batch)
 	written := batch
@@ -89,28 +71,41 @@ func (d *destination) deliver(ctx context.Context, batch []relaykit.Event) error
 			written = batch[:be.Failed[0].From]
 		}
 	}
-	d.stats.delivered.Add(int64(len(written)))
-	d.stats.observeDelivered(written)
+	d.Stats.Delivered.Add(int64(len(written)))
+	d.Stats.ObserveDelivered(written)
 	return err
 }
 
-func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination, error) {
-	kind := dc.Spec.kind()
-	d := &destination{name: name, kind: kind, ledger: r.ledger, dl: r.dl, log: r.log, tap: r.taps.Point(tapDestination + name)}
-	d.stats = r.ledger.dest(name, kind)
+// destEnv is what a destination is built with: the parts of the service
+// it reports to and shares, never the service itself.
+type DestEnv struct {
+	Ledger *Ledger        // its counters (Ledger.dest) and drops
+	DeadLetter     *DeadLetter    // the events it rejects as bad data
+	Taps   *tap.Registry  // its tap point, destination:NAME
+	Spool  SpoolConfig    // the spool section: directory, size, fsync
+	Loc    *time.Location // the archive's timezone
+	Log    *slog.Logger
+}
+
+// newDestination builds the destination name of dc: its sink behind its
+// delivery queue.
+func NewDestination(name string, dc DestinationConfig, env DestEnv) (*Destination, error) {
+	kind := dc.Spec.Kind()
+	d := &Destination{name: name, kind: kind, ledger: env.Ledger, dl: env.DeadLetter, log: env.Log, tap: env.Taps.Point(tapDestination + name)}
+	d.Stats = env.Ledger.Dest(name, kind)
 	// The sinks make one attempt and report what they did not deliver as
 	// a *relaykit.BatchError (with the destination's Retry-After), and the
 	// delivery queue in front of them retries (retry.*), spools or
 	// dead-letters exactly those events.
-	s, err := dc.Spec.newSink(sinkEnv{loc: r.loc, log: r.log}, name)
+	s, err := dc.Spec.NewSink(SinkEnv{Loc: env.Loc, Log: env.Log}, name)
 	if err != nil {
 		return nil, fmt.Errorf("destinations.%s: %w", name, err)
 	}
 	d.sink, d.closer = s, s
 	if a, ok := s.(*storage.Archive); ok {
-		d.stats.archive = a
+		d.Stats.Archive = a
 	}
-	if err := r.newQueue(d, dc); err != nil {
+	if err := newQueue(d, dc, env); err != nil {
 		_ = d.Close()
 		return nil, fmt.Errorf("destinations.%s: %w", name, err)
 	}
@@ -120,48 +115,48 @@ func (r *Relay) newDestination(name string, dc DestinationConfig) (*destination,
 // newQueue puts the destination's sink behind a delivery queue: a network
 // destination's in its own spool directory, the archive's in memory
 // (delivery.Memory: retried on the caller's goroutine, no disk of its own).
-func (r *Relay) newQueue(d *destination, dc DestinationConfig) error {
+func newQueue(d *Destination, dc DestinationConfig, env DestEnv) error {
 	mode, full, dir, memory := delivery.Memory, delivery.Block, "", 0
-	qs, retry := dc.Spec.queueSettings()
+	qs, retry := dc.Spec.QueueConfig()
 	if qs != nil {
-		mode, full, memory = spoolModes[qs.Spool.Mode], spoolFulls[qs.Spool.Full], qs.Queue
-		dir = filepath.Join(r.cfg.Spool.Dir, storage.SanitizeFileName(d.name))
+		mode, full, memory = SpoolModes[qs.Spool.Mode], SpoolFulls[qs.Spool.Full], qs.Queue
+		dir = filepath.Join(env.Spool.Dir, storage.SanitizeFileName(d.name))
 	}
 	q, err := delivery.New(d.sink, delivery.Config{
 		Name:           d.name,
 		Dir:            dir,
 		Mode:           mode,
 		Full:           full,
-		MaxBytes:       int64(r.cfg.Spool.MaxSize),
-		Fsync:          r.cfg.Spool.Fsync,
+		MaxBytes:       int64(env.Spool.MaxSize),
+		Fsync:          env.Spool.Fsync,
 		MemoryBatches:  memory,
 		RetryBudget:    retry.MaxElapsed,
 		MaxAttempts:    retry.MaxAttempts,
 		InitialBackoff: retry.InitialBackoff,
 		MaxBackoff:     retry.MaxBackoff,
-		ProbeInterval:  r.cfg.Spool.ReplayInterval,
+		ProbeInterval:  env.Spool.ReplayInterval,
 		DeadLetter:     d.deadLetter,
 		Hooks: delivery.Hooks{
 			OnDelivered: func(evs []relaykit.Event) {
-				d.stats.delivered.Add(int64(len(evs)))
-				d.stats.observeDelivered(evs) // latency histogram (metrics.go)
+				d.Stats.Delivered.Add(int64(len(evs)))
+				d.Stats.ObserveDelivered(evs) // latency histogram (metrics.go)
 			},
 			OnDrop: func(_, reason string, n int) { d.drop(queueDropReason(reason), int64(n)) },
 		},
-		Logger: r.log,
+		Logger: env.Log,
 	})
 	if err != nil {
 		return err
 	}
-	d.queue = q
-	d.stats.queue = q
-	d.stats.spooled = qs != nil
+	d.Queue = q
+	d.Stats.Queue = q
+	d.Stats.Spooled = qs != nil
 	return nil
 }
 
 // deadLetter keeps the events a destination refused as bad data in the
 // dead-letter file, counted as dropped(rejected).
-func (d *destination) deadLetter(_ context.Context, evs []relaykit.Event, reason string, _ error) error {
+func (d *Destination) deadLetter(_ context.Context, evs []relaykit.Event, reason string, _ error) error {
 	var err error
 	for i := range evs {
 		err = errors.Join(err, d.dl.Write("destination:"+d.name, string(evs[i].Host), reason, evs[i].Raw))
@@ -169,7 +164,7 @@ func (d *destination) deadLetter(_ context.Context, evs []relaykit.Event, reason
 	if err != nil {
 		return fmt.Errorf("dead letter: %w", err) // the queue counts them dropped under reason
 	}
-	d.drop(dropRejected, int64(len(evs)))
+	d.drop(DropRejected, int64(len(evs)))
 	return nil
 }
 
@@ -177,7 +172,7 @@ func (d *destination) deadLetter(_ context.Context, evs []relaykit.Event, reason
 // those a *relaykit.BatchError lists, or all. A batch the queue dropped by
 // its full policy is counted by the queue already; what the shutdown
 // deadline cut short is dropped{shutdown}.
-func (d *destination) refused(evs []relaykit.Event, err error) {
+func (d *Destination) Refused(evs []relaykit.Event, err error) {
 	if errors.Is(err, delivery.ErrDropped) {
 		return
 	}
@@ -186,16 +181,16 @@ func (d *destination) refused(evs []relaykit.Event, err error) {
 	if errors.As(err, &be) {
 		n = be.Events()
 	}
-	reason := dropSinkError
+	reason := DropSinkError
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		reason = dropShutdown
+		reason = DropShutdown
 	}
 	d.drop(reason, int64(n))
 }
 
-func (d *destination) drop(reason string, n int64) {
-	d.stats.dropped.Add(n)
-	d.ledger.drop(reason, n)
+func (d *Destination) drop(reason string, n int64) {
+	d.Stats.Dropped.Add(n)
+	d.ledger.Drop(reason, n)
 }
 
 // queueDropReason maps a delivery.Queue drop reason to the ledger's: the
@@ -206,14 +201,14 @@ func queueDropReason(reason string) string {
 	case relaykit.ReasonSpoolFull, relaykit.ReasonSpoolOldest, relaykit.ReasonSpoolCorrupt, relaykit.ReasonShutdown:
 		return reason
 	}
-	return dropRejected
+	return DropRejected
 }
 
 // Close closes the queue (the relay has stopped its sender) and the sink.
-func (d *destination) Close() error {
+func (d *Destination) Close() error {
 	var err error
-	if d.queue != nil {
-		err = d.queue.Close(context.Background())
+	if d.Queue != nil {
+		err = d.Queue.Close(context.Background())
 	}
 	if d.closer != nil {
 		err = errors.Join(err, d.closer.Close())
@@ -224,19 +219,6 @@ func (d *destination) Close() error {
 	return nil
 }
 
-// destCollector exports the destinations' own metrics: those of the
-// kafka destinations' sinks (the ledger has every destination's counts).
-func (r *Relay) destCollector() prometheus.Collector { return destCollector(r.dests) }
-
-type destCollector map[string]*destination
-
-func (c destCollector) Describe(ch chan<- *prometheus.Desc) { describeAll(ch, kafkaSinkTable) }
-
-func (c destCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, name := range slices.Sorted(maps.Keys(c)) {
-		if k, ok := c[name].sink.(*kafka.Sink); ok {
-			s := k.Stats()
-			kafkaSinkTable.collect(ch, &s, name)
-		}
-	}
-}
+// tapDestination names a destination's tap point, "destination:NAME":
+// each batch its Send was given, with its outcome.
+const tapDestination = "destination:"

@@ -50,18 +50,18 @@ func TestDestinationOptionsThatDoNothingAreRejected(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			yaml := routeToD + "destinations:\n  d:\n" + tt.base + tt.extra
-			_, err := LoadConfig(writeConfig(t, yaml))
+			_, err := LoadConfig(WriteConfig(t, yaml))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 
 			// The same destination without the setting is valid.
-			_, err = LoadConfig(writeConfig(t, routeToD+"destinations:\n  d:\n"+tt.base))
+			_, err = LoadConfig(WriteConfig(t, routeToD+"destinations:\n  d:\n"+tt.base))
 			assert.NoError(t, err)
 		})
 	}
 	// Settings a type uses are accepted, including TLS options for syslog
 	// over tls.
-	_, err := LoadConfig(writeConfig(t, routeToD+"destinations:\n  d:\n    type: syslog\n    network: tls\n    address: 127.0.0.1:6514\n"+
+	_, err := LoadConfig(WriteConfig(t, routeToD+"destinations:\n  d:\n    type: syslog\n    network: tls\n    address: 127.0.0.1:6514\n"+
 		"    ca_file: /etc/ca.pem\n    timeout: 5s\n    retry:\n      max_attempts: 3\n"))
 	assert.NoError(t, err)
 }
@@ -82,7 +82,7 @@ func TestHECDestinationSettingsWin(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
-			cfg := testConfig(t)
+			cfg := TestConfig(t)
 			cfg.Destinations["hec"] = DestinationConfig{Spec: &HECDestination{URL: hec.URL, Token: Secret(hec.Token()),
 				SourceType: tt.sourceType, Index: tt.index, NetworkSettings: NetworkSettings{Timeout: 5 * time.Second}}}
 			cfg.Routes = append([]RouteConfig{{Name: "to-hec", Destinations: []string{"hec"}}}, cfg.Routes...)
@@ -96,7 +96,7 @@ func TestHECDestinationSettingsWin(t *testing.T) {
 			}
 			require.NoError(t, w.Flush())
 			require.NoError(t, c.Close())
-			waitFor(t, 10*time.Second, func() bool { return len(hec.Events()) == 3 }, "three events at HEC")
+			WaitFor(t, 10*time.Second, func() bool { return len(hec.Events()) == 3 }, "three events at HEC")
 			s := tr.stop(t)
 			checkBalanced(t, s)
 			for _, e := range hec.Events() {
@@ -115,7 +115,7 @@ func TestHECDestinationSettingsWin(t *testing.T) {
 func TestSentinelColumnsHonoured(t *testing.T) {
 	dcr := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{Stream: "Custom-Syslog_CL"})
 	dc := dcr.Config()
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.Destinations["sentinel"] = DestinationConfig{Spec: &SentinelDestination{
 		Endpoint: dcr.URL, AuthorityHost: dcr.AuthorityHost,
 		DCRImmutableID: dc.DCRImmutableID, Stream: "Custom-Syslog_CL", TenantID: dc.TenantID, ClientID: dc.ClientID,
@@ -131,7 +131,7 @@ func TestSentinelColumnsHonoured(t *testing.T) {
 	_, err = fmt.Fprintf(c, "<38>1 2026-01-02T03:04:05Z web-1 sshd 42 - - login failed\n")
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
-	waitFor(t, 10*time.Second, func() bool { return len(dcr.Rows()) == 1 }, "one row at the DCR")
+	WaitFor(t, 10*time.Second, func() bool { return len(dcr.Rows()) == 1 }, "one row at the DCR")
 	checkBalanced(t, tr.stop(t))
 
 	row := dcr.Rows()[0]

@@ -23,7 +23,7 @@ func TestSpoolDiskFull(t *testing.T) {
 		// cores; the test's point is that load.
 		t.Skip("a load test: runs in the pass without -race")
 	}
-	needTool(t, "loggen")
+	NeedTool(t, "loggen")
 	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
 	cfg := userConfig(t, hec)
 	spool := testtool.Tmpfs(t, "3m")
@@ -31,7 +31,7 @@ func TestSpoolDiskFull(t *testing.T) {
 	tr := startRelay(t, cfg)
 	out := runTool(t, "loggen", "--inet", "--stream", "--rate", "20000", "--interval", "5", "--size", "300", "127.0.0.1", tr.port("tcp"))
 	total := int64(loggenCount(t, out))
-	waitFor(t, 60*time.Second, func() bool {
+	WaitFor(t, 60*time.Second, func() bool {
 		s := tr.Ledger()
 		return s.Received == total && s.Dest["hec"].Delivered == total && s.Dest["archive"].Delivered == total
 	}, "every event delivered")
@@ -39,13 +39,13 @@ func TestSpoolDiskFull(t *testing.T) {
 	// The next batch finds room again: the disk failure is over.
 	runTool(t, "logger", "-n", "127.0.0.1", "-P", tr.port("tcp"), "-T", "after the flood")
 	total++
-	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["hec"].Delivered == total }, "one more event")
+	WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["hec"].Delivered == total }, "one more event")
 	s := tr.stop(t)
 	checkBalanced(t, s)
 	assert.Zero(t, s.DroppedTotal(), "nothing dropped: %s", s)
 	assert.Len(t, hec.Events(), int(total), "HEC got every event once")
 	assert.Equal(t, total, s.Archived)
-	st := tr.dests["hec"].queue.Stats()
+	st := tr.dests["hec"].Queue.Stats()
 	require.Positive(t, st.DiskErrors, "the spool's disk filled up")
 	assert.False(t, st.DiskFailing, "and wrote again once the backlog was delivered")
 	t.Logf("%d events; spool disk errors %d; ledger while sending: %s", total, st.DiskErrors, during)

@@ -17,8 +17,8 @@ import (
 // TCP with octet counting, RFC 5424 and RFC 3164, and checks each event
 // arrives once in the archive with the right fields.
 func TestLogger(t *testing.T) {
-	needTool(t, "logger")
-	cfg := testConfig(t)
+	NeedTool(t, "logger")
+	cfg := TestConfig(t)
 	tr := startRelay(t, cfg)
 	udp, tcp := tr.port("udp"), tr.port("tcp")
 	cases := []struct {
@@ -37,13 +37,13 @@ func TestLogger(t *testing.T) {
 		args := append([]string{"-n", "127.0.0.1", "-t", "tag" + strconv.Itoa(i), "-p", "local3.warning"}, c.args...)
 		runTool(t, "logger", append(args, msg)...)
 	}
-	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == int64(len(cases)) }, "all logger events archived")
+	WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == int64(len(cases)) }, "all logger events archived")
 	s := tr.stop(t)
 	checkBalanced(t, s)
 	assert.Equal(t, int64(len(cases)), s.Received)
 	assert.Zero(t, s.ParseErrors)
 
-	recs := archivedRecords(t, archiveOf(cfg).Dir)
+	recs := archivedRecords(t, ArchiveOf(cfg).Dir)
 	require.Len(t, recs, len(cases))
 	host, _ := os.Hostname()
 	byMsg := map[string]archiveRecord{}
@@ -101,9 +101,9 @@ func checkLoggenOnce(t *testing.T, msgs []string, want int) {
 // zone, the format go-syslog rejects), TCP with RFC 5424 octet counting, and
 // TLS with a self-signed certificate.
 func TestLoggen(t *testing.T) {
-	needTool(t, "loggen")
+	NeedTool(t, "loggen")
 	cert, key := selfSigned(t)
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.Inputs.SyslogTCP = append(cfg.Inputs.SyslogTCP, TCPInputConfig{
 		Name: "tls", Listen: "127.0.0.1:0", TLS: &TLSConfig{CertFile: cert, KeyFile: key},
 	})
@@ -121,8 +121,8 @@ func TestLoggen(t *testing.T) {
 	t.Cleanup(func() { // what the senders and the listeners saw, for a run that came up short
 		if t.Failed() {
 			t.Logf("loggen:\n%s", strings.Join(outs, "\n"))
-			for _, l := range inputsOf[*streamInput](tr.Relay) {
-				t.Logf("listener %s %s: %+v", l.name, l.ln.Addr(), l.ln.Stats())
+			for _, l := range inputsOf[*StreamInput](tr.Relay) {
+				t.Logf("listener %s %s: %+v", l.Name, l.Listener.Addr(), l.Listener.Stats())
 			}
 		}
 	})
@@ -132,7 +132,7 @@ func TestLoggen(t *testing.T) {
 		n := loggenCount(t, out)
 		require.Positive(t, n, r.name)
 		total += n
-		waitFor(t, 20*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == int64(total) },
+		WaitFor(t, 20*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == int64(total) },
 			fmt.Sprintf("%s: %d events archived", r.name, total))
 	}
 	s := tr.stop(t)
@@ -141,7 +141,7 @@ func TestLoggen(t *testing.T) {
 	assert.Zero(t, s.ParseErrors)
 	assert.Zero(t, s.DroppedTotal())
 
-	recs := archivedRecords(t, archiveOf(cfg).Dir)
+	recs := archivedRecords(t, ArchiveOf(cfg).Dir)
 	require.Len(t, recs, total)
 	msgs := make([]string, len(recs))
 	for i, r := range recs {
@@ -170,19 +170,19 @@ func TestLoggen(t *testing.T) {
 // PROCID arrive in the JSON archive as fields (sd.<SD-ID>.<PARAM-NAME>,
 // msgid, procid), with the tag as source and the message alone.
 func TestLoggerStructuredData(t *testing.T) {
-	needTool(t, "logger")
-	cfg := testConfig(t)
+	NeedTool(t, "logger")
+	cfg := TestConfig(t)
 	tr := startRelay(t, cfg)
 	udp, tcp := tr.port("udp"), tr.port("tcp")
 	base := []string{"-n", "127.0.0.1", "--rfc5424", "--sd-id", "origin@32473", "--sd-param", `ip="10.1.2.3"`, "--msgid", "LOGIN", "-t", "myapp"}
 	runTool(t, "logger", append(append([]string{"-d", "-P", udp}, base...), "sd test")...)
 	runTool(t, "logger", append(append([]string{"-T", "-P", tcp, "--id=4242"}, base...), "sd test with pid")...)
-	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 2 }, "logger events archived")
+	WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 2 }, "logger events archived")
 	s := tr.stop(t)
 	checkBalanced(t, s)
 	assert.Zero(t, s.ParseErrors)
 
-	recs := archivedRecords(t, archiveOf(cfg).Dir)
+	recs := archivedRecords(t, ArchiveOf(cfg).Dir)
 	require.Len(t, recs, 2)
 	byMsg := map[string]archiveRecord{}
 	for _, r := range recs {
@@ -207,16 +207,16 @@ func TestLoggerStructuredData(t *testing.T) {
 // at the input (sourcetype cef, header and extension fields), the message
 // is archived whole, and the parse_cef step accepts them again unchanged.
 func TestCEF(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.Routes = []RouteConfig{{Name: "all", Final: true, Destinations: []string{"archive"},
 		Pipeline: []StepConfig{{Type: "parse_cef"}}}}
 	tr := startRelay(t, cfg)
 	cef := `CEF:0|security|threatmanager|1.0|100|detected a \| in message|10|src=10.0.0.1 act=blocked a \= dst=1.1.1.1`
-	send(t, "tcp", tr.addr("tcp"), []byte("<134>Jan  5 10:00:00 fw01 "+cef+"\n<134>1 2024-01-05T10:00:00Z fw02 - - - - "+cef+"\n"))
-	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 2 }, "CEF events archived")
+	Send(t, "tcp", tr.addr("tcp"), []byte("<134>Jan  5 10:00:00 fw01 "+cef+"\n<134>1 2024-01-05T10:00:00Z fw02 - - - - "+cef+"\n"))
+	WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 2 }, "CEF events archived")
 	s := tr.stop(t)
 	checkBalanced(t, s)
-	recs := archivedRecords(t, archiveOf(cfg).Dir)
+	recs := archivedRecords(t, ArchiveOf(cfg).Dir)
 	require.Len(t, recs, 2)
 	for _, r := range recs {
 		assert.Equal(t, cef, r.Message)

@@ -17,7 +17,7 @@ import (
 // databases (one per pair of files, reloaded when the files change) and
 // cached lookups (one per backend). Route reloads reuse what exists. Close
 // releases everything; Run drives the GeoIP reload checks.
-type enrichments struct {
+type Enrichments struct {
 	log *slog.Logger
 
 	mu      sync.Mutex
@@ -27,14 +27,14 @@ type enrichments struct {
 	added   chan *enrich.GeoIP
 }
 
-func newEnrichments(log *slog.Logger) *enrichments {
-	return &enrichments{log: log, geo: map[string]*enrich.GeoIP{}, lookups: map[string]*enrich.Cache{},
+func NewEnrichments(log *slog.Logger) *Enrichments {
+	return &Enrichments{log: log, geo: map[string]*enrich.GeoIP{}, lookups: map[string]*enrich.Cache{},
 		added: make(chan *enrich.GeoIP, 64)}
 }
 
 // step builds any pipeline step: the pipeline package's built-ins and the
 // enrichment steps geoip and lookup.
-func (en *enrichments) step(sc StepConfig) (pipeline.Function, error) {
+func (en *Enrichments) Step(sc StepConfig) (pipeline.Function, error) {
 	switch sc.Type {
 	case "geoip":
 		g, err := en.geoIP(sc.CityDB, sc.ASNDB)
@@ -67,10 +67,10 @@ func (en *enrichments) step(sc StepConfig) (pipeline.Function, error) {
 		}
 		return le, nil
 	}
-	return builtinStep(sc)
+	return BuiltinStep(sc)
 }
 
-func (en *enrichments) geoIP(city, asn string) (*enrich.GeoIP, error) {
+func (en *Enrichments) geoIP(city, asn string) (*enrich.GeoIP, error) {
 	key := city + "\x00" + asn
 	en.mu.Lock()
 	defer en.mu.Unlock()
@@ -90,7 +90,7 @@ func (en *enrichments) geoIP(city, asn string) (*enrich.GeoIP, error) {
 	return g, nil
 }
 
-func (en *enrichments) lookup(sc StepConfig) (*enrich.Cache, error) {
+func (en *Enrichments) lookup(sc StepConfig) (*enrich.Cache, error) {
 	key := "memcached:" + strings.Join(sc.Memcached, ",")
 	if sc.CSV != "" {
 		key = "csv:" + sc.CSV
@@ -130,7 +130,7 @@ func (en *enrichments) lookup(sc StepConfig) (*enrich.Cache, error) {
 }
 
 // Run checks the GeoIP files for updates until ctx ends.
-func (en *enrichments) Run(ctx context.Context) {
+func (en *Enrichments) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	start := func(g *enrich.GeoIP) { wg.Go(func() { _ = g.Run(ctx) }) }
 	en.mu.Lock()
@@ -154,7 +154,7 @@ func (en *enrichments) Run(ctx context.Context) {
 }
 
 // Close releases every resource, in reverse order of creation.
-func (en *enrichments) Close() error {
+func (en *Enrichments) Close() error {
 	en.mu.Lock()
 	defer en.mu.Unlock()
 	var errs []error

@@ -47,7 +47,7 @@ func TestGeoIPAndLookupSteps(t *testing.T) {
 	csv := filepath.Join(dir, "apps.csv")
 	require.NoError(t, os.WriteFile(csv, []byte("LOGIN,security\nHTTP,web\n"), 0o600))
 
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.Routes = []RouteConfig{{
 		Name: "all", Final: true, Destinations: []string{"archive"},
 		Pipeline: []StepConfig{
@@ -56,13 +56,13 @@ func TestGeoIPAndLookupSteps(t *testing.T) {
 		},
 	}}
 	tr := startRelay(t, cfg)
-	send(t, "tcp", tr.addr("tcp"), []byte(
+	Send(t, "tcp", tr.addr("tcp"), []byte(
 		"<38>1 2026-11-22T01:00:00Z gw sshd 42 LOGIN - Failed password for root from 192.0.2.7 port 22\n"+
 			"<38>1 2026-11-22T01:00:00Z gw cron 43 CRON - no address here\n"))
-	waitFor(t, 5*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 2 }, "events archived")
+	WaitFor(t, 5*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 2 }, "events archived")
 	s := tr.stop(t)
 	checkBalanced(t, s)
-	recs := archivedRecords(t, archiveOf(cfg).Dir)
+	recs := archivedRecords(t, ArchiveOf(cfg).Dir)
 	require.Len(t, recs, 2)
 	assert.Equal(t, "DE", recs[0].Fields["src_geo_country"])
 	assert.Equal(t, "Berlin", recs[0].Fields["src_geo_city"])

@@ -17,7 +17,7 @@ import (
 // event goes to all three.
 func forwardConfig(t *testing.T, hec *forwardtest.HECServer, dcr *forwardtest.DCRServer) Config {
 	t.Helper()
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	dc := dcr.Config()
 	t.Setenv("TEST_HEC_TOKEN", hec.Token())
 	t.Setenv("TEST_SENTINEL_SECRET", dc.ClientSecret)
@@ -58,7 +58,7 @@ func expandForTest(t *testing.T, cfg Config) Config {
 
 func expandString(t *testing.T, s string) string {
 	t.Helper()
-	out, missing := expandValue(s)
+	out, missing := ExpandValue(s)
 	require.Empty(t, missing)
 	return out
 }
@@ -67,7 +67,7 @@ func expandString(t *testing.T, s string) string {
 // event arrives once at each, with the right fields, and the ledger
 // balances.
 func TestForward(t *testing.T) {
-	needTool(t, "loggen")
+	NeedTool(t, "loggen")
 	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
 	dcr := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{})
 	cfg := forwardConfig(t, hec, dcr)
@@ -76,7 +76,7 @@ func TestForward(t *testing.T) {
 	runTool(t, "logger", "-n", "127.0.0.1", "-P", tr.port("tcp"), "-T", "--rfc5424", "-t", "fwdtag", "-p", "auth.err", "forward me")
 	out := runTool(t, "loggen", "--inet", "--stream", "--syslog-proto", "--rate", "2000", "--interval", "1", "127.0.0.1", tr.port("tcp"))
 	total := loggenCount(t, out) + 1
-	waitFor(t, 30*time.Second, func() bool {
+	WaitFor(t, 30*time.Second, func() bool {
 		s := tr.Ledger()
 		return s.Dest["hec"].Delivered == int64(total) && s.Dest["sentinel"].Delivered == int64(total) && s.Dest["archive"].Delivered == int64(total)
 	}, "every event at every destination")
@@ -157,7 +157,7 @@ func TestOutageSpoolReplay(t *testing.T) {
 	// Wait on the relay's own ledger: a destination may hold every event
 	// while the response to the last replayed request is still on its way,
 	// and stopping then would (correctly) spool that request again.
-	waitFor(t, 30*time.Second, func() bool {
+	WaitFor(t, 30*time.Second, func() bool {
 		s := tr.Ledger()
 		return s.Dest["hec"].Delivered == total && s.Dest["sentinel"].Delivered == total &&
 			s.Dest["archive"].Delivered == total && s.Spooled == 0
@@ -187,7 +187,7 @@ func TestOutageSpoolReplay(t *testing.T) {
 func TestShutdownSpoolsAndRestartReplays(t *testing.T) {
 	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
 	hec.Slow(1000, time.Minute)
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.ShutdownTimeout = time.Second
 	cfg.Destinations["hec"] = DestinationConfig{Spec: &HECDestination{URL: hec.URL, Token: Secret(hec.Token()),
 		NetworkSettings: NetworkSettings{Timeout: time.Minute}}}
@@ -198,10 +198,10 @@ func TestShutdownSpoolsAndRestartReplays(t *testing.T) {
 	for i := range total {
 		fmt.Fprintf(&b, "<14>1 2026-11-22T01:00:00Z h app - - - spooled at shutdown %d\n", i)
 	}
-	send(t, "tcp", tr.addr("tcp"), []byte(b.String()))
+	Send(t, "tcp", tr.addr("tcp"), []byte(b.String()))
 	// Sinks of a batch are sent to in turn: the hanging HEC holds up the
 	// archive too, until the shutdown deadline.
-	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Received == total && hec.Requests() > 0 },
+	WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Received == total && hec.Requests() > 0 },
 		"events received and HEC busy")
 	s := tr.stop(t)
 	checkBalanced(t, s)
@@ -216,11 +216,11 @@ func TestShutdownSpoolsAndRestartReplays(t *testing.T) {
 
 	// Restart with the same spool and a healthy HEC: the spool is replayed.
 	hec2 := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
-	d := specOf[*HECDestination](cfg, "hec")
+	d := SpecOf[*HECDestination](cfg, "hec")
 	d.URL, d.Token = hec2.URL, Secret(hec2.Token())
 	cfg.Destinations["archive"] = DestinationConfig{Spec: &ArchiveDestination{Dir: t.TempDir(), Format: "json"}}
 	tr2 := startRelay(t, cfg)
-	waitFor(t, 20*time.Second, func() bool { return tr2.Ledger().Dest["hec"].Delivered == total }, "spool replayed after restart")
+	WaitFor(t, 20*time.Second, func() bool { return tr2.Ledger().Dest["hec"].Delivered == total }, "spool replayed after restart")
 	s2 := tr2.stop(t)
 	checkBalanced(t, s2)
 	h = s2.Dest["hec"]

@@ -60,16 +60,16 @@ func hecRequestHead(n int) string {
 // archived) within 2 s.
 func TestHECIdleConnectionsFromOneSource(t *testing.T) {
 	needFiles(t, 2*1100+200)
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	hecInputConfig(&cfg)
 	tr := startRelay(t, cfg) // validates cfg.Inputs in place (a shared slice): the defaults are filled in
 	require.Equal(t, 1024, cfg.Inputs.HEC[0].MaxConnections, "the shipped default")
 	require.Equal(t, 64, cfg.Inputs.HEC[0].MaxConnectionsPerSource, "the shipped default")
-	ln := inputsOf[*hecInput](tr.Relay)[0].sl
+	ln := inputsOf[*HECInput](tr.Relay)[0].Listener
 	for range 1100 {
 		dialFrom(t, "127.0.0.2", tr.addr("hec"))
 	}
-	waitFor(t, 10*time.Second, func() bool { s := ln.Stats(); return s.Accepted+s.RefusedPerSource == 1100 }, "1100 connections accepted or refused")
+	WaitFor(t, 10*time.Second, func() bool { s := ln.Stats(); return s.Accepted+s.RefusedPerSource == 1100 }, "1100 connections accepted or refused")
 	s := ln.Stats()
 	assert.Equal(t, int64(64), s.Open)
 	assert.Equal(t, int64(1100-64), s.RefusedPerSource)
@@ -94,10 +94,10 @@ func TestHECIdleConnectionsFromOneSource(t *testing.T) {
 // is answered within 2 s.
 func TestHECEvictionKeepsRequestsInFlight(t *testing.T) {
 	needFiles(t, 2*1100+200)
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	hecInputConfig(&cfg)
 	tr := startRelay(t, cfg)
-	ln := inputsOf[*hecInput](tr.Relay)[0].sl
+	ln := inputsOf[*HECInput](tr.Relay)[0].Listener
 
 	body := []byte(`{"event":"in flight one"}{"event":"in flight two"}`)
 	inFlight := dialFrom(t, "127.0.0.10", tr.addr("hec"))
@@ -120,7 +120,7 @@ func TestHECEvictionKeepsRequestsInFlight(t *testing.T) {
 		}
 	}
 	const total = 2 + 17*64
-	waitFor(t, 10*time.Second, func() bool { return ln.Stats().Accepted == total }, "every connection accepted")
+	WaitFor(t, 10*time.Second, func() bool { return ln.Stats().Accepted == total }, "every connection accepted")
 	s := ln.Stats()
 	assert.Equal(t, int64(1024), s.Open)
 	assert.Equal(t, int64(total-1024), s.Evicted)
@@ -162,7 +162,7 @@ func TestHECSlowSendersCut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the 30 s default body timeout")
 	}
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cert, key := selfSigned(t)
 	hecInputConfig(&cfg)
 	cfg.Inputs.HEC = append(cfg.Inputs.HEC, HECInputConfig{Name: "hecs", Listen: "127.0.0.1:0", TLS: &TLSConfig{CertFile: cert, KeyFile: key},
@@ -248,8 +248,8 @@ func TestHECSlowSendersCut(t *testing.T) {
 	assert.Equal(t, 1.0, metricValue(t, tr, "relay_hec_errors_total", "input", "hec", "reason", "body_timeout"))
 	assert.Zero(t, metricValue(t, tr, "relay_input_connections_cut_total", "input", "hec", "reason", "idle"))
 	tricklers.Wait()
-	waitFor(t, 5*time.Second, func() bool {
-		return inputsOf[*hecInput](tr.Relay)[0].sl.Stats().Open+inputsOf[*hecInput](tr.Relay)[1].sl.Stats().Open <= 2
+	WaitFor(t, 5*time.Second, func() bool {
+		return inputsOf[*HECInput](tr.Relay)[0].Listener.Stats().Open+inputsOf[*HECInput](tr.Relay)[1].Listener.Stats().Open <= 2
 	}, "the cut connections' slots given back")
 	st := tr.stop(t)
 	checkBalanced(t, st)
@@ -267,7 +267,7 @@ func TestHECSlowSendersCut(t *testing.T) {
 // well-behaved sender on the same input is answered meanwhile.
 func TestHECHeaderTimeoutConfigured(t *testing.T) {
 	const headerTimeout = 500 * time.Millisecond
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	hecInputConfig(&cfg)
 	cfg.Inputs.HEC[0].HeaderTimeout = headerTimeout
 	tr := startRelay(t, cfg)

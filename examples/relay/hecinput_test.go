@@ -107,7 +107,7 @@ func TestHECFromSplunkLogging(t *testing.T) {
 	assert.Equal(t, int64(n), s.Dest["archive"].Delivered, "archived before the answers")
 	assert.Equal(t, int64(n), s.Dest["hec"].In)
 	assert.Equal(t, int64(n), s.Dest["sentinel"].In)
-	waitFor(t, 30*time.Second, func() bool {
+	WaitFor(t, 30*time.Second, func() bool {
 		s := tr.Ledger()
 		return s.Dest["hec"].Delivered == n && s.Dest["sentinel"].Delivered == n
 	}, "every event at HEC and Sentinel")
@@ -116,7 +116,7 @@ func TestHECFromSplunkLogging(t *testing.T) {
 	assert.Equal(t, int64(n), s.Input["hec"])
 	assert.Zero(t, s.DroppedTotal())
 
-	recs := archivedRecords(t, filepath.Join(archiveOf(cfg).Dir))
+	recs := archivedRecords(t, filepath.Join(ArchiveOf(cfg).Dir))
 	require.Len(t, recs, n)
 	seen := map[string]bool{}
 	for _, r := range recs {
@@ -153,12 +153,12 @@ func TestHECFromSplunkLogging(t *testing.T) {
 // into the first's, field for field (time, host, source, sourcetype,
 // priority, procid, msgid, structured data).
 func TestHECRoundTrip(t *testing.T) {
-	cfgB := testConfig(t)
+	cfgB := TestConfig(t)
 	hecInputConfig(&cfgB)
 	cfgB.Inputs.SyslogUDP, cfgB.Inputs.SyslogTCP = nil, nil
 	b := startRelay(t, cfgB)
 
-	cfgA := testConfig(t)
+	cfgA := TestConfig(t)
 	cfgA.Inputs.SyslogUDP = nil
 	cfgA.Destinations["relay-b"] = DestinationConfig{Spec: &HECDestination{URL: "http://" + b.addr("hec"), Token: testHECToken,
 		NetworkSettings: NetworkSettings{Retry: RetryConfig{MaxElapsed: 20 * time.Second}}}}
@@ -178,7 +178,7 @@ func TestHECRoundTrip(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, c.Close())
-	waitFor(t, 30*time.Second, func() bool { return b.Ledger().Dest["archive"].Delivered == int64(len(msgs)) }, "relay B archived every event")
+	WaitFor(t, 30*time.Second, func() bool { return b.Ledger().Dest["archive"].Delivered == int64(len(msgs)) }, "relay B archived every event")
 	sa, sb := a.stop(t), b.stop(t)
 	checkBalanced(t, sa)
 	checkBalanced(t, sb)
@@ -192,7 +192,7 @@ func TestHECRoundTrip(t *testing.T) {
 		}
 		return out
 	}
-	ra, rb := read(archiveOf(cfgA).Dir), read(archiveOf(cfgB).Dir)
+	ra, rb := read(ArchiveOf(cfgA).Dir), read(ArchiveOf(cfgB).Dir)
 	require.Len(t, ra, len(msgs))
 	require.Len(t, rb, len(msgs))
 	for msg, ev := range ra {
@@ -339,7 +339,7 @@ func TestHECAckKill(t *testing.T) {
 			}
 		}
 	})
-	waitFor(t, 30*time.Second, func() bool {
+	WaitFor(t, 30*time.Second, func() bool {
 		cl.mu.Lock()
 		defer cl.mu.Unlock()
 		return len(cl.acked) >= 20000 && len(cl.pending) > 0
@@ -356,7 +356,7 @@ func TestHECAckKill(t *testing.T) {
 	cfg, err := LoadConfig(path)
 	require.NoError(t, err)
 	tr := startRelay(t, cfg)
-	waitFor(t, 60*time.Second, func() bool { return tr.Ledger().Dest["hec"].Pending == 0 }, "backlog delivered")
+	WaitFor(t, 60*time.Second, func() bool { return tr.Ledger().Dest["hec"].Pending == 0 }, "backlog delivered")
 	checkBalanced(t, tr.stop(t))
 
 	counts := hecDest.Counts()
@@ -417,12 +417,12 @@ func TestHECBackPressure(t *testing.T) {
 	ab := scrapeSample(metrics, `relay_ack_abandoned_events_total{input="hec"}`)
 	hecDest.SetDown(false)
 	// The sender retries the refused request: Success once there is room.
-	waitFor(t, 60*time.Second, func() bool {
+	WaitFor(t, 60*time.Second, func() bool {
 		status, _ := hecPost(t, url, testHECToken, body(busy), true)
 		return status == http.StatusOK
 	}, "the refused request accepted after the destination came back")
 	answered++
-	waitFor(t, 60*time.Second, func() bool { return tr.Ledger().Dest["hec"].Pending == 0 }, "backlog delivered")
+	WaitFor(t, 60*time.Second, func() bool { return tr.Ledger().Dest["hec"].Pending == 0 }, "backlog delivered")
 	s := tr.stop(t)
 	checkBalanced(t, s)
 	counts := hecDest.Counts()
@@ -439,7 +439,7 @@ func TestHECBackPressure(t *testing.T) {
 // without "event", an oversized body (as sent and as a gzip bomb), a
 // body that is not gzip; all while splunk-style requests go on.
 func TestHECBadInput(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	hecInputConfig(&cfg, HECTokenConfig{Name: "app", Token: testHECToken, Indexes: []string{"main"}})
 	tr := startRelay(t, cfg)
 	base := "http://" + tr.addr("hec") + "/services/collector"
@@ -511,7 +511,7 @@ func TestHECBadInput(t *testing.T) {
 	assert.Equal(t, int64(goodSent+3), s.Input["hec"], "the good sender's events and the three raw lines, nothing of the bad requests")
 	assert.Equal(t, int64(goodSent+3), s.Archived)
 	var raw []archiveRecord
-	for _, r := range archivedRecords(t, archiveOf(cfg).Dir) {
+	for _, r := range archivedRecords(t, ArchiveOf(cfg).Dir) {
 		if strings.HasPrefix(r.Message, "raw ") {
 			raw = append(raw, r)
 		}
@@ -526,7 +526,7 @@ func TestHECBadInput(t *testing.T) {
 // A sender's request is answered once its events are finished, not after
 // batch_max_wait: the worker cuts its open batch for a waiting input.
 func TestHECAnswerDoesNotWaitForBatchMaxWait(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.Workers.BatchMaxWait = 20 * time.Second
 	hecInputConfig(&cfg)
 	tr := startRelay(t, cfg)
@@ -544,7 +544,7 @@ func TestHECAnswerDoesNotWaitForBatchMaxWait(t *testing.T) {
 // served are finished and answered, later ones refused; every event
 // answered Success is in the archive and the ledger balances.
 func TestHECShutdownUnderLoad(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	hecInputConfig(&cfg)
 	tr := startRelay(t, cfg)
 	url := "http://" + tr.addr("hec") + "/services/collector/event"
@@ -579,7 +579,7 @@ func TestHECShutdownUnderLoad(t *testing.T) {
 			}
 		})
 	}
-	waitFor(t, 30*time.Second, func() bool {
+	WaitFor(t, 30*time.Second, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(answered) >= 20000
@@ -588,7 +588,7 @@ func TestHECShutdownUnderLoad(t *testing.T) {
 	wg.Wait()
 	checkBalanced(t, s)
 	arch := map[string]bool{}
-	for _, r := range archivedRecords(t, archiveOf(cfg).Dir) {
+	for _, r := range archivedRecords(t, ArchiveOf(cfg).Dir) {
 		arch[r.Message] = true
 	}
 	lost := 0

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit"
-	"github.com/relaykit/relaykit/internal/testtool"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -32,28 +31,6 @@ import (
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
-}
-
-// testConfig is the embedded default with every listener on a free
-// loopback port and every directory in a temporary one; archives are JSON so
-// tests can check fields.
-func testConfig(t *testing.T) Config {
-	t.Helper()
-	cfg, err := LoadConfig("")
-	require.NoError(t, err)
-	dir := t.TempDir()
-	cfg.Inputs.SyslogUDP[0].Listen = "127.0.0.1:0"
-	cfg.Inputs.SyslogTCP[0].Listen = "127.0.0.1:0"
-	cfg.Metrics.Listen = "127.0.0.1:0"
-	cfg.Workers.Count = 2
-	cfg.Workers.BatchMaxWait = 20 * time.Millisecond
-	cfg.Spool.Dir = filepath.Join(dir, "spool")
-	cfg.DeadLetter.Dir = filepath.Join(dir, "deadletter")
-	cfg.ShutdownTimeout = 20 * time.Second
-	cfg.Timezone = "UTC"
-	archiveOf(cfg).Dir = filepath.Join(dir, "archive")
-	archiveOf(cfg).Format = "json"
-	return cfg
 }
 
 type testRelay struct {
@@ -72,7 +49,7 @@ func startRelay(t *testing.T, cfg Config) *testRelay {
 	tr := &testRelay{Relay: r, cancel: cancel, done: make(chan error, 1)}
 	go func() { tr.done <- r.Run(ctx) }()
 	t.Cleanup(func() { tr.stop(t) })
-	waitFor(t, 5*time.Second, func() bool { return r.healthy() == nil }, "relay ready")
+	WaitFor(t, 5*time.Second, func() bool { return r.healthy() == nil }, "relay ready")
 	return tr
 }
 
@@ -105,19 +82,6 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
-}
-
-// waitFor polls cond until it holds or the deadline passes: a bounded wait
-// on the relay's own counters, never a sleep as synchronisation.
-func waitFor(t *testing.T, d time.Duration, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // archived reads every line of every file in dir (gzip-compressed too).
@@ -164,18 +128,13 @@ func archivedRecords(t *testing.T, dir string) []archiveRecord {
 	return out
 }
 
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	return testtool.Need(t, name, "see .ci/run for the Debian package")
-}
-
 // runTool runs a client to completion with a deadline and returns its
 // combined output.
 func runTool(t *testing.T, name string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, needTool(t, name), args...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, NeedTool(t, name), args...).CombinedOutput()
 	require.NoError(t, err, "%s %v: %s", name, args, out)
 	return string(out)
 }
@@ -212,7 +171,7 @@ func checkBalanced(t *testing.T, s Snapshot) {
 	require.Zero(t, s.Queued, "queued after shutdown: %s", s)
 	var drops int64 // before routing
 	for r, n := range s.Dropped {
-		if r == dropQueueFull || r == dropInvalidJSON || r == dropRcvbuf || r == dropUnqueued || r == dropRateLimit {
+		if r == DropQueueFull || r == DropInvalidJSON || r == DropRcvbuf || r == DropUnqueued || r == DropRateLimit {
 			drops += n
 		}
 	}
@@ -225,7 +184,7 @@ func checkBalanced(t *testing.T, s Snapshot) {
 	// The route table: what it took and made = what it handed on, dropped
 	// or absorbed into summaries.
 	require.Equal(t, s.Routed+s.Copies+s.ProducedTotal(),
-		in+s.Dropped[dropUnrouted]+s.Dropped[dropFiltered]+s.ReducedTotal(),
+		in+s.Dropped[DropUnrouted]+s.Dropped[DropFiltered]+s.ReducedTotal(),
 		"routed + copies + produced = handed to destinations + dropped{unrouted, filtered} + reduced: %s (copies %d)", s, s.Copies)
 }
 
@@ -241,16 +200,9 @@ type sinkFunc func(ctx context.Context, batch []relaykit.Event) error
 
 func (f sinkFunc) Send(ctx context.Context, batch []relaykit.Event) error { return f(ctx, batch) }
 
-// specOf returns destination name's section as a T (it panics if the
-// destination is of another type).
-func specOf[T destSpec](cfg Config, name string) T { return cfg.Destinations[name].Spec.(T) }
-
-// archiveOf returns cfg's archive destination.
-func archiveOf(cfg Config) *ArchiveDestination { return specOf[*ArchiveDestination](cfg, "archive") }
-
 // inputsOf returns the relay's inputs of type T, in config order (the
 // syslog TCP/TLS inputs, then the JSON ones, for *streamInput).
-func inputsOf[T input](r *Relay) []T {
+func inputsOf[T Input](r *Relay) []T {
 	var out []T
 	for _, in := range r.inputs {
 		if t, ok := in.(T); ok {

@@ -17,7 +17,7 @@ import (
 // each tick of 10 ms emits the events due by then, so the long-run rate is
 // exact even when one tick is late. Events pass through the same syslog
 // parser as network input.
-type generator struct {
+type Generator struct {
 	cfg   GeneratorConfig
 	stats *InputStats
 	loc   *time.Location
@@ -25,25 +25,25 @@ type generator struct {
 }
 
 // newGenerator makes the generator of cfg; none when it is off.
-func newGenerator(cfg *GeneratorConfig, env inputEnv) (input, error) {
+func newGenerator(cfg *GeneratorConfig, env InputEnv) (Input, error) {
 	if !cfg.On() {
 		return nil, nil
 	}
-	return &generator{cfg: *cfg, stats: env.ledger.input(cfg.InputName(), cfg.Kind()), loc: env.loc,
-		tap: env.taps.Point(tapInput + cfg.InputName())}, nil
+	return &Generator{cfg: *cfg, stats: env.Ledger.Input(cfg.InputName(), cfg.Kind()), loc: env.Loc,
+		tap: env.Taps.Point(tapInput + cfg.InputName())}, nil
 }
 
 // Addrs: none.
-func (g *generator) Addrs(func(string, net.Addr)) {}
+func (g *Generator) Addrs(func(string, net.Addr)) {}
 
 // Close: nothing to release.
-func (g *generator) Close() error { return nil }
+func (g *Generator) Close() error { return nil }
 
 // Collect: the ledger has the generator's counts.
-func (g *generator) Collect(chan<- prometheus.Metric) {}
+func (g *Generator) Collect(chan<- prometheus.Metric) {}
 
 // frame renders event number i in the configured shape.
-func (g *generator) frame(dst []byte, i int64, now time.Time) []byte {
+func (g *Generator) frame(dst []byte, i int64, now time.Time) []byte {
 	ts := now.UTC().Format("2006-01-02T15:04:05.000000Z07:00") // RFC 5424 takes at most 6 fraction digits
 	ip := func(n int64) string { return fmt.Sprintf("198.51.100.%d", n%250+1) }
 	switch g.cfg.Shape {
@@ -63,8 +63,8 @@ func (g *generator) frame(dst []byte, i int64, now time.Time) []byte {
 
 // Run generates until ctx ends or Count events were produced; what it
 // generated is in the engine when it returns.
-func (g *generator) Run(ctx, _ context.Context) error {
-	sp := newSyslogParser(g.loc)
+func (g *Generator) Run(ctx, _ context.Context) error {
+	sp := NewSyslogParser(g.loc)
 	one := make([]relaykit.Event, 1) // the tap's batch: the event pushed
 	ev := &one[0]
 	var buf []byte
@@ -92,9 +92,9 @@ func (g *generator) Run(ctx, _ context.Context) error {
 					sp.Parse(ev, buf, "generator")
 				}
 				ev.SetFieldString("seq", strconv.FormatInt(sent, 10))
-				g.stats.bytes.Add(int64(len(buf)))
+				g.stats.Bytes.Add(int64(len(buf)))
 				g.tap.Publish(one)
-				if err := g.stats.in.Push(ctx, 0, ev); err != nil {
+				if err := g.stats.In.Push(ctx, 0, ev); err != nil {
 					return nil
 				}
 			}

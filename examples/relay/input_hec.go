@@ -31,13 +31,13 @@ import (
 // dead-lettered, and the archive wrote them. The server accepts from a
 // stream listener (TLS optional): the connection limits and the handshake
 // deadline of the other stream inputs, with their metrics.
-type hecInput struct {
+type HECInput struct {
 	cfg     HECInputConfig
 	stats   *InputStats
 	log     *slog.Logger
 	handler *hec.Handler
 	srv     *http.Server
-	sl      *stream.Listener
+	Listener      *stream.Listener
 	ln      *stream.NetListener
 	rr      atomic.Uint64 // shards of requests without a channel or address
 	// src is the sources tracker as this input sees it (zero: off); drop
@@ -54,15 +54,15 @@ type hecInput struct {
 var errRateLimited = errors.New("sender over its rate limit")
 
 // newHECInput binds the HEC input of c.
-func newHECInput(c *HECInputConfig, env inputEnv) (*hecInput, error) {
-	cfg, ready, src, log := *c, env.ready, env.sources, env.log
-	stats := env.ledger.input(cfg.Name, cfg.Kind())
-	in := &hecInput{cfg: cfg, stats: stats, log: log.With("input", cfg.Name), src: src.input(cfg.Name), drop: src.drops(),
-		tap: env.taps.Point(tapInput + cfg.Name)}
+func newHECInput(c *HECInputConfig, env InputEnv) (*HECInput, error) {
+	cfg, ready, src, log := *c, env.Ready, env.Sources, env.Log
+	stats := env.Ledger.Input(cfg.Name, cfg.Kind())
+	in := &HECInput{cfg: cfg, stats: stats, log: log.With("input", cfg.Name), src: src.input(cfg.Name), drop: src.drops(),
+		tap: env.Taps.Point(tapInput + cfg.Name)}
 	h, err := hec.New(hec.Config{
-		Tokens:                hecTokens(cfg.Tokens),
+		Tokens:                HECTokens(cfg.Tokens),
 		Sink:                  in,
-		RouteField:            hecRouteField,
+		RouteField:            HECRouteField,
 		MaxBodyBytes:          int64(cfg.MaxBodySize),
 		BodyTimeout:           cfg.BodyTimeout,
 		SendTimeout:           cfg.AckTimeout,
@@ -94,8 +94,8 @@ func newHECInput(c *HECInputConfig, env inputEnv) (*hecInput, error) {
 		_ = h.Close()
 		return nil, fmt.Errorf("input %s: %w", cfg.Name, err)
 	}
-	stats.listener = sl
-	in.sl, in.ln = sl, sl.NetListener()
+	stats.Listener = sl
+	in.Listener, in.ln = sl, sl.NetListener()
 	in.srv = &http.Server{
 		Handler: h,
 		// The handler bounds each body (body_timeout) itself; these bound
@@ -112,38 +112,21 @@ func newHECInput(c *HECInputConfig, env inputEnv) (*hecInput, error) {
 	return in, nil
 }
 
-// hecTokens are the hec package's tokens of the configured ones.
-func hecTokens(ts []HECTokenConfig) []hec.Token {
-	toks := make([]hec.Token, len(ts))
-	for i, t := range ts {
-		toks[i] = hec.Token{
-			Name: t.Name, Token: string(t.Token), Disabled: t.Disabled,
-			Host: t.Host, Source: t.Source, SourceType: t.SourceType, Index: t.Index,
-			Indexes: t.Indexes, Route: t.Route, Ack: t.Ack,
-		}
-	}
-	return toks
-}
-
-// defaultHECHeaderTimeout is the default of header_timeout: the reading
-// of a request's headers (the http.Server's ReadHeaderTimeout).
-const defaultHECHeaderTimeout = 10 * time.Second
-
 // Addrs reports the bound address.
-func (in *hecInput) Addrs(add func(string, net.Addr)) { add(in.cfg.Name, in.ln.Addr()) }
+func (in *HECInput) Addrs(add func(string, net.Addr)) { add(in.cfg.Name, in.ln.Addr()) }
 
 // Run serves until ctx ends, then stops taking requests and lets those in
 // progress, and the sends of acknowledged ones, finish until hard ends
 // (the workers still run meanwhile: the relay closes the rings after its
 // inputs returned). What is cut then is answered code 9, or its ackId
 // stays false: the senders send it again.
-func (in *hecInput) Run(ctx, hard context.Context) error {
+func (in *HECInput) Run(ctx, hard context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- in.srv.Serve(in.ln) }()
 	select {
 	case err := <-errc:
 		_ = in.srv.Close()
-		_ = in.sl.Close()
+		_ = in.Listener.Close()
 		_ = in.handler.Close()
 		return fmt.Errorf("input %s: %w", in.cfg.Name, err)
 	case <-ctx.Done():
@@ -159,13 +142,13 @@ func (in *hecInput) Run(ctx, hard context.Context) error {
 }
 
 // Close releases the listening socket of an input that never ran.
-func (in *hecInput) Close() error {
+func (in *HECInput) Close() error {
 	_ = in.handler.Close()
-	return in.sl.Close()
+	return in.Listener.Close()
 }
 
 // Name implements the sink naming the hec handler's errors use.
-func (in *hecInput) Name() string { return in.cfg.Name }
+func (in *HECInput) Name() string { return in.cfg.Name }
 
 // Send is the handler's Sink: it pushes the request's events into one
 // worker ring (by channel, or the sender's address: a sender's requests
@@ -178,7 +161,7 @@ func (in *hecInput) Name() string { return in.cfg.Name }
 // much later as the limit asks (within ack_timeout), which holds back a
 // sender that waits for its answers. Nothing is answered as delivered
 // that was dropped.
-func (in *hecInput) Send(ctx context.Context, batch []relaykit.Event) error {
+func (in *HECInput) Send(ctx context.Context, batch []relaykit.Event) error {
 	var shard uint64
 	r, ok := hec.FromContext(ctx)
 	var h sources.Handle
@@ -200,9 +183,9 @@ func (in *hecInput) Send(ctx context.Context, batch []relaykit.Event) error {
 	} else {
 		shard = in.rr.Add(1)
 	}
-	in.stats.bytes.Add(n)
+	in.stats.Bytes.Add(n)
 	in.tap.Publish(batch) // before the push: the events as parsed
-	return pushThenPace(ctx, in.stats.in, shard, batch, wait)
+	return pushThenPace(ctx, in.stats.In, shard, batch, wait)
 }
 
 // admit weighs batch (its events and the bytes of their messages) against
@@ -258,41 +241,41 @@ var (
 )
 
 // hecTable exports hec.Stats, per input.
-var hecTable = metricTable[hec.Stats]{
-	counter(descHECRequests, func(s *hec.Stats) int64 { return s.Requests }),
-	{desc: descHECResponses, typ: prometheus.CounterValue, each: func(s *hec.Stats, emit func(float64, ...string)) {
+var hecTable = Table[hec.Stats]{
+	Counter(descHECRequests, func(s *hec.Stats) int64 { return s.Requests }),
+	{Desc: descHECResponses, Type: prometheus.CounterValue, Each: func(s *hec.Stats, emit func(float64, ...string)) {
 		for code, n := range s.Responses {
 			if _, _, ok := hec.Status(code); ok {
 				emit(float64(n), strconv.Itoa(code))
 			}
 		}
 	}},
-	counter(descHECStatus, func(s *hec.Stats) int64 { return s.TooLarge }, "too_large"),
-	counter(descHECStatus, func(s *hec.Stats) int64 { return s.BadEncoding }, "bad_encoding"),
-	counter(descHECStatus, func(s *hec.Stats) int64 { return s.BodyTimeouts }, "body_timeout"),
-	counter(descHECStatus, func(s *hec.Stats) int64 { return s.BodyErrors }, "body_error"),
-	counter(descHECEvents, func(s *hec.Stats) int64 { return s.EventsAccepted }, "accepted"),
-	counter(descHECEvents, func(s *hec.Stats) int64 { return s.EventsRefused }, "refused"),
-	counter(descHECBytes, func(s *hec.Stats) int64 { return s.Bytes }, "wire"),
-	counter(descHECBytes, func(s *hec.Stats) int64 { return s.DecodedBytes }, "decoded"),
-	counter(descHECAckQueries, func(s *hec.Stats) int64 { return s.AckQueries }),
-	counter(descHECAcks, func(s *hec.Stats) int64 { return s.AcksAccepted }, "accepted"),
-	counter(descHECAcks, func(s *hec.Stats) int64 { return s.AcksFailed }, "failed"),
-	counter(descHECAcks, func(s *hec.Stats) int64 { return s.AcksExpired }, "expired"),
-	gauge(descHECAcksPend, func(s *hec.Stats) int64 { return s.AcksPending }),
-	gauge(descHECAckChans, func(s *hec.Stats) int64 { return s.AckChannels }),
+	Counter(descHECStatus, func(s *hec.Stats) int64 { return s.TooLarge }, "too_large"),
+	Counter(descHECStatus, func(s *hec.Stats) int64 { return s.BadEncoding }, "bad_encoding"),
+	Counter(descHECStatus, func(s *hec.Stats) int64 { return s.BodyTimeouts }, "body_timeout"),
+	Counter(descHECStatus, func(s *hec.Stats) int64 { return s.BodyErrors }, "body_error"),
+	Counter(descHECEvents, func(s *hec.Stats) int64 { return s.EventsAccepted }, "accepted"),
+	Counter(descHECEvents, func(s *hec.Stats) int64 { return s.EventsRefused }, "refused"),
+	Counter(descHECBytes, func(s *hec.Stats) int64 { return s.Bytes }, "wire"),
+	Counter(descHECBytes, func(s *hec.Stats) int64 { return s.DecodedBytes }, "decoded"),
+	Counter(descHECAckQueries, func(s *hec.Stats) int64 { return s.AckQueries }),
+	Counter(descHECAcks, func(s *hec.Stats) int64 { return s.AcksAccepted }, "accepted"),
+	Counter(descHECAcks, func(s *hec.Stats) int64 { return s.AcksFailed }, "failed"),
+	Counter(descHECAcks, func(s *hec.Stats) int64 { return s.AcksExpired }, "expired"),
+	Gauge(descHECAcksPend, func(s *hec.Stats) int64 { return s.AcksPending }),
+	Gauge(descHECAckChans, func(s *hec.Stats) int64 { return s.AckChannels }),
 }
 
 // ackTable exports what engine.InputStats counts of an acknowledging
 // input (hec, relp), per input.
-var ackTable = metricTable[engine.InputStats]{
-	counter(descAckAbandoned, func(s *engine.InputStats) int64 { return s.Abandoned }),
-	counter(descAckRefused, func(s *engine.InputStats) int64 { return s.Refused }),
+var ackTable = Table[engine.InputStats]{
+	Counter(descAckAbandoned, func(s *engine.InputStats) int64 { return s.Abandoned }),
+	Counter(descAckRefused, func(s *engine.InputStats) int64 { return s.Refused }),
 }
 
 // Collect sends the handler's counters and the acknowledging inputs'.
-func (in *hecInput) Collect(ch chan<- prometheus.Metric) {
-	s, is := in.handler.Stats(), in.stats.in.Stats()
-	hecTable.collect(ch, &s, in.cfg.Name)
-	ackTable.collect(ch, &is, in.cfg.Name)
+func (in *HECInput) Collect(ch chan<- prometheus.Metric) {
+	s, is := in.handler.Stats(), in.stats.In.Stats()
+	hecTable.Collect(ch, &s, in.cfg.Name)
+	ackTable.Collect(ch, &is, in.cfg.Name)
 }

@@ -2,25 +2,23 @@ package main
 
 import (
 	"context"
-	"io"
 	"strconv"
 
 	"github.com/relaykit/relaykit"
-	"github.com/relaykit/relaykit/storage/deadletter"
 	"github.com/relaykit/relaykit/stream"
 	"github.com/valyala/fastjson"
 )
 
 // newJSONInput binds the JSON-lines input of in.
-func newJSONInput(in *JSONInputConfig, env inputEnv) (*streamInput, error) {
-	st := env.ledger.input(in.Name, in.Kind())
-	l, err := listenStream(in.Name, in.Listen, nil, in.MaxConnections, in.IdleTimeout, in.StreamLimits, st, env.log)
+func newJSONInput(in *JSONInputConfig, env InputEnv) (*StreamInput, error) {
+	st := env.Ledger.Input(in.Name, in.Kind())
+	l, err := ListenStream(in.Name, in.Listen, nil, in.MaxConnections, in.IdleTimeout, in.StreamLimits, st, env.Log)
 	if err != nil {
 		return nil, err
 	}
-	l.handle = jsonStream(*in, st, env.dl, l.budget, env.sources)
+	l.Handle = JSONStream(*in, st, env.DeadLetter, l.Budget, env.Sources)
 	// The engine's producers show the point each read's events, parsed.
-	st.in.Observe(env.taps.Point(tapInput + in.Name))
+	st.In.Observe(env.Taps.Point(tapInput + in.Name))
 	return l, nil
 }
 
@@ -33,15 +31,15 @@ func newJSONInput(in *JSONInputConfig, env inputEnv) (*streamInput, error) {
 //
 // With sources tracked (src not nil), lines count for the connection's
 // source (its address) and its rate limit applies as for syslog_tcp.
-func jsonStream(in JSONInputConfig, stats *InputStats, dl *deadLetter, budget *stream.ReadBudget, src *sourceTracker) func(context.Context, *stream.Conn, string, uint64) {
+func JSONStream(in JSONInputConfig, stats *InputStats, dl *DeadLetter, budget *stream.ReadBudget, src *SourceTracker) func(context.Context, *stream.Conn, string, uint64) {
 	return func(ctx context.Context, c *stream.Conn, peer string, shard uint64) {
-		b := stats.in.NewProducer(shard)
+		b := stats.In.NewProducer(shard)
 		defer b.Release()
-		cs := src.streamConn(in.Name, c.Source())
+		cs := src.StreamConn(in.Name, c.Source())
 		defer cs.Close()
 		stop := stopContext(ctx)
 		fr := stream.NewFramer(c, stream.FramerConfig{
-			MaxFrame: int(in.MaxLineSize), Framing: stream.Delimited, Counters: &stats.framing,
+			MaxFrame: int(in.MaxLineSize), Framing: stream.Delimited, Counters: &stats.Framing,
 			ReadSize: int(in.ReadSize), Budget: budget,
 			BeforeRead: func() error {
 				if err := b.Flush(ctx); err != nil {
@@ -58,26 +56,26 @@ func jsonStream(in JSONInputConfig, stats *InputStats, dl *deadLetter, budget *s
 				return
 			}
 			cut := fl&stream.Truncated != 0
-			stats.bytes.Add(int64(len(line)))
+			stats.Bytes.Add(int64(len(line)))
 			if cut || fastjson.ValidateBytes(line) != nil {
 				reason := "invalid json"
 				if cut {
 					reason = "line longer than " + strconv.Itoa(int(in.MaxLineSize)) + " bytes"
 				}
-				stats.invalid.Add(1)
-				stats.in.Drop(relaykit.ReasonInvalidJSON, 1)
+				stats.Invalid.Add(1)
+				stats.In.Drop(relaykit.ReasonInvalidJSON, 1)
 				_ = dl.Write(in.Name, peer, reason, line) // failures are counted by the dead letter
 				continue
 			}
 			if b.Err() != nil {
-				stats.in.Drop(relaykit.ReasonShutdownUnqueued, 1)
+				stats.In.Drop(relaykit.ReasonShutdownUnqueued, 1)
 				continue
 			}
 			ev := b.Event()
-			fillJSONEvent(ev, line, peer)
+			FillJSONEvent(ev, line, peer)
 			if !cs.Event(ev.Host, len(line)) {
 				b.Unget() // over its source's limit
-				stats.in.Drop(relaykit.ReasonRateLimit, 1)
+				stats.In.Drop(relaykit.ReasonRateLimit, 1)
 				continue
 			}
 			if b.Full() {
@@ -89,23 +87,9 @@ func jsonStream(in JSONInputConfig, stats *InputStats, dl *deadLetter, budget *s
 
 // fillJSONEvent makes ev (reset first) the event of a valid JSON line
 // from peer.
-func fillJSONEvent(ev *relaykit.Event, line []byte, peer string) {
+func FillJSONEvent(ev *relaykit.Event, line []byte, peer string) {
 	ev.Reset()
 	ev.Raw = append(ev.Raw, line...)
 	ev.Host = append(ev.Host, peer...)
 	ev.SourceType = append(ev.SourceType, "json"...)
-}
-
-// deadLetter keeps input the relay could not accept in the dead-letter
-// file, as JSON Lines (storage/deadletter: the bytes recoverable exactly,
-// whatever they are).
-type deadLetter struct{ w *deadletter.Writer }
-
-func newDeadLetter(w io.Writer) *deadLetter { return &deadLetter{deadletter.NewWriter(w, clk)} }
-
-// Write records one rejected line and returns the write's error (counted
-// by the file, deadLetterFile); the line is counted as dropped
-// (invalid_json, rejected) all the same.
-func (d *deadLetter) Write(input, peer, reason string, line []byte) error {
-	return d.w.Write(deadletter.Record{Input: input, Peer: peer, Reason: reason, Line: line})
 }

@@ -32,7 +32,7 @@ import (
 // (a record has no sender address): statistics and silence, no rate limit
 // (a partition's records are committed in order, so holding back one host
 // would hold back every host that shares its partitions).
-type kafkaInput struct {
+type KafkaInput struct {
 	cfg   KafkaInputConfig
 	stats *InputStats
 	c     *kafka.Consumer
@@ -40,11 +40,11 @@ type kafkaInput struct {
 }
 
 // newKafkaInput makes the consumer of cfg (it connects when it runs).
-func newKafkaInput(in *KafkaInputConfig, env inputEnv) (*kafkaInput, error) {
-	cfg, dl, src, log := *in, env.dl, env.sources.input(in.Name), env.log
-	stats := env.ledger.input(cfg.Name, cfg.Kind())
+func newKafkaInput(in *KafkaInputConfig, env InputEnv) (*KafkaInput, error) {
+	cfg, dl, src, log := *in, env.DeadLetter, env.Sources.input(in.Name), env.Log
+	stats := env.Ledger.Input(cfg.Name, cfg.Kind())
 	f := "inputs.kafka " + cfg.Name
-	tc, err := cfg.TLS.build()
+	tc, err := cfg.TLS.Build()
 	if err != nil {
 		return nil, fmt.Errorf("%s: tls: %w", f, err)
 	}
@@ -52,26 +52,26 @@ func newKafkaInput(in *KafkaInputConfig, env inputEnv) (*kafkaInput, error) {
 	if cfg.Format == "raw" {
 		enc = kafka.EncodingRaw
 	}
-	k := &kafkaInput{cfg: cfg, stats: stats, tap: env.taps.Point(tapInput + cfg.Name)}
+	k := &KafkaInput{cfg: cfg, stats: stats, tap: env.Taps.Point(tapInput + cfg.Name)}
 	track := src != sources.Input{}
 	k.c, err = kafka.NewConsumer(kafka.ConsumerConfig{
 		Name: cfg.Name, Brokers: cfg.Brokers, ClientID: "relaykit-" + cfg.Name,
 		Topics: cfg.Topics, Group: cfg.Group, Encoding: enc, StartAtEnd: cfg.Start == "latest",
 		CommitInterval: cfg.CommitInterval, SessionTimeout: cfg.SessionTimeout, MaxPollRecords: cfg.MaxPollRecords,
-		TLS: tc, SASL: cfg.SASL.lib(),
+		TLS: tc, SASL: cfg.SASL.Lib(),
 		Push: func(ctx context.Context, shard uint64, evs []relaykit.Event) (kafka.Ack, error) {
 			for i := range evs {
-				stats.bytes.Add(int64(len(evs[i].Raw)))
+				stats.Bytes.Add(int64(len(evs[i].Raw)))
 			}
 			if track {
 				observeHosts(src, evs)
 			}
 			k.tap.Publish(evs) // before the push: the records as decoded
-			return stats.in.PushBatch(ctx, shard, evs)
+			return stats.In.PushBatch(ctx, shard, evs)
 		},
 		DeadLetter: func(_ context.Context, topic string, partition int32, offset int64, value []byte, err error) {
-			stats.invalid.Add(1)
-			stats.in.Drop(relaykit.ReasonInvalidJSON, 1)
+			stats.Invalid.Add(1)
+			stats.In.Drop(relaykit.ReasonInvalidJSON, 1)
 			_ = dl.Write(cfg.Name, topic+"/"+strconv.Itoa(int(partition))+"@"+strconv.FormatInt(offset, 10), err.Error(), value)
 		},
 		Logger: log.With("input", cfg.Name),
@@ -98,13 +98,13 @@ func observeHosts(src sources.Input, evs []relaykit.Event) {
 
 // Run consumes until ctx ends, then leaves the group: the partitions'
 // in-flight records are waited for (until hard) and committed.
-func (k *kafkaInput) Run(ctx, hard context.Context) error { return k.c.Run(ctx, hard) }
+func (k *KafkaInput) Run(ctx, hard context.Context) error { return k.c.Run(ctx, hard) }
 
 // Close releases the client of an input that never ran.
-func (k *kafkaInput) Close() error { return k.c.Close() }
+func (k *KafkaInput) Close() error { return k.c.Close() }
 
 // Addrs: a Kafka input listens on nothing.
-func (k *kafkaInput) Addrs(func(string, net.Addr)) {}
+func (k *KafkaInput) Addrs(func(string, net.Addr)) {}
 
 var (
 	descKafkaRecords      = prometheus.NewDesc("relay_kafka_records_total", "Records polled per Kafka input.", []string{"input"}, nil)
@@ -121,22 +121,22 @@ var (
 )
 
 // kafkaTable exports kafka.ConsumerStats, per input.
-var kafkaTable = metricTable[kafka.ConsumerStats]{
-	counter(descKafkaRecords, func(s *kafka.ConsumerStats) int64 { return s.Records }),
-	counter(descKafkaDecodeErrors, func(s *kafka.ConsumerStats) int64 { return s.DecodeErrors }),
-	counter(descKafkaCommits, func(s *kafka.ConsumerStats) int64 { return s.Commits }),
-	counter(descKafkaCommitErrors, func(s *kafka.ConsumerStats) int64 { return s.CommitErrors }),
-	counter(descKafkaRevokes, func(s *kafka.ConsumerStats) int64 { return s.Revokes }),
-	counter(descKafkaLost, func(s *kafka.ConsumerStats) int64 { return s.Lost }),
-	counter(descKafkaFetchErrors, func(s *kafka.ConsumerStats) int64 { return s.FetchErrors }),
-	counter(descKafkaStalls, func(s *kafka.ConsumerStats) int64 { return s.Stalls }),
-	gauge(descKafkaAssigned, func(s *kafka.ConsumerStats) int64 { return int64(s.Assigned) }),
-	{desc: descKafkaLag, typ: prometheus.GaugeValue, each: func(s *kafka.ConsumerStats, emit func(float64, ...string)) {
+var kafkaTable = Table[kafka.ConsumerStats]{
+	Counter(descKafkaRecords, func(s *kafka.ConsumerStats) int64 { return s.Records }),
+	Counter(descKafkaDecodeErrors, func(s *kafka.ConsumerStats) int64 { return s.DecodeErrors }),
+	Counter(descKafkaCommits, func(s *kafka.ConsumerStats) int64 { return s.Commits }),
+	Counter(descKafkaCommitErrors, func(s *kafka.ConsumerStats) int64 { return s.CommitErrors }),
+	Counter(descKafkaRevokes, func(s *kafka.ConsumerStats) int64 { return s.Revokes }),
+	Counter(descKafkaLost, func(s *kafka.ConsumerStats) int64 { return s.Lost }),
+	Counter(descKafkaFetchErrors, func(s *kafka.ConsumerStats) int64 { return s.FetchErrors }),
+	Counter(descKafkaStalls, func(s *kafka.ConsumerStats) int64 { return s.Stalls }),
+	Gauge(descKafkaAssigned, func(s *kafka.ConsumerStats) int64 { return int64(s.Assigned) }),
+	{Desc: descKafkaLag, Type: prometheus.GaugeValue, Each: func(s *kafka.ConsumerStats, emit func(float64, ...string)) {
 		for _, p := range s.Partitions {
 			emit(float64(p.Lag), p.Topic, strconv.Itoa(int(p.Partition)))
 		}
 	}},
-	gauge(descKafkaUncommitted, func(s *kafka.ConsumerStats) int64 {
+	Gauge(descKafkaUncommitted, func(s *kafka.ConsumerStats) int64 {
 		var n int64
 		for _, p := range s.Partitions {
 			n += p.Uncommitted
@@ -146,7 +146,7 @@ var kafkaTable = metricTable[kafka.ConsumerStats]{
 }
 
 // Collect sends the consumer's counters.
-func (k *kafkaInput) Collect(ch chan<- prometheus.Metric) {
+func (k *KafkaInput) Collect(ch chan<- prometheus.Metric) {
 	s := k.c.Stats()
-	kafkaTable.collect(ch, &s, k.cfg.Name)
+	kafkaTable.Collect(ch, &s, k.cfg.Name)
 }

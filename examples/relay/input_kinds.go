@@ -15,21 +15,21 @@ import (
 
 // inputEnv is what an input is built with: the parts of the service it
 // reports to and shares, never the service itself.
-type inputEnv struct {
-	ledger  *Ledger        // its counters and its engine input (ledger.input)
-	sources *sourceTracker // the per-source tracker; nil when sources are off
-	taps    *tap.Registry  // its tap point, input:NAME
-	dl      *deadLetter    // what it cannot accept (JSON lines, Kafka records)
-	loc     *time.Location // the timezone of timestamps without one
-	workers int            // the engine's workers
-	ready   func() error   // the relay's health (HEC's health endpoint)
-	log     *slog.Logger
+type InputEnv struct {
+	Ledger  *Ledger        // its counters and its engine input (ledger.input)
+	Sources *SourceTracker // the per-source tracker; nil when sources are off
+	Taps    *tap.Registry  // its tap point, input:NAME
+	DeadLetter      *DeadLetter    // what it cannot accept (JSON lines, Kafka records)
+	Loc     *time.Location // the timezone of timestamps without one
+	Workers int            // the engine's workers
+	Ready   func() error   // the relay's health (HEC's health endpoint)
+	Log     *slog.Logger
 }
 
 // input is a built input of any kind, with the one lifecycle every kind
 // has: bound (its listeners, if any, are open) when its constructor
 // returns; Run serves; Close releases an input that never ran.
-type input interface {
+type Input interface {
 	// Run serves until ctx ends, then stops taking in and finishes what
 	// it took in until hard (the shutdown deadline) ends; the engine's
 	// workers run until every input returned.
@@ -47,42 +47,42 @@ type input interface {
 // inputKind is one entry of the input registry: a kind of input by its
 // key under inputs:, built from its config section (an InputSection of
 // its key) and an environment.
-type inputKind struct {
-	key string
+type Kind struct {
+	Key string
 	// build makes the input of sec; nil, nil for a section that is off
 	// (the generator at rate 0).
-	build func(sec InputSection, env inputEnv) (input, error)
+	Build func(sec InputSection, env InputEnv) (Input, error)
 	// tables are the kind's own metrics (its inputs' Collect), for the
 	// registry's Describe.
-	tables []describer
+	Tables []Describer
 	// test is how `relay test` reads a case's lines for an input of the
 	// kind: syslog, json or hec, with the most of a line it takes (0: no
 	// limit); nil when relay test cannot read it.
-	test func(sec InputSection) (parse string, maxLine int)
+	Test func(sec InputSection) (parse string, maxLine int)
 }
 
 // inputKinds is the input registry: every kind of input the config
 // format knows (InputsConfig's fields), in its order. TestInputRegistry
 // fails when a kind is missing here or anywhere that lists inputs.
-var inputKinds = []inputKind{
-	{key: "syslog_udp", build: typed(newUDPInput),
-		test: func(sec InputSection) (string, int) { return "syslog", int(sec.(*UDPInputConfig).MaxMessageSize) }},
-	{key: "syslog_tcp", build: typed(newSyslogTCPInput),
-		test: func(sec InputSection) (string, int) { return "syslog", int(sec.(*TCPInputConfig).MaxMessageSize) }},
-	{key: "json_tcp", build: typed(newJSONInput),
-		test: func(sec InputSection) (string, int) { return "json", int(sec.(*JSONInputConfig).MaxLineSize) }},
-	{key: "kafka", build: typed(newKafkaInput), tables: []describer{kafkaTable}},
-	{key: "relp", build: typed(newRELPInput), tables: []describer{relpTable, ackTable},
-		test: func(InputSection) (string, int) { return "syslog", 0 }},
-	{key: "hec", build: typed(newHECInput), tables: []describer{hecTable, ackTable},
-		test: func(InputSection) (string, int) { return "hec", 0 }},
-	{key: "otlp", build: typed(newOTLPInput), tables: []describer{otlpTable}},
-	{key: "generator", build: typed(newGenerator)},
+var Kinds = []Kind{
+	{Key: "syslog_udp", Build: typed(newUDPInput),
+		Test: func(sec InputSection) (string, int) { return "syslog", int(sec.(*UDPInputConfig).MaxMessageSize) }},
+	{Key: "syslog_tcp", Build: typed(newSyslogTCPInput),
+		Test: func(sec InputSection) (string, int) { return "syslog", int(sec.(*TCPInputConfig).MaxMessageSize) }},
+	{Key: "json_tcp", Build: typed(newJSONInput),
+		Test: func(sec InputSection) (string, int) { return "json", int(sec.(*JSONInputConfig).MaxLineSize) }},
+	{Key: "kafka", Build: typed(newKafkaInput), Tables: []Describer{kafkaTable}},
+	{Key: "relp", Build: typed(newRELPInput), Tables: []Describer{relpTable, ackTable},
+		Test: func(InputSection) (string, int) { return "syslog", 0 }},
+	{Key: "hec", Build: typed(newHECInput), Tables: []Describer{hecTable, ackTable},
+		Test: func(InputSection) (string, int) { return "hec", 0 }},
+	{Key: "otlp", Build: typed(newOTLPInput), Tables: []Describer{otlpTable}},
+	{Key: "generator", Build: typed(newGenerator)},
 }
 
 // typed adapts a kind's constructor to its section type.
-func typed[S InputSection, I input](f func(S, inputEnv) (I, error)) func(InputSection, inputEnv) (input, error) {
-	return func(sec InputSection, env inputEnv) (input, error) {
+func typed[S InputSection, I Input](f func(S, InputEnv) (I, error)) func(InputSection, InputEnv) (Input, error) {
+	return func(sec InputSection, env InputEnv) (Input, error) {
 		in, err := f(sec.(S), env)
 		if err != nil {
 			return nil, err
@@ -95,10 +95,10 @@ func typed[S InputSection, I input](f func(S, inputEnv) (I, error)) func(InputSe
 }
 
 // inputKindOf returns the registry's entry for key.
-func inputKindOf(key string) (*inputKind, bool) {
-	for i := range inputKinds {
-		if inputKinds[i].key == key {
-			return &inputKinds[i], true
+func KindOf(key string) (*Kind, bool) {
+	for i := range Kinds {
+		if Kinds[i].Key == key {
+			return &Kinds[i], true
 		}
 	}
 	return nil, false
@@ -106,14 +106,14 @@ func inputKindOf(key string) (*inputKind, bool) {
 
 // newInputs builds every input of cfg, in the order of its sections; on
 // error it closes those it built.
-func newInputs(cfg *InputsConfig, env inputEnv) ([]input, error) {
-	var ins []input
+func NewInputs(cfg *InputsConfig, env InputEnv) ([]Input, error) {
+	var ins []Input
 	for _, sec := range cfg.Sections() {
-		k, ok := inputKindOf(sec.Key())
+		k, ok := KindOf(sec.Key())
 		if !ok {
 			return closeInputs(ins), fmt.Errorf("inputs.%s: no such kind of input", sec.Key())
 		}
-		in, err := k.build(sec, env)
+		in, err := k.Build(sec, env)
 		if err != nil {
 			return closeInputs(ins), err
 		}
@@ -125,7 +125,7 @@ func newInputs(cfg *InputsConfig, env inputEnv) ([]input, error) {
 }
 
 // closeInputs closes ins (inputs that never ran) and returns nil.
-func closeInputs(ins []input) []input {
+func closeInputs(ins []Input) []Input {
 	var errs []error
 	for _, in := range ins {
 		errs = append(errs, in.Close())
@@ -137,17 +137,17 @@ func closeInputs(ins []input) []input {
 // inputCollector exports the inputs' own metrics: every kind's tables
 // described (a registry takes each description once), every input
 // collected.
-type inputCollector []input
+type InputCollector []Input
 
-func (c inputCollector) Describe(ch chan<- *prometheus.Desc) {
-	var tables []describer
-	for _, k := range inputKinds {
-		tables = append(tables, k.tables...)
+func (c InputCollector) Describe(ch chan<- *prometheus.Desc) {
+	var tables []Describer
+	for _, k := range Kinds {
+		tables = append(tables, k.Tables...)
 	}
-	describeAll(ch, tables...)
+	DescribeAll(ch, tables...)
 }
 
-func (c inputCollector) Collect(ch chan<- prometheus.Metric) {
+func (c InputCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, in := range c {
 		in.Collect(ch)
 	}

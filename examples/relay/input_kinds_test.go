@@ -19,7 +19,7 @@ import (
 // ports.
 func everyInput(t *testing.T) Config {
 	t.Helper()
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cert, key := selfSigned(t)
 	cfg.Inputs = InputsConfig{
 		SyslogUDP: []UDPInputConfig{{Name: "syslog_udp", Listen: "127.0.0.1:0"}},
@@ -54,9 +54,9 @@ func TestInputRegistry(t *testing.T) {
 		tag, _, _ := strings.Cut(ct.Field(i).Tag.Get("yaml"), ",")
 		assert.Equal(t, tag, sec.Key(), "InputsConfig.%s's key", ct.Field(i).Name)
 	}
-	for _, k := range inputKinds {
-		registered = append(registered, k.key)
-		assert.NotNil(t, k.build, "kind %s has a constructor", k.key)
+	for _, k := range Kinds {
+		registered = append(registered, k.Key)
+		assert.NotNil(t, k.Build, "kind %s has a constructor", k.Key)
 	}
 	require.Equal(t, keys, registered, "the input registry lists every kind of InputsConfig, in its order")
 
@@ -70,16 +70,16 @@ func TestInputRegistry(t *testing.T) {
 
 	// The summary and -check name every input.
 	sum := cfg.Summary()
-	needs := fileNeeds(cfg)
+	needs := FileNeeds(cfg)
 	for _, sec := range secs {
 		name := sec.InputName()
 		assert.Contains(t, "\n"+sum, "\ninput "+name+": ", "the summary names input %s", name)
 		// The file-descriptor budget counts its connections.
 		if _, conns := sec.Files(); conns > 0 {
-			assert.Contains(t, needs, fileNeed{"input " + name + " max_connections", conns})
+			assert.Contains(t, needs, FileNeed{"input " + name + " max_connections", conns})
 		}
 		// sources.keys takes the keys it offers and refuses the others.
-		for _, k := range []string{sourceKeyAddress, sourceKeyHost} {
+		for _, k := range []string{SourceKeyAddress, SourceKeyHost} {
 			c := cfg
 			c.Sources = SourcesConfig{Enabled: true, Keys: map[string]string{name: k}}
 			err := c.Validate()
@@ -93,16 +93,16 @@ func TestInputRegistry(t *testing.T) {
 
 	// relay test reads the kinds whose registry entry says how, and names
 	// the kind of the others.
-	for _, k := range inputKinds {
-		_, err := RunTests(&cfg, []TestCase{{Name: k.key, Input: TestInput{Name: k.key, Line: "<13>1 - h a - - - x"},
+	for _, k := range Kinds {
+		_, err := RunTests(&cfg, []TestCase{{Name: k.Key, Input: TestInput{Name: k.Key, Line: "<13>1 - h a - - - x"},
 			Expect: Expectations{{Destinations: &DestinationSet{"archive"}}}}})
 		require.NoError(t, err)
-		rep, _ := RunTests(&cfg, []TestCase{{Name: k.key, Input: TestInput{Name: k.key, Line: `{"event":"x"}`}}})
+		rep, _ := RunTests(&cfg, []TestCase{{Name: k.Key, Input: TestInput{Name: k.Key, Line: `{"event":"x"}`}}})
 		failures := strings.Join(rep.Cases[0].Failures, "\n")
-		if k.test == nil {
-			assert.Contains(t, failures, fmt.Sprintf("is a %s input", k.key), "relay test says it cannot read %s", k.key)
+		if k.Test == nil {
+			assert.Contains(t, failures, fmt.Sprintf("is a %s input", k.Key), "relay test says it cannot read %s", k.Key)
 		} else {
-			assert.NotContains(t, failures, "input:", "relay test reads %s", k.key)
+			assert.NotContains(t, failures, "input:", "relay test reads %s", k.Key)
 		}
 	}
 
@@ -129,8 +129,8 @@ func TestInputRegistry(t *testing.T) {
 		}
 		assert.Contains(t, points, "input:"+name+"\n", "input %s has its tap point", name)
 		assert.Contains(t, metrics, fmt.Sprintf(`relay_input_received_events_total{input=%q,kind=%q}`, name, sec.Kind()), "the ledger's metrics of input %s", name)
-		for _, tbl := range inputKinds[i].tables {
-			for _, d := range tbl.descs() {
+		for _, tbl := range Kinds[i].Tables {
+			for _, d := range tbl.Descs() {
 				// (A series per partition or per answer code: none yet.)
 				if fq := descName(t, d.String()); fq != "relay_kafka_consumer_lag" && fq != "relay_hec_responses_total" {
 					assert.Regexp(t, regexp.MustCompile(`(?m)^`+fq+`\{[^}]*input="`+name+`"`), metrics, "input %s exports %s", name, fq)
@@ -138,7 +138,7 @@ func TestInputRegistry(t *testing.T) {
 			}
 		}
 	}
-	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Input["generator"] == 1 }, "the generator's event")
+	WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Input["generator"] == 1 }, "the generator's event")
 	checkBalanced(t, tr.stop(t))
 }
 

@@ -30,16 +30,16 @@ import (
 // (engine.Input.PushWait), so a request is answered success only once
 // every destination it was routed to has its events delivered, on disk or
 // dead-lettered: the HEC and RELP inputs' contract.
-type otlpInput struct {
+type OTLPInput struct {
 	cfg   OTLPInputConfig
 	stats *InputStats
 	log   *slog.Logger
-	recv  *otlp.Receiver
+	Receiver  *otlp.Receiver
 
-	httpSL *stream.Listener // nil without http_listen
+	HTTPListener *stream.Listener // nil without http_listen
 	httpLn *stream.NetListener
 	srv    *http.Server
-	grpcSL *stream.Listener // nil without grpc_listen
+	GRPCListener *stream.Listener // nil without grpc_listen
 	grpcLn *stream.NetListener
 	gs     *grpc.Server
 
@@ -54,14 +54,14 @@ type otlpInput struct {
 type otlpPeerKey struct{}
 
 // newOTLPInput binds the OTLP input of c.
-func newOTLPInput(c *OTLPInputConfig, env inputEnv) (_ *otlpInput, err error) {
-	cfg, src, log := *c, env.sources, env.log
-	stats := env.ledger.input(cfg.Name, cfg.Kind())
-	in := &otlpInput{cfg: cfg, stats: stats, log: log.With("input", cfg.Name), src: src.input(cfg.Name), drop: src.drops(),
-		tap: env.taps.Point(tapInput + cfg.Name)}
-	in.recv, err = otlp.NewReceiver(otlp.ReceiverConfig{
+func newOTLPInput(c *OTLPInputConfig, env InputEnv) (_ *OTLPInput, err error) {
+	cfg, src, log := *c, env.Sources, env.Log
+	stats := env.Ledger.Input(cfg.Name, cfg.Kind())
+	in := &OTLPInput{cfg: cfg, stats: stats, log: log.With("input", cfg.Name), src: src.input(cfg.Name), drop: src.drops(),
+		tap: env.Taps.Point(tapInput + cfg.Name)}
+	in.Receiver, err = otlp.NewReceiver(otlp.ReceiverConfig{
 		Sink:          in,
-		Mapping:       otlp.Mapping{Names: otlpNames[cfg.Names]},
+		Mapping:       otlp.Mapping{Names: OTLPNames[cfg.Names]},
 		Token:         string(cfg.Token),
 		MaxBodyBytes:  int64(cfg.MaxBodySize),
 		MaxEventBytes: int(cfg.MaxEventSize),
@@ -106,14 +106,14 @@ func newOTLPInput(c *OTLPInputConfig, env inputEnv) (_ *otlpInput, err error) {
 		return sl, nil
 	}
 	if cfg.HTTPListen != "" {
-		if in.httpSL, err = listen(cfg.HTTPListen, "http"); err != nil {
+		if in.HTTPListener, err = listen(cfg.HTTPListen, "http"); err != nil {
 			return nil, err
 		}
-		in.httpLn = in.httpSL.NetListener()
-		stats.listener = in.httpSL // the connection metrics are the HTTP listener's
-		stats.frames, stats.reads = true, true
+		in.httpLn = in.HTTPListener.NetListener()
+		stats.Listener = in.HTTPListener // the connection metrics are the HTTP listener's
+		stats.Frames, stats.Reads = true, true
 		in.srv = &http.Server{
-			Handler:           in.recv,
+			Handler:           in.Receiver,
 			ReadHeaderTimeout: cfg.HeaderTimeout,
 			IdleTimeout:       cfg.IdleTimeout,
 			ConnState:         otlp.ConnState(in.httpLn),
@@ -124,22 +124,22 @@ func newOTLPInput(c *OTLPInputConfig, env inputEnv) (_ *otlpInput, err error) {
 		}
 	}
 	if cfg.GRPCListen != "" {
-		if in.grpcSL, err = listen(cfg.GRPCListen, "grpc"); err != nil {
+		if in.GRPCListener, err = listen(cfg.GRPCListen, "grpc"); err != nil {
 			return nil, err
 		}
-		in.grpcLn = in.grpcSL.NetListener()
-		if stats.listener == nil {
-			stats.listener = in.grpcSL
-			stats.frames, stats.reads = true, true
+		in.grpcLn = in.GRPCListener.NetListener()
+		if stats.Listener == nil {
+			stats.Listener = in.GRPCListener
+			stats.Frames, stats.Reads = true, true
 		}
-		in.gs = grpc.NewServer(in.recv.ServerOptions()...)
-		in.recv.RegisterGRPC(in.gs)
+		in.gs = grpc.NewServer(in.Receiver.ServerOptions()...)
+		in.Receiver.RegisterGRPC(in.gs)
 	}
 	return in, nil
 }
 
 // Addrs reports the bound addresses: NAME/http and NAME/grpc.
-func (in *otlpInput) Addrs(add func(string, net.Addr)) {
+func (in *OTLPInput) Addrs(add func(string, net.Addr)) {
 	if a := in.HTTPAddr(); a != nil {
 		add(in.cfg.Name+"/http", a)
 	}
@@ -150,14 +150,14 @@ func (in *otlpInput) Addrs(add func(string, net.Addr)) {
 
 // HTTPAddr and GRPCAddr are the bound addresses (nil without the
 // listener).
-func (in *otlpInput) HTTPAddr() net.Addr {
+func (in *OTLPInput) HTTPAddr() net.Addr {
 	if in.httpLn == nil {
 		return nil
 	}
 	return in.httpLn.Addr()
 }
 
-func (in *otlpInput) GRPCAddr() net.Addr {
+func (in *OTLPInput) GRPCAddr() net.Addr {
 	if in.grpcLn == nil {
 		return nil
 	}
@@ -169,7 +169,7 @@ func (in *otlpInput) GRPCAddr() net.Addr {
 // relay closes the rings after its inputs returned). A request cut then
 // is answered 503 / UNAVAILABLE, or not at all: its sender sends it
 // again.
-func (in *otlpInput) Run(ctx, hard context.Context) error {
+func (in *OTLPInput) Run(ctx, hard context.Context) error {
 	errc := make(chan error, 2)
 	n := 0
 	if in.srv != nil {
@@ -205,7 +205,7 @@ func (in *otlpInput) Run(ctx, hard context.Context) error {
 		case <-hard.Done():
 			// Stop waits for connections still in their HTTP/2 preface
 			// (up to header_timeout): ending their reads first ends it.
-			_ = in.grpcSL.Close()
+			_ = in.GRPCListener.Close()
 			in.gs.Stop()
 			<-stopped
 		}
@@ -213,7 +213,7 @@ func (in *otlpInput) Run(ctx, hard context.Context) error {
 	for range n {
 		err = errors.Join(err, <-errc)
 	}
-	_ = in.recv.Close()
+	_ = in.Receiver.Close()
 	in.closeListeners()
 	if err != nil {
 		return fmt.Errorf("input %s: %w", in.cfg.Name, err)
@@ -221,18 +221,18 @@ func (in *otlpInput) Run(ctx, hard context.Context) error {
 	return nil
 }
 
-func (in *otlpInput) closeListeners() {
-	if in.httpSL != nil {
-		_ = in.httpSL.Close()
+func (in *OTLPInput) closeListeners() {
+	if in.HTTPListener != nil {
+		_ = in.HTTPListener.Close()
 	}
-	if in.grpcSL != nil {
-		_ = in.grpcSL.Close()
+	if in.GRPCListener != nil {
+		_ = in.GRPCListener.Close()
 	}
 }
 
 // Close releases the listening sockets of an input that never ran.
-func (in *otlpInput) Close() error {
-	_ = in.recv.Close()
+func (in *OTLPInput) Close() error {
+	_ = in.Receiver.Close()
 	if in.gs != nil {
 		in.gs.Stop()
 	}
@@ -246,7 +246,7 @@ func (in *otlpInput) Close() error {
 // counts for its sender's address, and over its rate limit is refused
 // (drop mode: answered 503 / UNAVAILABLE, sent again) or answered late
 // (pace mode), as the HEC input does.
-func (in *otlpInput) Send(ctx context.Context, batch []relaykit.Event) error {
+func (in *OTLPInput) Send(ctx context.Context, batch []relaykit.Event) error {
 	var ap netip.AddrPort
 	if a, ok := ctx.Value(otlpPeerKey{}).(net.Addr); ok {
 		ap = addrOf(a)
@@ -269,9 +269,9 @@ func (in *otlpInput) Send(ctx context.Context, batch []relaykit.Event) error {
 	if err != nil {
 		return err
 	}
-	in.stats.bytes.Add(n)
+	in.stats.Bytes.Add(n)
 	in.tap.Publish(batch)                                     // before the push: the events as decoded
-	return pushThenPace(ctx, in.stats.in, shard, batch, wait) // input_hec.go
+	return pushThenPace(ctx, in.stats.In, shard, batch, wait) // input_hec.go
 }
 
 // addrOf returns the address and port of a TCP peer; the zero AddrPort
@@ -292,26 +292,26 @@ var (
 )
 
 // otlpTable exports otlp.ReceiverStats, per input.
-var otlpTable = metricTable[otlp.ReceiverStats]{
-	counter(descOTLPRequests, func(s *otlp.ReceiverStats) int64 { return s.Requests }, "http"),
-	counter(descOTLPRequests, func(s *otlp.ReceiverStats) int64 { return s.GRPCRequests }, "grpc"),
-	counter(descOTLPRecords, func(s *otlp.ReceiverStats) int64 { return s.RecordsAccepted }, "accepted"),
-	counter(descOTLPRecords, func(s *otlp.ReceiverStats) int64 { return s.RecordsRetried }, "retried"),
-	counter(descOTLPRecords, func(s *otlp.ReceiverStats) int64 { return s.RecordsRejected }, "rejected"),
-	counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.Unauthorized }, "unauthorized"),
-	counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.BadContentType }, "bad_content_type"),
-	counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.TooLarge }, "too_large"),
-	counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.BadRequests }, "bad_request"),
-	counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.BodyTimeouts }, "body_timeout"),
-	counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.BodyErrors }, "body_error"),
-	counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.SendErrors }, "send_error"),
-	counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.Closed }, "closed"),
-	counter(descOTLPBytes, func(s *otlp.ReceiverStats) int64 { return s.Bytes }, "wire"),
-	counter(descOTLPBytes, func(s *otlp.ReceiverStats) int64 { return s.DecodedBytes }, "decoded"),
+var otlpTable = Table[otlp.ReceiverStats]{
+	Counter(descOTLPRequests, func(s *otlp.ReceiverStats) int64 { return s.Requests }, "http"),
+	Counter(descOTLPRequests, func(s *otlp.ReceiverStats) int64 { return s.GRPCRequests }, "grpc"),
+	Counter(descOTLPRecords, func(s *otlp.ReceiverStats) int64 { return s.RecordsAccepted }, "accepted"),
+	Counter(descOTLPRecords, func(s *otlp.ReceiverStats) int64 { return s.RecordsRetried }, "retried"),
+	Counter(descOTLPRecords, func(s *otlp.ReceiverStats) int64 { return s.RecordsRejected }, "rejected"),
+	Counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.Unauthorized }, "unauthorized"),
+	Counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.BadContentType }, "bad_content_type"),
+	Counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.TooLarge }, "too_large"),
+	Counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.BadRequests }, "bad_request"),
+	Counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.BodyTimeouts }, "body_timeout"),
+	Counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.BodyErrors }, "body_error"),
+	Counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.SendErrors }, "send_error"),
+	Counter(descOTLPErrors, func(s *otlp.ReceiverStats) int64 { return s.Closed }, "closed"),
+	Counter(descOTLPBytes, func(s *otlp.ReceiverStats) int64 { return s.Bytes }, "wire"),
+	Counter(descOTLPBytes, func(s *otlp.ReceiverStats) int64 { return s.DecodedBytes }, "decoded"),
 }
 
 // Collect sends the receiver's counters.
-func (in *otlpInput) Collect(ch chan<- prometheus.Metric) {
-	s := in.recv.Stats()
-	otlpTable.collect(ch, &s, in.cfg.Name)
+func (in *OTLPInput) Collect(ch chan<- prometheus.Metric) {
+	s := in.Receiver.Stats()
+	otlpTable.Collect(ch, &s, in.cfg.Name)
 }

@@ -34,13 +34,13 @@ import (
 // its limit asks: it holds back that session (the client waits for the
 // answer before sending more than its window), whatever the mode; an
 // acknowledging input never drops what it would answer as delivered.
-type relpInput struct {
+type RELPInput struct {
 	cfg   RELPInputConfig
-	stats *InputStats
+	Stats *InputStats
 	loc   *time.Location
-	srv   *relp.Server
+	Server   *relp.Server
 	src   sources.Input
-	*streamInput
+	*StreamInput
 	pool sync.Pool  // *relpBatch
 	tap  *tap.Point // input:NAME (api.go)
 }
@@ -52,10 +52,10 @@ type relpBatch struct {
 }
 
 // newRELPInput binds the RELP input of c.
-func newRELPInput(c *RELPInputConfig, env inputEnv) (*relpInput, error) {
-	cfg, log := *c, env.log
-	stats := env.ledger.input(cfg.Name, cfg.Kind())
-	in := &relpInput{cfg: cfg, stats: stats, loc: env.loc, src: env.sources.input(cfg.Name), tap: env.taps.Point(tapInput + cfg.Name)}
+func newRELPInput(c *RELPInputConfig, env InputEnv) (*RELPInput, error) {
+	cfg, log := *c, env.Log
+	stats := env.Ledger.Input(cfg.Name, cfg.Kind())
+	in := &RELPInput{cfg: cfg, Stats: stats, loc: env.Loc, src: env.Sources.input(cfg.Name), tap: env.Taps.Point(tapInput + cfg.Name)}
 	srv, err := relp.NewServer(relp.Config{
 		Window:       cfg.Window,
 		MaxDataBytes: int(cfg.MaxMessageSize),
@@ -64,40 +64,40 @@ func newRELPInput(c *RELPInputConfig, env inputEnv) (*relpInput, error) {
 	if err != nil {
 		return nil, err
 	}
-	in.srv = srv
-	l, err := listenStream(cfg.Name, cfg.Listen, cfg.TLS, cfg.MaxConnections, cfg.IdleTimeout, cfg.StreamLimits, stats, log)
+	in.Server = srv
+	l, err := ListenStream(cfg.Name, cfg.Listen, cfg.TLS, cfg.MaxConnections, cfg.IdleTimeout, cfg.StreamLimits, stats, log)
 	if err != nil {
 		_ = srv.Close()
 		return nil, err
 	}
-	l.handle = func(_ context.Context, c *stream.Conn, _ string, _ uint64) { srv.ServeConn(c) }
-	in.streamInput = l
+	l.Handle = func(_ context.Context, c *stream.Conn, _ string, _ uint64) { srv.ServeConn(c) }
+	in.StreamInput = l
 	return in, nil
 }
 
 // Run serves sessions until ctx ends, then ends their reads: each still
 // answers what it had read once finished, until hard ends, when the waits
 // are cut (those windows go unanswered and are sent again).
-func (in *relpInput) Run(ctx, hard context.Context) error {
-	stop := context.AfterFunc(hard, func() { _ = in.srv.Close() })
+func (in *RELPInput) Run(ctx, hard context.Context) error {
+	stop := context.AfterFunc(hard, func() { _ = in.Server.Close() })
 	defer stop()
-	err := in.streamInput.Run(ctx, hard)
-	_ = in.srv.Close()
+	err := in.StreamInput.Run(ctx, hard)
+	_ = in.Server.Close()
 	return err
 }
 
 // Close releases the listening socket of an input that never ran.
-func (in *relpInput) Close() error {
-	err := in.streamInput.Close()
-	_ = in.srv.Close()
+func (in *RELPInput) Close() error {
+	err := in.StreamInput.Close()
+	_ = in.Server.Close()
 	return err
 }
 
 // handle is the RELP handler: one session's window of frames.
-func (in *relpInput) handle(ctx context.Context, c *stream.Conn, batch []relp.Message) error {
+func (in *RELPInput) handle(ctx context.Context, c *stream.Conn, batch []relp.Message) error {
 	b, _ := in.pool.Get().(*relpBatch)
 	if b == nil {
-		b = &relpBatch{sp: newSyslogParser(in.loc)}
+		b = &relpBatch{sp: NewSyslogParser(in.loc)}
 	}
 	defer func() {
 		b.evs = b.evs[:0]
@@ -109,17 +109,17 @@ func (in *relpInput) handle(ctx context.Context, c *stream.Conn, batch []relp.Me
 		ev := engine.NewEvent()
 		b.sp.Parse(ev, batch[i].Data, peer)
 		if ev.Flags&relaykit.FlagParseError != 0 {
-			in.stats.parseErrors.Add(1)
+			in.Stats.ParseErrors.Add(1)
 		}
 		n += int64(len(batch[i].Data))
 		b.evs = append(b.evs, ev)
 	}
-	in.stats.bytes.Add(n)
+	in.Stats.Bytes.Add(n)
 	publishPtrs(in.tap, b.evs)
 	ctx, cancel := context.WithTimeout(ctx, in.cfg.AckTimeout)
 	defer cancel()
 	// One connection's windows go to one ring: they stay in order.
-	if err := in.stats.in.PushOwnedWait(ctx, maphash.Comparable(shardSeed, c), b.evs); err != nil {
+	if err := in.Stats.In.PushOwnedWait(ctx, maphash.Comparable(shardSeed, c), b.evs); err != nil {
 		return err
 	}
 	h := in.src.Addr(c.Source())
@@ -156,25 +156,25 @@ type relpStats struct {
 }
 
 // relpTable exports relp.Stats, per input.
-var relpTable = metricTable[relpStats]{
-	counter(descRELPSessions, func(s *relpStats) int64 { return s.Sessions }),
-	counter(descRELPFrames, func(s *relpStats) int64 { return s.Frames }),
-	counter(descRELPAcked, func(s *relpStats) int64 { return s.Acked }),
-	counter(descRELPUnacked, func(s *relpStats) int64 { return s.Unacknowledged }),
-	counter(descRELPDuplicates, func(s *relpStats) int64 { return s.AcceptedUnanswered + s.in.Abandoned }),
-	counter(descRELPBytes, func(s *relpStats) int64 { return s.MessageBytes }, "message"),
-	counter(descRELPBytes, func(s *relpStats) int64 { return s.OverheadBytes }, "overhead"),
-	counter(descRELPBytes, func(s *relpStats) int64 { return s.DiscardedBytes }, "discarded"),
-	counter(descRELPBytes, func(s *relpStats) int64 { return s.IncompleteBytes }, "incomplete"),
-	counter(descRELPErrors, func(s *relpStats) int64 { return s.ProtocolErrors }, "protocol"),
-	counter(descRELPErrors, func(s *relpStats) int64 { return s.TooLarge }, "too_large"),
-	counter(descRELPErrors, func(s *relpStats) int64 { return s.HandlerErrors }, "unanswered"),
-	counter(descRELPCloses, func(s *relpStats) int64 { return s.ServerCloses }),
+var relpTable = Table[relpStats]{
+	Counter(descRELPSessions, func(s *relpStats) int64 { return s.Sessions }),
+	Counter(descRELPFrames, func(s *relpStats) int64 { return s.Frames }),
+	Counter(descRELPAcked, func(s *relpStats) int64 { return s.Acked }),
+	Counter(descRELPUnacked, func(s *relpStats) int64 { return s.Unacknowledged }),
+	Counter(descRELPDuplicates, func(s *relpStats) int64 { return s.AcceptedUnanswered + s.in.Abandoned }),
+	Counter(descRELPBytes, func(s *relpStats) int64 { return s.MessageBytes }, "message"),
+	Counter(descRELPBytes, func(s *relpStats) int64 { return s.OverheadBytes }, "overhead"),
+	Counter(descRELPBytes, func(s *relpStats) int64 { return s.DiscardedBytes }, "discarded"),
+	Counter(descRELPBytes, func(s *relpStats) int64 { return s.IncompleteBytes }, "incomplete"),
+	Counter(descRELPErrors, func(s *relpStats) int64 { return s.ProtocolErrors }, "protocol"),
+	Counter(descRELPErrors, func(s *relpStats) int64 { return s.TooLarge }, "too_large"),
+	Counter(descRELPErrors, func(s *relpStats) int64 { return s.HandlerErrors }, "unanswered"),
+	Counter(descRELPCloses, func(s *relpStats) int64 { return s.ServerCloses }),
 }
 
 // Collect sends the server's counters and the acknowledging inputs'.
-func (in *relpInput) Collect(ch chan<- prometheus.Metric) {
-	s := relpStats{Stats: in.srv.Stats(), in: in.stats.in.Stats()}
-	relpTable.collect(ch, &s, in.cfg.Name)
-	ackTable.collect(ch, &s.in, in.cfg.Name)
+func (in *RELPInput) Collect(ch chan<- prometheus.Metric) {
+	s := relpStats{Stats: in.Server.Stats(), in: in.Stats.In.Stats()}
+	relpTable.Collect(ch, &s, in.cfg.Name)
+	ackTable.Collect(ch, &s.in, in.cfg.Name)
 }

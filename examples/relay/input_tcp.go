@@ -17,73 +17,20 @@ import (
 	"github.com/relaykit/relaykit/stream"
 )
 
-// validate fills the defaults of the stream limits and of the input's
-// max_connections, and checks them.
-func (s *StreamLimits) validate(field string, maxConns *int, bad func(field, format string, args ...any)) {
-	s.ConnLimits.validate(field, maxConns, bad)
-	if s.FrameTimeout == 0 {
-		s.FrameTimeout = 30 * time.Second
-	}
-	if s.FrameTimeout < 0 {
-		bad(field+".frame_timeout", "must be positive")
-	}
-}
-
-// validateReads fills the defaults of read_size and read_buffers, for the
-// inputs that read through a stream.Framer (syslog TCP/TLS, JSON lines),
-// and checks them.
-func (s *StreamLimits) validateReads(field string, bad func(field, format string, args ...any)) {
-	if s.ReadSize == 0 {
-		s.ReadSize = stream.DefaultReadSize
-	}
-	if s.ReadSize < 4<<10 || s.ReadSize > 1<<20 {
-		bad(field+".read_size", "%d out of range 4KiB..1MiB", s.ReadSize)
-	}
-	if s.ReadBuffers == 0 {
-		s.ReadBuffers = 16 << 20
-	}
-	if s.ReadBuffers < s.ReadSize {
-		bad(field+".read_buffers", "%d is less than read_size", s.ReadBuffers)
-	}
-}
-
-// validate fills the defaults of the connection limits and of the
-// input's max_connections (1024), and checks them.
-func (s *ConnLimits) validate(field string, maxConns *int, bad func(field, format string, args ...any)) {
-	if *maxConns == 0 {
-		*maxConns = 1024
-	}
-	if *maxConns < 0 {
-		bad(field+".max_connections", "must be positive")
-	}
-	if s.MaxConnectionsPerSource == 0 {
-		s.MaxConnectionsPerSource = min(64, max(*maxConns, 1))
-	}
-	if s.MaxConnectionsPerSource < 0 {
-		bad(field+".max_connections_per_source", "must be positive")
-	}
-	if s.HandshakeTimeout == 0 {
-		s.HandshakeTimeout = 10 * time.Second
-	}
-	if s.HandshakeTimeout < 0 {
-		bad(field+".handshake_timeout", "must be positive")
-	}
-}
-
 // streamInput is a syslog TCP/TLS or JSON-lines listener: stream.Listener
 // enforces the connection limits and deadlines, handle reads one
 // connection.
-type streamInput struct {
-	name   string
-	ln     *stream.Listener
+type StreamInput struct {
+	Name   string
+	Listener     *stream.Listener
 	stats  *InputStats
-	budget *stream.ReadBudget // the read buffers of its connections
-	handle func(ctx context.Context, c *stream.Conn, peer string, shard uint64)
+	Budget *stream.ReadBudget // the read buffers of its connections
+	Handle func(ctx context.Context, c *stream.Conn, peer string, shard uint64)
 }
 
 var shardSeed = maphash.MakeSeed()
 
-func listenStream(name, addr string, tlsCfg *TLSConfig, maxConns int, idle time.Duration, lim StreamLimits, stats *InputStats, log *slog.Logger) (*streamInput, error) {
+func ListenStream(name, addr string, tlsCfg *TLSConfig, maxConns int, idle time.Duration, lim StreamLimits, stats *InputStats, log *slog.Logger) (*StreamInput, error) {
 	cfg := stream.Config{
 		Name: name, MaxConns: maxConns, MaxConnsPerSource: lim.MaxConnectionsPerSource,
 		RefuseWhenFull: lim.RefuseWhenFull, IdleTimeout: idle, FrameTimeout: lim.FrameTimeout,
@@ -107,12 +54,12 @@ func listenStream(name, addr string, tlsCfg *TLSConfig, maxConns int, idle time.
 	if err != nil {
 		return nil, fmt.Errorf("input %s: %w", name, err)
 	}
-	stats.listener = ln
-	stats.buffers = budget
+	stats.Listener = ln
+	stats.Buffers = budget
 	// Frames: its bytes read and frame accounting; a Framer's reads, for
 	// all but RELP, whose sessions read their own frames (no budget).
-	stats.frames, stats.reads = true, budget != nil
-	return &streamInput{name: name, ln: ln, stats: stats, budget: budget}, nil
+	stats.Frames, stats.Reads = true, budget != nil
+	return &StreamInput{Name: name, Listener: ln, stats: stats, Budget: budget}, nil
 }
 
 func serverTLS(c *TLSConfig) (*tls.Config, error) {
@@ -137,22 +84,22 @@ func serverTLS(c *TLSConfig) (*tls.Config, error) {
 }
 
 // Addrs reports the bound address.
-func (l *streamInput) Addrs(add func(string, net.Addr)) { add(l.name, l.ln.Addr()) }
+func (l *StreamInput) Addrs(add func(string, net.Addr)) { add(l.Name, l.Listener.Addr()) }
 
 // Collect: the ledger exports a stream input's counters (its
 // listener's and framers').
-func (l *streamInput) Collect(chan<- prometheus.Metric) {}
+func (l *StreamInput) Collect(chan<- prometheus.Metric) {}
 
 // newSyslogTCPInput binds the syslog TCP/TLS input of in.
-func newSyslogTCPInput(in *TCPInputConfig, env inputEnv) (*streamInput, error) {
-	st := env.ledger.input(in.Name, in.Kind())
-	l, err := listenStream(in.Name, in.Listen, in.TLS, in.MaxConnections, in.IdleTimeout, in.StreamLimits, st, env.log)
+func newSyslogTCPInput(in *TCPInputConfig, env InputEnv) (*StreamInput, error) {
+	st := env.Ledger.Input(in.Name, in.Kind())
+	l, err := ListenStream(in.Name, in.Listen, in.TLS, in.MaxConnections, in.IdleTimeout, in.StreamLimits, st, env.Log)
 	if err != nil {
 		return nil, err
 	}
-	l.handle = syslogStream(*in, st, env.loc, l.budget, env.sources)
+	l.Handle = SyslogStream(*in, st, env.Loc, l.Budget, env.Sources)
 	// The engine's producers show the point each read's events, parsed.
-	st.in.Observe(env.taps.Point(tapInput + in.Name))
+	st.In.Observe(env.Taps.Point(tapInput + in.Name))
 	return l, nil
 }
 
@@ -162,14 +109,14 @@ func newSyslogTCPInput(in *TCPInputConfig, env inputEnv) (*streamInput, error) {
 //
 // A connection paced by its source's rate limit waits on ctx: its wait
 // ends with the inputs (see stopContext).
-func (l *streamInput) Run(ctx context.Context, work context.Context) error {
+func (l *StreamInput) Run(ctx context.Context, work context.Context) error {
 	work = context.WithValue(work, stopKey{}, ctx)
-	return l.ln.Serve(ctx, func(c *stream.Conn) {
+	return l.Listener.Serve(ctx, func(c *stream.Conn) {
 		peer := c.Source().String()
 		if !c.Source().IsValid() {
 			peer = c.RemoteAddr().String()
 		}
-		l.handle(work, c, peer, maphash.String(shardSeed, c.RemoteAddr().String()))
+		l.Handle(work, c, peer, maphash.String(shardSeed, c.RemoteAddr().String()))
 	})
 }
 
@@ -187,7 +134,7 @@ func stopContext(ctx context.Context) context.Context {
 }
 
 // Close releases the listening socket of an input that never ran.
-func (l *streamInput) Close() error { return l.ln.Close() }
+func (l *StreamInput) Close() error { return l.Listener.Close() }
 
 // syslogStream handles one syslog TCP/TLS connection: frames (octet
 // counting or LF/NUL, decided by the connection's first frame), parses
@@ -203,15 +150,15 @@ func (l *streamInput) Close() error { return l.ln.Close() }
 // for its source, and its source's rate limit either holds the connection
 // back before the next read (pace) or drops the excess (drop, counted
 // as dropped{rate_limit}).
-func syslogStream(in TCPInputConfig, stats *InputStats, loc *time.Location, budget *stream.ReadBudget, src *sourceTracker) func(context.Context, *stream.Conn, string, uint64) {
+func SyslogStream(in TCPInputConfig, stats *InputStats, loc *time.Location, budget *stream.ReadBudget, src *SourceTracker) func(context.Context, *stream.Conn, string, uint64) {
 	return func(ctx context.Context, c *stream.Conn, peer string, shard uint64) {
-		b := stats.in.NewProducer(shard)
+		b := stats.In.NewProducer(shard)
 		defer b.Release()
-		cs := src.streamConn(in.Name, c.Source())
+		cs := src.StreamConn(in.Name, c.Source())
 		defer cs.Close()
 		stop := stopContext(ctx)
 		fr := stream.NewFramer(c, stream.FramerConfig{
-			MaxFrame: int(in.MaxMessageSize), Counters: &stats.framing,
+			MaxFrame: int(in.MaxMessageSize), Counters: &stats.Framing,
 			ReadSize: int(in.ReadSize), Budget: budget,
 			BeforeRead: func() error {
 				if err := b.Flush(ctx); err != nil {
@@ -221,7 +168,7 @@ func syslogStream(in TCPInputConfig, stats *InputStats, loc *time.Location, budg
 			},
 		})
 		defer fr.Release()
-		sp := newSyslogParser(loc)
+		sp := NewSyslogParser(loc)
 		for {
 			frame, fl, err := fr.Next()
 			if err != nil {
@@ -230,23 +177,23 @@ func syslogStream(in TCPInputConfig, stats *InputStats, loc *time.Location, budg
 				_ = b.Push(ctx)
 				return
 			}
-			stats.bytes.Add(int64(len(frame)))
+			stats.Bytes.Add(int64(len(frame)))
 			if b.Err() != nil {
-				stats.in.Drop(relaykit.ReasonShutdownUnqueued, 1)
+				stats.In.Drop(relaykit.ReasonShutdownUnqueued, 1)
 				continue
 			}
 			ev := b.Event()
 			sp.Parse(ev, frame, peer)
 			if fl&stream.Truncated != 0 {
 				ev.Flags |= relaykit.FlagTruncated
-				stats.truncated.Add(1)
+				stats.Truncated.Add(1)
 			}
 			if ev.Flags&relaykit.FlagParseError != 0 {
-				stats.parseErrors.Add(1)
+				stats.ParseErrors.Add(1)
 			}
 			if !cs.Event(ev.Host, len(frame)) {
 				b.Unget() // over its source's limit
-				stats.in.Drop(relaykit.ReasonRateLimit, 1)
+				stats.In.Drop(relaykit.ReasonRateLimit, 1)
 				continue
 			}
 			if b.Full() {

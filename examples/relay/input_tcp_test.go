@@ -91,7 +91,7 @@ func sendAndWaitArchived(t *testing.T, tr *testRelay, src, msg string) time.Dura
 	_, err := fmt.Fprintf(c, "<13>1 - h app - - - %s\n", msg)
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
-	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered > before }, "message archived")
+	WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered > before }, "message archived")
 	return time.Since(start)
 }
 
@@ -100,7 +100,7 @@ func sendAndWaitArchived(t *testing.T, tr *testRelay, src, msg string) time.Dura
 func archivedMessages(t *testing.T, cfg Config) []string {
 	t.Helper()
 	var msgs []string
-	for _, r := range archivedRecords(t, archiveOf(cfg).Dir) {
+	for _, r := range archivedRecords(t, ArchiveOf(cfg).Dir) {
 		msgs = append(msgs, r.Message)
 	}
 	return msgs
@@ -112,13 +112,13 @@ func archivedMessages(t *testing.T, cfg Config) []string {
 // sender from another address is archived within 2 s.
 func TestIdleConnectionsFromOneSource(t *testing.T) {
 	needFiles(t, 2*1100+200)
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	tr := startRelay(t, cfg)
-	ln := inputsOf[*streamInput](tr.Relay)[0].ln
+	ln := inputsOf[*StreamInput](tr.Relay)[0].Listener
 	for range 1100 {
 		dialFrom(t, "127.0.0.2", tr.addr("tcp"))
 	}
-	waitFor(t, 10*time.Second, func() bool { s := ln.Stats(); return s.Accepted+s.RefusedPerSource == 1100 }, "1100 connections accepted or refused")
+	WaitFor(t, 10*time.Second, func() bool { s := ln.Stats(); return s.Accepted+s.RefusedPerSource == 1100 }, "1100 connections accepted or refused")
 	s := ln.Stats()
 	assert.Equal(t, int64(64), s.Open)
 	assert.Equal(t, int64(1100-64), s.RefusedPerSource)
@@ -137,9 +137,9 @@ func TestIdleConnectionsFromOneSource(t *testing.T) {
 // is archived within 2 s, and the evictions are counted.
 func TestEvictionAtMaxConnections(t *testing.T) {
 	needFiles(t, 2*1100+200)
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	tr := startRelay(t, cfg)
-	ln := inputsOf[*streamInput](tr.Relay)[0].ln
+	ln := inputsOf[*StreamInput](tr.Relay)[0].Listener
 	first := dialFrom(t, "127.0.0.10", tr.addr("tcp"))
 	for i := range 17 {
 		src := fmt.Sprintf("127.0.0.%d", 10+i)
@@ -150,7 +150,7 @@ func TestEvictionAtMaxConnections(t *testing.T) {
 			dialFrom(t, src, tr.addr("tcp"))
 		}
 	}
-	waitFor(t, 10*time.Second, func() bool { return ln.Stats().Accepted == 17*64 }, "1088 connections accepted")
+	WaitFor(t, 10*time.Second, func() bool { return ln.Stats().Accepted == 17*64 }, "1088 connections accepted")
 	s := ln.Stats()
 	assert.Equal(t, int64(1024), s.Open)
 	assert.Equal(t, int64(17*64-1024), s.Evicted)
@@ -177,7 +177,7 @@ func TestSlowSendersCut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the 30 s default frame timeout")
 	}
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cert, key := selfSigned(t)
 	cfg.Inputs.SyslogTCP = append(cfg.Inputs.SyslogTCP, TCPInputConfig{Name: "tls", Listen: "127.0.0.1:0", TLS: &TLSConfig{CertFile: cert, KeyFile: key}})
 	tr := startRelay(t, cfg)
@@ -224,7 +224,7 @@ func TestSlowSendersCut(t *testing.T) {
 		_, err = fmt.Fprintf(tc, "<13>1 - h app - - - good tls %d\n", i)
 		require.NoError(t, err)
 		require.NoError(t, tc.Close())
-		waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered > before }, "TLS message archived")
+		WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered > before }, "TLS message archived")
 		assert.Less(t, time.Since(begin), 2*time.Second)
 	}
 
@@ -246,9 +246,9 @@ func TestSlowSendersCut(t *testing.T) {
 	assert.Less(t, cutAfter, frameTimeout+2*time.Second)
 	<-tricklerDone
 
-	ls := inputsOf[*streamInput](tr.Relay)[0].ln.Stats()
+	ls := inputsOf[*StreamInput](tr.Relay)[0].Listener.Stats()
 	assert.Equal(t, int64(1), ls.CutFrameTimeout)
-	assert.Equal(t, int64(1), inputsOf[*streamInput](tr.Relay)[1].ln.Stats().CutHandshakeTimeout)
+	assert.Equal(t, int64(1), inputsOf[*StreamInput](tr.Relay)[1].Listener.Stats().CutHandshakeTimeout)
 	assert.Equal(t, 1.0, metricValue(t, tr, "relay_input_connections_cut_total", "input", "tcp", "reason", "frame_timeout"))
 	assert.Equal(t, 1.0, metricValue(t, tr, "relay_input_connections_cut_total", "input", "tls", "reason", "handshake_timeout"))
 	assert.Equal(t, 1.0, metricValue(t, tr, "relay_input_incomplete_frames_total", "input", "tcp"))
@@ -264,9 +264,9 @@ func TestSlowSendersCut(t *testing.T) {
 // the README names, every byte read is accounted for, and the ledger
 // balances.
 func TestStreamLossesCounted(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	tr := startRelay(t, cfg)
-	ln := inputsOf[*streamInput](tr.Relay)[0].ln
+	ln := inputsOf[*StreamInput](tr.Relay)[0].Listener
 	const maxMsg = 64 << 10
 	oversized := "<13>" + strings.Repeat("z", 70000)
 	partial := "<13>1 - h app - - - broken off by a reset"
@@ -285,12 +285,12 @@ func TestStreamLossesCounted(t *testing.T) {
 	write(partial)
 	// Reset only once the relay has read everything: a reset discards what
 	// the kernel still holds unread, which no process could count.
-	waitFor(t, 10*time.Second, func() bool { return ln.Stats().BytesRead == sent }, "relay read every byte sent")
+	WaitFor(t, 10*time.Second, func() bool { return ln.Stats().BytesRead == sent }, "relay read every byte sent")
 	require.NoError(t, c.SetLinger(0))
 	require.NoError(t, c.Close())
-	waitFor(t, 10*time.Second, func() bool { return ln.Stats().Open == 0 }, "connection closed")
+	WaitFor(t, 10*time.Second, func() bool { return ln.Stats().Open == 0 }, "connection closed")
 
-	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 3 }, "3 events archived")
+	WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 3 }, "3 events archived")
 	m := func(name string) float64 { return metricValue(t, tr, name, "input", "tcp") }
 	assert.Equal(t, 1.0, m("relay_input_nul_frames_total"))
 	assert.Equal(t, 2.0, m("relay_input_empty_frames_total"))
@@ -371,10 +371,10 @@ func TestFramingFault(t *testing.T) {
 		{"LF", strings.Join(lfLines, "\n") + "\n", lfWant, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := testConfig(t)
+			cfg := TestConfig(t)
 			tr := startRelay(t, cfg)
-			send(t, "tcp", tr.addr("tcp"), []byte(tt.data))
-			waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == int64(len(tt.want)) }, "every frame archived")
+			Send(t, "tcp", tr.addr("tcp"), []byte(tt.data))
+			WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == int64(len(tt.want)) }, "every frame archived")
 			assert.Equal(t, tt.framingE, metricValue(t, tr, "relay_input_framing_errors_total", "input", "tcp"))
 			s := tr.stop(t)
 			checkBalanced(t, s)
@@ -393,7 +393,7 @@ func TestFramingFault(t *testing.T) {
 // beyond digits, leading spaces) on one connection, with octet counting and
 // with LF framing: one event per line, none merged.
 func TestFramingFaultLogger(t *testing.T) {
-	needTool(t, "logger")
+	NeedTool(t, "logger")
 	lines := []string{
 		"plain message",
 		"12 <13>looks like a frame",
@@ -412,11 +412,11 @@ func TestFramingFaultLogger(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte(strings.Join(all, "\n")+"\n"), 0o600))
 	for _, framing := range [][]string{{"--octet-count"}, nil} {
 		t.Run(fmt.Sprintf("%v", framing), func(t *testing.T) {
-			cfg := testConfig(t)
+			cfg := TestConfig(t)
 			tr := startRelay(t, cfg)
 			args := append([]string{"-n", "127.0.0.1", "-P", tr.port("tcp"), "-T", "--rfc5424", "-t", "app", "-f", file}, framing...)
 			runTool(t, "logger", args...)
-			waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == int64(len(all)) }, "29 events archived")
+			WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == int64(len(all)) }, "29 events archived")
 			s := tr.stop(t)
 			checkBalanced(t, s)
 			assert.Equal(t, int64(len(all)), s.Received, "one event per line")
@@ -434,7 +434,7 @@ func TestFramingFaultLogger(t *testing.T) {
 // quiet hold 4 KiB of read buffer each (the shipped
 // defaults); the buffers go back when they close.
 func TestIdleConnectionsReadBuffers(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	tr := startRelay(t, cfg)
 	const n = 50
 	var conns []*net.TCPConn
@@ -444,13 +444,13 @@ func TestIdleConnectionsReadBuffers(t *testing.T) {
 		require.NoError(t, err)
 		conns = append(conns, c)
 	}
-	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == n }, "one line from each")
+	WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == n }, "one line from each")
 	assert.Equal(t, float64(n*4096), metricValue(t, tr, "relay_input_read_buffer_bytes", "input", "tcp"))
 	assert.GreaterOrEqual(t, metricValue(t, tr, "relay_input_reads_total", "input", "tcp"), float64(n))
 	for _, c := range conns {
 		require.NoError(t, c.Close())
 	}
-	waitFor(t, 10*time.Second, func() bool { return inputsOf[*streamInput](tr.Relay)[0].ln.Stats().Open == 0 }, "connections closed")
+	WaitFor(t, 10*time.Second, func() bool { return inputsOf[*StreamInput](tr.Relay)[0].Listener.Stats().Open == 0 }, "connections closed")
 	assert.Zero(t, metricValue(t, tr, "relay_input_read_buffer_bytes", "input", "tcp"))
 	s := tr.stop(t)
 	checkBalanced(t, s)
@@ -465,7 +465,7 @@ func TestIdleConnectionsReadBuffers(t *testing.T) {
 // trickle that keeps the open batch from filling.
 func TestStreamEventsWithinMaxWait(t *testing.T) {
 	const wait = 300 * time.Millisecond
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.Workers.Count = 1
 	cfg.Workers.BatchMaxWait = wait
 	tr := startRelay(t, cfg)
@@ -482,14 +482,14 @@ func TestStreamEventsWithinMaxWait(t *testing.T) {
 	}
 	archivedBy := func(n int64, within time.Duration, what string) {
 		t.Helper()
-		waitFor(t, within, func() bool { return tr.Ledger().Dest["archive"].Delivered >= n }, what)
+		WaitFor(t, within, func() bool { return tr.Ledger().Dest["archive"].Delivered >= n }, what)
 	}
 
 	send(0, 10)
-	waitFor(t, 5*time.Second, func() bool { return tr.Ledger().Input["tcp"] == 10 }, "first events received")
+	WaitFor(t, 5*time.Second, func() bool { return tr.Ledger().Input["tcp"] == 10 }, "first events received")
 	start := time.Now()
 	send(10, 10) // the worker took the first ones and sleeps armed: not woken for these
-	waitFor(t, 5*time.Second, func() bool { return tr.Ledger().Input["tcp"] == 20 }, "second events received")
+	WaitFor(t, 5*time.Second, func() bool { return tr.Ledger().Input["tcp"] == 20 }, "second events received")
 	archivedBy(20, 3*wait, "events short of a batch archived within batch_max_wait")
 	assert.Less(t, time.Since(start), 3*wait)
 

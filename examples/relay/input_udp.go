@@ -30,7 +30,7 @@ import (
 // address, or the event's host), and a datagram over its source's rate
 // limit is dropped, counted as received and dropped{rate_limit}: UDP
 // cannot be paced.
-type udpInput struct {
+type UDPInput struct {
 	cfg   UDPInputConfig
 	ln    *udp.Listener
 	stats *InputStats
@@ -48,43 +48,43 @@ type udpInput struct {
 // udpDropPoll is how often a UDP input reads its socket's drop count, so
 // that drops show when no datagram follows them (zero: the listener's
 // default, 1 s; tests change it).
-var udpDropPoll time.Duration
+var UDPDropPoll time.Duration
 
 // newUDPInput binds the UDP input of cfg.
-func newUDPInput(cfg *UDPInputConfig, env inputEnv) (*udpInput, error) {
-	stats := env.ledger.input(cfg.Name, cfg.Kind())
+func newUDPInput(cfg *UDPInputConfig, env InputEnv) (*UDPInput, error) {
+	stats := env.Ledger.Input(cfg.Name, cfg.Kind())
 	ln, err := udp.Listen(cfg.Listen, udp.Config{
 		Name:             cfg.Name,
 		ReadBuffer:       int(cfg.ReadBuffer),
 		MaxMessageSize:   int(cfg.MaxMessageSize),
 		BatchSize:        cfg.BatchSize,
 		Readers:          cfg.Readers,
-		DropPollInterval: udpDropPoll,
-		Logger:           env.log.With("input", cfg.Name),
+		DropPollInterval: UDPDropPoll,
+		Logger:           env.Log.With("input", cfg.Name),
 		Hooks: udp.Hooks{OnKernelDrops: func(n int) {
-			stats.kernelDropped.Add(int64(n))
-			stats.in.Drop(relaykit.ReasonRcvbufFull, n)
+			stats.KernelDropped.Add(int64(n))
+			stats.In.Drop(relaykit.ReasonRcvbufFull, n)
 		}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("input %s: %w", cfg.Name, err)
 	}
-	stats.udp = ln
+	stats.UDP = ln
 	// The engine's producers show the point each read's events, parsed.
-	stats.in.Observe(env.taps.Point(tapInput + cfg.Name))
-	u := &udpInput{cfg: *cfg, ln: ln, stats: stats, workers: env.workers, loc: env.loc, src: env.sources.input(cfg.Name)}
-	u.byHost = env.sources != nil && env.sources.cfg.keyByHost(cfg.Name)
+	stats.In.Observe(env.Taps.Point(tapInput + cfg.Name))
+	u := &UDPInput{cfg: *cfg, ln: ln, stats: stats, workers: env.Workers, loc: env.Loc, src: env.Sources.input(cfg.Name)}
+	u.byHost = env.Sources != nil && env.Sources.Config.KeyByHost(cfg.Name)
 	return u, nil
 }
 
 // Addrs reports the bound address.
-func (u *udpInput) Addrs(add func(string, net.Addr)) { add(u.cfg.Name, u.ln.Addr()) }
+func (u *UDPInput) Addrs(add func(string, net.Addr)) { add(u.cfg.Name, u.ln.Addr()) }
 
 // Close releases the socket of an input that never ran.
-func (u *udpInput) Close() error { return u.ln.Close() }
+func (u *UDPInput) Close() error { return u.ln.Close() }
 
 // Collect: the ledger exports a UDP input's counters (its listener's).
-func (u *udpInput) Collect(chan<- prometheus.Metric) {}
+func (u *UDPInput) Collect(chan<- prometheus.Metric) {}
 
 // udpReader is one reader's state: a parser, a producer per worker, and
 // the last sender (senders send in bursts, so most datagrams skip
@@ -99,12 +99,12 @@ type udpReader struct {
 
 // Run reads until ctx ends (then the listener drains the socket) and
 // returns nil; a datagram has nothing to finish after it.
-func (u *udpInput) Run(ctx, _ context.Context) error {
+func (u *UDPInput) Run(ctx, _ context.Context) error {
 	readers := make([]*udpReader, max(u.cfg.Readers, 1))
 	for i := range readers {
-		r := &udpReader{sp: newSyslogParser(u.loc), producers: make([]*engine.Producer, u.workers)}
+		r := &udpReader{sp: NewSyslogParser(u.loc), producers: make([]*engine.Producer, u.workers)}
 		for w := range r.producers {
-			r.producers[w] = u.stats.in.NewProducer(uint64(w))
+			r.producers[w] = u.stats.In.NewProducer(uint64(w))
 		}
 		readers[i] = r
 	}
@@ -123,24 +123,24 @@ func (u *udpInput) Run(ctx, _ context.Context) error {
 				r.lastAddr, r.peer = d.Addr, d.Addr.Addr().String()
 				r.p = r.producers[maphash.Comparable(shardSeed, d.Addr)%uint64(len(r.producers))]
 			}
-			u.stats.bytes.Add(int64(len(d.Data)))
+			u.stats.Bytes.Add(int64(len(d.Data)))
 			if !u.byHost && u.src.AllowAddr(d.Addr.Addr(), 1, len(d.Data)) == 0 {
-				u.stats.in.Drop(relaykit.ReasonRateLimit, 1)
+				u.stats.In.Drop(relaykit.ReasonRateLimit, 1)
 				continue
 			}
 			ev := r.p.Event()
 			r.sp.Parse(ev, d.Data, r.peer)
 			if u.byHost && u.src.AllowHost(ev.Host, 1, len(d.Data)) == 0 {
 				r.p.Unget()
-				u.stats.in.Drop(relaykit.ReasonRateLimit, 1)
+				u.stats.In.Drop(relaykit.ReasonRateLimit, 1)
 				continue
 			}
 			if d.Truncated {
 				ev.Flags |= relaykit.FlagTruncated
-				u.stats.truncated.Add(1)
+				u.stats.Truncated.Add(1)
 			}
 			if ev.Flags&relaykit.FlagParseError != 0 {
-				u.stats.parseErrors.Add(1)
+				u.stats.ParseErrors.Add(1)
 			}
 			if r.p.Full() {
 				r.p.TryPush()

@@ -18,7 +18,7 @@ import (
 // config, the startup summary and the socket.
 func TestUDPReadBufferDefault(t *testing.T) {
 	dir := t.TempDir()
-	cfg, err := LoadConfig(writeConfig(t, `
+	cfg, err := LoadConfig(WriteConfig(t, `
 inputs:
   syslog_udp:
     - name: mine
@@ -94,10 +94,10 @@ func softnetDrops(t *testing.T) int64 {
 func TestUDPKernelDrops(t *testing.T) {
 	// Only the control messages count while the relay runs (no SO_MEMINFO
 	// polling): the last datagram below must report the drops.
-	poll := udpDropPoll
-	udpDropPoll = -1
-	t.Cleanup(func() { udpDropPoll = poll })
-	cfg := testConfig(t)
+	poll := UDPDropPoll
+	UDPDropPoll = -1
+	t.Cleanup(func() { UDPDropPoll = poll })
+	cfg := TestConfig(t)
 	cfg.Inputs.SyslogUDP[0].ReadBuffer = 1 // the kernel's minimum, a few datagrams
 	tr := startRelay(t, cfg)
 	addr := tr.Addrs()["udp"].(*net.UDPAddr)
@@ -113,7 +113,7 @@ func TestUDPKernelDrops(t *testing.T) {
 		require.NoError(t, err)
 	}
 	// Everything sent is read or dropped once the queue is empty.
-	waitFor(t, 10*time.Second, func() bool { rx, _ := procUDP(t, port); return rx == 0 }, "socket queue empty")
+	WaitFor(t, 10*time.Second, func() bool { rx, _ := procUDP(t, port); return rx == 0 }, "socket queue empty")
 	_, drops := procUDP(t, port)
 	require.Positive(t, drops, "the flood overflowed the socket's buffer")
 
@@ -121,7 +121,7 @@ func TestUDPKernelDrops(t *testing.T) {
 	_, err = fmt.Fprintf(conn, "<13>1 - h app - - - last")
 	require.NoError(t, err)
 	metrics := "http://" + tr.addr("metrics") + "/metrics"
-	waitFor(t, 5*time.Second, func() bool {
+	WaitFor(t, 5*time.Second, func() bool {
 		return scrapeSample(metrics, `relay_input_kernel_dropped_total{input="udp"}`) == float64(drops)
 	}, fmt.Sprintf("relay_input_kernel_dropped_total = %d, the socket's drops", drops))
 	assert.Equal(t, float64(drops), scrapeSample(metrics, `relay_dropped_events_total{reason="rcvbuf_full"}`))
@@ -143,10 +143,10 @@ func TestUDPKernelDrops(t *testing.T) {
 // TestUDPKernelDropsPolled: drops that no datagram follows (a burst, then
 // silence) show within the polling interval (SO_MEMINFO).
 func TestUDPKernelDropsPolled(t *testing.T) {
-	poll := udpDropPoll
-	udpDropPoll = 20 * time.Millisecond
-	t.Cleanup(func() { udpDropPoll = poll })
-	cfg := testConfig(t)
+	poll := UDPDropPoll
+	UDPDropPoll = 20 * time.Millisecond
+	t.Cleanup(func() { UDPDropPoll = poll })
+	cfg := TestConfig(t)
 	cfg.Inputs.SyslogUDP[0].ReadBuffer = 1
 	tr := startRelay(t, cfg)
 	addr := tr.Addrs()["udp"].(*net.UDPAddr)
@@ -158,10 +158,10 @@ func TestUDPKernelDropsPolled(t *testing.T) {
 		_, err := fmt.Fprintf(conn, "<13>1 - h app - - - burst %d", i)
 		require.NoError(t, err)
 	}
-	waitFor(t, 10*time.Second, func() bool { rx, _ := procUDP(t, addr.Port); return rx == 0 }, "socket queue empty")
+	WaitFor(t, 10*time.Second, func() bool { rx, _ := procUDP(t, addr.Port); return rx == 0 }, "socket queue empty")
 	_, drops := procUDP(t, addr.Port)
 	require.Positive(t, drops)
-	waitFor(t, 5*time.Second, func() bool {
+	WaitFor(t, 5*time.Second, func() bool {
 		return tr.Ledger().Dropped["rcvbuf_full"] == drops
 	}, fmt.Sprintf("the ledger shows the socket's %d drops", drops))
 	s := tr.stop(t)

@@ -58,14 +58,14 @@ type KafkaSASLConfig struct {
 	Password  Secret `yaml:"password"`
 }
 
-func (t *KafkaTLSConfig) build() (*tls.Config, error) {
+func (t *KafkaTLSConfig) Build() (*tls.Config, error) {
 	if t == nil {
 		return nil, nil
 	}
 	return forward.TLSConfig{CAFile: t.CAFile, DangerousInsecureSkipVerify: t.InsecureSkipVerify}.Build()
 }
 
-func (s *KafkaSASLConfig) lib() kafka.SASLConfig {
+func (s *KafkaSASLConfig) Lib() kafka.SASLConfig {
 	if s == nil {
 		return kafka.SASLConfig{}
 	}
@@ -89,7 +89,7 @@ func (in *KafkaInputConfig) Summary() string {
 }
 
 // validate checks and fills a Kafka input.
-func (in *KafkaInputConfig) validate(f string, ck *checker) {
+func (in *KafkaInputConfig) validate(f string, ck *Checker) {
 	bad := ck.bad
 	ck.name(f+".name", in.Name)
 	checkBrokers(bad, f+".brokers", in.Brokers)
@@ -123,7 +123,7 @@ func (in *KafkaInputConfig) validate(f string, ck *checker) {
 	if in.CommitInterval < 0 || in.SessionTimeout < 0 || in.MaxPollRecords < 0 {
 		bad(f, "commit_interval, session_timeout and max_poll_records must not be negative")
 	}
-	if _, err := kafka.SASLMechanism(in.SASL.lib()); err != nil {
+	if _, err := kafka.SASLMechanism(in.SASL.Lib()); err != nil {
 		bad(f+".sasl", "%v", err)
 	}
 	checkSASLOverTLS(bad, f, in.SASL, in.TLS, in.AllowPlaintextSASL)

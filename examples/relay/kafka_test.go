@@ -32,7 +32,7 @@ var kafkaHopLines = []string{
 }
 
 func TestKafkaConfig(t *testing.T) {
-	cfg, err := LoadConfig(writeConfig(t, `
+	cfg, err := LoadConfig(WriteConfig(t, `
 inputs:
   kafka:
     - name: k
@@ -59,7 +59,7 @@ destinations:
 	assert.Equal(t, "earliest", in.Start)
 	assert.Equal(t, time.Second, in.CommitInterval)
 	assert.Equal(t, 10*time.Second, in.SessionTimeout)
-	d := specOf[*KafkaDestination](cfg, "out")
+	d := SpecOf[*KafkaDestination](cfg, "out")
 	assert.Equal(t, "json", d.Format)
 	assert.Equal(t, []string{"127.0.0.1:9092", "127.0.0.1:9093"}, d.Brokers)
 	assert.NotContains(t, cfg.Summary(), "s3cret")
@@ -93,7 +93,7 @@ destinations:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := LoadConfig(writeConfig(t, tt.yaml+"\nroutes: [{name: r, final: true, destinations: [archive]}]\n"))
+			_, err := LoadConfig(WriteConfig(t, tt.yaml+"\nroutes: [{name: r, final: true, destinations: [archive]}]\n"))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 		})
@@ -110,7 +110,7 @@ destinations:
 		if strings.HasPrefix(yaml, "destinations") {
 			route = "out"
 		}
-		_, err := LoadConfig(writeConfig(t, yaml+"\nroutes: [{name: r, final: true, destinations: ["+route+"]}]\n"))
+		_, err := LoadConfig(WriteConfig(t, yaml+"\nroutes: [{name: r, final: true, destinations: ["+route+"]}]\n"))
 		assert.NoError(t, err, yaml)
 	}
 }
@@ -122,7 +122,7 @@ destinations:
 // that does not parse; no timestamp) decode to the event the edge had, and
 // HEC is sent the same bytes either way.
 func TestKafkaDecode(t *testing.T) {
-	sp := newSyslogParser(time.UTC)
+	sp := NewSyslogParser(time.UTC)
 	var parser fastjson.Parser
 	decode := func(r *kgo.Record, e *relaykit.Event) error { return kafka.DecodeJSON(&parser, r.Value, e) }
 	hec, err := forward.NewHEC(forward.HECConfig{URL: "http://127.0.0.1:1", Token: "t"})
@@ -237,21 +237,21 @@ func TestKafkaDestinationOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := LoadConfig(writeConfig(t, routeToD+"destinations:\n  d:\n"+tt.base+tt.extra))
+			_, err := LoadConfig(WriteConfig(t, routeToD+"destinations:\n  d:\n"+tt.base+tt.extra))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
-			_, err = LoadConfig(writeConfig(t, routeToD+"destinations:\n  d:\n"+tt.base))
+			_, err = LoadConfig(WriteConfig(t, routeToD+"destinations:\n  d:\n"+tt.base))
 			assert.NoError(t, err, "the same destination without the setting is valid")
 		})
 	}
 
 	// What a kafka destination uses passes, and its retry settings stay
 	// unset (no defaults are filled in).
-	cfg, err := LoadConfig(writeConfig(t, routeToD+"destinations:\n  d:\n"+kafkaDest+
+	cfg, err := LoadConfig(WriteConfig(t, routeToD+"destinations:\n  d:\n"+kafkaDest+
 		"    format: raw\n    timeout: 10s\n    queue: 4\n    spool: {mode: always, full: drop_oldest}\n"+
 		"    key: host\n    compression: lz4\n    acks: leader\n    max_record_bytes: 100000\n    omit_headers: true\n"+
 		"    tls: {ca_file: /etc/ca.pem}\n    sasl: {mechanism: SCRAM-SHA-256, user: u, password: p}\n"))
 	require.NoError(t, err)
-	_, retry := cfg.Destinations["d"].Spec.queueSettings()
+	_, retry := cfg.Destinations["d"].Spec.QueueConfig()
 	assert.Equal(t, RetryConfig{}, retry)
 }

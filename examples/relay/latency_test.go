@@ -23,10 +23,10 @@ func TestLatencyHistogram(t *testing.T) {
 		{ReceiveTime: now - int64(200*time.Millisecond)},
 		{}, // no receive time
 	}
-	s.observeDelivered(batch)
-	s.observeDelivered(nil)
+	s.ObserveDelivered(batch)
+	s.ObserveDelivered(nil)
 	var m dto.Metric
-	require.NoError(t, s.latency.metric(descDestLatency, "hec").Write(&m))
+	require.NoError(t, s.Latency.Metric(DescDestLatency, "hec").Write(&m))
 	h := m.GetHistogram()
 	assert.Equal(t, uint64(3), h.GetSampleCount())
 	assert.InDelta(t, 3.4, h.GetSampleSum(), 0.2)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit"
-	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/delivery"
 	"github.com/relaykit/relaykit/engine"
 	"github.com/relaykit/relaykit/storage"
@@ -18,30 +17,25 @@ import (
 	"github.com/relaykit/relaykit/stream/udp"
 )
 
-// clk is the relay's coarse clock, relaykit's process clock: receive times,
-// batch stamps and the storage writers' rotation checks read it instead
-// of calling time.Now per event. It ticks only while read.
-var clk = clock.Default()
-
 // Drop reasons the relay counts itself (metric labels); the inputs' own
 // (queue_full, rcvbuf_full, invalid_json, shutdown_unqueued, rate_limit) are counted by
 // the engine.
 const (
-	dropUnrouted     = relaykit.ReasonUnrouted     // no route matched
-	dropFiltered     = relaykit.ReasonFiltered     // a pipeline step dropped it (drop, sample)
-	dropSpoolFull    = relaykit.ReasonSpoolFull    // the destination's spool was full (policy drop_newest)
-	dropSpoolOldest  = relaykit.ReasonSpoolOldest  // spooled, then discarded for room (policy drop_oldest)
-	dropSpoolCorrupt = relaykit.ReasonSpoolCorrupt // destroyed on disk: a damaged spool record or a missing segment
-	dropRejected     = relaykit.ReasonRejected     // destination refused it as bad data (dead-lettered)
-	dropSinkError    = relaykit.ReasonSinkError    // a sink the router could not hand it to
-	dropShutdown     = relaykit.ReasonShutdown     // the shutdown deadline came before a destination accepted it
+	DropUnrouted     = relaykit.ReasonUnrouted     // no route matched
+	DropFiltered     = relaykit.ReasonFiltered     // a pipeline step dropped it (drop, sample)
+	DropSpoolFull    = relaykit.ReasonSpoolFull    // the destination's spool was full (policy drop_newest)
+	DropSpoolOldest  = relaykit.ReasonSpoolOldest  // spooled, then discarded for room (policy drop_oldest)
+	DropSpoolCorrupt = relaykit.ReasonSpoolCorrupt // destroyed on disk: a damaged spool record or a missing segment
+	DropRejected     = relaykit.ReasonRejected     // destination refused it as bad data (dead-lettered)
+	DropSinkError    = relaykit.ReasonSinkError    // a sink the router could not hand it to
+	DropShutdown     = relaykit.ReasonShutdown     // the shutdown deadline came before a destination accepted it
 
 	// The inputs' reasons, counted by the engine.
-	dropQueueFull   = relaykit.ReasonQueueFull        // UDP datagram arrived while the worker ring was full
-	dropInvalidJSON = relaykit.ReasonInvalidJSON      // JSON line (or Kafka record) failed validation (dead-lettered)
-	dropRcvbuf      = relaykit.ReasonRcvbufFull       // the kernel dropped a UDP datagram: the socket buffer (read_buffer) was full
-	dropUnqueued    = relaykit.ReasonShutdownUnqueued // read, but the shutdown deadline came before the engine took it
-	dropRateLimit   = relaykit.ReasonRateLimit        // over its source's rate limit (sources.rate_limit)
+	DropQueueFull   = relaykit.ReasonQueueFull        // UDP datagram arrived while the worker ring was full
+	DropInvalidJSON = relaykit.ReasonInvalidJSON      // JSON line (or Kafka record) failed validation (dead-lettered)
+	DropRcvbuf      = relaykit.ReasonRcvbufFull       // the kernel dropped a UDP datagram: the socket buffer (read_buffer) was full
+	DropUnqueued    = relaykit.ReasonShutdownUnqueued // read, but the shutdown deadline came before the engine took it
+	DropRateLimit   = relaykit.ReasonRateLimit        // over its source's rate limit (sources.rate_limit)
 )
 
 // dropReasons are the labels of relay_dropped_events_total: every reason
@@ -51,46 +45,46 @@ var dropReasons = relaykit.Reasons
 // InputStats counts one input. Fields are updated with atomics by the
 // input's goroutines.
 type InputStats struct {
-	name, kind  string
-	in          *engine.Input // received events and the input's drops
-	bytes       atomic.Int64
-	parseErrors atomic.Int64 // forwarded raw with FlagParseError
-	truncated   atomic.Int64 // frames cut at the max message size
-	invalid     atomic.Int64 // JSON lines that failed validation
+	Name, Kind  string
+	In          *engine.Input // received events and the input's drops
+	Bytes       atomic.Int64
+	ParseErrors atomic.Int64 // forwarded raw with FlagParseError
+	Truncated   atomic.Int64 // frames cut at the max message size
+	Invalid     atomic.Int64 // JSON lines that failed validation
 	// kernelDropped counts UDP datagrams the kernel dropped at the input's
 	// socket (SO_RXQ_OVFL); they are in received and dropped{rcvbuf_full}.
-	kernelDropped atomic.Int64
+	KernelDropped atomic.Int64
 
 	// udp is a UDP input's listener: its reads, read errors and kernel
 	// drops.
-	udp *udp.Listener
+	UDP *udp.Listener
 
 	// Stream inputs (syslog TCP/TLS, JSON lines, RELP, HEC, OTLP): the
 	// listener's connection counters, the framers' byte accounting, and
 	// the budget of their read buffers.
-	listener *stream.Listener
-	framing  stream.Counters
-	buffers  *stream.ReadBudget
+	Listener *stream.Listener
+	Framing  stream.Counters
+	Buffers  *stream.ReadBudget
 	// frames and reads say which of the stream tables the input's
 	// metrics export beyond the listener's (metrics.go): its bytes read
 	// and frame accounting (not HEC's: no frames, relay_hec_body_bytes_total
 	// counts its bodies), and its framers' reads (syslog TCP/TLS, JSON
 	// and OTLP; RELP sessions read their own frames).
-	frames, reads bool
+	Frames, Reads bool
 }
 
 // DestStats counts one destination. A network destination's queue keeps
 // the rest (backlog, memory, spool damage): see DestSnapshot.
 type DestStats struct {
-	name, kind string
-	in         atomic.Int64 // events the router handed to the destination
-	delivered  atomic.Int64 // accepted by the destination (or written, for archives)
-	dropped    atomic.Int64 // lost with a reason counted in the ledger
+	Name, Kind string
+	In         atomic.Int64 // events the router handed to the destination
+	Delivered  atomic.Int64 // accepted by the destination (or written, for archives)
+	Dropped    atomic.Int64 // lost with a reason counted in the ledger
 	healthy    atomic.Bool  // archive: the last write succeeded
-	queue      *delivery.Queue
-	spooled    bool             // its queue has a spool (not the archive's)
-	archive    *storage.Archive // archives: its write counts
-	latency    latencyHist      // receive -> delivered
+	Queue      *delivery.Queue
+	Spooled    bool             // its queue has a spool (not the archive's)
+	Archive    *storage.Archive // archives: its write counts
+	Latency    latencyHist      // receive -> delivered
 }
 
 // latencyBounds are the upper bounds, in seconds, of the buckets of
@@ -118,7 +112,7 @@ type latencyHist struct {
 // observeDelivered records the receive -> delivered time of every event of
 // batch (events without a receive time are skipped), with one clock read
 // for the batch. Call it where a batch counts as delivered.
-func (s *DestStats) observeDelivered(batch []relaykit.Event) {
+func (s *DestStats) ObserveDelivered(batch []relaykit.Event) {
 	if len(batch) == 0 {
 		return
 	}
@@ -143,7 +137,7 @@ func (s *DestStats) observeDelivered(batch []relaykit.Event) {
 	if n == 0 {
 		return
 	}
-	h := &s.latency
+	h := &s.Latency
 	for b, v := range local {
 		if v != 0 {
 			h.buckets[b].Add(v)
@@ -177,11 +171,11 @@ func (s *DestStats) observeDelivered(batch []relaykit.Event) {
 // produced once nothing is queued.
 type Ledger struct {
 	mu      sync.Mutex
-	eng     *engine.Engine // received, routed, queued, the inputs' drops
+	Engine     *engine.Engine // received, routed, queued, the inputs' drops
 	inputs  []*InputStats
 	dests   []*DestStats
 	dropped counts // after routing, by reason (dropReasons, and other)
-	start   time.Time
+	Start   time.Time
 
 	deadLettered     atomic.Int64 // lines written to the dead-letter file
 	deadLetterErrors atomic.Int64 // writes to it that failed (the line is lost)
@@ -195,8 +189,8 @@ type Ledger struct {
 	retiredCopies int64
 }
 
-func newLedger() *Ledger {
-	return &Ledger{start: time.Now(), dropped: newCounts(dropReasons), reduced: newCounts(reduceSteps), produced: newCounts(reduceSteps)}
+func NewLedger() *Ledger {
+	return &Ledger{Start: time.Now(), dropped: newCounts(dropReasons), reduced: newCounts(reduceSteps), produced: newCounts(reduceSteps)}
 }
 
 // counts are counters by label, fixed when made: names, and "other" for
@@ -231,24 +225,38 @@ func (c counts) nonZero() map[string]int64 {
 	return m
 }
 
-func (l *Ledger) input(name, kind string) *InputStats {
+func (l *Ledger) Input(name, kind string) *InputStats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := &InputStats{name: name, kind: kind, in: l.eng.NewInput(name)}
+	s := &InputStats{Name: name, Kind: kind, In: l.Engine.NewInput(name)}
 	l.inputs = append(l.inputs, s)
 	return s
 }
 
-func (l *Ledger) dest(name, kind string) *DestStats {
+// Inputs returns the inputs' counters, in the order they were added.
+func (l *Ledger) Inputs() []*InputStats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := &DestStats{name: name, kind: kind}
+	return slices.Clone(l.inputs)
+}
+
+// Dests returns the destinations' counters, in the order they were added.
+func (l *Ledger) Dests() []*DestStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.dests)
+}
+
+func (l *Ledger) Dest(name, kind string) *DestStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := &DestStats{Name: name, Kind: kind}
 	s.healthy.Store(true)
 	l.dests = append(l.dests, s)
 	return s
 }
 
-func (l *Ledger) drop(reason string, n int64) { l.dropped.add(reason, n) }
+func (l *Ledger) Drop(reason string, n int64) { l.dropped.add(reason, n) }
 
 // Snapshot is a point-in-time copy of the ledger's totals.
 type Snapshot struct {
@@ -326,16 +334,16 @@ func (l *Ledger) Snapshot() Snapshot {
 		Reduced: map[string]int64{}, Produced: map[string]int64{}}
 	// The engine first: an event it counted received is then routed,
 	// queued or dropped by the time the rest is read.
-	es := l.eng.Stats()
+	es := l.Engine.Stats()
 	s.Copies = l.copiesLocked()
 	s.Reduced, s.Produced = l.reduced.nonZero(), l.produced.nonZero()
 	for _, in := range es.Inputs {
 		s.Input[in.Name] += in.Received
 	}
 	for _, in := range l.inputs {
-		s.ParseErrors += in.parseErrors.Load()
-		s.Truncated += in.truncated.Load()
-		s.Invalid += in.invalid.Load()
+		s.ParseErrors += in.ParseErrors.Load()
+		s.Truncated += in.Truncated.Load()
+		s.Invalid += in.Invalid.Load()
 	}
 	s.Received, s.Routed, s.Queued = es.Received, es.Routed, es.Queued
 	s.DeadLetterErrors = l.deadLetterErrors.Load()
@@ -344,9 +352,9 @@ func (l *Ledger) Snapshot() Snapshot {
 		s.Dropped[r] += v
 	}
 	for _, d := range l.dests {
-		ds := d.snapshot()
-		s.Dest[d.name] = ds
-		if d.kind == "archive" {
+		ds := d.Snapshot()
+		s.Dest[d.Name] = ds
+		if d.Kind == "archive" {
 			s.Archived += ds.Delivered
 		} else {
 			s.Delivered += ds.Delivered
@@ -357,14 +365,14 @@ func (l *Ledger) Snapshot() Snapshot {
 }
 
 // snapshot reads the destination's counters and its queue's.
-func (d *DestStats) snapshot() DestSnapshot {
-	ds := DestSnapshot{In: d.in.Load(), Delivered: d.delivered.Load(), Dropped: d.dropped.Load(), Healthy: d.healthy.Load()}
-	if d.queue == nil {
+func (d *DestStats) Snapshot() DestSnapshot {
+	ds := DestSnapshot{In: d.In.Load(), Delivered: d.Delivered.Load(), Dropped: d.Dropped.Load(), Healthy: d.healthy.Load()}
+	if d.Queue == nil {
 		return ds
 	}
 	// Read the queue after the relay's own counters: its Pending then
 	// never misses an event the hooks counted out meanwhile.
-	q := d.queue.Stats()
+	q := d.Queue.Stats()
 	ds.Recovered, ds.Pending, ds.Healthy, ds.DiskFailing = q.Recovered, q.Pending, q.Healthy, q.DiskFailing
 	ds.Backlog, ds.BacklogBytes, ds.Memory = q.SpoolEvents, q.SpoolBytes, q.MemoryEvents
 	ds.Spooled = q.Spool.AppendedEvents + q.Retry.AppendedEvents

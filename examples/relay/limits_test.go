@@ -20,7 +20,7 @@ const fileLimitChildEnv = "RELAYKIT_RELAY_FILE_LIMIT_CHILD"
 // fileLimitConfig is the default config with a JSON-lines input beside the
 // syslog ones: two stream inputs of max_connections 1024.
 func fileLimitConfig(t *testing.T) Config {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.Inputs.JSONTCP = []JSONInputConfig{{Name: "json", Listen: "127.0.0.1:0"}}
 	require.NoError(t, cfg.Validate())
 	return cfg
@@ -81,9 +81,9 @@ func TestFileLimitWarning(t *testing.T) {
 // The HEC input's connections count in the file-descriptor budget like
 // every other stream input's.
 func TestFileNeedsHEC(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	hecInputConfig(&cfg)
 	cfg.Inputs.HEC[0].MaxConnections = 500
 	require.NoError(t, cfg.Validate())
-	assert.Contains(t, fileNeeds(cfg), fileNeed{"input hec max_connections", 500})
+	assert.Contains(t, FileNeeds(cfg), FileNeed{"input hec max_connections", 500})
 }

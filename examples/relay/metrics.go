@@ -1,17 +1,10 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"net"
-	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/relaykit/relaykit/delivery"
 	"github.com/relaykit/relaykit/engine"
 	"github.com/relaykit/relaykit/storage"
@@ -20,7 +13,7 @@ import (
 )
 
 // metric returns the histogram as a Prometheus constant histogram.
-func (h *latencyHist) metric(d *prometheus.Desc, labels ...string) prometheus.Metric {
+func (h *latencyHist) Metric(d *prometheus.Desc, labels ...string) prometheus.Metric {
 	buckets := make(map[float64]uint64, len(latencyBounds))
 	var cum uint64
 	for i, ub := range latencyBounds {
@@ -82,7 +75,7 @@ var (
 	descSpoolAge      = prometheus.NewDesc("relay_spool_oldest_age_seconds", "Age of the oldest batch in a destination's spool; 0 when empty.", []string{"destination"}, nil)
 	descArchiveWrites = prometheus.NewDesc("relay_archive_writes_total", "write(2) calls of an archive destination (one per batch, or per 512 KiB of one): written bytes divided by this is the bytes per system call.", []string{"destination"}, nil)
 	descArchiveBytes  = prometheus.NewDesc("relay_archive_written_bytes_total", "Bytes an archive destination wrote to its files (lines and their newlines).", []string{"destination"}, nil)
-	descDestLatency   = prometheus.NewDesc("relay_destination_latency_seconds", "Time from receiving an event to its delivery (archives: written), spool time included.", []string{"destination"}, nil)
+	DescDestLatency   = prometheus.NewDesc("relay_destination_latency_seconds", "Time from receiving an event to its delivery (archives: written), spool time included.", []string{"destination"}, nil)
 	descWorkerEvents  = prometheus.NewDesc("relay_worker_events_total", "Events the inputs handed to a worker: through its ring, or (stream inputs, when nothing else drains it) straight into its open batch. Which worker a connection or source uses is fixed by a hash of its address.", []string{"worker"}, nil)
 	descWorkerParks   = prometheus.NewDesc("relay_worker_ring_parks_total", "Times a worker's ring put a goroutine to sleep, by side: consumer (the worker found its ring empty), producer (an input found it full and waited for room).", []string{"worker", "side"}, nil)
 	descWorkerBatches = prometheus.NewDesc("relay_worker_batches_total", "Batches a worker handed to the route table, by why they were cut (size: batch_max_events, bytes: batch_max_bytes, time: batch_max_wait, manual: an acknowledging input waited, close: shutdown).", []string{"worker", "reason"}, nil)
@@ -94,100 +87,100 @@ var (
 // (engine.WorkerStats); each destination's own (destStats), its queue's
 // (delivery.Stats) and its archive's (storage.ArchiveStats).
 var (
-	inputTable = metricTable[InputStats]{
-		{desc: descInputReceived, typ: prometheus.CounterValue, each: func(s *InputStats, emit func(float64, ...string)) {
-			emit(float64(s.in.Stats().Received), s.kind)
+	inputTable = Table[InputStats]{
+		{Desc: descInputReceived, Type: prometheus.CounterValue, Each: func(s *InputStats, emit func(float64, ...string)) {
+			emit(float64(s.In.Stats().Received), s.Kind)
 		}},
-		{desc: descInputBytes, typ: prometheus.CounterValue, each: func(s *InputStats, emit func(float64, ...string)) {
-			emit(float64(s.bytes.Load()), s.kind)
+		{Desc: descInputBytes, Type: prometheus.CounterValue, Each: func(s *InputStats, emit func(float64, ...string)) {
+			emit(float64(s.Bytes.Load()), s.Kind)
 		}},
-		counter(descParseErrors, func(s *InputStats) int64 { return s.parseErrors.Load() }),
-		counter(descTruncated, func(s *InputStats) int64 { return s.truncated.Load() }),
-		counter(descInvalid, func(s *InputStats) int64 { return s.invalid.Load() }),
+		Counter(descParseErrors, func(s *InputStats) int64 { return s.ParseErrors.Load() }),
+		Counter(descTruncated, func(s *InputStats) int64 { return s.Truncated.Load() }),
+		Counter(descInvalid, func(s *InputStats) int64 { return s.Invalid.Load() }),
 	}
-	udpTable = metricTable[udp.Stats]{
-		counter(descReadErrors, func(s *udp.Stats) int64 { return s.ReadErrors }),
-		counter(descReads, func(s *udp.Stats) int64 { return s.Reads }),
+	udpTable = Table[udp.Stats]{
+		Counter(descReadErrors, func(s *udp.Stats) int64 { return s.ReadErrors }),
+		Counter(descReads, func(s *udp.Stats) int64 { return s.Reads }),
 	}
-	kernelDropTable = metricTable[InputStats]{
-		counter(descKernelDropped, func(s *InputStats) int64 { return s.kernelDropped.Load() }),
+	kernelDropTable = Table[InputStats]{
+		Counter(descKernelDropped, func(s *InputStats) int64 { return s.KernelDropped.Load() }),
 	}
-	listenerTable = metricTable[stream.Stats]{
-		gauge(descConns, func(s *stream.Stats) int64 { return s.Open }),
-		counter(descRefused, func(s *stream.Stats) int64 { return s.RefusedPerSource }, "per_source"),
-		counter(descRefused, func(s *stream.Stats) int64 { return s.RefusedFull }, "max_connections"),
-		counter(descEvicted, func(s *stream.Stats) int64 { return s.Evicted }),
-		counter(descCut, func(s *stream.Stats) int64 { return s.CutIdle }, "idle"),
-		counter(descCut, func(s *stream.Stats) int64 { return s.CutFrameTimeout }, "frame_timeout"),
-		counter(descCut, func(s *stream.Stats) int64 { return s.CutHandshakeTimeout }, "handshake_timeout"),
-		counter(descHandshakeErr, func(s *stream.Stats) int64 { return s.HandshakeErrors }),
-		counter(descAcceptErrors, func(s *stream.Stats) int64 { return s.AcceptErrors }),
+	listenerTable = Table[stream.Stats]{
+		Gauge(descConns, func(s *stream.Stats) int64 { return s.Open }),
+		Counter(descRefused, func(s *stream.Stats) int64 { return s.RefusedPerSource }, "per_source"),
+		Counter(descRefused, func(s *stream.Stats) int64 { return s.RefusedFull }, "max_connections"),
+		Counter(descEvicted, func(s *stream.Stats) int64 { return s.Evicted }),
+		Counter(descCut, func(s *stream.Stats) int64 { return s.CutIdle }, "idle"),
+		Counter(descCut, func(s *stream.Stats) int64 { return s.CutFrameTimeout }, "frame_timeout"),
+		Counter(descCut, func(s *stream.Stats) int64 { return s.CutHandshakeTimeout }, "handshake_timeout"),
+		Counter(descHandshakeErr, func(s *stream.Stats) int64 { return s.HandshakeErrors }),
+		Counter(descAcceptErrors, func(s *stream.Stats) int64 { return s.AcceptErrors }),
 	}
-	handingTable = metricTable[engine.InputStats]{
-		gauge(descHanding, func(s *engine.InputStats) int64 { return s.Handing }),
+	handingTable = Table[engine.InputStats]{
+		Gauge(descHanding, func(s *engine.InputStats) int64 { return s.Handing }),
 	}
-	readBytesTable = metricTable[stream.Stats]{
-		counter(descReadBytes, func(s *stream.Stats) int64 { return s.BytesRead }),
+	readBytesTable = Table[stream.Stats]{
+		Counter(descReadBytes, func(s *stream.Stats) int64 { return s.BytesRead }),
 	}
-	framingTable = metricTable[stream.Counters]{
-		counter(descDiscarded, func(s *stream.Counters) int64 { return s.DiscardedBytes.Load() }),
-		counter(descIncomplete, func(s *stream.Counters) int64 { return s.IncompleteFrames.Load() }),
-		counter(descIncompleteB, func(s *stream.Counters) int64 { return s.IncompleteBytes.Load() }),
-		counter(descEmpty, func(s *stream.Counters) int64 { return s.EmptyFrames.Load() }),
-		counter(descNUL, func(s *stream.Counters) int64 { return s.NULFrames.Load() }),
-		counter(descFramingErr, func(s *stream.Counters) int64 { return s.FramingErrors.Load() }),
+	framingTable = Table[stream.Counters]{
+		Counter(descDiscarded, func(s *stream.Counters) int64 { return s.DiscardedBytes.Load() }),
+		Counter(descIncomplete, func(s *stream.Counters) int64 { return s.IncompleteFrames.Load() }),
+		Counter(descIncompleteB, func(s *stream.Counters) int64 { return s.IncompleteBytes.Load() }),
+		Counter(descEmpty, func(s *stream.Counters) int64 { return s.EmptyFrames.Load() }),
+		Counter(descNUL, func(s *stream.Counters) int64 { return s.NULFrames.Load() }),
+		Counter(descFramingErr, func(s *stream.Counters) int64 { return s.FramingErrors.Load() }),
 	}
-	framerReadsTable = metricTable[stream.Counters]{
-		counter(descReads, func(s *stream.Counters) int64 { return s.Reads.Load() }),
+	framerReadsTable = Table[stream.Counters]{
+		Counter(descReads, func(s *stream.Counters) int64 { return s.Reads.Load() }),
 	}
-	readBufferTable = metricTable[stream.ReadBudget]{
-		gauge(descReadBuffers, func(s *stream.ReadBudget) int64 { return s.InUse() }),
+	readBufferTable = Table[stream.ReadBudget]{
+		Gauge(descReadBuffers, func(s *stream.ReadBudget) int64 { return s.InUse() }),
 	}
-	workerTable = metricTable[engine.WorkerStats]{
-		counter(descWorkerEvents, func(s *engine.WorkerStats) int64 { return int64(s.Ring.Pushed + s.Direct) }),
-		counter(descWorkerParks, func(s *engine.WorkerStats) int64 { return int64(s.Ring.ConsumerParks) }, "consumer"),
-		counter(descWorkerParks, func(s *engine.WorkerStats) int64 { return int64(s.Ring.ProducerParks) }, "producer"),
-		counter(descWorkerBatches, func(s *engine.WorkerStats) int64 { return int64(s.Batches.Batches.Size) }, "size"),
-		counter(descWorkerBatches, func(s *engine.WorkerStats) int64 { return int64(s.Batches.Batches.Bytes) }, "bytes"),
-		counter(descWorkerBatches, func(s *engine.WorkerStats) int64 { return int64(s.Batches.Batches.Time) }, "time"),
-		counter(descWorkerBatches, func(s *engine.WorkerStats) int64 { return int64(s.Batches.Batches.Manual) }, "manual"),
-		counter(descWorkerBatches, func(s *engine.WorkerStats) int64 { return int64(s.Batches.Batches.Close) }, "close"),
+	workerTable = Table[engine.WorkerStats]{
+		Counter(descWorkerEvents, func(s *engine.WorkerStats) int64 { return int64(s.Ring.Pushed + s.Direct) }),
+		Counter(descWorkerParks, func(s *engine.WorkerStats) int64 { return int64(s.Ring.ConsumerParks) }, "consumer"),
+		Counter(descWorkerParks, func(s *engine.WorkerStats) int64 { return int64(s.Ring.ProducerParks) }, "producer"),
+		Counter(descWorkerBatches, func(s *engine.WorkerStats) int64 { return int64(s.Batches.Batches.Size) }, "size"),
+		Counter(descWorkerBatches, func(s *engine.WorkerStats) int64 { return int64(s.Batches.Batches.Bytes) }, "bytes"),
+		Counter(descWorkerBatches, func(s *engine.WorkerStats) int64 { return int64(s.Batches.Batches.Time) }, "time"),
+		Counter(descWorkerBatches, func(s *engine.WorkerStats) int64 { return int64(s.Batches.Batches.Manual) }, "manual"),
+		Counter(descWorkerBatches, func(s *engine.WorkerStats) int64 { return int64(s.Batches.Batches.Close) }, "close"),
 	}
-	destTable = metricTable[DestStats]{
-		{desc: descDestIn, typ: prometheus.CounterValue, each: func(s *DestStats, emit func(float64, ...string)) {
-			emit(float64(s.in.Load()), s.kind)
+	destTable = Table[DestStats]{
+		{Desc: descDestIn, Type: prometheus.CounterValue, Each: func(s *DestStats, emit func(float64, ...string)) {
+			emit(float64(s.In.Load()), s.Kind)
 		}},
-		{desc: descDestDelivered, typ: prometheus.CounterValue, each: func(s *DestStats, emit func(float64, ...string)) {
-			emit(float64(s.delivered.Load()), s.kind)
+		{Desc: descDestDelivered, Type: prometheus.CounterValue, Each: func(s *DestStats, emit func(float64, ...string)) {
+			emit(float64(s.Delivered.Load()), s.Kind)
 		}},
-		counter(descDestDropped, func(s *DestStats) int64 { return s.dropped.Load() }),
+		Counter(descDestDropped, func(s *DestStats) int64 { return s.Dropped.Load() }),
 	}
-	archiveTable = metricTable[storage.ArchiveStats]{
-		counter(descArchiveWrites, func(s *storage.ArchiveStats) int64 { return s.Writes }),
-		counter(descArchiveBytes, func(s *storage.ArchiveStats) int64 { return s.Bytes }),
+	archiveTable = Table[storage.ArchiveStats]{
+		Counter(descArchiveWrites, func(s *storage.ArchiveStats) int64 { return s.Writes }),
+		Counter(descArchiveBytes, func(s *storage.ArchiveStats) int64 { return s.Bytes }),
 	}
-	queueTable = metricTable[delivery.Stats]{
-		counter(descDestErrors, func(s *delivery.Stats) int64 { return s.Failures }),
-		gauge(descDestHealthy, func(s *delivery.Stats) int64 { return boolValue(s.Healthy) }),
+	queueTable = Table[delivery.Stats]{
+		Counter(descDestErrors, func(s *delivery.Stats) int64 { return s.Failures }),
+		Gauge(descDestHealthy, func(s *delivery.Stats) int64 { return Bool(s.Healthy) }),
 	}
 	// spoolTable: a queue with a spool (not the archive's, in memory).
-	spoolTable = metricTable[delivery.Stats]{
-		counter(descDestSpooled, func(s *delivery.Stats) int64 { return s.Spool.AppendedEvents + s.Retry.AppendedEvents }),
-		gauge(descDestPending, func(s *delivery.Stats) int64 { return s.Pending }),
-		gauge(descDestMemory, func(s *delivery.Stats) int64 { return s.MemoryEvents }),
-		gauge(descDiskFailing, func(s *delivery.Stats) int64 { return boolValue(s.DiskFailing) }),
-		counter(descDiskErrors, func(s *delivery.Stats) int64 { return s.Spool.WriteErrors + s.Retry.WriteErrors }, "write"),
-		counter(descDiskErrors, func(s *delivery.Stats) int64 { return s.Spool.SyncErrors + s.Retry.SyncErrors }, "sync"),
-		counter(descDiskErrors, func(s *delivery.Stats) int64 { return s.Spool.ReadErrors + s.Retry.ReadErrors }, "read"),
-		counter(descDiskErrors, func(s *delivery.Stats) int64 { return s.Spool.HeadErrors + s.Retry.HeadErrors }, "head"),
-		counter(descSpoolDamage, func(s *delivery.Stats) int64 { return s.Spool.Corrupt + s.Retry.Corrupt }),
-		counter(descSpoolDamageB, func(s *delivery.Stats) int64 {
+	spoolTable = Table[delivery.Stats]{
+		Counter(descDestSpooled, func(s *delivery.Stats) int64 { return s.Spool.AppendedEvents + s.Retry.AppendedEvents }),
+		Gauge(descDestPending, func(s *delivery.Stats) int64 { return s.Pending }),
+		Gauge(descDestMemory, func(s *delivery.Stats) int64 { return s.MemoryEvents }),
+		Gauge(descDiskFailing, func(s *delivery.Stats) int64 { return Bool(s.DiskFailing) }),
+		Counter(descDiskErrors, func(s *delivery.Stats) int64 { return s.Spool.WriteErrors + s.Retry.WriteErrors }, "write"),
+		Counter(descDiskErrors, func(s *delivery.Stats) int64 { return s.Spool.SyncErrors + s.Retry.SyncErrors }, "sync"),
+		Counter(descDiskErrors, func(s *delivery.Stats) int64 { return s.Spool.ReadErrors + s.Retry.ReadErrors }, "read"),
+		Counter(descDiskErrors, func(s *delivery.Stats) int64 { return s.Spool.HeadErrors + s.Retry.HeadErrors }, "head"),
+		Counter(descSpoolDamage, func(s *delivery.Stats) int64 { return s.Spool.Corrupt + s.Retry.Corrupt }),
+		Counter(descSpoolDamageB, func(s *delivery.Stats) int64 {
 			return s.Spool.CorruptBytes + s.Retry.CorruptBytes + s.Spool.TornBytes + s.Retry.TornBytes
 		}),
-		counter(descSpoolMissing, func(s *delivery.Stats) int64 { return s.Spool.MissingSegments + s.Retry.MissingSegments }),
-		gauge(descSpoolEvents, func(s *delivery.Stats) int64 { return s.SpoolEvents }),
-		gauge(descSpoolBytes, func(s *delivery.Stats) int64 { return s.SpoolBytes }),
-		{desc: descSpoolAge, typ: prometheus.GaugeValue, value: func(s *delivery.Stats) float64 {
+		Counter(descSpoolMissing, func(s *delivery.Stats) int64 { return s.Spool.MissingSegments + s.Retry.MissingSegments }),
+		Gauge(descSpoolEvents, func(s *delivery.Stats) int64 { return s.SpoolEvents }),
+		Gauge(descSpoolBytes, func(s *delivery.Stats) int64 { return s.SpoolBytes }),
+		{Desc: descSpoolAge, Type: prometheus.GaugeValue, Value: func(s *delivery.Stats) float64 {
 			if s.SpoolOldest.IsZero() {
 				return 0
 			}
@@ -195,15 +188,15 @@ var (
 		}},
 	}
 	// ledgerTable: the totals (the ledger's Snapshot).
-	ledgerTable = metricTable[Snapshot]{
-		counter(descRouted, func(s *Snapshot) int64 { return s.Routed }),
-		gauge(descQueued, func(s *Snapshot) int64 { return s.Queued }),
-		{desc: descDropped, typ: prometheus.CounterValue, each: func(s *Snapshot, emit func(float64, ...string)) {
+	ledgerTable = Table[Snapshot]{
+		Counter(descRouted, func(s *Snapshot) int64 { return s.Routed }),
+		Gauge(descQueued, func(s *Snapshot) int64 { return s.Queued }),
+		{Desc: descDropped, Type: prometheus.CounterValue, Each: func(s *Snapshot, emit func(float64, ...string)) {
 			for _, r := range dropReasons {
 				emit(float64(s.Dropped[r]), r)
 			}
 		}},
-		{desc: descReduced, typ: prometheus.CounterValue, each: func(s *Snapshot, emit func(float64, ...string)) {
+		{Desc: descReduced, Type: prometheus.CounterValue, Each: func(s *Snapshot, emit func(float64, ...string)) {
 			for _, step := range reduceSteps {
 				emit(float64(s.Reduced[step]), step)
 			}
@@ -211,7 +204,7 @@ var (
 				emit(float64(s.Reduced["other"]), "other")
 			}
 		}},
-		{desc: descProduced, typ: prometheus.CounterValue, each: func(s *Snapshot, emit func(float64, ...string)) {
+		{Desc: descProduced, Type: prometheus.CounterValue, Each: func(s *Snapshot, emit func(float64, ...string)) {
 			for _, step := range reduceSteps {
 				emit(float64(s.Produced[step]), step)
 			}
@@ -220,178 +213,66 @@ var (
 			}
 		}},
 	}
-	deadLetterTable = metricTable[Ledger]{
-		counter(descDeadLettered, func(l *Ledger) int64 { return l.deadLettered.Load() }),
-		counter(descDeadLetterErr, func(l *Ledger) int64 { return l.deadLetterErrors.Load() }),
+	deadLetterTable = Table[Ledger]{
+		Counter(descDeadLettered, func(l *Ledger) int64 { return l.deadLettered.Load() }),
+		Counter(descDeadLetterErr, func(l *Ledger) int64 { return l.deadLetterErrors.Load() }),
 	}
 )
 
 func (l *Ledger) Describe(ch chan<- *prometheus.Desc) {
-	describeAll(ch, inputTable, udpTable, kernelDropTable, listenerTable, handingTable, readBytesTable, framingTable,
+	DescribeAll(ch, inputTable, udpTable, kernelDropTable, listenerTable, handingTable, readBytesTable, framingTable,
 		framerReadsTable, readBufferTable, workerTable, destTable, archiveTable, queueTable, spoolTable, ledgerTable,
-		deadLetterTable, metricTable[latencyHist]{{desc: descDestLatency}}, stepTable)
+		deadLetterTable, Table[latencyHist]{{Desc: DescDestLatency}}, stepTable)
 }
 
 func (l *Ledger) Collect(ch chan<- prometheus.Metric) {
-	l.mu.Lock()
-	inputs := slices.Clone(l.inputs)
-	dests := slices.Clone(l.dests)
-	l.mu.Unlock()
+	inputs, dests := l.Inputs(), l.Dests()
 	snap := l.Snapshot()
-	es := l.eng.Stats()
+	es := l.Engine.Stats()
 	for _, in := range inputs {
-		inputTable.collect(ch, in, in.name)
-		if in.udp != nil {
-			us := in.udp.Stats()
-			udpTable.collect(ch, &us, in.name)
-			kernelDropTable.collect(ch, in, in.name)
+		inputTable.Collect(ch, in, in.Name)
+		if in.UDP != nil {
+			us := in.UDP.Stats()
+			udpTable.Collect(ch, &us, in.Name)
+			kernelDropTable.Collect(ch, in, in.Name)
 		}
-		if in.listener == nil {
+		if in.Listener == nil {
 			continue
 		}
-		ls, is := in.listener.Stats(), in.in.Stats()
-		listenerTable.collect(ch, &ls, in.name)
-		handingTable.collect(ch, &is, in.name)
-		if in.frames {
-			readBytesTable.collect(ch, &ls, in.name)
-			framingTable.collect(ch, &in.framing, in.name)
+		ls, is := in.Listener.Stats(), in.In.Stats()
+		listenerTable.Collect(ch, &ls, in.Name)
+		handingTable.Collect(ch, &is, in.Name)
+		if in.Frames {
+			readBytesTable.Collect(ch, &ls, in.Name)
+			framingTable.Collect(ch, &in.Framing, in.Name)
 		}
-		if in.reads {
-			framerReadsTable.collect(ch, &in.framing, in.name)
-			if in.buffers != nil {
-				readBufferTable.collect(ch, in.buffers, in.name)
+		if in.Reads {
+			framerReadsTable.Collect(ch, &in.Framing, in.Name)
+			if in.Buffers != nil {
+				readBufferTable.Collect(ch, in.Buffers, in.Name)
 			}
 		}
 	}
 	for i := range es.Workers {
-		workerTable.collect(ch, &es.Workers[i], strconv.Itoa(i))
+		workerTable.Collect(ch, &es.Workers[i], strconv.Itoa(i))
 	}
-	deadLetterTable.collect(ch, l)
-	ledgerTable.collect(ch, &snap)
+	deadLetterTable.Collect(ch, l)
+	ledgerTable.Collect(ch, &snap)
 	l.collectSteps(ch)
 	for _, d := range dests {
-		destTable.collect(ch, d, d.name)
-		ch <- d.latency.metric(descDestLatency, d.name)
-		if d.archive != nil {
-			as := d.archive.Stats()
-			archiveTable.collect(ch, &as, d.name)
+		destTable.Collect(ch, d, d.Name)
+		ch <- d.Latency.Metric(DescDestLatency, d.Name)
+		if d.Archive != nil {
+			as := d.Archive.Stats()
+			archiveTable.Collect(ch, &as, d.Name)
 		}
-		if d.queue == nil {
+		if d.Queue == nil {
 			continue
 		}
-		q := d.queue.Stats()
-		queueTable.collect(ch, &q, d.name)
-		if d.spooled { // not the archive's: written on the caller's goroutine
-			spoolTable.collect(ch, &q, d.name)
-		}
-	}
-}
-
-// Timeouts of the metrics and health server.
-const (
-	metricsReadHeaderTimeout = 5 * time.Second  // request line and headers
-	metricsReadTimeout       = 5 * time.Second  // the whole request, body included
-	metricsWriteTimeout      = 10 * time.Second // the response, from the end of the request headers
-	metricsIdleTimeout       = 60 * time.Second // a kept-alive connection between requests
-)
-
-// metricsServer serves /metrics and /healthz. Extra collectors (router,
-// sinks) register on the same registry.
-type metricsServer struct {
-	reg *prometheus.Registry
-	srv *http.Server
-	ln  net.Listener
-}
-
-// newMetricsServer builds the server of /metrics and /healthz on addr
-// (none when addr is empty); api holds further handlers by path
-// (GET /api/sources when sources are tracked).
-func newMetricsServer(addr string, l *Ledger, ready func() error, api map[string]http.Handler, extra ...prometheus.Collector) (*metricsServer, error) {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(l)
-	for _, c := range extra {
-		reg.MustRegister(c)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if err := ready(); err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ok")
-	})
-	for path, h := range api {
-		mux.Handle(path, h)
-	}
-	ms := &metricsServer{reg: reg}
-	if addr == "" {
-		return ms, nil
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("metrics.listen: %w", err)
-	}
-	ms.ln = ln
-	ms.srv = &http.Server{
-		Handler: mux,
-		// Bounds for a server on a network (net/http's Server docs): a
-		// client that trickles a request, never reads the response or
-		// idles on a kept-alive connection holds a connection and a
-		// goroutine for at most these. A scrape takes milliseconds;
-		// Prometheus gives up after 10 s by default.
-		ReadHeaderTimeout: metricsReadHeaderTimeout,
-		ReadTimeout:       metricsReadTimeout,
-		WriteTimeout:      metricsWriteTimeout,
-		IdleTimeout:       metricsIdleTimeout,
-	}
-	return ms, nil
-}
-
-// Addr is the bound address, or "" when metrics are off.
-func (m *metricsServer) Addr() string {
-	if m.ln == nil {
-		return ""
-	}
-	return m.ln.Addr().String()
-}
-
-// Run serves until ctx ends.
-func (m *metricsServer) Run(ctx context.Context) error {
-	if m.srv == nil {
-		<-ctx.Done()
-		return nil
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- m.srv.Serve(m.ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	_ = m.srv.Shutdown(sctx)
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
-}
-
-// statsLoop prints the one-line summary every interval until ctx ends.
-func statsLoop(ctx context.Context, l *Ledger, every time.Duration, log func(string)) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	var prev int64
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s := l.Snapshot()
-			rate := float64(s.Received-prev) / every.Seconds()
-			prev = s.Received
-			log(fmt.Sprintf("%s rate=%.0f/s", s, rate))
+		q := d.Queue.Stats()
+		queueTable.Collect(ch, &q, d.Name)
+		if d.Spooled { // not the archive's: written on the caller's goroutine
+			spoolTable.Collect(ch, &q, d.Name)
 		}
 	}
 }

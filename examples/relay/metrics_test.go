@@ -27,11 +27,11 @@ func TestMetricsServerTimeouts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the shipped 5 s and 10 s timeouts: skipped in -short mode (the -race run has it)")
 	}
-	l := newLedger()
+	l := NewLedger()
 	eng, err := engine.New(engine.Config{Sink: sinkFunc(func(context.Context, []relaykit.Event) error { return nil }), Workers: 1})
 	require.NoError(t, err)
-	l.eng = eng
-	ms, err := newMetricsServer("127.0.0.1:0", l, func() error { return nil }, nil)
+	l.Engine = eng
+	ms, err := NewServer("127.0.0.1:0", l, func() error { return nil }, nil)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -42,10 +42,10 @@ func TestMetricsServerTimeouts(t *testing.T) {
 	})
 	// Enough series that a few hundred responses fill the socket buffers.
 	for i := range 200 {
-		l.input(fmt.Sprintf("input-%03d", i), "syslog_tcp")
+		l.Input(fmt.Sprintf("input-%03d", i), "syslog_tcp")
 	}
 	addr := ms.Addr()
-	assert.Positive(t, ms.srv.IdleTimeout, "kept-alive connections are closed when idle")
+	assert.Positive(t, ms.HTTP.IdleTimeout, "kept-alive connections are closed when idle")
 
 	t.Run("trickled request", func(t *testing.T) {
 		t.Parallel()
@@ -74,11 +74,11 @@ func TestMetricsServerTimeouts(t *testing.T) {
 		defer func() { close(stop); wg.Wait() }()
 		// Generous: the deadline only bounds how long a server that holds
 		// the connection keeps the test waiting.
-		require.NoError(t, c.SetReadDeadline(time.Now().Add(ms.srv.ReadTimeout+30*time.Second)))
+		require.NoError(t, c.SetReadDeadline(time.Now().Add(ms.HTTP.ReadTimeout+30*time.Second)))
 		_, err = io.Copy(io.Discard, c) // until the server closes the connection
 		var ne net.Error
 		require.False(t, errors.As(err, &ne) && ne.Timeout(), "the server still holds the trickling connection after %s", time.Since(began))
-		assert.GreaterOrEqual(t, time.Since(began), ms.srv.ReadTimeout-time.Second)
+		assert.GreaterOrEqual(t, time.Since(began), ms.HTTP.ReadTimeout-time.Second)
 	})
 
 	t.Run("response never read", func(t *testing.T) {
@@ -98,7 +98,7 @@ func TestMetricsServerTimeouts(t *testing.T) {
 		// of loopback buffers with responses takes seconds on a loaded
 		// machine, so the deadline is generous (it only bounds how long a
 		// server that holds the connection keeps the test waiting).
-		require.NoError(t, c.SetWriteDeadline(time.Now().Add(ms.srv.WriteTimeout+50*time.Second)))
+		require.NoError(t, c.SetWriteDeadline(time.Now().Add(ms.HTTP.WriteTimeout+50*time.Second)))
 		for {
 			if _, err = io.WriteString(c, req); err != nil {
 				break
@@ -107,6 +107,6 @@ func TestMetricsServerTimeouts(t *testing.T) {
 		var ne net.Error
 		require.False(t, errors.As(err, &ne) && ne.Timeout(), "the server still holds the connection after %s: %v", time.Since(began), err)
 		assert.True(t, errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE), "closed by the server: %v", err)
-		assert.GreaterOrEqual(t, time.Since(began), ms.srv.WriteTimeout-time.Second)
+		assert.GreaterOrEqual(t, time.Since(began), ms.HTTP.WriteTimeout-time.Second)
 	})
 }

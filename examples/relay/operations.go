@@ -17,8 +17,8 @@ func (r *Relay) Addrs() map[string]net.Addr {
 	for _, in := range r.inputs {
 		in.Addrs(func(name string, a net.Addr) { m[name] = a })
 	}
-	if r.metrics.ln != nil {
-		m["metrics"] = r.metrics.ln.Addr()
+	if r.metrics.Listener != nil {
+		m["metrics"] = r.metrics.Listener.Addr()
 	}
 	return m
 }
@@ -39,7 +39,7 @@ func (r *Relay) ReloadRoutes(routes []RouteConfig) error {
 			}
 		}
 	}
-	rt, err := buildRouter(routes, r.dests, r.enrich.step, r.ledger, &r.taps)
+	rt, err := NewRouter(routes, r.dests, r.enrich.Step, r.ledger, &r.taps)
 	if err != nil {
 		return err
 	}
@@ -62,12 +62,12 @@ func (r *Relay) ReloadSources(sc SourcesConfig) error {
 		}
 		return nil
 	}
-	old := r.sources.cfg
+	old := r.sources.Config
 	if !sc.Enabled || sc.MaxSources != old.MaxSources || sc.RateLimit.Mode != old.RateLimit.Mode ||
 		!maps.Equal(sc.Keys, old.Keys) || sc.StateFile != old.StateFile {
 		return errors.New("sources: enabled, max_sources, rate_limit.mode, keys and state_file change only with a restart")
 	}
-	if err := r.sources.tr.SetPolicy(sc.policy()); err != nil {
+	if err := r.sources.Tracker.SetPolicy(sc.Policy()); err != nil {
 		return err
 	}
 	r.log.Info("sources reloaded", "silent_after", sc.SilentAfter, "expected", len(sc.Expected), "overrides", len(sc.Overrides),
@@ -90,8 +90,8 @@ func (r *Relay) closeAll() error {
 	for _, in := range r.inputs {
 		in.Close()
 	}
-	if r.metrics != nil && r.metrics.ln != nil {
-		r.metrics.ln.Close()
+	if r.metrics != nil && r.metrics.Listener != nil {
+		r.metrics.Listener.Close()
 	}
 	return errors.Join(errs...)
 }

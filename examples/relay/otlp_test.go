@@ -54,7 +54,7 @@ const testOTLPToken = "otlp-s3cret"
 // resource attribute deployment.environment is prod (and only those).
 func otlpConfig(t *testing.T) Config {
 	t.Helper()
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.Inputs.OTLP = []OTLPInputConfig{{Name: "otlp", HTTPListen: "127.0.0.1:0", GRPCListen: "127.0.0.1:0", Token: testOTLPToken}}
 	cfg.Destinations["prod"] = DestinationConfig{Spec: &ArchiveDestination{Dir: filepath.Join(t.TempDir(), "prod"), Format: "json"}}
 	cfg.Routes = append([]RouteConfig{{Name: "prod", Field: "resource.deployment.environment", Filter: "^prod$", Destinations: []string{"prod"}}}, cfg.Routes...)
@@ -150,8 +150,8 @@ func TestOTLPInputToArchive(t *testing.T) {
 
 	// Answered means finished: the archives hold them already.
 	cfg := tr.cfg
-	all := archivedRecords(t, archiveOf(cfg).Dir)
-	prod := archivedRecords(t, specOf[*ArchiveDestination](cfg, "prod").Dir)
+	all := archivedRecords(t, ArchiveOf(cfg).Dir)
+	prod := archivedRecords(t, SpecOf[*ArchiveDestination](cfg, "prod").Dir)
 	require.Len(t, all, 300)
 	require.Len(t, prod, 200)
 	seen := map[string]bool{}
@@ -233,14 +233,14 @@ func TestOTLPInputBadInput(t *testing.T) {
 	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, "gzip bomb")
 	wg.Wait()
 
-	recs := archivedRecords(t, archiveOf(tr.cfg).Dir)
+	recs := archivedRecords(t, ArchiveOf(tr.cfg).Dir)
 	require.Len(t, recs, goodRequests*perRequest)
 	for _, r := range recs {
 		assert.True(t, strings.HasPrefix(r.Message, "good"), r.Message)
 	}
 	var st otlp.ReceiverStats
-	for _, o := range inputsOf[*otlpInput](tr.Relay) {
-		st = o.recv.Stats()
+	for _, o := range inputsOf[*OTLPInput](tr.Relay) {
+		st = o.Receiver.Stats()
 	}
 	assert.Equal(t, int64(2), st.TooLarge)
 	assert.Equal(t, int64(2), st.BadRequests)
@@ -311,7 +311,7 @@ func TestOTLPDestination(t *testing.T) {
 	for _, proto := range []string{"http/protobuf", "http/json", "grpc"} {
 		t.Run(strings.ReplaceAll(proto, "/", "_"), func(t *testing.T) {
 			down := startDownstream(t, 600)
-			cfg := testConfig(t)
+			cfg := TestConfig(t)
 			addr := down.http
 			if proto == "grpc" {
 				addr = down.grpc
@@ -328,9 +328,9 @@ func TestOTLPDestination(t *testing.T) {
 			for i := range big { // over the backend's 600 bytes: refused with a partial success
 				fmt.Fprintf(&b, "<38>1 2024-05-01T10:00:00Z fw1 sshd 9 ID47 - big%d %s\n", i, strings.Repeat("x", 1000))
 			}
-			send(t, "tcp", tr.addr("tcp"), b.Bytes())
+			Send(t, "tcp", tr.addr("tcp"), b.Bytes())
 
-			waitFor(t, 20*time.Second, func() bool {
+			WaitFor(t, 20*time.Second, func() bool {
 				s := tr.Ledger()
 				return s.Dest["otel"].Delivered+s.Dest["otel"].Dropped == n+big
 			}, "the otlp destination to finish")
@@ -391,7 +391,7 @@ routes:
 	assert.Equal(t, "grpc", d.Protocol)
 	assert.Equal(t, ByteSize(1<<20), d.MaxRequestSize)
 	assert.NotContains(t, cfg.Summary(), "abc")
-	assert.NotContains(t, d.summary(), ": k")
+	assert.NotContains(t, d.Summary(), ": k")
 
 	bad := func(yml string, want ...string) {
 		t.Helper()
@@ -436,7 +436,7 @@ func TestOTLPTelemetrygen(t *testing.T) {
 	}
 	tr.stop(t)
 	count := map[string]int{}
-	for _, r := range archivedRecords(t, archiveOf(tr.cfg).Dir) {
+	for _, r := range archivedRecords(t, ArchiveOf(tr.cfg).Dir) {
 		env := r.Fields["resource.deployment.environment"]
 		assert.Equal(t, "telemetrygen "+strings.TrimPrefix(env, "tg-"), r.Message)
 		assert.Equal(t, "telemetrygen", r.Fields["sender"])
@@ -519,5 +519,5 @@ func TestOTLPInputMutualTLS(t *testing.T) {
 
 	s := tr.stop(t)
 	assert.Equal(t, int64(20), s.Input["otlp"])
-	assert.Len(t, archivedRecords(t, archiveOf(tr.cfg).Dir), 20)
+	assert.Len(t, archivedRecords(t, ArchiveOf(tr.cfg).Dir), 20)
 }

@@ -44,11 +44,11 @@ func TestOTLPIdleConnectionsFromOneSource(t *testing.T) {
 	tr := startRelay(t, cfg) // fills the defaults in cfg.Inputs.OTLP
 	require.Equal(t, 1024, cfg.Inputs.OTLP[0].MaxConnections, "the shipped default")
 	require.Equal(t, 64, cfg.Inputs.OTLP[0].MaxConnectionsPerSource, "the shipped default")
-	ln := inputsOf[*otlpInput](tr.Relay)[0].httpSL
+	ln := inputsOf[*OTLPInput](tr.Relay)[0].HTTPListener
 	for range 1100 {
 		dialFrom(t, "127.0.0.2", tr.addr("otlp/http"))
 	}
-	waitFor(t, 10*time.Second, func() bool { s := ln.Stats(); return s.Accepted+s.RefusedPerSource == 1100 }, "1100 connections accepted or refused")
+	WaitFor(t, 10*time.Second, func() bool { s := ln.Stats(); return s.Accepted+s.RefusedPerSource == 1100 }, "1100 connections accepted or refused")
 	s := ln.Stats()
 	assert.Equal(t, int64(64), s.Open)
 	assert.Equal(t, int64(1100-64), s.RefusedPerSource)
@@ -72,7 +72,7 @@ func TestOTLPCutBody(t *testing.T) {
 	_, err := io.WriteString(c, otlpRequestHead(1000)+strings.Repeat("\x0a", 20))
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
-	waitFor(t, 10*time.Second, func() bool {
+	WaitFor(t, 10*time.Second, func() bool {
 		return metricValue(t, tr, "relay_otlp_errors_total", "input", "otlp", "reason", "body_error") == 1
 	}, "the cut body counted")
 	assert.Less(t, otlpSendAndArchived(t, tr, "whole"), 2*time.Second)

@@ -83,12 +83,12 @@ func TestOTLPGRPCIdleConnectionsFromOneSource(t *testing.T) {
 	require.Equal(t, 10*time.Second, in.HeaderTimeout, "the shipped default")
 	require.Equal(t, 2*time.Minute, in.IdleTimeout, "the shipped default")
 	require.Equal(t, 30*time.Second, in.BodyTimeout, "the shipped default")
-	ln := inputsOf[*otlpInput](tr.Relay)[0].grpcSL
+	ln := inputsOf[*OTLPInput](tr.Relay)[0].GRPCListener
 	silent := make([]net.Conn, 0, 200)
 	for range 200 {
 		silent = append(silent, dialFrom(t, "127.0.0.2", tr.addr("otlp/grpc")))
 	}
-	waitFor(t, 10*time.Second, func() bool { s := ln.Stats(); return s.Accepted+s.RefusedPerSource == 200 }, "200 connections accepted or refused")
+	WaitFor(t, 10*time.Second, func() bool { s := ln.Stats(); return s.Accepted+s.RefusedPerSource == 200 }, "200 connections accepted or refused")
 	s := ln.Stats()
 	assert.Equal(t, int64(64), s.Open)
 	assert.Equal(t, int64(200-64), s.RefusedPerSource)
@@ -121,7 +121,7 @@ func TestOTLPGRPCConnDeadlines(t *testing.T) {
 	cfg.Inputs.OTLP[0].IdleTimeout = idleTimeout
 	tr := startRelay(t, cfg)
 	addr := tr.addr("otlp/grpc")
-	ln := inputsOf[*otlpInput](tr.Relay)[0].grpcSL
+	ln := inputsOf[*OTLPInput](tr.Relay)[0].GRPCListener
 
 	start := time.Now() // before the dial: the relay's deadline may start before it returns
 	silent := dialFrom(t, "127.0.0.3", addr)
@@ -131,7 +131,7 @@ func TestOTLPGRPCConnDeadlines(t *testing.T) {
 	require.NoError(t, err, "closed by the relay, not by the read deadline")
 	assert.GreaterOrEqual(t, took, headerTimeout-100*time.Millisecond)
 	assert.Less(t, took, headerTimeout+2*time.Second)
-	waitFor(t, 5*time.Second, func() bool { return ln.Stats().Open == 0 }, "the silent connection's slot given back")
+	WaitFor(t, 5*time.Second, func() bool { return ln.Stats().Open == 0 }, "the silent connection's slot given back")
 
 	conn, client := otlpGRPCClient(t, addr, "127.0.0.4")
 	start = time.Now() // before the connection: the relay's idle clock starts before the client sees it ready
@@ -148,7 +148,7 @@ func TestOTLPGRPCConnDeadlines(t *testing.T) {
 	took = time.Since(start)
 	assert.GreaterOrEqual(t, took, idleTimeout-100*time.Millisecond)
 	assert.Less(t, took, idleTimeout+7*time.Second)
-	waitFor(t, 10*time.Second, func() bool { return ln.Stats().Open == 0 }, "the idle connection's slot given back")
+	WaitFor(t, 10*time.Second, func() bool { return ln.Stats().Open == 0 }, "the idle connection's slot given back")
 
 	assert.Less(t, grpcExportAndArchived(t, tr, client, "after the idle close"), 2*time.Second)
 	st := tr.stop(t)
@@ -171,7 +171,7 @@ func TestOTLPGRPCStalledExports(t *testing.T) {
 	cfg.Inputs.OTLP[0].BodyTimeout = bodyTimeout
 	tr := startRelay(t, cfg)
 	addr := tr.addr("otlp/grpc")
-	ln := inputsOf[*otlpInput](tr.Relay)[0].grpcSL
+	ln := inputsOf[*OTLPInput](tr.Relay)[0].GRPCListener
 
 	cut, cutConn, msg := rawExport(t, addr, "127.0.0.5", "cut", 50)
 	require.NoError(t, cut.Data(1, msg[:len(msg)/2], false))
@@ -242,7 +242,7 @@ func TestOTLPGRPCShutdownWithSilentConnection(t *testing.T) {
 	tr := startRelay(t, cfg)
 	require.Equal(t, 10*time.Second, cfg.Inputs.OTLP[0].HeaderTimeout, "the shipped default")
 	dialFrom(t, "127.0.0.3", tr.addr("otlp/grpc"))
-	waitFor(t, 5*time.Second, func() bool { return inputsOf[*otlpInput](tr.Relay)[0].grpcSL.Stats().Open == 1 }, "the silent connection accepted")
+	WaitFor(t, 5*time.Second, func() bool { return inputsOf[*OTLPInput](tr.Relay)[0].GRPCListener.Stats().Open == 1 }, "the silent connection accepted")
 	start := time.Now()
 	st := tr.stop(t)
 	assert.Less(t, time.Since(start), 5*time.Second, "stopped at shutdown_timeout, not at header_timeout")

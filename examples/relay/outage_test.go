@@ -32,7 +32,7 @@ func userConfig(t *testing.T, hec *forwardtest.HECServer) Config {
 	cfg.Metrics.Listen = "127.0.0.1:0"
 	cfg.Spool.Dir = filepath.Join(dir, "spool")
 	cfg.DeadLetter.Dir = filepath.Join(dir, "deadletter")
-	archiveOf(cfg).Dir = filepath.Join(dir, "archive")
+	ArchiveOf(cfg).Dir = filepath.Join(dir, "archive")
 	cfg.Destinations["hec"] = DestinationConfig{Spec: &HECDestination{URL: hec.URL, Token: Secret(hec.Token())}}
 	cfg.Routes = append([]RouteConfig{{Name: "to-hec", Destinations: []string{"hec"}}}, cfg.Routes...)
 	require.NoError(t, cfg.Validate())
@@ -137,16 +137,16 @@ func TestOutageDefaults(t *testing.T) {
 	for _, tc := range []struct {
 		network, mode string
 	}{
-		{"udp", spoolAlways},
-		{"tcp", spoolAlways},
-		{"tcp", spoolOnFailure},
+		{"udp", SpoolAlways},
+		{"tcp", SpoolAlways},
+		{"tcp", SpoolOnFailure},
 	} {
 		t.Run(tc.network+"/"+tc.mode, func(t *testing.T) {
 			t.Parallel()
 			hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
 			cfg := userConfig(t, hec)
 			if tc.mode != cfg.Spool.Mode {
-				specOf[*HECDestination](cfg, "hec").Spool.Mode = tc.mode
+				SpecOf[*HECDestination](cfg, "hec").Spool.Mode = tc.mode
 			}
 			tr := startRelay(t, cfg)
 			ls := &loadSender{network: tc.network, addr: tr.addr(tc.network), prefix: "outage", rate: 5000}
@@ -162,12 +162,12 @@ func TestOutageDefaults(t *testing.T) {
 				wg.Wait()
 			}()
 
-			waitFor(t, 10*time.Second, func() bool { return len(hec.Events()) > 5000 }, "HEC receiving")
+			WaitFor(t, 10*time.Second, func() bool { return len(hec.Events()) > 5000 }, "HEC receiving")
 			hec.SetDown(true)
 			downAt := time.Now()
 			archivedAtDown := tr.Ledger().Dest["archive"].Delivered
 			sentAtDown := ls.sent.Load()
-			waitFor(t, 30*time.Second, func() bool { return time.Since(downAt) >= 20*time.Second }, "20 s of outage")
+			WaitFor(t, 30*time.Second, func() bool { return time.Since(downAt) >= 20*time.Second }, "20 s of outage")
 			// Isolation: the archive kept the offered rate.
 			sentDuring := ls.sent.Load() - sentAtDown
 			archivedDuring := tr.Ledger().Dest["archive"].Delivered - archivedAtDown
@@ -180,7 +180,7 @@ func TestOutageDefaults(t *testing.T) {
 			before := len(hec.Events())
 			hec.SetDown(false)
 			upAt := time.Now()
-			waitFor(t, 10*time.Second, func() bool { return len(hec.Events()) > before }, "delivery after recovery")
+			WaitFor(t, 10*time.Second, func() bool { return len(hec.Events()) > before }, "delivery after recovery")
 			resumed := time.Since(upAt)
 			p99, maxw := ls.writeLatency()
 			t.Logf("%s/%s: delivery resumed %v after recovery; spool backlog was %d events, %d bytes; TCP writes p99 %v, max %v",
@@ -189,11 +189,11 @@ func TestOutageDefaults(t *testing.T) {
 			assert.LessOrEqual(t, resumed, 2*time.Second, "delivery resumes within 2 s of the recovery")
 
 			// Live traffic for 3 s more, then stop and wait for the replay.
-			waitFor(t, 10*time.Second, func() bool { return time.Since(upAt) >= 3*time.Second }, "traffic after recovery")
+			WaitFor(t, 10*time.Second, func() bool { return time.Since(upAt) >= 3*time.Second }, "traffic after recovery")
 			close(stop)
 			wg.Wait()
 			total := ls.sent.Load()
-			waitFor(t, 60*time.Second, func() bool {
+			WaitFor(t, 60*time.Second, func() bool {
 				s := tr.Ledger()
 				return s.Dest["hec"].Delivered == total && s.Dest["archive"].Delivered == total && s.Spooled == 0
 			}, "backlog replayed")
@@ -227,7 +227,7 @@ func TestOutageDefaults(t *testing.T) {
 				// descheduling sender or reader (seen at load average 12).
 				p99, maxw := ls.writeLatency()
 				assert.LessOrEqual(t, p99, cfg.Workers.BatchMaxWait, "TCP write p99 within a batch wait")
-				assert.Less(t, maxw, specOf[*HECDestination](cfg, "hec").Retry.MaxElapsed, "no TCP write held up for a retry budget")
+				assert.Less(t, maxw, SpecOf[*HECDestination](cfg, "hec").Retry.MaxElapsed, "no TCP write held up for a retry budget")
 				assertOrdered(t, hec.Messages(), "outage ")
 			}
 			t.Logf("%s/%s: %d events, %d duplicated, backlog drained %v after recovery",
@@ -270,10 +270,10 @@ func TestSpoolFullPolicies(t *testing.T) {
 	for _, tc := range []struct {
 		full, network string
 	}{
-		{fullBlock, "tcp"},
-		{fullBlock, "udp"},
-		{fullDropNewest, "tcp"},
-		{fullDropOldest, "tcp"},
+		{FullBlock, "tcp"},
+		{FullBlock, "udp"},
+		{FullDropNewest, "tcp"},
+		{FullDropOldest, "tcp"},
 	} {
 		t.Run(tc.full+"/"+tc.network, func(t *testing.T) {
 			t.Parallel()
@@ -281,45 +281,45 @@ func TestSpoolFullPolicies(t *testing.T) {
 			hec.SetDown(true)
 			cfg := userConfig(t, hec)
 			cfg.Spool.MaxSize = 256 << 10
-			specOf[*HECDestination](cfg, "hec").Spool.Full = tc.full
+			SpecOf[*HECDestination](cfg, "hec").Spool.Full = tc.full
 			tr := startRelay(t, cfg)
 
 			ls := &loadSender{network: tc.network, addr: tr.addr(tc.network), prefix: "full", rate: 10000}
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
 			wg.Go(func() { ls.run(t, stop) })
-			waitFor(t, 20*time.Second, func() bool { return ls.sent.Load() >= total }, "load sent")
+			WaitFor(t, 20*time.Second, func() bool { return ls.sent.Load() >= total }, "load sent")
 			close(stop)
 			wg.Wait()
 			sent := ls.sent.Load()
 			switch {
-			case tc.full == fullBlock && tc.network == "tcp":
+			case tc.full == FullBlock && tc.network == "tcp":
 				// The relay stops reading: the sender's data waits in
 				// socket buffers, none of it is lost.
-				waitFor(t, 20*time.Second, func() bool {
+				WaitFor(t, 20*time.Second, func() bool {
 					s := tr.Ledger()
 					return s.Dest["hec"].BacklogBytes > int64(cfg.Spool.MaxSize)*3/4 && s.Received < sent
 				}, "spool full, input held back")
-			case tc.full == fullBlock:
+			case tc.full == FullBlock:
 				// The workers wait for room; the UDP readers go on and count
 				// what the full rings cannot take (and the datagrams the
 				// kernel dropped while the race detector slowed them).
-				waitFor(t, 20*time.Second, func() bool {
+				WaitFor(t, 20*time.Second, func() bool {
 					s := tr.Ledger()
-					return s.Received == sent && s.Dropped[dropQueueFull] > 0
+					return s.Received == sent && s.Dropped[DropQueueFull] > 0
 				}, "every datagram counted, the excess as queue_full")
 			default:
-				waitFor(t, 20*time.Second, func() bool {
+				WaitFor(t, 20*time.Second, func() bool {
 					s := tr.Ledger()
 					return s.Received == sent && s.Queued == 0 &&
-						s.Dest["hec"].In == s.Routed && s.Dest["archive"].Delivered+s.Dropped[dropQueueFull]+s.Dropped[dropRcvbuf] == sent
+						s.Dest["hec"].In == s.Routed && s.Dest["archive"].Delivered+s.Dropped[DropQueueFull]+s.Dropped[DropRcvbuf] == sent
 				}, "every datagram or message accounted for")
 			}
 			full := tr.Ledger()
 			t.Logf("%s/%s while HEC is down: %s", tc.full, tc.network, full)
 
 			hec.SetDown(false)
-			waitFor(t, 30*time.Second, func() bool {
+			WaitFor(t, 30*time.Second, func() bool {
 				s := tr.Ledger()
 				h := s.Dest["hec"]
 				return s.Received == sent && s.Queued == 0 && h.Backlog == 0 && h.Memory == 0 && h.In == s.Routed
@@ -333,22 +333,22 @@ func TestSpoolFullPolicies(t *testing.T) {
 			assert.Equal(t, h.Delivered, int64(len(hec.Events())), "HEC got what the ledger says, no duplicates")
 			assert.Equal(t, s.Routed, h.Delivered+h.Dropped, "HEC: delivered + dropped{reason}")
 			switch tc.full {
-			case fullBlock:
+			case FullBlock:
 				assert.Zero(t, h.Dropped)
 				if tc.network == "tcp" {
 					assert.Zero(t, s.DroppedTotal(), "backpressure, no loss")
 					assert.Equal(t, sent, h.Delivered)
 				} else {
-					assert.Positive(t, s.Dropped[dropQueueFull], "UDP datagrams the blocked workers could not take")
-					assert.Equal(t, s.Dropped[dropQueueFull]+s.Dropped[dropRcvbuf], s.DroppedTotal())
+					assert.Positive(t, s.Dropped[DropQueueFull], "UDP datagrams the blocked workers could not take")
+					assert.Equal(t, s.Dropped[DropQueueFull]+s.Dropped[DropRcvbuf], s.DroppedTotal())
 				}
-			case fullDropNewest:
-				assert.Positive(t, s.Dropped[dropSpoolFull])
-				assert.Equal(t, s.Dropped[dropSpoolFull], h.Dropped)
+			case FullDropNewest:
+				assert.Positive(t, s.Dropped[DropSpoolFull])
+				assert.Equal(t, s.Dropped[DropSpoolFull], h.Dropped)
 				assert.Equal(t, 1, hec.Counts()["full 0"], "the oldest event was kept")
-			case fullDropOldest:
-				assert.Positive(t, s.Dropped[dropSpoolOldest])
-				assert.Equal(t, s.Dropped[dropSpoolOldest], h.Dropped)
+			case FullDropOldest:
+				assert.Positive(t, s.Dropped[DropSpoolOldest])
+				assert.Equal(t, s.Dropped[DropSpoolOldest], h.Dropped)
 				assert.Equal(t, 1, hec.Counts()["full "+strconv.FormatInt(sent-1, 10)], "the newest event was kept")
 			}
 		})

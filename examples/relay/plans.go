@@ -20,7 +20,7 @@ var sentinelPlans = map[string]forward.SentinelPlan{
 // validatePlan checks plan against the table and columns: the Auxiliary
 // plan is for custom tables only, which then have no dynamic column (the
 // Fields column, all fields as one object).
-func (s *SentinelDestination) validatePlan(f string, ck *checker) {
+func (s *SentinelDestination) validatePlan(f string, ck *Checker) {
 	plan, ok := sentinelPlans[s.Plan]
 	switch {
 	case !ok:

@@ -30,7 +30,7 @@ func TestPlanConfigErrors(t *testing.T) {
 			`destinations.s.columns.fields: "Props" would be a dynamic column, which a table with the auxiliary plan cannot have`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := LoadConfig(writeConfig(t, tt.yaml))
+			_, err := LoadConfig(WriteConfig(t, tt.yaml))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 		})
@@ -40,7 +40,7 @@ func TestPlanConfigErrors(t *testing.T) {
 		sentinel + "    table: common_security_log\n    plan: basic\n",
 		sentinel + "    table: syslog\n    plan: analytics\n",
 	} {
-		_, err := LoadConfig(writeConfig(t, ok))
+		_, err := LoadConfig(WriteConfig(t, ok))
 		assert.NoError(t, err, ok)
 	}
 }
@@ -61,7 +61,7 @@ func sentinelDest(srv *forwardtest.DCRServer, d *SentinelDestination) Destinatio
 // one, typed.
 func TestBasicPlanCommonSecurityLog(t *testing.T) {
 	dcr := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{Stream: "Microsoft-CommonSecurityLog", Plan: forwardtest.PlanBasic})
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.Destinations["sentinel"] = sentinelDest(dcr, &SentinelDestination{Table: "common_security_log", Plan: "basic", CollectorHostName: "-"})
 	cfg.Routes = append([]RouteConfig{{Name: "cef", Field: "sourcetype", Filter: "^cef$", Final: true, Destinations: []string{"sentinel"}}}, cfg.Routes...)
 	tr := startRelay(t, cfg)
@@ -70,8 +70,8 @@ func TestBasicPlanCommonSecurityLog(t *testing.T) {
 	for i := range n {
 		burst.WriteString(flowLine(fmt.Sprintf("192.0.2.%d", i), 443, 1000+i))
 	}
-	send(t, "tcp", tr.addr("tcp"), burst.Bytes())
-	waitFor(t, 30*time.Second, func() bool { return tr.Ledger().Dest["sentinel"].Delivered == n }, "every row delivered")
+	Send(t, "tcp", tr.addr("tcp"), burst.Bytes())
+	WaitFor(t, 30*time.Second, func() bool { return tr.Ledger().Dest["sentinel"].Delivered == n }, "every row delivered")
 	s := tr.stop(t)
 	checkBalanced(t, s)
 	assert.Zero(t, s.DroppedTotal())
@@ -131,12 +131,12 @@ func TestPlansRecipe(t *testing.T) {
 	} {
 		t.Setenv(k, v)
 	}
-	recipe, err := LoadConfig(writeConfig(t, recipeYAML(t)))
+	recipe, err := LoadConfig(WriteConfig(t, recipeYAML(t)))
 	require.NoError(t, err)
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.Routes, cfg.Destinations = recipe.Routes, recipe.Destinations
-	specOf[*SentinelDestination](cfg, "sentinel-aux").AuthorityHost = aux.AuthorityHost
-	specOf[*SentinelDestination](cfg, "sentinel-cef").AuthorityHost = cef.AuthorityHost
+	SpecOf[*SentinelDestination](cfg, "sentinel-aux").AuthorityHost = aux.AuthorityHost
+	SpecOf[*SentinelDestination](cfg, "sentinel-cef").AuthorityHost = cef.AuthorityHost
 	tr := startRelay(t, cfg)
 
 	// Denies: 4 keys (src), 2,500 each; flows: 3 groups, skewed.
@@ -169,8 +169,8 @@ func TestPlansRecipe(t *testing.T) {
 		"src=203.0.113.5 dst=10.0.0.7 dpt=80 act=blocked fname=eicar.com\n")
 	burst.WriteString("<30>1 2026-11-27T10:00:02.000Z fw01 dhcpd 42 - - DHCPACK on 10.0.0.7\n")
 	total := 10000 + flows + 2
-	send(t, "tcp", tr.addr("tcp"), burst.Bytes())
-	waitFor(t, 60*time.Second, func() bool {
+	Send(t, "tcp", tr.addr("tcp"), burst.Bytes())
+	WaitFor(t, 60*time.Second, func() bool {
 		s := tr.Ledger()
 		return s.Routed == int64(total) && s.Dest["sentinel-aux"].Delivered == int64(total)
 	}, "every event routed and in the Auxiliary table")

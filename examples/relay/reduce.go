@@ -1,24 +1,15 @@
 package main
 
 import (
-	"context"
 	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/relaykit/relaykit/pipeline"
 )
-
-// reduceTick is the period at which the engine ends the windows of the
-// routes' suppress and aggregate steps (engine.Config.WindowTick): a summary leaves at most one tick after its window
-// ends, however quiet its key. It is also the shortest window a step may
-// have (minReduceWindow): a finer tick would cost a pass over every
-// step's keys more often for windows nobody needs below a second.
-const reduceTick = time.Second
 
 // reduceSteps are the step labels of relay_reduced_events_total and
 // relay_produced_events_total: the pipeline's reducers. Another step name
@@ -26,10 +17,10 @@ const reduceTick = time.Second
 var reduceSteps = []string{"suppress", "aggregate"}
 
 // reduce counts n events a step absorbed into a summary to come.
-func (l *Ledger) reduce(step string, n int64) { l.reduced.add(step, n) }
+func (l *Ledger) Reduce(step string, n int64) { l.reduced.add(step, n) }
 
 // produce counts n summary events a step emitted.
-func (l *Ledger) produce(step string, n int64) { l.produced.add(step, n) }
+func (l *Ledger) Produce(step string, n int64) { l.produced.add(step, n) }
 
 // routeTable is a route table the ledger reads the copies of: events a
 // route adds to what was routed, a non-final route's copy of an event and
@@ -37,7 +28,7 @@ func (l *Ledger) produce(step string, n int64) { l.produced.add(step, n) }
 type routeTable struct {
 	r        *pipeline.Router
 	listings []int        // per route, the destinations it lists
-	keyed    []*keyedStep // its steps that keep state by key
+	keyed    []*KeyedStep // its steps that keep state by key
 }
 
 // copies reads the table's copies from its router's counters.
@@ -56,7 +47,7 @@ func (t routeTable) copies() int64 {
 
 // addTable registers a route table built for the relay; its copies count
 // from now on.
-func (l *Ledger) addTable(r *pipeline.Router, cfg []RouteConfig, keyed []*keyedStep) {
+func (l *Ledger) AddTable(r *pipeline.Router, cfg []RouteConfig, keyed []*KeyedStep) {
 	t := routeTable{r: r, keyed: keyed}
 	for _, rc := range cfg {
 		t.listings = append(t.listings, len(rc.Destinations))
@@ -68,7 +59,7 @@ func (l *Ledger) addTable(r *pipeline.Router, cfg []RouteConfig, keyed []*keyedS
 
 // retireTable stops reading r's counters once no batch runs on it: its
 // copies are added to the ledger's total for good. r was swapped out.
-func (l *Ledger) retireTable(r *pipeline.Router) {
+func (l *Ledger) RetireTable(r *pipeline.Router) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i, t := range l.tables {
@@ -90,29 +81,13 @@ func (l *Ledger) copiesLocked() int64 {
 	return n
 }
 
-// retire ends every window of a route table swapped out by a reload, once
-// no batch runs on it any more, and sends the summaries. The engine's
-// Flush is the barrier: it takes each worker's flush turn, so the batches
-// that were being routed on the old table have returned (and the open
-// ones go to the new table).
-func (r *Relay) retire(old *pipeline.Router) {
-	ctx := context.Background()
-	if err := r.eng.Flush(ctx); err != nil {
-		r.log.Debug("engine flush on reload", "err", err)
-	}
-	if err := old.Flush(ctx, pipeline.FlushAll); err != nil {
-		r.log.Warn("summaries of the previous routes not accepted", "err", err)
-	}
-	r.ledger.retireTable(old)
-}
-
 // keyedStep is a step of a route table that keeps state by key
 // (suppress, aggregate, a keyed sample): its counters, for the metrics
 // and the warning about key fields no event carries.
-type keyedStep struct {
-	route, step string
-	position    int // in the route's pipeline
-	stats       func() pipeline.StepStats
+type KeyedStep struct {
+	Route, Step string
+	Position    int // in the route's pipeline
+	Stats       func() pipeline.StepStats
 	warned      atomic.Bool
 }
 
@@ -123,10 +98,10 @@ const unseenAfter = 1000
 
 // keyedSteps returns the keyed steps of the tables in use (not those
 // reloads retired).
-func (l *Ledger) keyedSteps() []*keyedStep {
+func (l *Ledger) keyedSteps() []*KeyedStep {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []*keyedStep
+	var out []*KeyedStep
 	for _, t := range l.tables {
 		out = append(out, t.keyed...)
 	}
@@ -136,33 +111,18 @@ func (l *Ledger) keyedSteps() []*keyedStep {
 // checkKeys logs, once per step, a keyed step whose key names a field
 // that no event has carried after unseenAfter events missed it. The
 // engine's window ticks call it (windowedRoutes).
-func (l *Ledger) checkKeys(log *slog.Logger) {
+func (l *Ledger) CheckKeys(log *slog.Logger) {
 	for _, k := range l.keyedSteps() {
 		if k.warned.Load() {
 			continue
 		}
-		st := k.stats()
+		st := k.Stats()
 		if len(st.UnseenKeys) == 0 || st.KeyMisses < unseenAfter || !k.warned.CompareAndSwap(false, true) {
 			continue
 		}
 		log.Warn("a step's key names fields no event has carried: every event lacking them falls under one key (a misspelt field name?)",
-			"route", k.route, "step", k.step, "position", k.position, "fields", strings.Join(st.UnseenKeys, ","), "key_misses", st.KeyMisses)
+			"route", k.Route, "step", k.Step, "position", k.Position, "fields", strings.Join(st.UnseenKeys, ","), "key_misses", st.KeyMisses)
 	}
-}
-
-// windowedRoutes is the engine's sink: the route table in use, whose
-// windows the engine ends every reduceTick (engine.WindowFlusher); after
-// each tick the keyed steps are checked for key fields no event carries.
-type windowedRoutes struct {
-	*pipeline.Swapper
-	after func()
-}
-
-// Flush ends the windows over at now, then runs after.
-func (w windowedRoutes) Flush(ctx context.Context, now int64) error {
-	err := w.Swapper.Flush(ctx, now)
-	w.after()
-	return err
 }
 
 var (
@@ -173,11 +133,11 @@ var (
 )
 
 // stepTable exports pipeline.StepStats, per keyed step.
-var stepTable = metricTable[pipeline.StepStats]{
-	gauge(descStepKeys, func(s *pipeline.StepStats) int64 { return int64(s.Keys) }),
-	counter(descStepEvicted, func(s *pipeline.StepStats) int64 { return int64(s.Evicted) }),
-	counter(descStepMisses, func(s *pipeline.StepStats) int64 { return int64(s.KeyMisses) }),
-	{desc: descStepUnseen, typ: prometheus.GaugeValue, each: func(s *pipeline.StepStats, emit func(float64, ...string)) {
+var stepTable = Table[pipeline.StepStats]{
+	Gauge(descStepKeys, func(s *pipeline.StepStats) int64 { return int64(s.Keys) }),
+	Counter(descStepEvicted, func(s *pipeline.StepStats) int64 { return int64(s.Evicted) }),
+	Counter(descStepMisses, func(s *pipeline.StepStats) int64 { return int64(s.KeyMisses) }),
+	{Desc: descStepUnseen, Type: prometheus.GaugeValue, Each: func(s *pipeline.StepStats, emit func(float64, ...string)) {
 		for _, f := range s.UnseenKeys {
 			emit(1, f)
 		}
@@ -187,7 +147,7 @@ var stepTable = metricTable[pipeline.StepStats]{
 // collectSteps sends the keyed steps' metrics.
 func (l *Ledger) collectSteps(ch chan<- prometheus.Metric) {
 	for _, k := range l.keyedSteps() {
-		st := k.stats()
-		stepTable.collect(ch, &st, k.route, k.step, strconv.Itoa(k.position))
+		st := k.Stats()
+		stepTable.Collect(ch, &st, k.Route, k.Step, strconv.Itoa(k.Position))
 	}
 }

@@ -29,7 +29,7 @@ func TestReduceStepConfig(t *testing.T) {
       - {type: sample, n: 4}
       - {type: keep, fields: [src, "cef.*"]}
 `
-	cfg, err := LoadConfig(writeConfig(t, good))
+	cfg, err := LoadConfig(WriteConfig(t, good))
 	require.NoError(t, err)
 	steps := cfg.Routes[0].Pipeline
 	require.Len(t, steps, 6)
@@ -41,7 +41,7 @@ func TestReduceStepConfig(t *testing.T) {
 	assert.True(t, steps[3].Dynamic)
 	assert.Equal(t, []string{"src", "cef.*"}, steps[5].Fields)
 	for _, sc := range steps {
-		fn, err := builtinStep(sc)
+		fn, err := BuiltinStep(sc)
 		require.NoError(t, err, sc.Type)
 		assert.Equal(t, sc.Type, fn.Name())
 	}
@@ -61,7 +61,7 @@ func TestReduceStepConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := LoadConfig(writeConfig(t, head+"      - {type: set, field: x, value: y}\n      - "+tt.step+"\n"))
+			_, err := LoadConfig(WriteConfig(t, head+"      - {type: set, field: x, value: y}\n      - "+tt.step+"\n"))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "routes[0].pipeline[1]: "+tt.want)
 			assert.Contains(t, err.Error(), `(route "fw")`)
@@ -114,7 +114,7 @@ const noWindowEnd = 8760 * time.Hour
 // shutdown sends their summaries; the ledger counts reduced and produced.
 func TestReduceSuppressAggregateSentinel(t *testing.T) {
 	dcr := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{Stream: "Microsoft-CommonSecurityLog"})
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	c := dcr.Config()
 	cfg.Destinations["sentinel"] = DestinationConfig{Spec: &SentinelDestination{
 		Table: "common_security_log", Endpoint: dcr.URL, AuthorityHost: dcr.AuthorityHost,
@@ -149,11 +149,11 @@ func TestReduceSuppressAggregateSentinel(t *testing.T) {
 		flows++
 		burst.WriteString(flowLine(g.src, g.dpt, out))
 	}
-	send(t, "tcp", tr.addr("tcp"), burst.Bytes())
+	Send(t, "tcp", tr.addr("tcp"), burst.Bytes())
 
 	// The router counts a batch's reduced events when the batch's Route
 	// call returns, after the engine counted it routed.
-	waitFor(t, 30*time.Second, func() bool {
+	WaitFor(t, 30*time.Second, func() bool {
 		s := tr.Ledger()
 		return s.Routed == denies+int64(flows) && s.ReducedTotal() == denies-1+int64(flows) && s.Dest["sentinel"].Delivered == 1
 	}, "every line routed: the first deny delivered, the rest absorbed")
@@ -242,7 +242,7 @@ func suppressedIn(t *testing.T, dir string) (passed, summaries int, suppressed i
 // its window ends, from the relay's ticker, not when its next event comes
 // or at shutdown.
 func TestReduceWindowEndsOnTimer(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.Routes = dedupRoutes(time.Second)
 	tr := startRelay(t, cfg)
 	const n = 200
@@ -250,10 +250,10 @@ func TestReduceWindowEndsOnTimer(t *testing.T) {
 	for range n {
 		burst.WriteString("<13>1 - h app - - - link down on port 7\n")
 	}
-	send(t, "tcp", tr.addr("tcp"), burst.Bytes())
+	Send(t, "tcp", tr.addr("tcp"), burst.Bytes())
 	// The burst may straddle a window boundary: each window has its
 	// allowed event and, if it absorbed any, its summary.
-	waitFor(t, 30*time.Second, func() bool {
+	WaitFor(t, 30*time.Second, func() bool {
 		s := tr.Ledger()
 		return s.Routed == n && s.ReducedTotal() > 0 && s.ProducedTotal() > 0 &&
 			s.Dest["archive"].Delivered == n-s.ReducedTotal()+s.ProducedTotal()
@@ -261,7 +261,7 @@ func TestReduceWindowEndsOnTimer(t *testing.T) {
 	s := tr.stop(t)
 	checkBalanced(t, s)
 	assert.Equal(t, n-s.ReducedTotal()+s.ProducedTotal(), s.Dest["archive"].Delivered)
-	passed, summaries, suppressed := suppressedIn(t, archiveOf(cfg).Dir)
+	passed, summaries, suppressed := suppressedIn(t, ArchiveOf(cfg).Dir)
 	assert.Equal(t, n, passed+int(suppressed), "events let through + suppressed_count = input")
 	assert.Equal(t, int(s.Produced["suppress"]), summaries)
 	assert.Equal(t, s.Reduced["suppress"], suppressed)
@@ -271,13 +271,13 @@ func TestReduceWindowEndsOnTimer(t *testing.T) {
 // previous route table at once, its summaries delivered while the relay
 // runs; the new table starts afresh, and its state is flushed at shutdown.
 func TestReduceReloadFlushesOldRoutes(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.Routes = dedupRoutes(noWindowEnd)
 	tr := startRelay(t, cfg)
 	line := []byte("<13>1 - h app - - - disk almost full\n")
 	burst := bytes.Repeat(line, 50)
-	send(t, "tcp", tr.addr("tcp"), burst)
-	waitFor(t, 30*time.Second, func() bool {
+	Send(t, "tcp", tr.addr("tcp"), burst)
+	WaitFor(t, 30*time.Second, func() bool {
 		s := tr.Ledger()
 		return s.Routed == 50 && s.Reduced["suppress"] == 49 && s.Dest["archive"].Delivered == 1
 	}, "the first event delivered, 49 absorbed")
@@ -287,10 +287,10 @@ func TestReduceReloadFlushesOldRoutes(t *testing.T) {
 	require.NoError(t, tr.ReloadRoutes(dedupRoutes(noWindowEnd)))
 	s := tr.Ledger()
 	assert.Equal(t, int64(1), s.Produced["suppress"], "the old table's summary produced by the reload")
-	waitFor(t, 30*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 2 }, "the old table's summary delivered")
+	WaitFor(t, 30*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 2 }, "the old table's summary delivered")
 
-	send(t, "tcp", tr.addr("tcp"), burst)
-	waitFor(t, 30*time.Second, func() bool {
+	Send(t, "tcp", tr.addr("tcp"), burst)
+	WaitFor(t, 30*time.Second, func() bool {
 		s := tr.Ledger()
 		return s.Routed == 100 && s.Reduced["suppress"] == 98 && s.Dest["archive"].Delivered == 3
 	}, "the new table lets the key's first event through again, absorbs the rest")
@@ -299,7 +299,7 @@ func TestReduceReloadFlushesOldRoutes(t *testing.T) {
 	assert.Equal(t, map[string]int64{"suppress": 98}, s.Reduced)
 	assert.Equal(t, map[string]int64{"suppress": 2}, s.Produced)
 	assert.Equal(t, int64(4), s.Dest["archive"].Delivered)
-	passed, summaries, suppressed := suppressedIn(t, archiveOf(cfg).Dir)
+	passed, summaries, suppressed := suppressedIn(t, ArchiveOf(cfg).Dir)
 	assert.Equal(t, 2, passed)
 	assert.Equal(t, 2, summaries)
 	assert.Equal(t, int64(98), suppressed)
@@ -311,7 +311,7 @@ func TestReduceReloadFlushesOldRoutes(t *testing.T) {
 // summary is still in memory (its window open); the summary is delivered
 // at shutdown.
 func TestReduceHECAnswerBeforeSummary(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	hecInputConfig(&cfg)
 	cfg.Routes = dedupRoutes(noWindowEnd)
 	tr := startRelay(t, cfg)
@@ -327,7 +327,7 @@ func TestReduceHECAnswerBeforeSummary(t *testing.T) {
 	s = tr.stop(t)
 	checkBalanced(t, s)
 	assert.Equal(t, int64(2), s.Archived, "the summary delivered at shutdown")
-	passed, summaries, suppressed := suppressedIn(t, archiveOf(cfg).Dir)
+	passed, summaries, suppressed := suppressedIn(t, ArchiveOf(cfg).Dir)
 	assert.Equal(t, []int64{1, 1, 19}, []int64{int64(passed), int64(summaries), suppressed})
 }
 
@@ -337,7 +337,7 @@ func TestReduceHECAnswerBeforeSummary(t *testing.T) {
 // relay_step_unseen_key_fields, and is logged once, as a warning, after
 // 1,000 events.
 func TestReduceUnseenKeyField(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.Inputs.Generator = GeneratorConfig{Rate: 20000, Shape: "sshd", Count: 2000}
 	cfg.Routes[0].Pipeline = []StepConfig{{Type: "suppress", Key: []string{"host", "usr"}, Allow: 1000000}}
 	require.NoError(t, cfg.Validate())
@@ -353,8 +353,8 @@ func TestReduceUnseenKeyField(t *testing.T) {
 		checkBalanced(t, r.Ledger())
 	}()
 	const warning = "a step's key names fields no event has carried"
-	waitFor(t, 20*time.Second, func() bool { return strings.Contains(log.String(), warning) }, "the unseen key field's warning")
-	waitFor(t, 20*time.Second, func() bool { return r.Ledger().Input["generator"] == 2000 }, "every event generated")
+	WaitFor(t, 20*time.Second, func() bool { return strings.Contains(log.String(), warning) }, "the unseen key field's warning")
+	WaitFor(t, 20*time.Second, func() bool { return r.Ledger().Input["generator"] == 2000 }, "every event generated")
 	line := log.String()[strings.Index(log.String(), warning):]
 	line = line[:strings.IndexByte(line, '\n')]
 	assert.Contains(t, line, "route="+cfg.Routes[0].Name+" step=suppress position=0 fields=usr")
@@ -363,6 +363,6 @@ func TestReduceUnseenKeyField(t *testing.T) {
 	assert.Equal(t, float64(1), scrapeSample(metrics, `relay_step_unseen_key_fields{field="usr",position="0",route="`+route+`",step="suppress"}`))
 	assert.GreaterOrEqual(t, scrapeSample(metrics, `relay_step_key_misses_total{position="0",route="`+route+`",step="suppress"}`), float64(1000))
 	// Once per step, however many ticks see it still unseen.
-	r.ledger.checkKeys(slog.New(slog.NewTextHandler(&log, nil)))
+	r.ledger.CheckKeys(slog.New(slog.NewTextHandler(&log, nil)))
 	assert.Equal(t, 1, strings.Count(log.String(), warning))
 }

@@ -30,20 +30,20 @@ type Relay struct {
 	loc    *time.Location
 	ledger *Ledger
 
-	dests   map[string]*destination
+	dests   map[string]*Destination
 	routes  *pipeline.Swapper
-	enrich  *enrichments
+	enrich  *Enrichments
 	eng     *engine.Engine
-	inputs  []input // built by the input registry (input_kinds.go)
-	metrics *metricsServer
-	dl      *deadLetter
+	inputs  []Input // built by the input registry (input_kinds.go)
+	metrics *Server
+	dl      *DeadLetter
 	dlw     io.Closer
 	ready   atomic.Bool
 	taps    tap.Registry // the tap points (api.go)
 
 	// sources is the per-source tracker shared by the inputs; nil when
 	// sources are off.
-	sources *sourceTracker
+	sources *SourceTracker
 
 	// StatsOut receives the -stats line every Config.StatsInterval. Nil
 	// means os.Stderr. Set it before Run.
@@ -61,7 +61,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("timezone: %w", err)
 	}
-	r := &Relay{cfg: cfg, log: log, loc: loc, ledger: newLedger(), dests: map[string]*destination{}}
+	r := &Relay{cfg: cfg, log: log, loc: loc, ledger: NewLedger(), dests: map[string]*Destination{}}
 	defer func() {
 		if err != nil {
 			r.closeAll()
@@ -74,53 +74,53 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 		return nil, fmt.Errorf("dead_letter.dir: %w", err)
 	}
 	r.dlw = dlw
-	r.dl = newDeadLetter(&deadLetterFile{w: dlw, ledger: r.ledger, log: log})
+	r.dl = NewDeadLetter(NewDeadLetterFile(dlw, r.ledger, log))
 
 	for name, dc := range cfg.Destinations {
-		d, err := r.newDestination(name, dc)
+		d, err := NewDestination(name, dc, DestEnv{Ledger: r.ledger, DeadLetter: r.dl, Taps: &r.taps, Spool: cfg.Spool, Loc: loc, Log: log})
 		if err != nil {
 			return nil, err
 		}
 		r.dests[name] = d
 	}
-	r.enrich = newEnrichments(log)
-	rt, err := buildRouter(cfg.Routes, r.dests, r.enrich.step, r.ledger, &r.taps)
+	r.enrich = NewEnrichments(log)
+	rt, err := NewRouter(cfg.Routes, r.dests, r.enrich.Step, r.ledger, &r.taps)
 	if err != nil {
 		return nil, err
 	}
 	r.routes = pipeline.NewSwapper(rt)
 
 	r.eng, err = engine.New(engine.Config{
-		Sink:           windowedRoutes{r.routes, func() { r.ledger.checkKeys(log) }},
+		Sink:           windowedRoutes{r.routes, func() { r.ledger.CheckKeys(log) }},
 		Workers:        cfg.Workers.Count,
 		RingSize:       cfg.Workers.RingSize,
 		BatchMaxEvents: cfg.Workers.BatchMaxEvents,
 		BatchMaxBytes:  int(cfg.Workers.BatchMaxBytes),
 		BatchMaxWait:   cfg.Workers.BatchMaxWait,
 		Clock:          clk,
-		WindowTick:     reduceTick, // the engine ends the routes' reduction windows
+		WindowTick:     ReduceTick, // the engine ends the routes' reduction windows
 		Logger:         log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("workers: %w", err)
 	}
-	r.ledger.eng = r.eng
+	r.ledger.Engine = r.eng
 
 	if cfg.Sources.Enabled {
-		if r.sources, err = newSourceTracker(cfg.Sources, r.ledger, log); err != nil {
+		if r.sources, err = NewSourceTracker(cfg.Sources, r.ledger, log); err != nil {
 			return nil, err
 		}
 	}
-	r.inputs, err = newInputs(&cfg.Inputs, inputEnv{ledger: r.ledger, sources: r.sources, taps: &r.taps, dl: r.dl,
-		loc: loc, workers: r.eng.Workers(), ready: r.healthy, log: log})
+	r.inputs, err = NewInputs(&cfg.Inputs, InputEnv{Ledger: r.ledger, Sources: r.sources, Taps: &r.taps, DeadLetter: r.dl,
+		Loc: loc, Workers: r.eng.Workers(), Ready: r.healthy, Log: log})
 	if err != nil {
 		return nil, err
 	}
-	extra := []prometheus.Collector{r.destCollector(), inputCollector(r.inputs)}
+	extra := []prometheus.Collector{r.destCollector(), InputCollector(r.inputs)}
 	var apis map[string]http.Handler
 	if r.sources != nil {
 		extra = append(extra, r.sources)
-		apis = map[string]http.Handler{"/api/sources": r.sources}
+		apis = map[string]http.Handler{"/api/sources": SourcesHandler{r.sources.Tracker}}
 	}
 	// Every /api/ path behind api.token; the tap when api.enabled (api.go).
 	api, tapMetrics, err := r.setupAPI(apis)
@@ -130,7 +130,7 @@ func NewRelay(cfg Config, log *slog.Logger) (_ *Relay, err error) {
 	if tapMetrics != nil {
 		extra = append(extra, tapMetrics)
 	}
-	r.metrics, err = newMetricsServer(cfg.Metrics.Listen, r.ledger, r.healthy, api, extra...)
+	r.metrics, err = NewServer(cfg.Metrics.Listen, r.ledger, r.healthy, api, extra...)
 	if err != nil {
 		return nil, err
 	}
@@ -181,8 +181,8 @@ func (r *Relay) Run(ctx context.Context) error {
 	defer stopSenders()
 	var senders sync.WaitGroup
 	for _, d := range r.dests {
-		if d.queue != nil {
-			senders.Go(func() { _ = d.queue.Run(sendCtx) })
+		if d.Queue != nil {
+			senders.Go(func() { _ = d.Queue.Run(sendCtx) })
 		}
 	}
 	if r.cfg.StatsInterval > 0 {
@@ -245,9 +245,9 @@ func (r *Relay) Run(ctx context.Context) error {
 	// the deadline; what is left stays on disk for the next run.
 	var closing sync.WaitGroup
 	for _, d := range r.dests {
-		if d.queue != nil {
+		if d.Queue != nil {
 			closing.Go(func() {
-				if err := d.queue.Close(hard); err != nil {
+				if err := d.Queue.Close(hard); err != nil {
 					r.log.Error("destination stopped with events lost", "destination", d.name, "err", err)
 				}
 			})

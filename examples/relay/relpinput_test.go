@@ -52,7 +52,7 @@ func startRsyslog(t *testing.T, relpAddr, omrelpParams string) string {
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "work"), 0o700))
-	in := freePort(t)
+	in := FreePort(t)
 	conf := fmt.Sprintf(`global(workDirectory=%q)
 module(load="imtcp")
 module(load="omrelp" tls.tlslib="openssl")
@@ -80,7 +80,7 @@ input(type="imtcp" address="127.0.0.1" port="%s" ruleset="fwd")
 		}
 	})
 	addr := "127.0.0.1:" + in
-	waitFor(t, 10*time.Second, func() bool {
+	WaitFor(t, 10*time.Second, func() bool {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {
 			c.Close()
@@ -135,11 +135,11 @@ func relpInputConfig(cfg *Config, tls *TLSConfig) {
 // archived once, in order, with rsyslog's host and tag, and each frame is
 // answered only once archived.
 func TestRELPFromRsyslog(t *testing.T) {
-	logger := needTool(t, "logger")
+	logger := NeedTool(t, "logger")
 	rsyslogRoot(t)
 	for _, useTLS := range []bool{false, true} {
 		t.Run(fmt.Sprintf("tls=%v", useTLS), func(t *testing.T) {
-			cfg := testConfig(t)
+			cfg := TestConfig(t)
 			params := ""
 			var tc *TLSConfig
 			if useTLS {
@@ -160,7 +160,7 @@ func TestRELPFromRsyslog(t *testing.T) {
 			_, port, _ := net.SplitHostPort(in)
 			runTool(t, logger, "-T", "-n", "127.0.0.1", "-P", port, "-t", "relptest", "-f", file)
 			metrics := "http://" + tr.addr("metrics") + "/metrics"
-			waitFor(t, 30*time.Second, func() bool {
+			WaitFor(t, 30*time.Second, func() bool {
 				return scrapeSample(metrics, `relay_relp_acked_frames_total{input="relp"}`) == n
 			}, "every frame answered")
 			// Answered means archived.
@@ -178,7 +178,7 @@ func TestRELPFromRsyslog(t *testing.T) {
 			checkBalanced(t, s)
 			assert.Equal(t, int64(n), s.Input["relp"])
 
-			recs := archivedRecords(t, archiveOf(cfg).Dir)
+			recs := archivedRecords(t, ArchiveOf(cfg).Dir)
 			require.Len(t, recs, n)
 			for i, r := range recs {
 				assert.Equal(t, fmt.Sprintf("relp message %06d", i), r.Message, "in order, once")
@@ -227,7 +227,7 @@ func TestRELPKillAndRestart(t *testing.T) {
 	}
 	rsyslogRoot(t)
 	dir := t.TempDir()
-	addr := "127.0.0.1:" + freePort(t)
+	addr := "127.0.0.1:" + FreePort(t)
 	path := relpChildConfig(t, dir, addr)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -255,7 +255,7 @@ func TestRELPKillAndRestart(t *testing.T) {
 		}
 	})
 	archive := filepath.Join(dir, "archive")
-	waitFor(t, 30*time.Second, func() bool { return len(relpNumbers(t, archive)) >= total/4 }, "a quarter archived")
+	WaitFor(t, 30*time.Second, func() bool { return len(relpNumbers(t, archive)) >= total/4 }, "a quarter archived")
 	child.kill(t)
 	killedAt := len(relpNumbers(t, archive))
 	child = startChild(t, ctx, path)
@@ -263,7 +263,7 @@ func TestRELPKillAndRestart(t *testing.T) {
 	require.NoError(t, sendErr)
 
 	var got []int
-	waitFor(t, 60*time.Second, func() bool {
+	WaitFor(t, 60*time.Second, func() bool {
 		got = relpNumbers(t, archive)
 		seen := map[int]bool{}
 		for _, n := range got {
@@ -341,7 +341,7 @@ func (rc *relpClient) read(t *testing.T) string {
 // opens a frame and then never sends (or reads) anything more, holding its
 // connection until a deadline or shutdown. Shipped defaults.
 func TestRELPBadInput(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	relpInputConfig(&cfg, nil)
 	tr := startRelay(t, cfg)
 	addr := tr.addr("relp")
@@ -399,7 +399,7 @@ func TestRELPBadInput(t *testing.T) {
 	assert.Equal(t, float64(1), scrapeSample(metrics, `relay_relp_session_errors_total{input="relp",reason="too_large"}`))
 	// A session counts its frames acked once their answers are written,
 	// so the count may lag the answers the client has read.
-	waitFor(t, 5*time.Second, func() bool { return scrapeSample(metrics, `relay_relp_acked_frames_total{input="relp"}`) == 400 }, "400 frames counted acked")
+	WaitFor(t, 5*time.Second, func() bool { return scrapeSample(metrics, `relay_relp_acked_frames_total{input="relp"}`) == 400 }, "400 frames counted acked")
 	assert.Equal(t, float64(2), scrapeSample(metrics, `relay_input_connections{input="relp"}`), "the good and the silent peer")
 	good.send(t, "close", "")
 	assert.Contains(t, good.read(t), "rsp 200 OK")
@@ -408,10 +408,10 @@ func TestRELPBadInput(t *testing.T) {
 	checkBalanced(t, s)
 	assert.Equal(t, int64(400), s.Input["relp"])
 	assert.Equal(t, int64(400), s.Archived)
-	assert.Equal(t, []int(nil), nonSequential(relpNumbers(t, archiveOf(cfg).Dir), 400))
-	st := inputsOf[*relpInput](tr.Relay)[0].srv.Stats()
+	assert.Equal(t, []int(nil), nonSequential(relpNumbers(t, ArchiveOf(cfg).Dir), 400))
+	st := inputsOf[*RELPInput](tr.Relay)[0].Server.Stats()
 	assert.Equal(t, int64(1), st.IncompleteFrames, "the silent peer's half frame")
-	assert.Equal(t, inputsOf[*relpInput](tr.Relay)[0].stats.listener.Stats().BytesRead, st.MessageBytes+st.OverheadBytes+st.DiscardedBytes+st.IncompleteBytes,
+	assert.Equal(t, inputsOf[*RELPInput](tr.Relay)[0].Stats.Listener.Stats().BytesRead, st.MessageBytes+st.OverheadBytes+st.DiscardedBytes+st.IncompleteBytes,
 		"every byte read is counted once")
 }
 

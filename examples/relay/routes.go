@@ -6,15 +6,14 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/pipeline"
-	"github.com/relaykit/relaykit/syslog"
 	"github.com/relaykit/relaykit/tap"
 )
 
 // buildRouter turns the configured routes into a pipeline.Router whose
 // sinks are the relay's destinations. Drops the router counts (no final
 // route took the event, a pipeline step dropped it) go to the ledger.
-func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBuilder, l *Ledger, taps *tap.Registry) (*pipeline.Router, error) {
-	routes, keyed, err := routeSpecs(cfg, steps, func(name string) (relaykit.Sink, bool) {
+func NewRouter(cfg []RouteConfig, dests map[string]*Destination, steps StepBuilder, l *Ledger, taps *tap.Registry) (*pipeline.Router, error) {
+	routes, keyed, err := Specs(cfg, steps, func(name string) (relaykit.Sink, bool) {
 		d, ok := dests[name]
 		return d, ok
 	})
@@ -28,14 +27,14 @@ func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBui
 		Hooks: pipeline.Hooks{
 			// Events a suppress or aggregate step absorbed, and the
 			// summaries standing for them: not drops (see ledger).
-			OnReduce:  func(_, step string, n int) { l.reduce(step, int64(n)) },
-			OnProduce: func(_, step string, n int) { l.produce(step, int64(n)) },
+			OnReduce:  func(_, step string, n int) { l.Reduce(step, int64(n)) },
+			OnProduce: func(_, step string, n int) { l.Produce(step, int64(n)) },
 			OnDrop: func(_, reason string, n int) {
 				switch reason {
 				case relaykit.ReasonUnrouted:
-					l.drop(dropUnrouted, int64(n))
+					l.Drop(DropUnrouted, int64(n))
 				default: // a pipeline function (drop, sample) or no_sink
-					l.drop(dropFiltered, int64(n))
+					l.Drop(DropFiltered, int64(n))
 				}
 			},
 			// A destination that did not accept its share: a delivery
@@ -44,17 +43,17 @@ func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBui
 			// does not retry: the queues are the one retry loop.
 			OnSendError: func(_ context.Context, f pipeline.SendFailure) {
 				if d, ok := dests[f.Sink]; ok {
-					d.refused(f.Events, f.Err)
+					d.Refused(f.Events, f.Err)
 					return
 				}
-				l.drop(dropSinkError, int64(len(f.Events)))
+				l.Drop(DropSinkError, int64(len(f.Events)))
 			},
 		},
 	})
 	if err != nil {
 		return nil, err
 	}
-	l.addTable(rt, cfg, keyed)
+	l.AddTable(rt, cfg, keyed)
 	return rt, nil
 }
 
@@ -62,9 +61,9 @@ func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBui
 // steps, its sinks with sink (by destination name), and the keyed steps
 // among them. The relay's router and `relay test` (configtest.go) are
 // built from the same specs.
-func routeSpecs(cfg []RouteConfig, steps stepBuilder, sink func(name string) (relaykit.Sink, bool)) ([]pipeline.Route, []*keyedStep, error) {
+func Specs(cfg []RouteConfig, steps StepBuilder, sink func(name string) (relaykit.Sink, bool)) ([]pipeline.Route, []*KeyedStep, error) {
 	routes := make([]pipeline.Route, 0, len(cfg))
-	var keyed []*keyedStep
+	var keyed []*KeyedStep
 	for i, rc := range cfg {
 		r := pipeline.Route{Name: rc.Name, Filter: rc.Filter, Field: rc.Field, Final: rc.Final}
 		var fns []pipeline.Function
@@ -74,8 +73,8 @@ func routeSpecs(cfg []RouteConfig, steps stepBuilder, sink func(name string) (re
 				return nil, nil, fmt.Errorf("routes[%d].pipeline[%d] (%s): %w", i, j, rc.Name, err)
 			}
 			fns = append(fns, fn)
-			if st, ok := fn.(interface{ Stats() pipeline.StepStats }); ok && sc.keyed() {
-				keyed = append(keyed, &keyedStep{route: rc.Name, step: sc.Type, position: j, stats: st.Stats})
+			if st, ok := fn.(interface{ Stats() pipeline.StepStats }); ok && sc.Keyed() {
+				keyed = append(keyed, &KeyedStep{Route: rc.Name, Step: sc.Type, Position: j, Stats: st.Stats})
 			}
 		}
 		if len(fns) > 0 {
@@ -93,42 +92,4 @@ func routeSpecs(cfg []RouteConfig, steps stepBuilder, sink func(name string) (re
 	return routes, keyed, nil
 }
 
-// stepBuilder builds one pipeline function from its config.
-type stepBuilder func(StepConfig) (pipeline.Function, error)
-
-// builtinStep builds the pipeline package's functions; enrichment steps
-// are added by the relay (see enrichStep).
-func builtinStep(sc StepConfig) (pipeline.Function, error) {
-	switch sc.Type {
-	case "set":
-		return pipeline.Set(sc.Field, sc.Value), nil
-	case "rename":
-		return pipeline.Rename(sc.Field, sc.To), nil
-	case "remove":
-		return pipeline.Remove(sc.Field), nil
-	case "mask":
-		return pipeline.Mask(sc.Field, sc.Pattern, sc.Replace)
-	case "drop":
-		return pipeline.Drop(sc.Field, sc.Pattern)
-	case "sample":
-		if !sc.Dynamic && len(sc.Key) == 0 {
-			return pipeline.Sample(sc.N), nil // one in n overall, as before: no sample_rate field
-		}
-		return pipeline.NewSample(pipeline.SampleConfig{N: sc.N, Key: sc.Key, Dynamic: sc.Dynamic, Window: sc.Window,
-			MinEvents: sc.MinEvents, MaxRate: sc.MaxRate, MaxKeys: sc.MaxKeys})
-	case "suppress":
-		return pipeline.NewSuppress(pipeline.SuppressConfig{Key: sc.Key, Allow: sc.Allow, Window: sc.Window, MaxKeys: sc.MaxKeys})
-	case "aggregate":
-		return pipeline.NewAggregate(pipeline.AggregateConfig{Key: sc.Key, Window: sc.Window, Sum: sc.Sum, Min: sc.Min, Max: sc.Max,
-			SourceType: sc.SourceType, MaxKeys: sc.MaxKeys})
-	case "keep":
-		return pipeline.Keep(sc.Fields...), nil
-	case "parse_json":
-		return pipeline.ParseJSON(pipeline.JSONConfig{Field: sc.Field, Prefix: sc.Prefix})
-	case "parse_cef":
-		return syslog.ParseCEF(), nil
-	}
-	return nil, fmt.Errorf("unknown step type %q", sc.Type)
-}
-
-var _ relaykit.Sink = (*destination)(nil)
+var _ relaykit.Sink = (*Destination)(nil)

@@ -56,25 +56,25 @@ func TestStreamShutdownCountsWhatWasRead(t *testing.T) {
 			})
 			eng, err := engine.New(engine.Config{Sink: stuck, Workers: 1, RingSize: ringSize, BatchMaxEvents: ringSize})
 			require.NoError(t, err)
-			l := newLedger()
-			l.eng = eng
-			st := l.input(kind, kind)
+			l := NewLedger()
+			l.Engine = eng
+			st := l.Input(kind, kind)
 
 			// The shipped defaults of the input (a JSON input has none in
 			// the default config: add one and let Validate fill it).
 			cfg.Inputs.JSONTCP = []JSONInputConfig{{Name: "json", Listen: "127.0.0.1:0"}}
 			require.NoError(t, cfg.Validate())
-			var in *streamInput
+			var in *StreamInput
 			if kind == "syslog" {
 				tc := cfg.Inputs.SyslogTCP[0]
-				in, err = listenStream(kind, "127.0.0.1:0", nil, tc.MaxConnections, tc.IdleTimeout, tc.StreamLimits, st, slog.New(slog.DiscardHandler))
+				in, err = ListenStream(kind, "127.0.0.1:0", nil, tc.MaxConnections, tc.IdleTimeout, tc.StreamLimits, st, slog.New(slog.DiscardHandler))
 				require.NoError(t, err)
-				in.handle = syslogStream(tc, st, time.UTC, in.budget, nil)
+				in.Handle = SyslogStream(tc, st, time.UTC, in.Budget, nil)
 			} else {
 				jc := cfg.Inputs.JSONTCP[0]
-				in, err = listenStream(kind, "127.0.0.1:0", nil, jc.MaxConnections, jc.IdleTimeout, jc.StreamLimits, st, slog.New(slog.DiscardHandler))
+				in, err = ListenStream(kind, "127.0.0.1:0", nil, jc.MaxConnections, jc.IdleTimeout, jc.StreamLimits, st, slog.New(slog.DiscardHandler))
 				require.NoError(t, err)
-				in.handle = jsonStream(jc, st, newDeadLetter(discard{}), in.budget, nil)
+				in.Handle = JSONStream(jc, st, NewDeadLetter(discard{}), in.Budget, nil)
 			}
 			size := len(line(0))
 			inCtx, stopInputs := context.WithCancel(context.Background())
@@ -85,7 +85,7 @@ func TestStreamShutdownCountsWhatWasRead(t *testing.T) {
 			go func() { ran <- in.Run(inCtx, work) }()
 			go func() { engRan <- eng.Run(work) }()
 
-			c, err := net.Dial("tcp", in.ln.Addr().String())
+			c, err := net.Dial("tcp", in.Listener.Addr().String())
 			require.NoError(t, err)
 			defer c.Close()
 			var b strings.Builder
@@ -99,7 +99,7 @@ func TestStreamShutdownCountsWhatWasRead(t *testing.T) {
 			// The handler waits in a push (the flush of the first batch)
 			// with frames of its read still buffered.
 			<-entered
-			waitFor(t, 10*time.Second, func() bool { return st.in.Stats().Handing > 0 }, "handler handing over")
+			WaitFor(t, 10*time.Second, func() bool { return st.In.Stats().Handing > 0 }, "handler handing over")
 			stopInputs() // the relay stops: reads end
 			deadline()   // and the shutdown deadline passes
 			require.NoError(t, <-ran)
@@ -107,17 +107,17 @@ func TestStreamShutdownCountsWhatWasRead(t *testing.T) {
 			c.Close()
 			<-sent
 
-			read := in.ln.Stats().BytesRead
-			incomplete := st.framing.IncompleteBytes.Load()
+			read := in.Listener.Stats().BytesRead
+			incomplete := st.Framing.IncompleteBytes.Load()
 			require.Zero(t, (read-incomplete)%int64(size), "whole frames read: %d bytes, %d incomplete", read, incomplete)
 			whole := (read - incomplete) / int64(size)
 			es := eng.Stats()
 			assert.Greater(t, whole, es.Routed, "the handler had read more than the engine took")
-			assert.Equal(t, whole, st.in.Stats().Received, "every frame read is received")
-			assert.Zero(t, st.invalid.Load())
-			assert.Equal(t, whole-es.Routed, es.Dropped[dropUnqueued], "and all but the engine's are dropped{shutdown_unqueued}")
+			assert.Equal(t, whole, st.In.Stats().Received, "every frame read is received")
+			assert.Zero(t, st.Invalid.Load())
+			assert.Equal(t, whole-es.Routed, es.Dropped[DropUnqueued], "and all but the engine's are dropped{shutdown_unqueued}")
 			assert.Equal(t, es.Routed, es.FailedEvents, "what the engine took was refused by the stuck destination")
-			assert.Equal(t, whole*int64(size-1), st.bytes.Load(), "message bytes of every frame read")
+			assert.Equal(t, whole*int64(size-1), st.Bytes.Load(), "message bytes of every frame read")
 			assert.Zero(t, es.Queued, "nothing left in the engine")
 		})
 	}
@@ -140,9 +140,9 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 // dropped{shutdown} at the archive, what the inputs held
 // dropped{shutdown_unqueued}; and the ledger balances stage by stage.
 func TestShutdownWithArchiveDiskFull(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	dir := testtool.Tmpfs(t, "1m")
-	archiveOf(cfg).Dir = filepath.Join(dir, "archive")
+	ArchiveOf(cfg).Dir = filepath.Join(dir, "archive")
 	cfg.Workers.Count = 2
 	tr := startRelay(t, cfg)
 
@@ -167,7 +167,7 @@ func TestShutdownWithArchiveDiskFull(t *testing.T) {
 	// producer is woken only when a quarter of the ring is free, so it
 	// stays parked with the ring a little short of full.) On a timeout the
 	// workers' state is in the log.
-	in := tr.ledger.inputs[slices.IndexFunc(tr.ledger.inputs, func(in *InputStats) bool { return in.name == "tcp" })]
+	in := tr.ledger.Inputs()[slices.IndexFunc(tr.ledger.Inputs(), func(in *InputStats) bool { return in.Name == "tcp" })]
 	held := func() bool {
 		for _, w := range tr.eng.Stats().Workers {
 			if w.Ring.ProducersWaiting > 0 {
@@ -181,7 +181,7 @@ func TestShutdownWithArchiveDiskFull(t *testing.T) {
 			for i, w := range tr.eng.Stats().Workers {
 				t.Logf("worker %d: %+v", i, w)
 			}
-			t.Fatalf("timed out after 30s waiting for the archive to fail and an input to wait on a full ring (%d connections handing over)", in.in.Stats().Handing)
+			t.Fatalf("timed out after 30s waiting for the archive to fail and an input to wait on a full ring (%d connections handing over)", in.In.Stats().Handing)
 		}
 	}
 	assert.GreaterOrEqual(t, metricValue(t, tr, "relay_input_connections_handing_over", "input", "tcp"), 1.0, "the waiting input shows as handing over")
@@ -189,13 +189,13 @@ func TestShutdownWithArchiveDiskFull(t *testing.T) {
 	senders.Wait()
 
 	checkBalanced(t, s)
-	read := inputsOf[*streamInput](tr.Relay)[0].ln.Stats().BytesRead
-	frames := in.in.Stats().Received
-	assert.Equal(t, read, in.bytes.Load()+frames+in.framing.IncompleteBytes.Load(),
+	read := inputsOf[*StreamInput](tr.Relay)[0].Listener.Stats().BytesRead
+	frames := in.In.Stats().Received
+	assert.Equal(t, read, in.Bytes.Load()+frames+in.Framing.IncompleteBytes.Load(),
 		"every byte read is in a received event, its LF, or an incomplete frame")
 	assert.Equal(t, frames, s.Received)
-	assert.Positive(t, s.Dropped[dropUnqueued], "the inputs held events at the deadline: %s", s)
-	assert.Positive(t, s.Dropped[dropShutdown], "the rings and the worker held events at the deadline: %s", s)
+	assert.Positive(t, s.Dropped[DropUnqueued], "the inputs held events at the deadline: %s", s)
+	assert.Positive(t, s.Dropped[DropShutdown], "the rings and the worker held events at the deadline: %s", s)
 	assert.Equal(t, s.Received, s.Archived+s.DroppedTotal(), "received = archived + dropped: %s", s)
 	t.Logf("ledger: %s", s)
 }

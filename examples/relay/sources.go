@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,19 +17,15 @@ import (
 	"github.com/relaykit/relaykit/sources"
 )
 
-// healthInputName is the engine input the source health events come
-// through, so that they route like any other event.
-const healthInputName = "sources"
-
 // healthSource is the Source of the source health events.
 const healthSource = "relay"
 
 // sourceTracker is the relay's one sources.Tracker, shared by every
 // input: the health events it pushes when a source falls silent or sends
 // again, its metrics and GET /api/sources.
-type sourceTracker struct {
-	cfg    SourcesConfig
-	tr     *sources.Tracker
+type SourceTracker struct {
+	Config    SourcesConfig
+	Tracker     *sources.Tracker
 	health *InputStats // the "sources" input
 	log    *slog.Logger
 	// push is Run's: the health events' pushes give up when it ends. Set
@@ -42,8 +35,8 @@ type sourceTracker struct {
 
 // newSourceTracker builds the tracker of cfg (enabled) and restores the
 // state file: a missing or damaged one is logged and ignored.
-func newSourceTracker(cfg SourcesConfig, l *Ledger, log *slog.Logger) (*sourceTracker, error) {
-	s := &sourceTracker{cfg: cfg, log: log, health: l.input(healthInputName, "sources")}
+func NewSourceTracker(cfg SourcesConfig, l *Ledger, log *slog.Logger) (*SourceTracker, error) {
+	s := &SourceTracker{Config: cfg, log: log, health: l.Input(HealthInputName, "sources")}
 	if err := os.MkdirAll(filepath.Dir(cfg.StateFile), 0o750); err != nil {
 		return nil, fmt.Errorf("sources.state_file: %w", err)
 	}
@@ -51,7 +44,7 @@ func newSourceTracker(cfg SourcesConfig, l *Ledger, log *slog.Logger) (*sourceTr
 		MaxSources: cfg.MaxSources,
 		Clock:      clk,
 		StateFile:  cfg.StateFile,
-		Policy:     cfg.policy(),
+		Policy:     cfg.Policy(),
 		Hooks: sources.Hooks{
 			OnTransition: s.transition,
 			OnSaveError: func(err error) {
@@ -62,7 +55,7 @@ func newSourceTracker(cfg SourcesConfig, l *Ledger, log *slog.Logger) (*sourceTr
 	if err != nil {
 		return nil, fmt.Errorf("sources: %w", err)
 	}
-	s.tr = tr
+	s.Tracker = tr
 	switch n, err := tr.Load(cfg.StateFile); {
 	case errors.Is(err, fs.ErrNotExist):
 		log.Info("sources: no state file, starting with no known sources", "file", cfg.StateFile)
@@ -78,17 +71,17 @@ func newSourceTracker(cfg SourcesConfig, l *Ledger, log *slog.Logger) (*sourceTr
 // file. The health events of transitions are pushed with push, which may
 // outlive ctx: a transition under way when ctx ends still reaches the
 // engine.
-func (s *sourceTracker) Run(ctx, push context.Context) error {
+func (s *SourceTracker) Run(ctx, push context.Context) error {
 	s.push = push
-	return s.tr.Run(ctx)
+	return s.Tracker.Run(ctx)
 }
 
 // transition reports one transition: a log line, and a health event
 // pushed through the "sources" input (the metrics read the tracker's
 // counters).
-func (s *sourceTracker) transition(tr sources.Transition) {
+func (s *SourceTracker) transition(tr sources.Transition) {
 	key := tr.Key.String()
-	src, _ := s.tr.Source(tr.Key)
+	src, _ := s.Tracker.Source(tr.Key)
 	if tr.State == sources.StateSilent {
 		lastSeen := "never"
 		if !tr.LastSeen.IsZero() {
@@ -105,7 +98,7 @@ func (s *sourceTracker) transition(tr sources.Transition) {
 	if src.Input != "" {
 		ev.SetFieldString("source_input", src.Input)
 	}
-	if err := s.health.in.Push(s.push, 0, &ev); err != nil {
+	if err := s.health.In.Push(s.push, 0, &ev); err != nil {
 		// After the engine shut down (the relay is stopping): the state
 		// file keeps the source's state, the next run reports it.
 		s.log.Warn("source health event not delivered", "source", key, "state", tr.State.String(), "err", err)
@@ -113,25 +106,25 @@ func (s *sourceTracker) transition(tr sources.Transition) {
 }
 
 // input returns the tracker as seen by the input named name.
-func (s *sourceTracker) input(name string) sources.Input {
+func (s *SourceTracker) input(name string) sources.Input {
 	if s == nil {
 		return sources.Input{}
 	}
-	return s.tr.Input(name)
+	return s.Tracker.Input(name)
 }
 
 // drops reports whether stream inputs drop (rather than pace) the events
 // over a source's limit.
-func (s *sourceTracker) drops() bool { return s != nil && s.cfg.RateLimit.Mode == rateModeDrop }
+func (s *SourceTracker) drops() bool { return s != nil && s.Config.RateLimit.Mode == RateModeDrop }
 
 // streamConn returns the tracker as seen by one stream connection from
 // src (sources.Conn: charged per read, paced before the next), or nil
 // when tracking is off.
-func (s *sourceTracker) streamConn(input string, src netip.Addr) *sources.Conn {
+func (s *SourceTracker) StreamConn(input string, src netip.Addr) *sources.Conn {
 	if s == nil {
 		return nil
 	}
-	return s.tr.Input(input).Conn(src, sources.ConnConfig{ByHost: s.cfg.keyByHost(input), Drop: s.drops()})
+	return s.Tracker.Input(input).Conn(src, sources.ConnConfig{ByHost: s.Config.KeyByHost(input), Drop: s.drops()})
 }
 
 // Metrics of the tracker. No label names a source except the top limited
@@ -151,22 +144,22 @@ var (
 const topLimited = 10
 
 // sourcesTable exports sources.Stats.
-var sourcesTable = metricTable[sources.Stats]{
-	gauge(descSourcesTracked, func(s *sources.Stats) int64 { return int64(s.Keys) }),
-	gauge(descSourcesSilent, func(s *sources.Stats) int64 { return int64(s.Silent) }),
-	gauge(descSourcesLimited, func(s *sources.Stats) int64 { return int64(s.Limited) }),
-	counter(descSourceTrans, func(s *sources.Stats) int64 { return int64(s.ToSilent) }, "silent"),
-	counter(descSourceTrans, func(s *sources.Stats) int64 { return int64(s.ToActive) }, "active"),
-	counter(descSourceEvictions, func(s *sources.Stats) int64 { return int64(s.Evictions) }),
-	counter(descSourceLimitedEv, func(s *sources.Stats) int64 { return int64(s.Dropped) }, rateModeDrop),
-	counter(descSourceLimitedEv, func(s *sources.Stats) int64 { return int64(s.Paced) }, rateModePace),
-	{desc: descSourcePacedFor, typ: prometheus.CounterValue, value: func(s *sources.Stats) float64 { return s.PacedFor.Seconds() }},
+var sourcesTable = Table[sources.Stats]{
+	Gauge(descSourcesTracked, func(s *sources.Stats) int64 { return int64(s.Keys) }),
+	Gauge(descSourcesSilent, func(s *sources.Stats) int64 { return int64(s.Silent) }),
+	Gauge(descSourcesLimited, func(s *sources.Stats) int64 { return int64(s.Limited) }),
+	Counter(descSourceTrans, func(s *sources.Stats) int64 { return int64(s.ToSilent) }, "silent"),
+	Counter(descSourceTrans, func(s *sources.Stats) int64 { return int64(s.ToActive) }, "active"),
+	Counter(descSourceEvictions, func(s *sources.Stats) int64 { return int64(s.Evictions) }),
+	Counter(descSourceLimitedEv, func(s *sources.Stats) int64 { return int64(s.Dropped) }, RateModeDrop),
+	Counter(descSourceLimitedEv, func(s *sources.Stats) int64 { return int64(s.Paced) }, RateModePace),
+	{Desc: descSourcePacedFor, Type: prometheus.CounterValue, Value: func(s *sources.Stats) float64 { return s.PacedFor.Seconds() }},
 }
 
 // topLimitedTable exports the most limited sources, by source and
 // input.
-var topLimitedTable = metricTable[[]sources.Source]{
-	{desc: descSourceTop, typ: prometheus.GaugeValue, each: func(list *[]sources.Source, emit func(float64, ...string)) {
+var topLimitedTable = Table[[]sources.Source]{
+	{Desc: descSourceTop, Type: prometheus.GaugeValue, Each: func(list *[]sources.Source, emit func(float64, ...string)) {
 		for _, src := range *list {
 			emit(float64(src.Limited()), src.Key.String(), src.Input)
 		}
@@ -174,85 +167,14 @@ var topLimitedTable = metricTable[[]sources.Source]{
 }
 
 // Describe implements prometheus.Collector.
-func (s *sourceTracker) Describe(ch chan<- *prometheus.Desc) {
-	describeAll(ch, sourcesTable, topLimitedTable)
+func (s *SourceTracker) Describe(ch chan<- *prometheus.Desc) {
+	DescribeAll(ch, sourcesTable, topLimitedTable)
 }
 
 // Collect implements prometheus.Collector.
-func (s *sourceTracker) Collect(ch chan<- prometheus.Metric) {
-	st := s.tr.Stats()
-	sourcesTable.collect(ch, &st)
-	top := s.tr.Sources(nil, sources.Query{By: sources.ByLimited, Top: topLimited})
-	topLimitedTable.collect(ch, &top)
-}
-
-// sourceJSON is one source in GET /api/sources.
-type sourceJSON struct {
-	Source    string     `json:"source"`
-	Input     string     `json:"input"`
-	Events    uint64     `json:"events"`
-	Bytes     uint64     `json:"bytes"`
-	FirstSeen *time.Time `json:"first_seen"` // null: never sent (expected)
-	LastSeen  *time.Time `json:"last_seen"`
-	Rate      float64    `json:"rate"` // events per second, a 10 s moving average
-	State     string     `json:"state"`
-	Dropped   uint64     `json:"dropped"`
-	Paced     uint64     `json:"paced"`
-	Expected  bool       `json:"expected"`
-}
-
-// sourceOrders are the values of GET /api/sources?sort=.
-var sourceOrders = map[string]sources.Order{
-	"": sources.ByKey, "source": sources.ByKey, "events": sources.ByEvents, "bytes": sources.ByBytes,
-	"rate": sources.ByRate, "dropped": sources.ByDropped, "limited": sources.ByLimited, "last_seen": sources.ByLastSeen,
-}
-
-// ServeHTTP serves GET /api/sources: a JSON array of the sources,
-// filtered by ?state= (active, silent, limited, waiting) and ?input=,
-// ordered by ?sort= (source, events, bytes, rate, dropped, limited,
-// last_seen; all but source largest first) and cut at ?top=N.
-func (s *sourceTracker) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if req.Method != http.MethodGet && req.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
-	}
-	qv := req.URL.Query()
-	var q sources.Query
-	var ok bool
-	if q.State, ok = sources.ParseState(qv.Get("state")); !ok {
-		http.Error(w, "state: want active, silent, limited or waiting", http.StatusBadRequest)
-		return
-	}
-	if q.By, ok = sourceOrders[qv.Get("sort")]; !ok {
-		http.Error(w, "sort: want source, events, bytes, rate, dropped, limited or last_seen", http.StatusBadRequest)
-		return
-	}
-	if t := qv.Get("top"); t != "" {
-		n, err := strconv.Atoi(t)
-		if err != nil || n < 0 {
-			http.Error(w, "top: want a number of sources", http.StatusBadRequest)
-			return
-		}
-		q.Top = n
-	}
-	q.Input = qv.Get("input")
-	list := s.tr.Sources(nil, q)
-	out := make([]sourceJSON, len(list))
-	for i := range list {
-		src := &list[i]
-		out[i] = sourceJSON{
-			Source: src.Key.String(), Input: src.Input, Events: src.Events, Bytes: src.Bytes,
-			Rate: src.Rate, State: src.State.String(), Dropped: src.Dropped, Paced: src.Paced, Expected: src.Expected,
-		}
-		if !src.FirstSeen.IsZero() {
-			f, l := src.FirstSeen.UTC(), src.LastSeen.UTC()
-			out[i].FirstSeen, out[i].LastSeen = &f, &l
-		}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(out)
+func (s *SourceTracker) Collect(ch chan<- prometheus.Metric) {
+	st := s.Tracker.Stats()
+	sourcesTable.Collect(ch, &st)
+	top := s.Tracker.Sources(nil, sources.Query{By: sources.ByLimited, Top: topLimited})
+	topLimitedTable.Collect(ch, &top)
 }

@@ -49,7 +49,7 @@ func TestSourcesFlood(t *testing.T) {
 	tr := startRelay(t, cfg)
 
 	quiet := startTCPSender(t, "127.0.0.6", tr.addr("tcp"), time.Millisecond)
-	waitFor(t, 5*time.Second, func() bool { return quiet.count() >= 5 }, "the quiet sender's events")
+	WaitFor(t, 5*time.Second, func() bool { return quiet.count() >= 5 }, "the quiet sender's events")
 	quiet.close()
 
 	// UDP: the flooder at 20 times its limit, in bursts of 100 every 5 ms
@@ -118,12 +118,12 @@ func TestSourcesFlood(t *testing.T) {
 
 	// The TCP flooder's send rate over the second half, when the socket
 	// buffers between it and the relay are full: the rate the relay reads.
-	waitFor(t, dur, func() bool { return time.Since(start) >= dur/2 }, "half the flood")
+	WaitFor(t, dur, func() bool { return time.Since(start) >= dur/2 }, "half the flood")
 	halfAt, halfSent := time.Now(), tcpFloodSent.Load()
 	wg.Wait()
 	endAt, endSent := time.Now(), tcpFloodSent.Load()
 	elapsed := endAt.Sub(start)
-	byKey := map[string]sourceJSON{}
+	byKey := map[string]SourceJSON{}
 	for _, s := range apiSources(t, tr, "") {
 		byKey[s.Source] = s
 	}
@@ -167,7 +167,7 @@ func TestSourcesFlood(t *testing.T) {
 	assert.Greater(t, float64(tcpPoliteSent), 0.3*500*elapsed.Seconds(), "the polite tcp sender ran")
 
 	// UDP, drop.
-	waitFor(t, 30*time.Second, func() bool {
+	WaitFor(t, 30*time.Second, func() bool {
 		return tr.Ledger().Input["udp"] >= int64(udpPoliteSent+udpFloodSent)
 	}, "every datagram received")
 	for _, s := range apiSources(t, tr, "") {
@@ -185,7 +185,7 @@ func TestSourcesFlood(t *testing.T) {
 	// The tcp flooder's connection may still be read (paced) from what its
 	// socket buffer held when it closed: its count and the metric agree
 	// once both are read between two of its reads.
-	waitFor(t, 10*time.Second, func() bool {
+	WaitFor(t, 10*time.Second, func() bool {
 		var paced uint64
 		for _, s := range apiSources(t, tr, "") {
 			if s.Source == "127.0.0.4" {
@@ -199,22 +199,22 @@ func TestSourcesFlood(t *testing.T) {
 	assert.Equal(t, "127.0.0.2", dropped[0].Source)
 
 	// The quiet sender's health event.
-	waitFor(t, testSilentAfter+10*time.Second, func() bool {
+	WaitFor(t, testSilentAfter+10*time.Second, func() bool {
 		return metricValue(t, tr, "relay_source_transitions_total", "state", "silent") >= 1
 	}, "the quiet sender reported silent")
 
 	s := tr.stop(t)
 	checkBalanced(t, s)
-	st := tr.sources.tr.Stats()
-	assert.Zero(t, s.Dropped[dropRcvbuf], "the kernel dropped datagrams: the test's flood is too fast for this machine")
-	assert.Zero(t, s.Dropped[dropQueueFull])
-	assert.EqualValues(t, uf.Dropped, s.Dropped[dropRateLimit], "rate-limit drops in the ledger: the udp flooder's, no one else's")
-	assert.EqualValues(t, st.ToSilent+st.ToActive, s.Input[healthInputName], "one health event per transition, in the ledger")
-	assert.GreaterOrEqual(t, s.Input[healthInputName], int64(1))
-	assert.Equal(t, s.Received-s.Dropped[dropRateLimit], s.Archived, "everything not dropped archived, health events included")
+	st := tr.sources.Tracker.Stats()
+	assert.Zero(t, s.Dropped[DropRcvbuf], "the kernel dropped datagrams: the test's flood is too fast for this machine")
+	assert.Zero(t, s.Dropped[DropQueueFull])
+	assert.EqualValues(t, uf.Dropped, s.Dropped[DropRateLimit], "rate-limit drops in the ledger: the udp flooder's, no one else's")
+	assert.EqualValues(t, st.ToSilent+st.ToActive, s.Input[HealthInputName], "one health event per transition, in the ledger")
+	assert.GreaterOrEqual(t, s.Input[HealthInputName], int64(1))
+	assert.Equal(t, s.Received-s.Dropped[DropRateLimit], s.Archived, "everything not dropped archived, health events included")
 
 	counts := map[string]int{}
-	for _, r := range archivedRecords(t, archiveOf(cfg).Dir) {
+	for _, r := range archivedRecords(t, ArchiveOf(cfg).Dir) {
 		if r.SourceType == "relay:source_health" {
 			counts["health "+r.Host+" "+r.Fields["source_state"]]++
 			continue

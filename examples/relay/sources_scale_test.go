@@ -61,8 +61,8 @@ func TestSourcesManyUDPSenders(t *testing.T) {
 	for i := range distinct {
 		send(i)
 		if (i+1)%chunk == 0 {
-			waitFor(t, 20*time.Second, func() bool { return tr.Ledger().Input["udp"] >= int64(i+1) }, "the chunk received")
-			maxTracked = max(maxTracked, tr.sources.tr.Stats().Keys)
+			WaitFor(t, 20*time.Second, func() bool { return tr.Ledger().Input["udp"] >= int64(i+1) }, "the chunk received")
+			maxTracked = max(maxTracked, tr.sources.Tracker.Stats().Keys)
 			if (i+1)%(20*chunk) == 0 {
 				assert.LessOrEqual(t, metricValue(t, tr, "relay_sources_tracked"), float64(maxKeys))
 			}
@@ -72,13 +72,13 @@ func TestSourcesManyUDPSenders(t *testing.T) {
 	t.Logf("%d senders sent and received in %s", distinct, sent.Sub(start).Round(time.Millisecond))
 	assert.LessOrEqual(t, maxTracked, maxKeys, "keys tracked at most max_sources")
 
-	st := tr.sources.tr.Stats()
+	st := tr.sources.Tracker.Stats()
 	assert.Equal(t, maxKeys, st.Keys)
 	assert.EqualValues(t, distinct-maxKeys, st.Evictions, "evictions = distinct - max_sources")
 	assert.EqualValues(t, distinct-maxKeys, metricValue(t, tr, "relay_sources_evictions_total"))
 	assert.EqualValues(t, maxKeys, metricValue(t, tr, "relay_sources_tracked"))
 	kept := map[string]bool{}
-	for _, s := range tr.sources.tr.Sources(nil, sources.Query{}) {
+	for _, s := range tr.sources.Tracker.Sources(nil, sources.Query{}) {
 		kept[s.Key.String()] = true
 	}
 	require.Len(t, kept, maxKeys)
@@ -98,7 +98,7 @@ func TestSourcesManyUDPSenders(t *testing.T) {
 	nc := cfg.Sources
 	nc.SilentAfter = testSilentAfter
 	require.NoError(t, tr.ReloadSources(nc))
-	waitFor(t, testSilentAfter+20*time.Second, func() bool {
+	WaitFor(t, testSilentAfter+20*time.Second, func() bool {
 		return metricValue(t, tr, "relay_source_transitions_total", "state", "silent") >= 300
 	}, "silent sources reported")
 	assert.GreaterOrEqual(t, time.Since(sent), testSilentAfter)
@@ -109,10 +109,10 @@ func TestSourcesManyUDPSenders(t *testing.T) {
 	}
 	s := tr.stop(t)
 	checkBalanced(t, s)
-	final := tr.sources.tr.Stats()
-	assert.Zero(t, s.Dropped[dropRcvbuf])
+	final := tr.sources.Tracker.Stats()
+	assert.Zero(t, s.Dropped[DropRcvbuf])
 	assert.EqualValues(t, distinct, s.Input["udp"])
-	assert.EqualValues(t, final.ToSilent, s.Input[healthInputName], "one health event per transition")
+	assert.EqualValues(t, final.ToSilent, s.Input[HealthInputName], "one health event per transition")
 	assert.Zero(t, final.ToActive)
 	assert.EqualValues(t, distinct-maxKeys, final.Evictions, "no more evictions after the senders stopped")
 
@@ -124,7 +124,7 @@ func TestSourcesManyUDPSenders(t *testing.T) {
 	}
 	assert.EqualValues(t, final.ToSilent, logged, "one log line per transition")
 	health, scale := 0, 0
-	for _, r := range archivedRecords(t, archiveOf(cfg).Dir) {
+	for _, r := range archivedRecords(t, ArchiveOf(cfg).Dir) {
 		switch {
 		case r.SourceType == "relay:source_health":
 			health++

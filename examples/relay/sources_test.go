@@ -34,7 +34,7 @@ const testSilentAfter = 2 * time.Second
 // testSilentAfter, the rest at the shipped defaults.
 func sourcesConfig(t *testing.T) Config {
 	t.Helper()
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.Sources = SourcesConfig{Enabled: true, SilentAfter: testSilentAfter}
 	require.NoError(t, cfg.Validate())
 	return cfg
@@ -81,7 +81,7 @@ func startRelayLogged(t *testing.T, cfg Config) (*testRelay, *logBuffer) {
 	tr := &testRelay{Relay: r, cancel: cancel, done: make(chan error, 1)}
 	go func() { tr.done <- r.Run(ctx) }()
 	t.Cleanup(func() { tr.stop(t) })
-	waitFor(t, 5*time.Second, func() bool { return r.healthy() == nil }, "relay ready")
+	WaitFor(t, 5*time.Second, func() bool { return r.healthy() == nil }, "relay ready")
 	return tr, logs
 }
 
@@ -138,14 +138,14 @@ func (s *tcpSender) close() {
 }
 
 // apiSources gets /api/sources with query q.
-func apiSources(t *testing.T, tr *testRelay, q string) []sourceJSON {
+func apiSources(t *testing.T, tr *testRelay, q string) []SourceJSON {
 	t.Helper()
 	resp, err := http.Get("http://" + tr.addr("metrics") + "/api/sources" + q)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
-	var out []sourceJSON
+	var out []SourceJSON
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
 	return out
 }
@@ -154,7 +154,7 @@ func apiSources(t *testing.T, tr *testRelay, q string) []sourceJSON {
 func healthEvents(t *testing.T, cfg Config, source, state string) []archiveRecord {
 	t.Helper()
 	var out []archiveRecord
-	for _, r := range archivedRecords(t, archiveOf(cfg).Dir) {
+	for _, r := range archivedRecords(t, ArchiveOf(cfg).Dir) {
 		if r.SourceType == "relay:source_health" && r.Host == source && r.Fields["source_state"] == state {
 			out = append(out, r)
 		}
@@ -174,15 +174,15 @@ func TestSourcesSilentAndActive(t *testing.T) {
 	a := startTCPSender(t, "127.0.0.2", to, 50*time.Millisecond)
 	b := startTCPSender(t, "127.0.0.3", to, 50*time.Millisecond)
 	c := startTCPSender(t, "127.0.0.4", to, 50*time.Millisecond)
-	waitFor(t, 10*time.Second, func() bool {
+	WaitFor(t, 10*time.Second, func() bool {
 		active := apiSources(t, tr, "?state=active")
-		return len(active) == 3 && slices.IndexFunc(active, func(s sourceJSON) bool { return s.Events < 20 }) < 0
+		return len(active) == 3 && slices.IndexFunc(active, func(s SourceJSON) bool { return s.Events < 20 }) < 0
 	}, "three active sources, 20 events each")
 	assert.Zero(t, metricValue(t, tr, "relay_sources_silent"))
 
 	c.close()
 	stopped := time.Now()
-	waitFor(t, testSilentAfter+10*time.Second, func() bool { return metricValue(t, tr, "relay_sources_silent") == 1 }, "one silent source")
+	WaitFor(t, testSilentAfter+10*time.Second, func() bool { return metricValue(t, tr, "relay_sources_silent") == 1 }, "one silent source")
 	// Detected at the relay's tick: at most silent_after + 1 s (the tick)
 	// after the last event; the wall clock adds the scrape's delays.
 	assert.Less(t, time.Since(stopped), testSilentAfter+3*time.Second)
@@ -195,7 +195,7 @@ func TestSourcesSilentAndActive(t *testing.T) {
 	assert.Equal(t, 1.0, metricValue(t, tr, "relay_source_transitions_total", "state", "silent"))
 	assert.Equal(t, 1, logs.count("source silent", "source=127.0.0.4"))
 	var ev []archiveRecord
-	waitFor(t, 10*time.Second, func() bool { ev = healthEvents(t, cfg, "127.0.0.4", "silent"); return len(ev) > 0 }, "silent health event archived")
+	WaitFor(t, 10*time.Second, func() bool { ev = healthEvents(t, cfg, "127.0.0.4", "silent"); return len(ev) > 0 }, "silent health event archived")
 	require.Len(t, ev, 1)
 	assert.Equal(t, "relay", ev[0].Source)
 	assert.Equal(t, "tcp", ev[0].Fields["source_input"])
@@ -213,20 +213,20 @@ func TestSourcesSilentAndActive(t *testing.T) {
 	assert.NotEqual(t, "127.0.0.4", top[0].Source)
 
 	c2 := startTCPSender(t, "127.0.0.4", to, 50*time.Millisecond)
-	waitFor(t, 10*time.Second, func() bool { return metricValue(t, tr, "relay_sources_silent") == 0 }, "the source active again")
+	WaitFor(t, 10*time.Second, func() bool { return metricValue(t, tr, "relay_sources_silent") == 0 }, "the source active again")
 	assert.Equal(t, 1.0, metricValue(t, tr, "relay_source_transitions_total", "state", "active"))
 	assert.Equal(t, 1, logs.count("source active again", "source=127.0.0.4"))
-	waitFor(t, 10*time.Second, func() bool { return len(healthEvents(t, cfg, "127.0.0.4", "active")) == 1 }, "active health event archived")
+	WaitFor(t, 10*time.Second, func() bool { return len(healthEvents(t, cfg, "127.0.0.4", "active")) == 1 }, "active health event archived")
 	assert.Len(t, apiSources(t, tr, "?state=active"), 3)
 
 	for _, s := range []*tcpSender{a, b, c2} {
 		s.close()
 	}
 	sent := int64(a.sent + b.sent + c.sent + c2.sent)
-	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Input["tcp"] == sent }, "every event received")
+	WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Input["tcp"] == sent }, "every event received")
 	s := tr.stop(t)
 	checkBalanced(t, s)
-	assert.EqualValues(t, 2, s.Input[healthInputName], "two health events")
+	assert.EqualValues(t, 2, s.Input[HealthInputName], "two health events")
 	assert.Equal(t, s.Received, s.Archived)
 }
 
@@ -238,7 +238,7 @@ func TestSourcesSilentAfterRestart(t *testing.T) {
 	tr := startRelay(t, cfg)
 	a := startTCPSender(t, "127.0.0.2", tr.addr("tcp"), 50*time.Millisecond)
 	b := startTCPSender(t, "127.0.0.3", tr.addr("tcp"), 50*time.Millisecond)
-	waitFor(t, 10*time.Second, func() bool { return len(apiSources(t, tr, "?state=active")) == 2 }, "two active sources")
+	WaitFor(t, 10*time.Second, func() bool { return len(apiSources(t, tr, "?state=active")) == 2 }, "two active sources")
 	a.close()
 	b.close()
 	before := apiSources(t, tr, "?sort=source")
@@ -253,14 +253,14 @@ func TestSourcesSilentAfterRestart(t *testing.T) {
 	assert.Equal(t, "127.0.0.3", restored[1].Source)
 	assert.GreaterOrEqual(t, restored[1].Events, before[1].Events)
 
-	waitFor(t, testSilentAfter+10*time.Second, func() bool { return metricValue(t, tr2, "relay_sources_silent") == 1 }, "the quiet source silent")
+	WaitFor(t, testSilentAfter+10*time.Second, func() bool { return metricValue(t, tr2, "relay_sources_silent") == 1 }, "the quiet source silent")
 	assert.Less(t, time.Since(started), testSilentAfter+3*time.Second)
 	silent := apiSources(t, tr2, "?state=silent")
 	require.Len(t, silent, 1)
 	assert.Equal(t, "127.0.0.3", silent[0].Source)
 	assert.Equal(t, 1, logs.count("source silent", "source=127.0.0.3"))
 	var ev []archiveRecord
-	waitFor(t, 10*time.Second, func() bool { ev = healthEvents(t, cfg, "127.0.0.3", "silent"); return len(ev) > 0 }, "health event archived")
+	WaitFor(t, 10*time.Second, func() bool { ev = healthEvents(t, cfg, "127.0.0.3", "silent"); return len(ev) > 0 }, "health event archived")
 	require.Len(t, ev, 1)
 	assert.Equal(t, before[1].LastSeen.Format(time.RFC3339Nano), ev[0].Fields["last_seen"], "the last event of the previous run")
 	assert.Equal(t, strconv.FormatUint(before[1].Events, 10), ev[0].Fields["events_before"])
@@ -283,19 +283,19 @@ func TestSourcesAPI(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, get(tr, "?sort=name"))
 	assert.Equal(t, http.StatusBadRequest, get(tr, "?top=-1"))
 	assert.Empty(t, apiSources(t, tr, ""))
-	off := startRelay(t, testConfig(t))
+	off := startRelay(t, TestConfig(t))
 	assert.Equal(t, http.StatusNotFound, get(off, ""))
 }
 
 // TestSourcesConfig checks the section's defaults and errors.
 func TestSourcesConfig(t *testing.T) {
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	assert.False(t, cfg.Sources.Enabled, "off by default")
 	cfg.Sources = SourcesConfig{Enabled: true}
 	require.NoError(t, cfg.Validate())
 	assert.Equal(t, 10_000, cfg.Sources.MaxSources)
 	assert.Equal(t, 5*time.Minute, cfg.Sources.SilentAfter)
-	assert.Equal(t, rateModePace, cfg.Sources.RateLimit.Mode)
+	assert.Equal(t, RateModePace, cfg.Sources.RateLimit.Mode)
 	assert.Equal(t, cfg.Spool.Dir+"/sources.state", cfg.Sources.StateFile)
 
 	for _, tc := range []struct {
@@ -313,11 +313,11 @@ func TestSourcesConfig(t *testing.T) {
 		{"kafka", func(s *SourcesConfig) { s.Keys = map[string]string{"k": "address"} }, "sources.keys.k: kafka inputs are keyed by host only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := testConfig(t)
+			cfg := TestConfig(t)
 			cfg.Sources = SourcesConfig{Enabled: true}
 			tc.set(&cfg.Sources)
 			if tc.name == "name" {
-				cfg.Inputs.SyslogUDP[0].Name = healthInputName
+				cfg.Inputs.SyslogUDP[0].Name = HealthInputName
 			}
 			cfg.Inputs.Kafka = []KafkaInputConfig{{Name: "k", Brokers: []string{"127.0.0.1:9092"}, Topics: []string{"t"}, Group: "g"}}
 			err := cfg.Validate()
@@ -339,7 +339,7 @@ func TestSourcesReload(t *testing.T) {
 	require.NoError(t, tr2.Close())
 	// Seen and counted: a connection's source is known from its accept,
 	// its event once read (until then it waits, as an expected one).
-	waitFor(t, 10*time.Second, func() bool { s := apiSources(t, tr, ""); return len(s) == 1 && s[0].Events == 1 }, "the source seen")
+	WaitFor(t, 10*time.Second, func() bool { s := apiSources(t, tr, ""); return len(s) == 1 && s[0].Events == 1 }, "the source seen")
 
 	nc := cfg.Sources
 	nc.SilentAfter = time.Hour
@@ -349,12 +349,12 @@ func TestSourcesReload(t *testing.T) {
 	require.Len(t, waiting, 1)
 	assert.Equal(t, "192.0.2.9", waiting[0].Source)
 	assert.True(t, waiting[0].Expected)
-	src, ok := tr.sources.tr.Source(sources.ParseKey("127.0.0.2"))
+	src, ok := tr.sources.Tracker.Source(sources.ParseKey("127.0.0.2"))
 	require.True(t, ok)
 	assert.Equal(t, time.Hour, src.SilentAfter, "the known source's threshold replaced")
 
 	bad := nc
-	bad.RateLimit.Mode = rateModeDrop
+	bad.RateLimit.Mode = RateModeDrop
 	require.ErrorContains(t, tr.ReloadSources(bad), "restart")
 	bad = nc
 	bad.Enabled = false
@@ -374,9 +374,9 @@ func TestSourcesStreamAllocs(t *testing.T) {
 	cfg.Sources.RateLimit.EventsPerSecond = 1e9
 	eng, err := engine.New(engine.Config{Sink: sinkFunc(func(context.Context, []relaykit.Event) error { return nil }), Workers: 1})
 	require.NoError(t, err)
-	st, err := newSourceTracker(cfg.Sources, &Ledger{eng: eng}, slog.New(slog.DiscardHandler))
+	st, err := NewSourceTracker(cfg.Sources, &Ledger{Engine: eng}, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
-	cs := st.streamConn("tcp", netip.MustParseAddr("127.0.0.2"))
+	cs := st.StreamConn("tcp", netip.MustParseAddr("127.0.0.2"))
 	var ev relaykit.Event
 	ctx := context.Background()
 	allocs := testing.AllocsPerRun(1000, func() {
@@ -386,7 +386,7 @@ func TestSourcesStreamAllocs(t *testing.T) {
 		_ = cs.BeforeRead(ctx)
 	})
 	assert.Zero(t, allocs)
-	src, ok := st.tr.Source(sources.ParseKey("127.0.0.2"))
+	src, ok := st.Tracker.Source(sources.ParseKey("127.0.0.2"))
 	require.True(t, ok)
 	assert.EqualValues(t, 10*1001, src.Events)
 }
@@ -397,7 +397,7 @@ func TestSourcesStreamAllocs(t *testing.T) {
 func TestSourcesRELP(t *testing.T) {
 	cfg := sourcesConfig(t)
 	relpInputConfig(&cfg, nil)
-	cfg.Sources.RateLimit = SourceRateLimit{SourceLimit: SourceLimit{EventsPerSecond: 100, Burst: 50}, Mode: rateModeDrop}
+	cfg.Sources.RateLimit = SourceRateLimit{SourceLimit: SourceLimit{EventsPerSecond: 100, Burst: 50}, Mode: RateModeDrop}
 	require.NoError(t, cfg.Validate())
 	tr := startRelay(t, cfg)
 	rc := dialRELP(t, tr.addr("relp"))
@@ -419,7 +419,7 @@ func TestSourcesRELP(t *testing.T) {
 	assert.Zero(t, src[0].Dropped)
 	s := tr.stop(t)
 	checkBalanced(t, s)
-	assert.Zero(t, s.Dropped[dropRateLimit])
+	assert.Zero(t, s.Dropped[DropRateLimit])
 	assert.EqualValues(t, n, s.Archived)
 }
 
@@ -429,7 +429,7 @@ func TestSourcesRELP(t *testing.T) {
 func TestSourcesHEC(t *testing.T) {
 	cfg := sourcesConfig(t)
 	hecInputConfig(&cfg)
-	cfg.Sources.RateLimit = SourceRateLimit{SourceLimit: SourceLimit{EventsPerSecond: 1, Burst: 5}, Mode: rateModeDrop}
+	cfg.Sources.RateLimit = SourceRateLimit{SourceLimit: SourceLimit{EventsPerSecond: 1, Burst: 5}, Mode: RateModeDrop}
 	require.NoError(t, cfg.Validate())
 	tr := startRelay(t, cfg)
 	url := "http://" + tr.addr("hec") + "/services/collector/event"

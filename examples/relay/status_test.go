@@ -47,11 +47,11 @@ func getStatus(t *testing.T, tr *testRelay, token string) Status {
 // /api/status reports the inputs, routes, destinations, ledger, sources
 // and tap points from the relay's counters.
 func TestStatusAPI(t *testing.T) {
-	cfg := apiConfig(t, "")
+	cfg := ConfigWithAPI(t, "")
 	cfg.Sources.Enabled = true
 	tr := startRelay(t, cfg)
-	sendTCP(t, tr.addr("tcp"), loggerLine)
-	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 1 }, "the line archived")
+	SendTCP(t, tr.addr("tcp"), LoggerLine)
+	WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 1 }, "the line archived")
 
 	st := getStatus(t, tr, "")
 	assert.True(t, st.Ready)
@@ -62,7 +62,7 @@ func TestStatusAPI(t *testing.T) {
 	}
 	assert.Equal(t, int64(1), in["tcp"].Received)
 	assert.Equal(t, "syslog_tcp", in["tcp"].Kind)
-	assert.Equal(t, int64(len(loggerLine)-1), in["tcp"].Bytes, "the frame")
+	assert.Equal(t, int64(len(LoggerLine)-1), in["tcp"].Bytes, "the frame")
 	assert.GreaterOrEqual(t, in["tcp"].Connections, int64(0))
 	assert.Equal(t, int64(-1), in["udp"].Connections, "UDP has no connections")
 	require.Len(t, st.Routes, 1)
@@ -86,7 +86,7 @@ func TestStatusAPI(t *testing.T) {
 
 // The API is off by default: the page and every /api/ path are 404.
 func TestStatusPageOffByDefault(t *testing.T) {
-	tr := startRelay(t, testConfig(t))
+	tr := startRelay(t, TestConfig(t))
 	for _, path := range []string{"/", "/api/status", "/api/tap?at=destination:archive", "/index.html"} {
 		resp, err := http.Get("http://" + tr.addr("metrics") + path)
 		require.NoError(t, err)
@@ -103,11 +103,11 @@ func TestStatusPageOffByDefault(t *testing.T) {
 // as a Basic password (any user name) or as a bearer token opens each.
 func TestStatusAPIToken(t *testing.T) {
 	const token = "status-token-1d9c"
-	cfg := apiConfig(t, token)
+	cfg := ConfigWithAPI(t, token)
 	cfg.Sources.Enabled = true // /api/sources
 	tr := startRelay(t, cfg)
-	sendTCP(t, tr.addr("tcp"), loggerLine)
-	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 1 }, "the line archived")
+	SendTCP(t, tr.addr("tcp"), LoggerLine)
+	WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 1 }, "the line archived")
 	base := "http://" + tr.addr("metrics")
 	// do requests path with the Authorization header auth, and returns
 	// the response with its body read (but for a tap stream's 200: its
@@ -168,7 +168,7 @@ func TestStatusAPIToken(t *testing.T) {
 
 // Without a token the page and the API are open: the page needs no login.
 func TestStatusPageWithoutToken(t *testing.T) {
-	tr := startRelay(t, apiConfig(t, ""))
+	tr := startRelay(t, ConfigWithAPI(t, ""))
 	resp, err := http.Get("http://" + tr.addr("metrics") + "/")
 	require.NoError(t, err)
 	page, _ := io.ReadAll(resp.Body)
@@ -187,12 +187,12 @@ func TestStatusPageWithoutToken(t *testing.T) {
 // own requests by itself (no further challenge): it shows the inputs and
 // the destinations, and its live tail a line sent after the page loaded.
 func TestStatusPageInChromium(t *testing.T) {
-	chromium := needTool(t, "chromium")
+	chromium := NeedTool(t, "chromium")
 	const token = "page-token-5e2b"
-	cfg := apiConfig(t, token)
+	cfg := ConfigWithAPI(t, token)
 	cfg.Sources.Enabled = true // the page's sources section
 	tr := startRelay(t, cfg)
-	sendTCP(t, tr.addr("tcp"), loggerLine) // some counts before the page loads
+	SendTCP(t, tr.addr("tcp"), LoggerLine) // some counts before the page loads
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium),
@@ -301,7 +301,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.SetValue("#tail-point", "destination:archive"), chromedp.Click("#tail-start")))
 	waitSubscribed(t, tr, "destination:archive", 1)
 	const line = `<13>1 2026-11-27T14:00:01Z web-2 bob - - - sent after the page loaded`
-	sendTCP(t, tr.addr("tcp"), line+"\n")
+	SendTCP(t, tr.addr("tcp"), line+"\n")
 	poll(`document.getElementById("tail").textContent.includes("sent after the page loaded")`)
 	tail := text("#tail")
 	assert.Contains(t, tail, "destination:archive delivered web-2 user.notice sent after the page loaded")
@@ -322,8 +322,8 @@ func TestStatusPageInChromium(t *testing.T) {
 			for j := range 40 {
 				fmt.Fprintf(&b, "<%d>1 2026-11-27T14:00:%02dZ web-%d sshd %d - - Accepted publickey for deploy from 198.51.100.%d port %d\n", 38, j, i%3, 4000+j, i, 40000+j)
 			}
-			sendTCP(t, tr.addr("tcp"), b.String())
-			send(t, "udp", tr.addr("udp"), []byte(fmt.Sprintf("<134>1 2026-11-27T14:01:%02dZ fw-1 filterlog - - - block in on em0 proto tcp 203.0.113.%d:443", i, i)))
+			SendTCP(t, tr.addr("tcp"), b.String())
+			Send(t, "udp", tr.addr("udp"), []byte(fmt.Sprintf("<134>1 2026-11-27T14:01:%02dZ fw-1 filterlog - - - block in on em0 proto tcp 203.0.113.%d:443", i, i)))
 		}
 		poll(`document.querySelector("#ledger tbody tr").cells[1].textContent === "330"`) // 2 + 8 * 41 lines
 		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))

@@ -23,14 +23,14 @@ const (
 // A syslogParser must not be used from concurrent goroutines; use one per
 // connection or listener.
 type syslogParser struct {
-	p *syslog.Parser
+	Parser *syslog.Parser
 }
 
-func newSyslogParser(loc *time.Location) *syslogParser {
+func NewSyslogParser(loc *time.Location) *syslogParser {
 	if loc == nil {
 		loc = time.Local
 	}
-	return &syslogParser{p: syslog.NewParser(syslog.Config{
+	return &syslogParser{Parser: syslog.NewParser(syslog.Config{
 		Location:    loc,
 		Clock:       clk,
 		RequireText: true,
@@ -45,7 +45,7 @@ func (sp *syslogParser) Parse(ev *relaykit.Event, frame []byte, peer string) sys
 	// The receive time is the reference for timestamps without a year;
 	// PushOwned keeps it, TryPushOwned (UDP) stamps it again.
 	ev.ReceiveTime = clk.Nano()
-	res := sp.p.Parse(ev, frame)
+	res := sp.Parser.Parse(ev, frame)
 	if len(ev.Host) == 0 {
 		ev.Host = append(ev.Host, peer...)
 	}

@@ -57,7 +57,7 @@ func TestSyslogParse(t *testing.T) {
 		{name: "invalid UTF-8", in: "<13>bad \xff\xfe bytes", format: parsedRaw, pri: -1, host: "peer", raw: "<13>bad \xff\xfe bytes", parseErr: true},
 		{name: "control bytes", in: "\x01\x02\x03garbage", format: parsedRaw, pri: -1, host: "peer", raw: "\x01\x02\x03garbage", parseErr: true},
 	}
-	sp := newSyslogParser(time.UTC)
+	sp := NewSyslogParser(time.UTC)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var ev relaykit.Event
@@ -99,7 +99,7 @@ func FuzzSyslogParse(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	sp := newSyslogParser(time.UTC)
+	sp := NewSyslogParser(time.UTC)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var ev relaykit.Event
 		r := sp.Parse(&ev, in, "peer")
@@ -123,7 +123,7 @@ func FuzzSyslogParse(f *testing.F) {
 // RFC 5424 cases it extracts what the relay's parser does (the BOM and
 // trailing CR/LF aside).
 func TestSyslogParseAgreesWithGoSyslog(t *testing.T) {
-	sp := newSyslogParser(time.UTC)
+	sp := NewSyslogParser(time.UTC)
 	oracle := rfc5424.NewParser()
 	for _, in := range []string{
 		`<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog 77 ID47 [exampleSDID@32473 iut="3"] An application event`,

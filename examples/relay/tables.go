@@ -66,17 +66,17 @@ var sentinelTables = map[string]forward.SentinelTable{
 // columnName is a Log Analytics column name.
 var columnName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,44}$`)
 
-func (s *SentinelDestination) kind() string { return "sentinel" }
+func (s *SentinelDestination) Kind() string { return "sentinel" }
 
-func (s *SentinelDestination) summary() string {
+func (s *SentinelDestination) Summary() string {
 	return fmt.Sprintf("sentinel %s dcr=%s stream=%s tenant=%s client=%s secret=%s",
 		s.Endpoint, s.DCRImmutableID, s.Stream, s.TenantID, s.ClientID, s.ClientSecret)
 }
 
-func (s *SentinelDestination) validate(f string, ck *checker, spool *SpoolConfig) {
+func (s *SentinelDestination) validate(f string, ck *Checker, spool *SpoolConfig) {
 	s.NetworkSettings.validate(f, ck, spool)
-	s.HTTPSettings.validate(f, ck)
-	s.validateTable(f, ck)
+	s.HTTPSettings.Validate(f, ck)
+	s.ValidateTable(f, ck)
 	s.validatePlan(f, ck)
 	for _, r := range []struct{ field, v string }{
 		{"endpoint", s.Endpoint}, {"dcr_immutable_id", s.DCRImmutableID}, {"stream", s.Stream},
@@ -93,7 +93,7 @@ func (s *SentinelDestination) validate(f string, ck *checker, spool *SpoolConfig
 
 // validateTable checks table, custom_columns and the stream that goes with
 // the table, and fills the stream of a built-in table.
-func (s *SentinelDestination) validateTable(f string, ck *checker) {
+func (s *SentinelDestination) ValidateTable(f string, ck *Checker) {
 	table, ok := sentinelTables[s.Table]
 	if !ok {
 		ck.bad(f+".table", "unknown table %q (want custom, syslog or common_security_log)", s.Table)
@@ -130,10 +130,10 @@ func (s *SentinelDestination) validateTable(f string, ck *checker) {
 	}
 }
 
-func (s *SentinelDestination) newSink(env sinkEnv, name string) (destSink, error) {
+func (s *SentinelDestination) NewSink(env SinkEnv, name string) (DestSink, error) {
 	ts, err := forward.NewEntraTokenSource(forward.EntraConfig{
 		TenantID: s.TenantID, ClientID: s.ClientID, ClientSecret: string(s.ClientSecret),
-		AuthorityHost: s.AuthorityHost, Scope: s.Scope, Logger: env.log.With("destination", name),
+		AuthorityHost: s.AuthorityHost, Scope: s.Scope, Logger: env.Log.With("destination", name),
 	})
 	if err != nil {
 		return nil, err
@@ -161,6 +161,6 @@ func (s *SentinelDestination) newSink(env sinkEnv, name string) (destSink, error
 		Endpoint: s.Endpoint, DCRImmutableID: s.DCRImmutableID, Stream: s.Stream,
 		TokenSource: ts, Table: table, Plan: sentinelPlans[s.Plan], CollectorHostName: collector,
 		Columns: columns, Fields: fields,
-		HTTP: env.httpConfig(name, &s.NetworkSettings, &s.HTTPSettings),
+		HTTP: env.HTTPConfig(name, &s.NetworkSettings, &s.HTTPSettings),
 	})
 }

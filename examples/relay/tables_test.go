@@ -40,7 +40,7 @@ func TestTableConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := LoadConfig(writeConfig(t, tt.yaml))
+			_, err := LoadConfig(WriteConfig(t, tt.yaml))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 		})
@@ -50,7 +50,7 @@ func TestTableConfigErrors(t *testing.T) {
 // TestTablePresetsLoad: a built-in table needs no stream and no columns; a
 // YAML merge key shares the credentials of two destinations.
 func TestTablePresetsLoad(t *testing.T) {
-	cfg, err := LoadConfig(writeConfig(t, `
+	cfg, err := LoadConfig(WriteConfig(t, `
 routes:
   - name: cef
     field: sourcetype
@@ -74,10 +74,10 @@ destinations:
     table: common_security_log
 `))
 	require.NoError(t, err)
-	assert.Equal(t, "Microsoft-Syslog", specOf[*SentinelDestination](cfg, "sentinel-syslog").Stream)
-	assert.Equal(t, "Microsoft-CommonSecurityLog", specOf[*SentinelDestination](cfg, "sentinel-cef").Stream)
-	assert.Equal(t, "c", specOf[*SentinelDestination](cfg, "sentinel-cef").ClientID)
-	assert.Equal(t, map[string]string{"msgid": "MsgID_CF"}, specOf[*SentinelDestination](cfg, "sentinel-cef").CustomColumns)
+	assert.Equal(t, "Microsoft-Syslog", SpecOf[*SentinelDestination](cfg, "sentinel-syslog").Stream)
+	assert.Equal(t, "Microsoft-CommonSecurityLog", SpecOf[*SentinelDestination](cfg, "sentinel-cef").Stream)
+	assert.Equal(t, "c", SpecOf[*SentinelDestination](cfg, "sentinel-cef").ClientID)
+	assert.Equal(t, map[string]string{"msgid": "MsgID_CF"}, SpecOf[*SentinelDestination](cfg, "sentinel-cef").CustomColumns)
 }
 
 // tablesConfig routes CEF events to a CommonSecurityLog destination, other
@@ -85,7 +85,7 @@ destinations:
 // the archive.
 func tablesConfig(t *testing.T, hec *forwardtest.HECServer, syslogDCR, cefDCR *forwardtest.DCRServer) Config {
 	t.Helper()
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	// A long budget: these tests are about what arrives, not timing, and
 	// run under the race detector on a shared machine, where one request
 	// may take seconds (a timed-out attempt is sent again: a duplicate).
@@ -130,8 +130,8 @@ type archiveLine struct {
 // and the JSON archive. The DCR servers refuse any row that does not fit
 // the table (400), which the ledger would show as dropped{rejected}.
 func TestSentinelTablesEndToEnd(t *testing.T) {
-	needTool(t, "logger")
-	needTool(t, "loggen")
+	NeedTool(t, "logger")
+	NeedTool(t, "loggen")
 	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
 	extra := map[string]string{"MsgID_CF": forwardtest.TypeString}
 	syslogDCR := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{Stream: "Microsoft-Syslog", Columns: extra})
@@ -154,7 +154,7 @@ func TestSentinelTablesEndToEnd(t *testing.T) {
 	require.NoError(t, c.Close())
 	total := loggenCount(t, out) + 3
 
-	waitFor(t, 30*time.Second, func() bool {
+	WaitFor(t, 30*time.Second, func() bool {
 		s := tr.Ledger()
 		return s.Dest["sentinel-syslog"].Delivered+s.Dest["sentinel-cef"].Delivered == int64(total) &&
 			s.Dest["hec"].Delivered == int64(total) && s.Dest["archive"].Delivered == int64(total)
@@ -216,7 +216,7 @@ func TestSentinelTablesEndToEnd(t *testing.T) {
 	// JSON archive: facility and severity by name and code; an assumed
 	// priority says so.
 	found, foundAssumed = false, false
-	for _, l := range archived(t, archiveOf(cfg).Dir) {
+	for _, l := range archived(t, ArchiveOf(cfg).Dir) {
 		var a archiveLine
 		require.NoError(t, json.Unmarshal([]byte(l), &a), l)
 		require.NotNil(t, a.FacilityCode, l)
@@ -282,7 +282,7 @@ func TestSentinelTablesEndToEnd(t *testing.T) {
 // in the CommonSecurityLog table with typed columns the DCR server checks.
 func TestCommonSecurityLogFromJSON(t *testing.T) {
 	cefDCR := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{Stream: "Microsoft-CommonSecurityLog"})
-	cfg := testConfig(t)
+	cfg := TestConfig(t)
 	cfg.Inputs.JSONTCP = []JSONInputConfig{{Name: "json", Listen: "127.0.0.1:0"}}
 	c := cefDCR.Config()
 	cfg.Destinations["sentinel-cef"] = DestinationConfig{Spec: &SentinelDestination{
@@ -299,8 +299,8 @@ func TestCommonSecurityLogFromJSON(t *testing.T) {
 		`"device_version":"Check Point","device_event_class_id":"Log","name":"https","severity":"Unknown"},` +
 		`"act":"Accept","deviceDirection":"0","rt":"1557767758000","src":"192.168.96.27","spt":63945,` +
 		`"dst":"192.168.96.80","dpt":443,"proto":"6","cs2Label":"Rule Name","cs2":"Outgoing","layer_name":"Network"}` + "\n"
-	send(t, "tcp", tr.addr("json"), []byte(line))
-	waitFor(t, 20*time.Second, func() bool { return tr.Ledger().Dest["sentinel-cef"].Delivered == 1 }, "the row delivered")
+	Send(t, "tcp", tr.addr("json"), []byte(line))
+	WaitFor(t, 20*time.Second, func() bool { return tr.Ledger().Dest["sentinel-cef"].Delivered == 1 }, "the row delivered")
 	s := tr.stop(t)
 	checkBalanced(t, s)
 	assert.Zero(t, s.DroppedTotal())
@@ -322,7 +322,7 @@ func TestCommonSecurityLogFromJSON(t *testing.T) {
 // TestTableWithOwnInputStream: a rule's own input stream, declared with
 // the table's columns, goes with a built-in table.
 func TestTableWithOwnInputStream(t *testing.T) {
-	cfg, err := LoadConfig(writeConfig(t, `
+	cfg, err := LoadConfig(WriteConfig(t, `
 routes:
   - {name: r, final: true, destinations: [s]}
 destinations:
@@ -337,5 +337,5 @@ destinations:
     client_secret: x
 `))
 	require.NoError(t, err)
-	assert.Equal(t, "Custom-SyslogIn", specOf[*SentinelDestination](cfg, "s").Stream)
+	assert.Equal(t, "Custom-SyslogIn", SpecOf[*SentinelDestination](cfg, "s").Stream)
 }

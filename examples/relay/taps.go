@@ -2,31 +2,7 @@ package main
 
 import (
 	"strings"
-
-	"github.com/relaykit/relaykit/engine"
-	"github.com/relaykit/relaykit/pipeline"
-	"github.com/relaykit/relaykit/tap"
 )
-
-// tapRoute names a route's tap point: "route:NAME", the events the route
-// took, after its pipeline and before its destinations.
-const tapRoute = "route:"
-
-// A tap point is what the route table and the engine's producers report
-// to: one atomic load per batch while nobody subscribes.
-var (
-	_ pipeline.Observer = (*tap.Point)(nil)
-	_ engine.Observer   = (*tap.Point)(nil)
-)
-
-// routePoint returns the tap point of the route named name in taps, or nil
-// (no observer) when taps is nil.
-func routePoint(taps *tap.Registry, name string) pipeline.Observer {
-	if taps == nil {
-		return nil
-	}
-	return taps.Point(tapRoute + name)
-}
 
 // removeRoutePoints removes the points of routes not in routes (after a
 // reload took them away), ending their tap streams; the points of the
@@ -34,10 +10,10 @@ func routePoint(taps *tap.Registry, name string) pipeline.Observer {
 func (r *Relay) removeRoutePoints(routes []RouteConfig) {
 	keep := make(map[string]bool, len(routes))
 	for _, rc := range routes {
-		keep[tapRoute+rc.Name] = true
+		keep[TapRoute+rc.Name] = true
 	}
 	for _, n := range r.taps.Names() {
-		if strings.HasPrefix(n, tapRoute) && !keep[n] {
+		if strings.HasPrefix(n, TapRoute) && !keep[n] {
 			r.taps.Remove(n)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 // sequence number. (The Kafka input's point is tested against a kfake
 // cluster in examples/kafkatest.)
 func TestTapGeneratorInputPoint(t *testing.T) {
-	cfg := apiConfig(t, "")
+	cfg := ConfigWithAPI(t, "")
 	cfg.Inputs.Generator = GeneratorConfig{Rate: 200, Shape: "sshd"}
 	cfg.Routes[0].Pipeline = []StepConfig{{Type: "set", Field: "env", Value: "prod"}}
 	tr := startRelay(t, cfg)
@@ -39,12 +39,12 @@ func TestTapGeneratorInputPoint(t *testing.T) {
 // With no subscriber the generator's point publishes nothing (its one
 // atomic load per event): the events flow all the same.
 func TestTapGeneratorIdlePoint(t *testing.T) {
-	cfg := apiConfig(t, "")
+	cfg := ConfigWithAPI(t, "")
 	cfg.Inputs.Generator = GeneratorConfig{Rate: 5000, Shape: "syslog", Count: 100}
 	tr := startRelay(t, cfg)
 	p := tr.taps.Lookup("input:generator")
 	require.NotNil(t, p)
-	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 100 }, "generated events archived")
+	WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 100 }, "generated events archived")
 	checkBalanced(t, tr.stop(t))
 	assert.Equal(t, tap.Stats{}, p.Stats())
 	assert.False(t, p.Active())

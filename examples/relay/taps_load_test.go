@@ -35,8 +35,8 @@ func TestTapStuckSubscriberDoesNotSlowTheLoad(t *testing.T) {
 	if raceEnabled || testing.Short() {
 		n, pairs = 20_000, 2 // the mechanism only: -race times its own instrumentation
 	}
-	cfg := testConfig(t)
-	archiveOf(cfg).Format = "raw"
+	cfg := TestConfig(t)
+	ArchiveOf(cfg).Format = "raw"
 	tr := startRelay(t, cfg)
 	var lines bytes.Buffer
 	offsets := make([]int, n+1) // of line i in payload
@@ -46,8 +46,8 @@ func TestTapStuckSubscriberDoesNotSlowTheLoad(t *testing.T) {
 	}
 	offsets[n] = lines.Len()
 	payload := lines.Bytes()
-	archived := tr.dests["archive"].stats
-	points := []string{"input:tcp", tapRoute + cfg.Routes[0].Name, "destination:archive"}
+	archived := tr.dests["archive"].Stats
+	points := []string{"input:tcp", TapRoute + cfg.Routes[0].Name, "destination:archive"}
 
 	var sent int64
 	run := func() time.Duration {
@@ -64,8 +64,8 @@ func TestTapStuckSubscriberDoesNotSlowTheLoad(t *testing.T) {
 		deadline := time.Now().Add(60 * time.Second)
 		tick := time.NewTicker(time.Millisecond)
 		defer tick.Stop()
-		for archived.delivered.Load() < sent {
-			require.True(t, time.Now().Before(deadline), "archived %d of %d", archived.delivered.Load(), sent)
+		for archived.Delivered.Load() < sent {
+			require.True(t, time.Now().Before(deadline), "archived %d of %d", archived.Delivered.Load(), sent)
 			<-tick.C
 		}
 		return time.Since(start)
@@ -90,7 +90,7 @@ func TestTapStuckSubscriberDoesNotSlowTheLoad(t *testing.T) {
 		for _, s := range subs {
 			// The destination point publishes after the archive's write
 			// has counted the lines: wait for its last batch.
-			waitFor(t, 10*time.Second, func() bool { return s.Stats().Matched >= uint64(n) }, "every line offered")
+			WaitFor(t, 10*time.Second, func() bool { return s.Stats().Matched >= uint64(n) }, "every line offered")
 			subStats = append(subStats, s.Stats())
 			require.NoError(t, s.Close())
 		}

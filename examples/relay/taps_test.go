@@ -17,11 +17,11 @@ import (
 // its set step applied) and at the destination point (delivered), each
 // time with the fields the archive gets.
 func TestTapLoggerLineAtEveryPoint(t *testing.T) {
-	needTool(t, "logger")
-	cfg := apiConfig(t, "")
+	NeedTool(t, "logger")
+	cfg := ConfigWithAPI(t, "")
 	cfg.Routes[0].Pipeline = []StepConfig{{Type: "set", Field: "env", Value: "prod"}}
 	tr := startRelay(t, cfg)
-	route := tapRoute + cfg.Routes[0].Name
+	route := TapRoute + cfg.Routes[0].Name
 	points := []string{"input:tcp", "input:udp", route, "destination:archive"}
 	tails := map[string]<-chan *tap.Record{}
 	for _, p := range points {
@@ -37,10 +37,10 @@ func TestTapLoggerLineAtEveryPoint(t *testing.T) {
 	out := recv(t, tails["destination:archive"])
 	runTool(t, "logger", append(append([]string{"-d", "-P", tr.port("udp")}, base...), "tapped over udp")...)
 	udp := recv(t, tails["input:udp"])
-	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 2 }, "both lines archived")
+	WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 2 }, "both lines archived")
 	checkBalanced(t, tr.stop(t))
 
-	arch := archivedRecords(t, archiveOf(cfg).Dir)
+	arch := archivedRecords(t, ArchiveOf(cfg).Dir)
 	require.Len(t, arch, 2)
 	byMsg := map[string]archiveRecord{}
 	for _, a := range arch {
@@ -83,13 +83,13 @@ func TestTapLoggerLineAtEveryPoint(t *testing.T) {
 // A reload keeps the points of the routes that stay (their streams go on)
 // and removes those of the routes that are gone.
 func TestTapRoutePointsFollowReload(t *testing.T) {
-	cfg := apiConfig(t, "")
+	cfg := ConfigWithAPI(t, "")
 	tr := startRelay(t, cfg)
-	old := tapRoute + cfg.Routes[0].Name
+	old := TapRoute + cfg.Routes[0].Name
 	require.NotNil(t, tr.taps.Lookup(old))
 	require.NoError(t, tr.ReloadRoutes([]RouteConfig{{Name: "new", Final: true, Destinations: []string{"archive"}}}))
 	assert.Nil(t, tr.taps.Lookup(old))
-	assert.NotNil(t, tr.taps.Lookup(tapRoute+"new"))
+	assert.NotNil(t, tr.taps.Lookup(TapRoute+"new"))
 }
 
 // With no subscriber the route table the relay builds, its route points
@@ -108,7 +108,7 @@ func TestTapRoutePointsDoNotAllocate(t *testing.T) {
 		batch[i].Raw = fmt.Appendf(nil, "sshd[%d]: Accepted publickey for deploy", i)
 	}
 	for _, reg := range []*tap.Registry{nil, &taps} {
-		rt, err := buildRouter(routes, nil, builtinStep, newLedger(), reg)
+		rt, err := NewRouter(routes, nil, BuiltinStep, NewLedger(), reg)
 		require.NoError(t, err)
 		require.NoError(t, rt.Route(t.Context(), batch))
 		assert.Zero(t, testing.AllocsPerRun(100, func() { _ = rt.Route(t.Context(), batch) }), "points: %v", reg != nil)

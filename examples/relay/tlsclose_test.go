@@ -18,7 +18,7 @@ import (
 // send: a fifth of the events in this test, and in a test whose relay
 // read at 1,000 events/s, 22,000 of 27,000.
 func TestTLSSenderClosesWithoutReading(t *testing.T) {
-	needTool(t, "loggen")
+	NeedTool(t, "loggen")
 	cert, key := selfSigned(t)
 	cfg := sourcesConfig(t)
 	cfg.Inputs.SyslogTCP = append(cfg.Inputs.SyslogTCP, TCPInputConfig{
@@ -31,7 +31,7 @@ func TestTLSSenderClosesWithoutReading(t *testing.T) {
 	out := runTool(t, "loggen", "--use-ssl", "--syslog-proto", "--active-connections", "1", "--rate", "5000", "--interval", "1", "127.0.0.1", tr.port("tls"))
 	n := loggenCount(t, out)
 	require.Greater(t, n, 3000, "loggen sent more than the relay reads while it sends:\n%s", out)
-	waitFor(t, 30*time.Second, func() bool { return tr.Ledger().Received >= int64(n) },
+	WaitFor(t, 30*time.Second, func() bool { return tr.Ledger().Received >= int64(n) },
 		"every event loggen sent received")
 	s := tr.stop(t)
 	checkBalanced(t, s)

@@ -16,12 +16,12 @@ import (
 // second screen on.
 func TestTopCommand(t *testing.T) {
 	const token = "top-token"
-	tr := startRelay(t, apiConfig(t, token))
-	sendTCP(t, tr.addr("tcp"), loggerLine)
-	waitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 1 }, "the line archived")
+	tr := startRelay(t, ConfigWithAPI(t, token))
+	SendTCP(t, tr.addr("tcp"), LoggerLine)
+	WaitFor(t, 10*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 1 }, "the line archived")
 
 	var out, errb bytes.Buffer
-	code := mainCtx(t.Context(), []string{"top", "-addr", tr.addr("metrics"), "-token", token, "-n", "2", "-interval", "50ms"}, &out, &errb)
+	code := Main(t.Context(), []string{"top", "-addr", tr.addr("metrics"), "-token", token, "-n", "2", "-interval", "50ms"}, &out, &errb)
 	require.Equal(t, 0, code, errb.String())
 	screens := strings.Split(out.String(), "\x1b[H\x1b[2J")
 	require.Len(t, screens, 3, "two screens, each after a clear") // "" before the first
@@ -42,13 +42,13 @@ func TestTopCommand(t *testing.T) {
 	out.Reset()
 	errb.Reset()
 	t.Setenv("RELAY_API_TOKEN", "")
-	assert.Equal(t, 1, mainCtx(t.Context(), []string{"top", "-addr", tr.addr("metrics"), "-n", "1"}, &out, &errb))
+	assert.Equal(t, 1, Main(t.Context(), []string{"top", "-addr", tr.addr("metrics"), "-n", "1"}, &out, &errb))
 	assert.Contains(t, errb.String(), "RELAY_API_TOKEN")
 	assert.Empty(t, out.String())
-	assert.Equal(t, 2, mainCtx(t.Context(), []string{"top", "-n", "-1"}, &out, &errb))
+	assert.Equal(t, 2, Main(t.Context(), []string{"top", "-n", "-1"}, &out, &errb))
 
-	off := startRelay(t, testConfig(t))
+	off := startRelay(t, TestConfig(t))
 	errb.Reset()
-	assert.Equal(t, 1, mainCtx(t.Context(), []string{"top", "-addr", off.addr("metrics"), "-n", "1"}, &out, &errb))
+	assert.Equal(t, 1, Main(t.Context(), []string{"top", "-addr", off.addr("metrics"), "-n", "1"}, &out, &errb))
 	assert.Contains(t, errb.String(), "api.enabled")
 }
