@@ -11,11 +11,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/relaykit/relaykit/examples/relay/internal/cli"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := cli.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -1,0 +1,113 @@
+package config
+
+import (
+	"cmp"
+	"fmt"
+
+	"github.com/relaykit/relaykit/storage"
+)
+
+// The archive, hec and syslog destination types (sentinel: tables.go,
+// kafka: config_kafkadest.go): each type's settings, checks and sink.
+
+// ArchiveDestination (type: archive) writes the events to rotating files.
+type ArchiveDestination struct {
+	Dir     string   `yaml:"dir"`
+	Format  string   `yaml:"format"` // raw (default) | json
+	MaxSize ByteSize `yaml:"max_size"`
+	Fsync   bool     `yaml:"fsync"` // fsync every batch (group commit) before it counts as archived
+}
+
+func (a *ArchiveDestination) Kind() string { return "archive" }
+
+func (a *ArchiveDestination) QueueConfig() (*QueueSettings, RetryConfig) { return nil, RetryConfig{} }
+
+func (a *ArchiveDestination) Summary() string { return fmt.Sprintf("archive %s (%s)", a.Dir, a.Format) }
+
+func (a *ArchiveDestination) validate(f string, ck *Checker, _ *SpoolConfig) {
+	if a.Dir == "" {
+		ck.bad(f+".dir", "required")
+	}
+	a.Format = cmp.Or(a.Format, "raw")
+	if _, ok := ArchiveFormats[a.Format]; !ok {
+		ck.bad(f+".format", "unknown format %q (want raw or json)", a.Format)
+	}
+}
+
+var ArchiveFormats = map[string]storage.Format{"raw": storage.FormatRaw, "json": storage.FormatJSON}
+
+// HTTPSettings are the HTTP client settings of the hec and sentinel
+// destinations.
+type HTTPSettings struct {
+	Gzip        *bool `yaml:"gzip"`        // compress requests; default true
+	Concurrency int   `yaml:"concurrency"` // requests in flight; 0 means the forward package's default
+	// CompressionLevel is the gzip level (compression.go); 0 means 1.
+	CompressionLevel CompressionLevel `yaml:"compression_level"`
+}
+
+// HECDestination (type: hec) sends to a Splunk HTTP Event Collector.
+type HECDestination struct {
+	URL        string `yaml:"url"`
+	Token      Secret `yaml:"token"`
+	Index      string `yaml:"index"`
+	SourceType string `yaml:"sourcetype"`
+	// IndexedFields lists the event fields sent as indexed fields ("sd.*"
+	// selects a prefix; facility and severity are the syslog priority);
+	// empty means every field. OmitFields sends none.
+	IndexedFields   []string `yaml:"indexed_fields"`
+	OmitFields      bool     `yaml:"omit_fields"`
+	NetworkSettings `yaml:",inline"`
+	HTTPSettings    `yaml:",inline"`
+}
+
+func (h *HECDestination) Kind() string { return "hec" }
+
+func (h *HECDestination) Summary() string { return fmt.Sprintf("hec %s token=%s", h.URL, h.Token) }
+
+func (h *HECDestination) validate(f string, ck *Checker, spool *SpoolConfig) {
+	h.NetworkSettings.validate(f, ck, spool)
+	h.HTTPSettings.Validate(f, ck)
+	if h.URL == "" {
+		ck.bad(f+".url", "required")
+	}
+	if h.Token == "" {
+		ck.bad(f+".token", "required (use ${HEC_TOKEN})")
+	}
+	if h.OmitFields && len(h.IndexedFields) > 0 {
+		ck.bad(f+".indexed_fields", "set together with omit_fields: true, which sends no fields")
+	}
+	for i, k := range h.IndexedFields {
+		if k == "" || k == "*" {
+			ck.bad(f+".indexed_fields", "entry %d is %q (leave indexed_fields out to send every field)", i, k)
+		}
+	}
+}
+
+// SyslogDestination (type: syslog) forwards RFC 5424 syslog.
+type SyslogDestination struct {
+	Network         string `yaml:"network"` // tcp (default), tls, udp
+	Address         string `yaml:"address"`
+	NetworkSettings `yaml:",inline"`
+}
+
+func (s *SyslogDestination) Kind() string { return "syslog" }
+
+func (s *SyslogDestination) Summary() string {
+	return fmt.Sprintf("syslog %s %s", s.Network, s.Address)
+}
+
+func (s *SyslogDestination) validate(f string, ck *Checker, spool *SpoolConfig) {
+	s.NetworkSettings.validate(f, ck, spool)
+	s.Network = cmp.Or(s.Network, "tcp")
+	if s.Network != "tcp" && s.Network != "tls" && s.Network != "udp" {
+		ck.bad(f+".network", "unknown network %q (want tcp, tls or udp)", s.Network)
+	}
+	ck.addr(f+".address", s.Address)
+	const tlsOnly = "is set, but syslog destinations use it only with network: tls (network is %s)"
+	if s.CAFile != "" && s.Network != "tls" {
+		ck.bad(f+".ca_file", tlsOnly, s.Network)
+	}
+	if s.InsecureSkipVerify && s.Network != "tls" {
+		ck.bad(f+".insecure_skip_verify", tlsOnly, s.Network)
+	}
+}
