@@ -26,7 +26,7 @@ var rooms = map[string]int{
 	"internal/input":      2,
 	"internal/dest":       2,
 	"internal/route":      2,
-	"internal/relaytest":  2,
+	"internal/relaytest":  3,
 	"internal/configtest": 3,
 	"internal/service":    3,
 	"internal/cli":        4,
@@ -60,6 +60,17 @@ func TestLayout(t *testing.T) {
 		}
 	}
 	assert.Equal(t, len(rooms), seen, "every room is a package")
+
+	// The serving rooms link no test machinery: relay test's (httptest,
+	// pipelinetest) stays in configtest, which only the CLI imports.
+	for _, room := range []string{"internal/service", "internal/input", "internal/dest", "internal/route", "internal/ledger", "internal/api", "internal/config"} {
+		out, err := exec.Command("go", "list", "-deps", "./"+room).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		for _, dep := range strings.Fields(string(out)) {
+			assert.NotContains(t, []string{"net/http/httptest", "github.com/relaykit/relaykit/pipeline/pipelinetest", "testing"}, dep,
+				"%s links %s", room, dep)
+		}
+	}
 
 	// Sizes, in lines of non-test Go files.
 	perPackage := map[string]int{}

@@ -5,7 +5,9 @@
 // a [Want] is a condition on one value (equal to a string, matching a
 // regular expression, or absent), and [Compare] and [CompareEvent] check a
 // set of them and return every [Mismatch], in name order, ready to print
-// as a diff.
+// as a diff. A [Harness] puts them together for one case: recorders by
+// sink name, a batch routed and every reduction window ended after it
+// (summaries included), and the drops counted by reason and route.
 //
 // It is the mechanism behind the example relay's `relay test`, which runs
 // a config's routes over test inputs and checks the events, Sentinel rows

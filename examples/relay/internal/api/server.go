@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"time"
 
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )

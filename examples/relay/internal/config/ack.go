@@ -114,10 +114,10 @@ func (in *HECInputConfig) SourceKeys() []string { return keysAddress }
 // validate fills and checks an HEC input.
 func (in *HECInputConfig) validate(f string, ck *Checker) {
 	ck.name(f+".name", in.Name)
-	ck.addr(f+".listen", in.Listen)
+	ck.Addr(f+".listen", in.Listen)
 	checkTLS(f, in.TLS, ck)
 	if len(in.Tokens) == 0 {
-		ck.bad(f+".tokens", "at least one token is required")
+		ck.Bad(f+".tokens", "at least one token is required")
 	}
 	seen := map[Secret]bool{}
 	names := map[string]bool{}
@@ -129,20 +129,20 @@ func (in *HECInputConfig) validate(f string, ck *Checker) {
 			t.Name = fmt.Sprintf("token-%d", j+1)
 		}
 		if names[t.Name] {
-			ck.bad(tf+".name", "duplicate token name %q", t.Name)
+			ck.Bad(tf+".name", "duplicate token name %q", t.Name)
 		}
 		names[t.Name] = true
 		switch {
 		case t.Token == "":
-			ck.bad(tf+".token", "required (use ${HEC_TOKEN})")
+			ck.Bad(tf+".token", "required (use ${HEC_TOKEN})")
 		case strings.ContainsAny(string(t.Token), " \t\r\n"):
-			ck.bad(tf+".token", "contains white space")
+			ck.Bad(tf+".token", "contains white space")
 		case seen[t.Token]:
-			ck.bad(tf+".token", "the same token is listed twice")
+			ck.Bad(tf+".token", "the same token is listed twice")
 		}
 		seen[t.Token] = true
 		if t.Index != "" && len(t.Indexes) > 0 && !slices.Contains(t.Indexes, t.Index) {
-			ck.bad(tf+".index", "%q is not in the token's indexes", t.Index)
+			ck.Bad(tf+".index", "%q is not in the token's indexes", t.Index)
 		}
 		ack = ack || t.Ack
 	}
@@ -153,7 +153,7 @@ func (in *HECInputConfig) validate(f string, ck *Checker) {
 		}{{"ack_concurrency", in.AckConcurrency != 0}, {"max_pending_acks", in.MaxPendingAcks != 0},
 			{"max_ack_channels", in.MaxAckChannels != 0}, {"ack_channel_idle", in.AckChannelIdle != 0}} {
 			if s.set {
-				ck.bad(f+"."+s.field, "applies to tokens with ack: true, and no token has it")
+				ck.Bad(f+"."+s.field, "applies to tokens with ack: true, and no token has it")
 			}
 		}
 	} else {
@@ -187,7 +187,7 @@ func (in *HECInputConfig) validate(f string, ck *Checker) {
 	if in.IdleTimeout == 0 {
 		in.IdleTimeout = 2 * time.Minute
 	}
-	in.ConnLimits.validate(f, &in.MaxConnections, ck.bad)
+	in.ConnLimits.validate(f, &in.MaxConnections, ck.Bad)
 	for _, v := range []struct {
 		field string
 		neg   bool
@@ -195,7 +195,7 @@ func (in *HECInputConfig) validate(f string, ck *Checker) {
 		{"idle_timeout", in.IdleTimeout < 0}, {"ack_concurrency", in.AckConcurrency < 0}, {"max_pending_acks", in.MaxPendingAcks < 0},
 		{"max_ack_channels", in.MaxAckChannels < 0}, {"ack_channel_idle", in.AckChannelIdle < 0}} {
 		if v.neg {
-			ck.bad(f+"."+v.field, "must be positive")
+			ck.Bad(f+"."+v.field, "must be positive")
 		}
 	}
 }
@@ -249,19 +249,19 @@ func (in *RELPInputConfig) Kind() string {
 // validate fills and checks a RELP input.
 func (in *RELPInputConfig) validate(f string, ck *Checker) {
 	ck.name(f+".name", in.Name)
-	ck.addr(f+".listen", in.Listen)
+	ck.Addr(f+".listen", in.Listen)
 	checkTLS(f, in.TLS, ck)
 	if in.Window == 0 {
 		in.Window = relp.DefaultWindow
 	}
 	if in.Window < 1 || in.Window > 4096 {
-		ck.bad(f+".window", "%d out of range 1..4096", in.Window)
+		ck.Bad(f+".window", "%d out of range 1..4096", in.Window)
 	}
 	if in.MaxMessageSize == 0 {
 		in.MaxMessageSize = relp.DefaultMaxDataBytes
 	}
 	if in.MaxMessageSize < 64 || in.MaxMessageSize > 64<<20 {
-		ck.bad(f+".max_message_size", "%d out of range 64..64MiB", in.MaxMessageSize)
+		ck.Bad(f+".max_message_size", "%d out of range 64..64MiB", in.MaxMessageSize)
 	}
 	if in.IdleTimeout == 0 {
 		in.IdleTimeout = 10 * time.Minute
@@ -270,16 +270,16 @@ func (in *RELPInputConfig) validate(f string, ck *Checker) {
 		in.AckTimeout = 60 * time.Second
 	}
 	if in.AckTimeout < 0 {
-		ck.bad(f+".ack_timeout", "must be positive")
+		ck.Bad(f+".ack_timeout", "must be positive")
 	}
 	// RELP sessions read their own frames, not through a Framer.
 	if in.ReadSize != 0 {
-		ck.bad(f+".read_size", "not used by relp inputs")
+		ck.Bad(f+".read_size", "not used by relp inputs")
 	}
 	if in.ReadBuffers != 0 {
-		ck.bad(f+".read_buffers", "not used by relp inputs")
+		ck.Bad(f+".read_buffers", "not used by relp inputs")
 	}
-	in.StreamLimits.validate(f, &in.MaxConnections, ck.bad)
+	in.StreamLimits.validate(f, &in.MaxConnections, ck.Bad)
 }
 
 func (in *RELPInputConfig) Summary() string {
@@ -308,10 +308,10 @@ func (c *Config) validateAckDestinations(ck *Checker) {
 			continue
 		}
 		if d.Spool.Mode == SpoolOnFailure {
-			ck.bad("destinations."+name+".spool.mode", "on_failure cannot be used with an hec or relp input (senders would be answered for batches still in memory): use always")
+			ck.Bad("destinations."+name+".spool.mode", "on_failure cannot be used with an hec or relp input (senders would be answered for batches still in memory): use always")
 		}
 		if d.Spool.Full != FullBlock {
-			ck.bad("destinations."+name+".spool.full", "%s cannot be used with an hec or relp input (senders would be answered for events it dropped): use block", d.Spool.Full)
+			ck.Bad("destinations."+name+".spool.full", "%s cannot be used with an hec or relp input (senders would be answered for events it dropped): use block", d.Spool.Full)
 		}
 	}
 }

@@ -20,6 +20,6 @@ type APIConfig struct {
 // listener, so that must be on.
 func (c *Config) validateAPI(ck *Checker) {
 	if c.API.Enabled && c.Metrics.Listen == "" {
-		ck.bad("api.enabled", "needs metrics.listen (the API is served there)")
+		ck.Bad("api.enabled", "needs metrics.listen (the API is served there)")
 	}
 }

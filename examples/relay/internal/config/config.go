@@ -263,7 +263,7 @@ func (c *Config) Validate() error {
 		c.Timezone = "Local"
 	}
 	if _, err := time.LoadLocation(c.Timezone); err != nil {
-		ck.bad("timezone", "%v", err)
+		ck.Bad("timezone", "%v", err)
 	}
 	c.Spool.validate(ck)
 	c.validateDestinations(ck)
@@ -274,14 +274,14 @@ func (c *Config) Validate() error {
 		c.DeadLetter.Dir = "./data/deadletter"
 	}
 	if c.Metrics.Listen != "" {
-		ck.addr("metrics.listen", c.Metrics.Listen)
+		ck.Addr("metrics.listen", c.Metrics.Listen)
 	}
 	c.validateAPI(ck)
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 15 * time.Second
 	}
 	if c.StatsInterval < 0 {
-		ck.bad("stats_interval", "must not be negative")
+		ck.Bad("stats_interval", "must not be negative")
 	}
 	return errors.Join(ck.Errs...)
 }
@@ -293,23 +293,23 @@ type Checker struct {
 }
 
 // bad records an error of field.
-func (ck *Checker) bad(field, format string, args ...any) {
+func (ck *Checker) Bad(field, format string, args ...any) {
 	ck.Errs = append(ck.Errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
 }
 
 // addr checks a host:port.
-func (ck *Checker) addr(field, addr string) {
+func (ck *Checker) Addr(field, addr string) {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
-		ck.bad(field, "invalid address %q (want host:port)", addr)
+		ck.Bad(field, "invalid address %q (want host:port)", addr)
 	}
 }
 
 // name checks that an input name is set and unique.
 func (ck *Checker) name(field, name string) {
 	if name == "" {
-		ck.bad(field, "missing name")
+		ck.Bad(field, "missing name")
 	} else if ck.names[name] {
-		ck.bad(field, "duplicate input name %q", name)
+		ck.Bad(field, "duplicate input name %q", name)
 	}
 	ck.names[name] = true
 }

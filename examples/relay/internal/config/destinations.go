@@ -14,27 +14,32 @@ import (
 	"github.com/relaykit/relaykit/storage"
 )
 
-// destTypes makes the section of each destination type, by the value of
-// its type field, in the order error messages list them.
-var destTypes = []struct {
+// destTypes are the destination types by the value of their type field,
+// in the order error messages list them. The package that builds their
+// sinks registers them (RegisterDestType; package dest does, for every
+// type): the section types live beside their sinks.
+var destTypes []struct {
 	name string
 	make func() DestSpec
-}{
-	{"archive", func() DestSpec { return &ArchiveDestination{} }},
-	{"hec", func() DestSpec { return &HECDestination{} }},
-	{"sentinel", func() DestSpec { return &SentinelDestination{} }},
-	{"syslog", func() DestSpec { return &SyslogDestination{} }},
-	{"kafka", func() DestSpec { return &KafkaDestination{} }},
-	{"otlp", func() DestSpec { return &OTLPDestination{} }},
 }
 
-// destSpec is the section of one destination type: its own settings, the
-// checks beside them and the sink they build.
+// RegisterDestType adds destination type name, whose section make
+// returns (zero), to the types a destinations entry can name. Call it
+// from an init function, once per type, in the order messages list them.
+func RegisterDestType(name string, make func() DestSpec) {
+	destTypes = append(destTypes, struct {
+		name string
+		make func() DestSpec
+	}{name, make})
+}
+
+// DestSpec is the section of one destination type: its own settings and
+// the checks beside them (package dest holds the types and their sinks).
 type DestSpec interface {
 	Kind() string
-	// validate fills the defaults and reports, at field f, what is wrong;
+	// Validate fills the defaults and reports, at field f, what is wrong;
 	// spool is the spool section (the network destinations' defaults).
-	validate(f string, ck *Checker, spool *SpoolConfig)
+	Validate(f string, ck *Checker, spool *SpoolConfig)
 	// QueueConfig returns the delivery queue's settings; nil for the
 	// archive, whose queue is memory-only.
 	QueueConfig() (*QueueSettings, RetryConfig)
@@ -42,8 +47,8 @@ type DestSpec interface {
 }
 
 // DestinationConfig is one entry of destinations: the section of its
-// type (*ArchiveDestination, *HECDestination, *SentinelDestination,
-// *SyslogDestination or *KafkaDestination), selected by its type field.
+// type (dest.ArchiveDestination, dest.HECDestination, ...), selected by
+// its type field.
 type DestinationConfig struct {
 	Spec DestSpec
 	errs []error // what decoding found, at ".field: ..."; Validate reports it
@@ -173,17 +178,6 @@ type QueueSettings struct {
 	Queue int             `yaml:"queue"` // batches held in memory (mode on_failure); 0 means 8
 }
 
-// NetworkSettings are what the hec, sentinel and syslog destinations
-// share: the queue, in-memory retries, a write or request timeout and TLS
-// verification.
-type NetworkSettings struct {
-	QueueSettings      `yaml:",inline"`
-	Retry              RetryConfig   `yaml:"retry"`
-	Timeout            time.Duration `yaml:"timeout"`
-	CAFile             string        `yaml:"ca_file"`
-	InsecureSkipVerify bool          `yaml:"insecure_skip_verify"`
-}
-
 // DestSpoolConfig overrides the spool section's mode and full policy for
 // one destination; empty fields take the spool section's values.
 type DestSpoolConfig struct {
@@ -202,39 +196,23 @@ type RetryConfig struct {
 	MaxBackoff     time.Duration `yaml:"max_backoff"`
 }
 
-func (q *QueueSettings) validate(f string, ck *Checker, spool *SpoolConfig) {
+func (q *QueueSettings) Validate(f string, ck *Checker, spool *SpoolConfig) {
 	q.Spool.Mode = cmp.Or(q.Spool.Mode, spool.Mode)
 	q.Spool.Full = cmp.Or(q.Spool.Full, spool.Full)
 	checkSpoolPolicy(f+".spool", q.Spool.Mode, q.Spool.Full, ck)
 	q.Queue = cmp.Or(q.Queue, 8)
 	if q.Queue < 0 {
-		ck.bad(f+".queue", "must be positive")
+		ck.Bad(f+".queue", "must be positive")
 	}
-}
-
-func (n *NetworkSettings) validate(f string, ck *Checker, spool *SpoolConfig) {
-	n.QueueSettings.validate(f, ck, spool)
-	r := &n.Retry
-	r.MaxAttempts = cmp.Or(r.MaxAttempts, 10)
-	r.MaxElapsed = cmp.Or(r.MaxElapsed, 2*time.Second)
-	r.InitialBackoff = cmp.Or(r.InitialBackoff, 200*time.Millisecond)
-	r.MaxBackoff = cmp.Or(r.MaxBackoff, time.Second)
-	if r.MaxAttempts < 0 || r.MaxElapsed < 0 || r.InitialBackoff < 0 || r.MaxBackoff < 0 {
-		ck.bad(f+".retry", "values must not be negative")
-	}
-}
-
-func (n *NetworkSettings) QueueConfig() (*QueueSettings, RetryConfig) {
-	return &n.QueueSettings, n.Retry
 }
 
 // checkSpoolPolicy checks a spool mode and full policy (at f.mode, f.full).
 func checkSpoolPolicy(f, mode, full string, ck *Checker) {
 	if _, ok := SpoolModes[mode]; !ok {
-		ck.bad(f+".mode", "unknown mode %q (want always or on_failure)", mode)
+		ck.Bad(f+".mode", "unknown mode %q (want always or on_failure)", mode)
 	}
 	if _, ok := SpoolFulls[full]; !ok {
-		ck.bad(f+".full", "unknown policy %q (want block, drop_oldest or drop_newest)", full)
+		ck.Bad(f+".full", "unknown policy %q (want block, drop_oldest or drop_newest)", full)
 	}
 }
 
@@ -285,11 +263,11 @@ func (c *Config) validateDestinations(ck *Checker) {
 		}
 		if d.Spec == nil {
 			if len(d.errs) == 0 {
-				ck.bad(f+".type", "required (%s)", typeList(typeNames("")))
+				ck.Bad(f+".type", "required (%s)", typeList(typeNames("")))
 			}
 			continue
 		}
-		d.Spec.validate(f, ck, &c.Spool)
+		d.Spec.Validate(f, ck, &c.Spool)
 		q := d.queue()
 		if q == nil {
 			continue
@@ -299,7 +277,7 @@ func (c *Config) validateDestinations(ck *Checker) {
 		// second at start; say so here, with the names).
 		dir := storage.SanitizeFileName(name)
 		if other, ok := spoolDirs[dir]; ok {
-			ck.bad(f, "its spool directory %q is also that of destination %q: rename one", dir, other)
+			ck.Bad(f, "its spool directory %q is also that of destination %q: rename one", dir, other)
 		}
 		spoolDirs[dir] = name
 		if len(c.Inputs.Kafka) == 0 {
@@ -310,10 +288,10 @@ func (c *Config) validateDestinations(ck *Checker) {
 		// in a destination's memory queue when its flush returns, and a
 		// drop policy would commit offsets of records it dropped.
 		if q.Spool.Mode == SpoolOnFailure {
-			ck.bad(f+".spool.mode", "on_failure cannot be used with a kafka input (offsets would be committed for batches still in memory): use always")
+			ck.Bad(f+".spool.mode", "on_failure cannot be used with a kafka input (offsets would be committed for batches still in memory): use always")
 		}
 		if q.Spool.Full != FullBlock {
-			ck.bad(f+".spool.full", "%s cannot be used with a kafka input (offsets would be committed for records it dropped): use block", q.Spool.Full)
+			ck.Bad(f+".spool.full", "%s cannot be used with a kafka input (offsets would be committed for records it dropped): use block", q.Spool.Full)
 		}
 	}
 }

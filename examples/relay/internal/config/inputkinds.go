@@ -112,7 +112,7 @@ func (in *UDPInputConfig) Summary() string {
 
 func (in *UDPInputConfig) validate(f string, ck *Checker) {
 	ck.name(f+".name", in.Name)
-	ck.addr(f+".listen", in.Listen)
+	ck.Addr(f+".listen", in.Listen)
 	if in.ReadBuffer == 0 {
 		// The kernel's default (net.core.rmem_default, 208 KiB) drops
 		// datagrams under a burst of a few thousand.
@@ -122,19 +122,19 @@ func (in *UDPInputConfig) validate(f string, ck *Checker) {
 		in.MaxMessageSize = 64 << 10
 	}
 	if in.MaxMessageSize > 64<<10 {
-		ck.bad(f+".max_message_size", "%d exceeds the largest UDP datagram (64KiB)", in.MaxMessageSize)
+		ck.Bad(f+".max_message_size", "%d exceeds the largest UDP datagram (64KiB)", in.MaxMessageSize)
 	}
 	if in.BatchSize == 0 {
 		in.BatchSize = 64
 	}
 	if in.BatchSize < 0 || in.BatchSize > 1024 {
-		ck.bad(f+".batch_size", "%d out of range 1..1024", in.BatchSize)
+		ck.Bad(f+".batch_size", "%d out of range 1..1024", in.BatchSize)
 	}
 	if in.Readers == 0 {
 		in.Readers = 1
 	}
 	if in.Readers < 0 || in.Readers > 64 {
-		ck.bad(f+".readers", "%d out of range 1..64", in.Readers)
+		ck.Bad(f+".readers", "%d out of range 1..64", in.Readers)
 	}
 }
 
@@ -161,25 +161,25 @@ func (in *TCPInputConfig) Summary() string {
 
 func (in *TCPInputConfig) validate(f string, ck *Checker) {
 	ck.name(f+".name", in.Name)
-	ck.addr(f+".listen", in.Listen)
+	ck.Addr(f+".listen", in.Listen)
 	if in.MaxMessageSize == 0 {
 		in.MaxMessageSize = 64 << 10
 	}
 	if in.MaxMessageSize < 64 || in.MaxMessageSize > 64<<20 {
-		ck.bad(f+".max_message_size", "%d out of range 64..64MiB", in.MaxMessageSize)
+		ck.Bad(f+".max_message_size", "%d out of range 64..64MiB", in.MaxMessageSize)
 	}
 	if in.IdleTimeout == 0 {
 		in.IdleTimeout = 10 * time.Minute
 	}
-	in.StreamLimits.validate(f, &in.MaxConnections, ck.bad)
-	in.StreamLimits.validateReads(f, ck.bad)
+	in.StreamLimits.validate(f, &in.MaxConnections, ck.Bad)
+	in.StreamLimits.validateReads(f, ck.Bad)
 	checkTLS(f, in.TLS, ck)
 }
 
 // checkTLS checks a listener's tls section.
 func checkTLS(f string, t *TLSConfig, ck *Checker) {
 	if t != nil && (t.CertFile == "" || t.KeyFile == "") {
-		ck.bad(f+".tls", "cert_file and key_file are required")
+		ck.Bad(f+".tls", "cert_file and key_file are required")
 	}
 }
 
@@ -199,15 +199,15 @@ func (in *JSONInputConfig) Summary() string {
 
 func (in *JSONInputConfig) validate(f string, ck *Checker) {
 	ck.name(f+".name", in.Name)
-	ck.addr(f+".listen", in.Listen)
+	ck.Addr(f+".listen", in.Listen)
 	if in.MaxLineSize == 0 {
 		in.MaxLineSize = 1 << 20
 	}
 	if in.IdleTimeout == 0 {
 		in.IdleTimeout = 10 * time.Minute
 	}
-	in.StreamLimits.validate(f, &in.MaxConnections, ck.bad)
-	in.StreamLimits.validateReads(f, ck.bad)
+	in.StreamLimits.validate(f, &in.MaxConnections, ck.Bad)
+	in.StreamLimits.validateReads(f, ck.Bad)
 }
 
 // generator
@@ -232,13 +232,13 @@ func (g *GeneratorConfig) Summary() string {
 
 func (g *GeneratorConfig) validate(f string, ck *Checker) {
 	if g.Rate < 0 {
-		ck.bad(f+".rate", "must not be negative")
+		ck.Bad(f+".rate", "must not be negative")
 	}
 	if g.Shape == "" {
 		g.Shape = "syslog"
 	}
 	if !slices.Contains(GeneratorShapes, g.Shape) {
-		ck.bad(f+".shape", "unknown shape %q (want one of %s)", g.Shape, strings.Join(GeneratorShapes, ", "))
+		ck.Bad(f+".shape", "unknown shape %q (want one of %s)", g.Shape, strings.Join(GeneratorShapes, ", "))
 	}
 }
 

@@ -119,13 +119,13 @@ func (w *WorkersConfig) validate(ck *Checker) {
 		w.Count = runtime.GOMAXPROCS(0)
 	}
 	if w.Count < 0 || w.Count > 256 {
-		ck.bad("workers.count", "%d out of range 1..256", w.Count)
+		ck.Bad("workers.count", "%d out of range 1..256", w.Count)
 	}
 	if w.RingSize == 0 {
 		w.RingSize = 8192
 	}
 	if w.RingSize < 2 || w.RingSize&(w.RingSize-1) != 0 {
-		ck.bad("workers.ring_size", "%d is not a power of two", w.RingSize)
+		ck.Bad("workers.ring_size", "%d is not a power of two", w.RingSize)
 	}
 	if w.BatchMaxEvents == 0 {
 		w.BatchMaxEvents = 1000

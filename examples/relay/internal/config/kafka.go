@@ -90,9 +90,9 @@ func (in *KafkaInputConfig) Summary() string {
 
 // validate checks and fills a Kafka input.
 func (in *KafkaInputConfig) validate(f string, ck *Checker) {
-	bad := ck.bad
+	bad := ck.Bad
 	ck.name(f+".name", in.Name)
-	checkBrokers(bad, f+".brokers", in.Brokers)
+	CheckBrokers(bad, f+".brokers", in.Brokers)
 	if len(in.Topics) == 0 {
 		bad(f+".topics", "at least one topic is required")
 	}
@@ -126,11 +126,11 @@ func (in *KafkaInputConfig) validate(f string, ck *Checker) {
 	if _, err := kafka.SASLMechanism(in.SASL.Lib()); err != nil {
 		bad(f+".sasl", "%v", err)
 	}
-	checkSASLOverTLS(bad, f, in.SASL, in.TLS, in.AllowPlaintextSASL)
+	CheckSASLOverTLS(bad, f, in.SASL, in.TLS, in.AllowPlaintextSASL)
 }
 
 // checkSASLOverTLS refuses SASL without TLS unless allowed explicitly.
-func checkSASLOverTLS(bad func(field, format string, args ...any), f string, s *KafkaSASLConfig, t *KafkaTLSConfig, allow bool) {
+func CheckSASLOverTLS(bad func(field, format string, args ...any), f string, s *KafkaSASLConfig, t *KafkaTLSConfig, allow bool) {
 	if s == nil || s.Mechanism == "" || t != nil || allow {
 		return
 	}
@@ -141,7 +141,7 @@ func checkSASLOverTLS(bad func(field, format string, args ...any), f string, s *
 	bad(f+".sasl", "SASL %s without tls sends %s, and every record, in the clear: add tls (tls: {} verifies the brokers against the system roots), or set allow_plaintext_sasl: true to accept that", s.Mechanism, what)
 }
 
-func checkBrokers(bad func(field, format string, args ...any), f string, brokers []string) {
+func CheckBrokers(bad func(field, format string, args ...any), f string, brokers []string) {
 	if len(brokers) == 0 {
 		bad(f, "at least one broker (host:port) is required")
 	}

@@ -3,8 +3,6 @@ package config
 import (
 	"cmp"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -117,134 +115,36 @@ func (in *OTLPInputConfig) Summary() string {
 func (in *OTLPInputConfig) validate(f string, ck *Checker) {
 	ck.name(f+".name", in.Name)
 	if in.HTTPListen == "" && in.GRPCListen == "" {
-		ck.bad(f, "http_listen or grpc_listen (or both) is required")
+		ck.Bad(f, "http_listen or grpc_listen (or both) is required")
 	}
 	if in.HTTPListen != "" {
-		ck.addr(f+".http_listen", in.HTTPListen)
+		ck.Addr(f+".http_listen", in.HTTPListen)
 	}
 	if in.GRPCListen != "" {
-		ck.addr(f+".grpc_listen", in.GRPCListen)
+		ck.Addr(f+".grpc_listen", in.GRPCListen)
 	}
 	checkTLS(f, in.TLS, ck)
 	if strings.ContainsAny(string(in.Token), " \t\r\n") {
-		ck.bad(f+".token", "contains white space")
+		ck.Bad(f+".token", "contains white space")
 	}
 	in.Names = cmp.Or(in.Names, "spec")
 	if _, ok := OTLPNames[in.Names]; !ok {
-		ck.bad(f+".names", "unknown names %q (want spec or collector)", in.Names)
+		ck.Bad(f+".names", "unknown names %q (want spec or collector)", in.Names)
 	}
 	in.MaxBodySize = cmp.Or(in.MaxBodySize, otlp.DefaultMaxBodyBytes)
 	in.HeaderTimeout = cmp.Or(in.HeaderTimeout, defaultHECHeaderTimeout)
 	in.BodyTimeout = cmp.Or(in.BodyTimeout, otlp.DefaultBodyTimeout)
 	in.AckTimeout = cmp.Or(in.AckTimeout, otlp.DefaultSendTimeout)
 	in.IdleTimeout = cmp.Or(in.IdleTimeout, 2*time.Minute)
-	in.ConnLimits.validate(f, &in.MaxConnections, ck.bad)
+	in.ConnLimits.validate(f, &in.MaxConnections, ck.Bad)
 	for _, v := range []struct {
 		field string
 		neg   bool
 	}{{"max_body_size", in.MaxBodySize < 0}, {"max_event_size", in.MaxEventSize < 0}, {"header_timeout", in.HeaderTimeout < 0},
 		{"body_timeout", in.BodyTimeout < 0}, {"ack_timeout", in.AckTimeout < 0}, {"idle_timeout", in.IdleTimeout < 0}} {
 		if v.neg {
-			ck.bad(f+"."+v.field, "must be positive")
+			ck.Bad(f+"."+v.field, "must be positive")
 		}
 	}
 
-}
-
-// OTLPDestination (type: otlp) sends the events as OTLP log records to
-// any OTLP backend (an OTel Collector, a vendor's endpoint, another
-// relay), over OTLP/HTTP with protobuf or JSON, or OTLP/gRPC. Failures are
-// classified as the OTLP specification says (429/502/503/504 and the
-// retryable gRPC codes are retried, honouring Retry-After / RetryInfo;
-// other answers are permanent and dead-lettered); the records a partial
-// success rejects are dead-lettered, never sent again.
-type OTLPDestination struct {
-	// Endpoint is http(s)://host:port, to which /v1/logs is added for
-	// HTTP (a URL with a path is used as it is); for grpc, https://
-	// means TLS and http:// plaintext.
-	Endpoint string `yaml:"endpoint"`
-	// Protocol is http/protobuf (default), http/json or grpc, as
-	// OTEL_EXPORTER_OTLP_PROTOCOL spells them.
-	Protocol string `yaml:"protocol"`
-	// Headers are sent with every request (HTTP headers or gRPC
-	// metadata), e.g. an API key; the values are secrets.
-	Headers map[string]Secret `yaml:"headers"`
-	// Token, when set, is sent as "Authorization: Bearer <token>".
-	Token Secret `yaml:"token"`
-	// Gzip compresses requests; default true.
-	Gzip *bool `yaml:"gzip"`
-	// CompressionLevel is the gzip level (compression.go: 1 to 9,
-	// huffman_only, stateless); 0 means 1.
-	CompressionLevel CompressionLevel `yaml:"compression_level"`
-	// MaxRequestSize bounds the encoded size of one request: a batch is
-	// split into requests of at most this size; 0 means 4MiB (the
-	// default receive limit of gRPC servers and of the Collector).
-	MaxRequestSize ByteSize `yaml:"max_request_size"`
-	// Names: spec (default) or collector, as for inputs.otlp.
-	Names string `yaml:"names"`
-	// CertFile and KeyFile are a client certificate for mutual TLS.
-	CertFile        string `yaml:"cert_file"`
-	KeyFile         string `yaml:"key_file"`
-	NetworkSettings `yaml:",inline"`
-}
-
-var OTLPProtocols = map[string]otlp.Protocol{"http/protobuf": otlp.HTTPProtobuf, "http/json": otlp.HTTPJSON, "grpc": otlp.GRPC}
-
-func (o *OTLPDestination) Kind() string { return "otlp" }
-
-func (o *OTLPDestination) Summary() string {
-	s := fmt.Sprintf("otlp %s %s", o.Protocol, o.Endpoint)
-	if o.Token != "" {
-		s += " token=" + o.Token.String()
-	}
-	if len(o.Headers) > 0 {
-		s += " headers=" + strings.Join(slices.Sorted(maps.Keys(o.Headers)), ",")
-	}
-	return s
-}
-
-func (o *OTLPDestination) validate(f string, ck *Checker, spool *SpoolConfig) {
-	o.NetworkSettings.validate(f, ck, spool)
-	switch {
-	case o.Endpoint == "":
-		ck.bad(f+".endpoint", "required (http://host:port or https://host:port)")
-	case !strings.HasPrefix(o.Endpoint, "http://") && !strings.HasPrefix(o.Endpoint, "https://"):
-		ck.bad(f+".endpoint", "%q must start with http:// or https://", o.Endpoint)
-	}
-	o.Protocol = cmp.Or(o.Protocol, "http/protobuf")
-	if _, ok := OTLPProtocols[o.Protocol]; !ok {
-		ck.bad(f+".protocol", "unknown protocol %q (want http/protobuf, http/json or grpc)", o.Protocol)
-	}
-	o.Names = cmp.Or(o.Names, "spec")
-	if _, ok := OTLPNames[o.Names]; !ok {
-		ck.bad(f+".names", "unknown names %q (want spec or collector)", o.Names)
-	}
-	if strings.ContainsAny(string(o.Token), " \t\r\n") {
-		ck.bad(f+".token", "contains white space")
-	}
-	for k := range o.Headers {
-		if k == "" || strings.ContainsAny(k, " \t\r\n:") {
-			ck.bad(f+".headers", "invalid header name %q", k)
-		}
-	}
-	if (o.CertFile == "") != (o.KeyFile == "") {
-		ck.bad(f+".cert_file", "cert_file and key_file go together")
-	}
-	if o.CompressionLevel != 0 && o.Gzip != nil && !*o.Gzip {
-		ck.bad(f+".compression_level", "is set, but gzip: false sends requests uncompressed")
-	}
-	if o.MaxRequestSize < 0 {
-		ck.bad(f+".max_request_size", "must be positive")
-	}
-	const tlsOnly = "is set, but the endpoint %s is not https://"
-	if !strings.HasPrefix(o.Endpoint, "https://") {
-		for _, s := range []struct {
-			field string
-			set   bool
-		}{{"ca_file", o.CAFile != ""}, {"insecure_skip_verify", o.InsecureSkipVerify}, {"cert_file", o.CertFile != ""}} {
-			if s.set {
-				ck.bad(f+"."+s.field, tlsOnly, o.Endpoint)
-			}
-		}
-	}
 }

@@ -92,31 +92,31 @@ type StepConfig struct {
 // destinations.
 func (c *Config) validateRoutes(ck *Checker) {
 	if len(c.Routes) == 0 {
-		ck.bad("routes", "at least one route is required")
+		ck.Bad("routes", "at least one route is required")
 	}
 	routeNames := map[string]bool{}
 	for i, r := range c.Routes {
 		f := fmt.Sprintf("routes[%d]", i)
 		if r.Name == "" {
-			ck.bad(f+".name", "required")
+			ck.Bad(f+".name", "required")
 		} else if routeNames[r.Name] {
-			ck.bad(f+".name", "duplicate route %q", r.Name)
+			ck.Bad(f+".name", "duplicate route %q", r.Name)
 		}
 		routeNames[r.Name] = true
 		if _, err := regexp.Compile(r.Filter); err != nil {
-			ck.bad(f+".filter", "%v", err)
+			ck.Bad(f+".filter", "%v", err)
 		}
 		if len(r.Destinations) == 0 {
-			ck.bad(f+".destinations", "at least one destination is required")
+			ck.Bad(f+".destinations", "at least one destination is required")
 		}
 		for j, d := range r.Destinations {
 			if _, ok := c.Destinations[d]; !ok {
-				ck.bad(fmt.Sprintf("%s.destinations[%d]", f, j), "unknown destination %q", d)
+				ck.Bad(fmt.Sprintf("%s.destinations[%d]", f, j), "unknown destination %q", d)
 			}
 		}
 		for j, s := range r.Pipeline {
 			if err := s.validate(); err != nil {
-				ck.bad(fmt.Sprintf("%s.pipeline[%d]", f, j), "%v (route %q)", err, r.Name)
+				ck.Bad(fmt.Sprintf("%s.pipeline[%d]", f, j), "%v (route %q)", err, r.Name)
 			}
 		}
 	}

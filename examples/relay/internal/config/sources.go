@@ -106,15 +106,15 @@ func (c *Config) validateSources(ck *Checker) {
 		return
 	}
 	if ck.names[HealthInputName] {
-		ck.bad("sources", "an input is named %q, the name of the source health events' input", HealthInputName)
+		ck.Bad("sources", "an input is named %q, the name of the source health events' input", HealthInputName)
 	}
 	if s.MaxSources == 0 {
 		s.MaxSources = sources.DefaultMaxSources
 	}
 	if s.MaxSources < 0 {
-		ck.bad("sources.max_sources", "must be positive")
+		ck.Bad("sources.max_sources", "must be positive")
 	} else if s.MaxSources <= len(s.Expected) {
-		ck.bad("sources.max_sources", "%d must be larger than the %d expected sources", s.MaxSources, len(s.Expected))
+		ck.Bad("sources.max_sources", "%d must be larger than the %d expected sources", s.MaxSources, len(s.Expected))
 	}
 	if s.SilentAfter == 0 {
 		s.SilentAfter = sources.DefaultSilentAfter
@@ -124,15 +124,15 @@ func (c *Config) validateSources(ck *Checker) {
 		s.RateLimit.Mode = RateModePace
 	case RateModePace, RateModeDrop:
 	default:
-		ck.bad("sources.rate_limit.mode", "%q is not pace or drop", s.RateLimit.Mode)
+		ck.Bad("sources.rate_limit.mode", "%q is not pace or drop", s.RateLimit.Mode)
 	}
 	for i, e := range s.Expected {
 		if e == "" {
-			ck.bad(fmt.Sprintf("sources.expected[%d]", i), "empty")
+			ck.Bad(fmt.Sprintf("sources.expected[%d]", i), "empty")
 		}
 	}
 	if err := s.Policy().Validate(); err != nil {
-		ck.bad("sources", "%v", err)
+		ck.Bad("sources", "%v", err)
 	}
 	// What each input offers as its sources' key (InputSection.SourceKeys):
 	// syslog inputs either; the JSON input's events name their peer, and
@@ -161,14 +161,14 @@ func (c *Config) validateSources(ck *Checker) {
 		sec, ok := offers[name]
 		switch {
 		case k != SourceKeyAddress && k != SourceKeyHost:
-			ck.bad(field, "%q is not address or host", k)
+			ck.Bad(field, "%q is not address or host", k)
 		case !ok:
-			ck.bad(field, "no %s input named %q", typeList(tracked), name)
+			ck.Bad(field, "no %s input named %q", typeList(tracked), name)
 		case slices.Contains(sec.SourceKeys(), k):
 		case k == SourceKeyHost:
-			ck.bad(field, "%s inputs are keyed by address only", andList(byAddress))
+			ck.Bad(field, "%s inputs are keyed by address only", andList(byAddress))
 		default:
-			ck.bad(field, "%s inputs are keyed by host only (a record has no sender address)", andList(byHost))
+			ck.Bad(field, "%s inputs are keyed by host only (a record has no sender address)", andList(byHost))
 		}
 	}
 	if s.StateFile == "" {

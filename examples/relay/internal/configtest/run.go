@@ -111,12 +111,12 @@ func newTestRunner(cfg *config.Config) (_ *testRunner, err error) {
 	for _, name := range slices.Sorted(maps.Keys(cfg.Destinations)) {
 		var s dest.DestSink
 		switch spec := cfg.Destinations[name].Spec.(type) {
-		case *config.HECDestination:
+		case *dest.HECDestination:
 			s, err = dest.NewSink(spec, env, name)
 			if err == nil {
 				tr.hec[name] = s.(*forward.HEC)
 			}
-		case *config.SentinelDestination:
+		case *dest.SentinelDestination:
 			s, err = dest.NewSink(spec, env, name)
 			if err == nil {
 				tr.sentinel[name] = s.(*forward.Sentinel)
@@ -128,7 +128,7 @@ func newTestRunner(cfg *config.Config) (_ *testRunner, err error) {
 	}
 	// Every route's steps build (a case builds its own router, with fresh
 	// reduction state).
-	if _, err := tr.router(map[string]*pipelinetest.Recorder{}, nil); err != nil {
+	if _, err := tr.router(pipelinetest.NewHarness()); err != nil {
 		return nil, err
 	}
 	return tr, nil
@@ -153,26 +153,24 @@ func (tr *testRunner) step(sc config.StepConfig) (pipeline.Function, error) {
 	return tr.en.Step(sc)
 }
 
-// router builds the config's routes with recorders (made on demand, by
-// destination name) as the destinations; onDrop, when set, observes the
-// router's drops.
-func (tr *testRunner) router(recs map[string]*pipelinetest.Recorder, onDrop func(name, reason string, n int)) (*pipeline.Router, error) {
+// router builds the config's routes with h's recorders (by destination
+// name) as the destinations and h's drop counter as the drop hook.
+func (tr *testRunner) router(h *pipelinetest.Harness) (*pipeline.Router, error) {
 	specs, _, err := route.Specs(tr.cfg.Routes, tr.step, func(name string) (relaykit.Sink, bool) {
 		if _, ok := tr.cfg.Destinations[name]; !ok {
 			return nil, false
 		}
-		if recs[name] == nil {
-			recs[name] = pipelinetest.NewRecorder(name)
-		}
-		return recs[name], true
+		return h.Sink(name), true
 	})
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.NewRouter(specs, pipeline.Config{Hooks: pipeline.Hooks{OnDrop: onDrop}})
+	return pipeline.NewRouter(specs, pipeline.Config{Hooks: pipeline.Hooks{OnDrop: h.OnDrop}})
 }
 
-// run runs one case.
+// run runs one case: its events through a fresh route table of
+// recorders (pipelinetest.Harness: every window ended after them), then
+// its checks on what each destination received.
 func (tr *testRunner) run(tc TestCase) (res CaseResult) {
 	start := time.Now()
 	res = CaseResult{Name: tc.Name, File: tc.File, Received: map[string]int{}}
@@ -185,30 +183,20 @@ func (tr *testRunner) run(tc TestCase) (res CaseResult) {
 		fail("input: %v", err)
 		return res
 	}
-	recs := map[string]*pipelinetest.Recorder{}
-	drops := map[string]int{}
-	rt, err := tr.router(recs, func(name, reason string, n int) {
-		if name != "" {
-			reason += " at route " + name
-		}
-		drops[reason] += n
-	})
+	h := pipelinetest.NewHarness()
+	rt, err := tr.router(h)
 	if err != nil { // checked when the runner was built
 		fail("routes: %v", err)
 		return res
 	}
-	ctx := context.Background()
-	_ = rt.Route(ctx, events)            // recorders never fail
-	_ = rt.Flush(ctx, pipeline.FlushAll) // the summaries of every window
-	for _, k := range slices.Sorted(maps.Keys(drops)) {
+	_ = h.Run(context.Background(), rt, events) // recorders never fail
+	drops, order := h.Drops()
+	for _, k := range order {
 		res.Notes = append(res.Notes, fmt.Sprintf("dropped %d: %s", drops[k], k))
 	}
-	got := map[string][]relaykit.Event{}
-	for name, r := range recs {
-		if evs := r.Events(); len(evs) > 0 {
-			got[name] = evs
-			res.Received[name] = len(evs)
-		}
+	got := h.Received()
+	for name, evs := range got {
+		res.Received[name] = len(evs)
 	}
 	for i, x := range tc.Expect {
 		tr.check(&res, x, got, len(tc.Expect) > 1, i)

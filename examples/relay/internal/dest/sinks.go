@@ -26,16 +26,16 @@ import (
 	"github.com/relaykit/relaykit/syslog"
 )
 
-func archiveSink(a *config.ArchiveDestination, env SinkEnv, _ string) (DestSink, error) {
+func archiveSink(a *ArchiveDestination, env SinkEnv, _ string) (DestSink, error) {
 	return storage.NewArchive(storage.ArchiveConfig{
 		Writer: storage.Config{Dir: a.Dir, Location: env.Loc, MaxBytes: int64(a.MaxSize), Clock: clock.Default()},
-		Format: config.ArchiveFormats[a.Format],
+		Format: ArchiveFormats[a.Format],
 		Fsync:  a.Fsync,
 	})
 }
 
 // httpConfig is the forward.HTTPConfig of an hec or sentinel destination.
-func (env SinkEnv) HTTPConfig(name string, n *config.NetworkSettings, h *config.HTTPSettings) forward.HTTPConfig {
+func (env SinkEnv) HTTPConfig(name string, n *NetworkSettings, h *HTTPSettings) forward.HTTPConfig {
 	return forward.HTTPConfig{
 		Name:           name,
 		RequestTimeout: n.Timeout,
@@ -47,7 +47,7 @@ func (env SinkEnv) HTTPConfig(name string, n *config.NetworkSettings, h *config.
 	}
 }
 
-func hecSink(h *config.HECDestination, env SinkEnv, name string) (DestSink, error) {
+func hecSink(h *HECDestination, env SinkEnv, name string) (DestSink, error) {
 	return forward.NewHEC(forward.HECConfig{
 		URL: h.URL, Token: string(h.Token), Index: h.Index, SourceType: h.SourceType,
 		Fields: h.IndexedFields, OmitFields: h.OmitFields,
@@ -56,7 +56,7 @@ func hecSink(h *config.HECDestination, env SinkEnv, name string) (DestSink, erro
 	})
 }
 
-func syslogSink(s *config.SyslogDestination, env SinkEnv, name string) (DestSink, error) {
+func syslogSink(s *SyslogDestination, env SinkEnv, name string) (DestSink, error) {
 	var tc *tls.Config
 	if s.Network == "tls" {
 		var err error
@@ -75,16 +75,16 @@ func syslogSink(s *config.SyslogDestination, env SinkEnv, name string) (DestSink
 }
 
 // newSink builds the producer; the relay exports its counters.
-func kafkaSink(k *config.KafkaDestination, env SinkEnv, name string) (DestSink, error) {
-	key, keyField, _ := config.KafkaKey(k.Key)
-	comp, acks := config.KafkaCompressions[k.Compression], config.KafkaAcks[k.Acks]
+func kafkaSink(k *KafkaDestination, env SinkEnv, name string) (DestSink, error) {
+	key, keyField, _ := KafkaKey(k.Key)
+	comp, acks := KafkaCompressions[k.Compression], KafkaAcks[k.Acks]
 	tc, err := k.TLS.Build()
 	if err != nil {
 		return nil, fmt.Errorf("tls: %w", err)
 	}
 	s, err := kafka.New(kafka.Config{
 		Name: name, Brokers: slices.Clone(k.Brokers), Topic: k.Topic, TopicField: k.TopicField,
-		Key: key, KeyField: keyField, Encoding: config.KafkaEncodings[k.Format], Compression: comp, OmitHeaders: k.OmitHeaders,
+		Key: key, KeyField: keyField, Encoding: KafkaEncodings[k.Format], Compression: comp, OmitHeaders: k.OmitHeaders,
 		MaxRecordBytes: int(k.MaxRecordBytes), Acks: acks, DisableIdempotence: acks != kafka.AcksAll,
 		DeliveryTimeout: k.Timeout, TLS: tc, SASL: k.SASL.Lib(),
 		Logger: env.Log.With("destination", name),
@@ -95,10 +95,10 @@ func kafkaSink(k *config.KafkaDestination, env SinkEnv, name string) (DestSink, 
 	return s, nil
 }
 
-func otlpSink(o *config.OTLPDestination, env SinkEnv, name string) (DestSink, error) {
+func otlpSink(o *OTLPDestination, env SinkEnv, name string) (DestSink, error) {
 	cfg := otlp.ExporterConfig{
 		Name:            name,
-		Protocol:        config.OTLPProtocols[o.Protocol],
+		Protocol:        OTLPProtocols[o.Protocol],
 		Endpoint:        o.Endpoint,
 		BearerToken:     string(o.Token),
 		DisableGzip:     o.Gzip != nil && !*o.Gzip,
@@ -124,7 +124,7 @@ func otlpSink(o *config.OTLPDestination, env SinkEnv, name string) (DestSink, er
 	return otlp.NewExporter(cfg)
 }
 
-func sentinelSink(s *config.SentinelDestination, env SinkEnv, name string) (DestSink, error) {
+func sentinelSink(s *SentinelDestination, env SinkEnv, name string) (DestSink, error) {
 	ts, err := forward.NewEntraTokenSource(forward.EntraConfig{
 		TenantID: s.TenantID, ClientID: s.ClientID, ClientSecret: string(s.ClientSecret),
 		AuthorityHost: s.AuthorityHost, Scope: s.Scope, Logger: env.Log.With("destination", name),
@@ -132,7 +132,7 @@ func sentinelSink(s *config.SentinelDestination, env SinkEnv, name string) (Dest
 	if err != nil {
 		return nil, err
 	}
-	table := config.SentinelTables[s.Table]
+	table := SentinelTables[s.Table]
 	var columns forward.SentinelColumns // a built-in table's columns are fixed
 	collector := ""
 	if c := s.Columns; table == forward.SentinelCustom {
@@ -153,7 +153,7 @@ func sentinelSink(s *config.SentinelDestination, env SinkEnv, name string) (Dest
 	sort.Slice(fields, func(i, j int) bool { return fields[i].Column < fields[j].Column })
 	return forward.NewSentinel(forward.SentinelConfig{
 		Endpoint: s.Endpoint, DCRImmutableID: s.DCRImmutableID, Stream: s.Stream,
-		TokenSource: ts, Table: table, Plan: config.SentinelPlans[s.Plan], CollectorHostName: collector,
+		TokenSource: ts, Table: table, Plan: SentinelPlans[s.Plan], CollectorHostName: collector,
 		Columns: columns, Fields: fields,
 		HTTP: env.HTTPConfig(name, &s.NetworkSettings, &s.HTTPSettings),
 	})

@@ -78,7 +78,9 @@ var Kinds = []Kind{
 			return "syslog", int(sec.(*config.TCPInputConfig).MaxMessageSize)
 		}},
 	{Key: "json_tcp", Build: typed(newJSONInput),
-		Test: func(sec config.InputSection) (string, int) { return "json", int(sec.(*config.JSONInputConfig).MaxLineSize) }},
+		Test: func(sec config.InputSection) (string, int) {
+			return "json", int(sec.(*config.JSONInputConfig).MaxLineSize)
+		}},
 	{Key: "kafka", Build: typed(newKafkaInput), Tables: []metrics.Describer{kafkaTable}},
 	{Key: "relp", Build: typed(newRELPInput), Tables: []metrics.Describer{relpTable, ackTable},
 		Test: func(config.InputSection) (string, int) { return "syslog", 0 }},

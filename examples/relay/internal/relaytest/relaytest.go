@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit/examples/relay/internal/config"
+	"github.com/relaykit/relaykit/examples/relay/internal/dest"
 
 	"github.com/relaykit/relaykit/internal/testtool"
 	"github.com/stretchr/testify/require"
@@ -153,8 +154,8 @@ func SpecOf[T config.DestSpec](cfg config.Config, name string) T {
 }
 
 // archiveOf returns cfg's archive destination.
-func ArchiveOf(cfg config.Config) *config.ArchiveDestination {
-	return SpecOf[*config.ArchiveDestination](cfg, "archive")
+func ArchiveOf(cfg config.Config) *dest.ArchiveDestination {
+	return SpecOf[*dest.ArchiveDestination](cfg, "archive")
 }
 
 func Send(t *testing.T, network, addr string, data []byte) {

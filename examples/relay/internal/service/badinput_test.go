@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit/examples/relay/internal/config"
+	"github.com/relaykit/relaykit/examples/relay/internal/dest"
 	"github.com/relaykit/relaykit/examples/relay/internal/input"
 	"github.com/relaykit/relaykit/examples/relay/internal/ledger"
 	"github.com/relaykit/relaykit/examples/relay/internal/relaytest"
@@ -211,7 +212,7 @@ func TestGenerator(t *testing.T) {
 func TestReloadRoutes(t *testing.T) {
 	cfg := relaytest.TestConfig(t)
 	other := filepath.Join(t.TempDir(), "errors")
-	cfg.Destinations["errors"] = config.DestinationConfig{Spec: &config.ArchiveDestination{Dir: other, Format: "raw"}}
+	cfg.Destinations["errors"] = config.DestinationConfig{Spec: &dest.ArchiveDestination{Dir: other, Format: "raw"}}
 	tr := startRelay(t, cfg)
 	relaytest.Send(t, "tcp", tr.addr("tcp"), []byte("<13>1 - h a - - - error before\n"))
 	relaytest.WaitFor(t, 5*time.Second, func() bool { return tr.Ledger().Dest["archive"].Delivered == 1 }, "first event")

@@ -52,12 +52,12 @@ func TestCompressionLevelConfig(t *testing.T) {
 	}{{"1", 1}, {"9", 9}, {"huffman_only", forward.GzipHuffmanOnly}, {"stateless", forward.GzipStateless}} {
 		cfg, err := loadHEC(t, "    compression_level: "+tt.value)
 		require.NoError(t, err, tt.value)
-		h := cfg.Destinations["hec"].Spec.(*config.HECDestination)
+		h := cfg.Destinations["hec"].Spec.(*dest.HECDestination)
 		assert.Equal(t, tt.want, r.HTTPConfig("hec", &h.NetworkSettings, &h.HTTPSettings).GzipLevel, tt.value)
 	}
 	cfg, err := loadHEC(t, "")
 	require.NoError(t, err)
-	h := cfg.Destinations["hec"].Spec.(*config.HECDestination)
+	h := cfg.Destinations["hec"].Spec.(*dest.HECDestination)
 	assert.Equal(t, 0, r.HTTPConfig("hec", &h.NetworkSettings, &h.HTTPSettings).GzipLevel, "left out: forward's default")
 
 	for _, bad := range []string{"0", "10", "-2", "fast", "none"} {
@@ -83,13 +83,13 @@ func TestSentinelCompressionLevel(t *testing.T) {
 		batch[i].Host = []byte("web-1")
 		batch[i].Raw = fmt.Appendf(nil, "GET /api/v1/items?id=%d HTTP/1.1 200 %s", i, strings.Repeat("ok ", i%7))
 	}
-	wire := map[config.CompressionLevel]int64{}
-	for _, level := range []config.CompressionLevel{forward.GzipHuffmanOnly, 9} {
-		d := &config.SentinelDestination{
+	wire := map[dest.CompressionLevel]int64{}
+	for _, level := range []dest.CompressionLevel{forward.GzipHuffmanOnly, 9} {
+		d := &dest.SentinelDestination{
 			Endpoint: dcr.URL, AuthorityHost: dcr.AuthorityHost, Table: "syslog",
 			DCRImmutableID: dc.DCRImmutableID, TenantID: dc.TenantID, ClientID: dc.ClientID,
-			ClientSecret: config.Secret(dc.ClientSecret), NetworkSettings: config.NetworkSettings{Timeout: 5 * time.Second},
-			HTTPSettings: config.HTTPSettings{CompressionLevel: level},
+			ClientSecret: config.Secret(dc.ClientSecret), NetworkSettings: dest.NetworkSettings{Timeout: 5 * time.Second},
+			HTTPSettings: dest.HTTPSettings{CompressionLevel: level},
 		}
 		ck := &config.Checker{}
 		d.ValidateTable("destinations.sentinel", ck) // fills the table's stream
@@ -127,11 +127,11 @@ dead_letter: {dir: %s}
 	r := dest.SinkEnv{Log: slog.New(slog.DiscardHandler)}
 	for _, tt := range []struct {
 		value string
-		want  config.CompressionLevel
+		want  dest.CompressionLevel
 	}{{"9", 9}, {"huffman_only", forward.GzipHuffmanOnly}, {"stateless", forward.GzipStateless}} {
 		cfg, err := load("    compression_level: " + tt.value)
 		require.NoError(t, err, tt.value)
-		o := cfg.Destinations["otel"].Spec.(*config.OTLPDestination)
+		o := cfg.Destinations["otel"].Spec.(*dest.OTLPDestination)
 		assert.Equal(t, tt.want, o.CompressionLevel, tt.value)
 		s, err := dest.NewSink(o, r, "otel")
 		require.NoError(t, err, "the exporter takes level %s", tt.value)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit/examples/relay/internal/config"
+	"github.com/relaykit/relaykit/examples/relay/internal/dest"
 	"github.com/relaykit/relaykit/examples/relay/internal/relaytest"
 
 	"github.com/stretchr/testify/assert"
@@ -44,7 +45,7 @@ routes:
   - {name: r, destinations: [h, s, archive]}
 `))
 	require.NoError(t, err)
-	h, s := relaytest.SpecOf[*config.HECDestination](cfg, "h"), relaytest.SpecOf[*config.SyslogDestination](cfg, "s")
+	h, s := relaytest.SpecOf[*dest.HECDestination](cfg, "h"), relaytest.SpecOf[*dest.SyslogDestination](cfg, "s")
 	assert.Equal(t, config.DestSpoolConfig{Mode: config.SpoolAlways, Full: config.FullDropOldest}, h.Spool)
 	assert.Equal(t, config.RetryConfig{MaxAttempts: 10, MaxElapsed: 2 * time.Second, InitialBackoff: 200 * time.Millisecond, MaxBackoff: time.Second}, h.Retry)
 	assert.Equal(t, 8, h.Queue)
@@ -136,7 +137,7 @@ routes:
     destinations: [sentinel, hec, archive]
 `))
 	require.NoError(t, err)
-	assert.Equal(t, config.Secret("hunter2-very-secret"), relaytest.SpecOf[*config.SentinelDestination](cfg, "sentinel").ClientSecret)
+	assert.Equal(t, config.Secret("hunter2-very-secret"), relaytest.SpecOf[*dest.SentinelDestination](cfg, "sentinel").ClientSecret)
 	assert.Equal(t, "/tmp/relay-archive", relaytest.ArchiveOf(cfg).Dir)
 	sum := cfg.Summary()
 	assert.NotContains(t, sum, "hunter2")
@@ -222,13 +223,13 @@ func TestReadmeConfig(t *testing.T) {
 	assert.Len(t, src.Overrides, 2)
 	health := cfgs[2]
 	assert.Equal(t, "^relay:source_health$", health.Routes[0].Filter)
-	assert.Equal(t, "Custom-RelaySourceHealth_CL", relaytest.SpecOf[*config.SentinelDestination](health, "sentinel-health").Stream)
+	assert.Equal(t, "Custom-RelaySourceHealth_CL", relaytest.SpecOf[*dest.SentinelDestination](health, "sentinel-health").Stream)
 	cfgs = cfgs[3:]
 	cfg := cfgs[0]
 	assert.Len(t, cfg.Destinations, 4)
 	assert.Len(t, cfg.Routes, 4)
-	assert.Equal(t, "Microsoft-Syslog", relaytest.SpecOf[*config.SentinelDestination](cfg, "sentinel-syslog").Stream)
-	assert.Equal(t, "Microsoft-CommonSecurityLog", relaytest.SpecOf[*config.SentinelDestination](cfg, "sentinel-cef").Stream)
+	assert.Equal(t, "Microsoft-Syslog", relaytest.SpecOf[*dest.SentinelDestination](cfg, "sentinel-syslog").Stream)
+	assert.Equal(t, "Microsoft-CommonSecurityLog", relaytest.SpecOf[*dest.SentinelDestination](cfg, "sentinel-cef").Stream)
 	assert.NotNil(t, cfg.Inputs.SyslogTCP[1].TLS)
 	assert.Equal(t, "kafka", cfgs[1].Destinations["kafka"].Spec.Kind(), "edge tier")
 	assert.Len(t, cfgs[2].Inputs.Kafka, 1, "SIEM tier")
@@ -238,9 +239,9 @@ func TestReadmeConfig(t *testing.T) {
 	assert.Len(t, mig.Inputs.HEC, 1, "migration")
 	assert.Len(t, mig.Inputs.RELP, 1)
 	assert.Empty(t, mig.Inputs.SyslogUDP)
-	assert.Equal(t, "Microsoft-Syslog", relaytest.SpecOf[*config.SentinelDestination](mig, "sentinel-syslog").Stream)
-	assert.Equal(t, "Custom-AppEvents_CL", relaytest.SpecOf[*config.SentinelDestination](mig, "sentinel-apps").Stream)
+	assert.Equal(t, "Microsoft-Syslog", relaytest.SpecOf[*dest.SentinelDestination](mig, "sentinel-syslog").Stream)
+	assert.Equal(t, "Custom-AppEvents_CL", relaytest.SpecOf[*dest.SentinelDestination](mig, "sentinel-apps").Stream)
 	assert.Equal(t, config.APIConfig{Enabled: true, Token: "api-token"}, cfgs[6].API, "operator API")
 	assert.Len(t, cfgs[7].Inputs.OTLP, 1, "OTLP")
-	assert.Equal(t, "grpc", relaytest.SpecOf[*config.OTLPDestination](cfgs[7], "backend").Protocol)
+	assert.Equal(t, "grpc", relaytest.SpecOf[*dest.OTLPDestination](cfgs[7], "backend").Protocol)
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit/examples/relay/internal/config"
+	"github.com/relaykit/relaykit/examples/relay/internal/dest"
 	"github.com/relaykit/relaykit/examples/relay/internal/relaytest"
 
 	"github.com/relaykit/relaykit/forward/forwardtest"
@@ -188,7 +189,7 @@ func TestKillDuringOutage(t *testing.T) {
 	path := crashConfig(t, dir, hec)
 	cfg, err := config.LoadConfig(path)
 	require.NoError(t, err)
-	require.Equal(t, config.SpoolAlways, relaytest.SpecOf[*config.HECDestination](cfg, "hec").Spool.Mode, "the shipped default")
+	require.Equal(t, config.SpoolAlways, relaytest.SpecOf[*dest.HECDestination](cfg, "hec").Spool.Mode, "the shipped default")
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit/examples/relay/internal/config"
+	"github.com/relaykit/relaykit/examples/relay/internal/dest"
 	"github.com/relaykit/relaykit/examples/relay/internal/relaytest"
 
 	"github.com/stretchr/testify/assert"
@@ -86,8 +87,8 @@ func TestHECDestinationSettingsWin(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
 			cfg := relaytest.TestConfig(t)
-			cfg.Destinations["hec"] = config.DestinationConfig{Spec: &config.HECDestination{URL: hec.URL, Token: config.Secret(hec.Token()),
-				SourceType: tt.sourceType, Index: tt.index, NetworkSettings: config.NetworkSettings{Timeout: 5 * time.Second}}}
+			cfg.Destinations["hec"] = config.DestinationConfig{Spec: &dest.HECDestination{URL: hec.URL, Token: config.Secret(hec.Token()),
+				SourceType: tt.sourceType, Index: tt.index, NetworkSettings: dest.NetworkSettings{Timeout: 5 * time.Second}}}
 			cfg.Routes = append([]config.RouteConfig{{Name: "to-hec", Destinations: []string{"hec"}}}, cfg.Routes...)
 			tr := startRelay(t, cfg)
 
@@ -119,11 +120,11 @@ func TestSentinelColumnsHonoured(t *testing.T) {
 	dcr := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{Stream: "Custom-Syslog_CL"})
 	dc := dcr.Config()
 	cfg := relaytest.TestConfig(t)
-	cfg.Destinations["sentinel"] = config.DestinationConfig{Spec: &config.SentinelDestination{
+	cfg.Destinations["sentinel"] = config.DestinationConfig{Spec: &dest.SentinelDestination{
 		Endpoint: dcr.URL, AuthorityHost: dcr.AuthorityHost,
 		DCRImmutableID: dc.DCRImmutableID, Stream: "Custom-Syslog_CL", TenantID: dc.TenantID, ClientID: dc.ClientID,
-		ClientSecret: config.Secret(dc.ClientSecret), NetworkSettings: config.NetworkSettings{Timeout: 5 * time.Second},
-		Columns: config.ColumnsConfig{Time: "EventTime", Message: "SyslogMessage", Host: "HostName", Source: "-",
+		ClientSecret: config.Secret(dc.ClientSecret), NetworkSettings: dest.NetworkSettings{Timeout: 5 * time.Second},
+		Columns: dest.ColumnsConfig{Time: "EventTime", Message: "SyslogMessage", Host: "HostName", Source: "-",
 			SourceType: "Type", Facility: "Fac", Severity: "Sev", Fields: "-"},
 	}}
 	cfg.Routes = append([]config.RouteConfig{{Name: "to-sentinel", Destinations: []string{"sentinel"}}}, cfg.Routes...)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit/examples/relay/internal/config"
+	"github.com/relaykit/relaykit/examples/relay/internal/dest"
 	"github.com/relaykit/relaykit/examples/relay/internal/relaytest"
 
 	"github.com/relaykit/relaykit/forward/forwardtest"
@@ -28,12 +29,12 @@ func forwardConfig(t *testing.T, hec *forwardtest.HECServer, dcr *forwardtest.DC
 	// run under the race detector on a shared machine, where one request
 	// may take seconds (a timed-out attempt is sent again: a duplicate).
 	fast := config.RetryConfig{MaxAttempts: 2, MaxElapsed: 20 * time.Second, InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}
-	cfg.Destinations["hec"] = config.DestinationConfig{Spec: &config.HECDestination{URL: hec.URL, Token: "${TEST_HEC_TOKEN}",
-		NetworkSettings: config.NetworkSettings{Retry: fast, Timeout: 5 * time.Second}}}
-	cfg.Destinations["sentinel"] = config.DestinationConfig{Spec: &config.SentinelDestination{
+	cfg.Destinations["hec"] = config.DestinationConfig{Spec: &dest.HECDestination{URL: hec.URL, Token: "${TEST_HEC_TOKEN}",
+		NetworkSettings: dest.NetworkSettings{Retry: fast, Timeout: 5 * time.Second}}}
+	cfg.Destinations["sentinel"] = config.DestinationConfig{Spec: &dest.SentinelDestination{
 		Endpoint: dcr.URL, AuthorityHost: dcr.AuthorityHost,
 		DCRImmutableID: dc.DCRImmutableID, Stream: dc.Stream, TenantID: dc.TenantID, ClientID: dc.ClientID,
-		ClientSecret: "${TEST_SENTINEL_SECRET}", NetworkSettings: config.NetworkSettings{Retry: fast, Timeout: 5 * time.Second},
+		ClientSecret: "${TEST_SENTINEL_SECRET}", NetworkSettings: dest.NetworkSettings{Retry: fast, Timeout: 5 * time.Second},
 	}}
 	cfg.Routes = append([]config.RouteConfig{
 		{Name: "to-hec", Destinations: []string{"hec"}},
@@ -50,9 +51,9 @@ func expandForTest(t *testing.T, cfg config.Config) config.Config {
 	t.Helper()
 	for _, d := range cfg.Destinations {
 		switch d := d.Spec.(type) {
-		case *config.HECDestination:
+		case *dest.HECDestination:
 			d.Token = config.Secret(expandString(t, string(d.Token)))
-		case *config.SentinelDestination:
+		case *dest.SentinelDestination:
 			d.ClientSecret = config.Secret(expandString(t, string(d.ClientSecret)))
 		}
 	}
@@ -192,8 +193,8 @@ func TestShutdownSpoolsAndRestartReplays(t *testing.T) {
 	hec.Slow(1000, time.Minute)
 	cfg := relaytest.TestConfig(t)
 	cfg.ShutdownTimeout = time.Second
-	cfg.Destinations["hec"] = config.DestinationConfig{Spec: &config.HECDestination{URL: hec.URL, Token: config.Secret(hec.Token()),
-		NetworkSettings: config.NetworkSettings{Timeout: time.Minute}}}
+	cfg.Destinations["hec"] = config.DestinationConfig{Spec: &dest.HECDestination{URL: hec.URL, Token: config.Secret(hec.Token()),
+		NetworkSettings: dest.NetworkSettings{Timeout: time.Minute}}}
 	cfg.Routes = append([]config.RouteConfig{{Name: "to-hec", Destinations: []string{"hec"}}}, cfg.Routes...)
 	tr := startRelay(t, cfg)
 	const total = 500
@@ -219,9 +220,9 @@ func TestShutdownSpoolsAndRestartReplays(t *testing.T) {
 
 	// Restart with the same spool and a healthy HEC: the spool is replayed.
 	hec2 := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
-	d := relaytest.SpecOf[*config.HECDestination](cfg, "hec")
+	d := relaytest.SpecOf[*dest.HECDestination](cfg, "hec")
 	d.URL, d.Token = hec2.URL, config.Secret(hec2.Token())
-	cfg.Destinations["archive"] = config.DestinationConfig{Spec: &config.ArchiveDestination{Dir: t.TempDir(), Format: "json"}}
+	cfg.Destinations["archive"] = config.DestinationConfig{Spec: &dest.ArchiveDestination{Dir: t.TempDir(), Format: "json"}}
 	tr2 := startRelay(t, cfg)
 	relaytest.WaitFor(t, 20*time.Second, func() bool { return tr2.Ledger().Dest["hec"].Delivered == total }, "spool replayed after restart")
 	s2 := tr2.stop(t)

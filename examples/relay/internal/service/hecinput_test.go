@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit/examples/relay/internal/config"
+	"github.com/relaykit/relaykit/examples/relay/internal/dest"
 	"github.com/relaykit/relaykit/examples/relay/internal/relaytest"
 
 	"github.com/stretchr/testify/assert"
@@ -163,8 +164,8 @@ func TestHECRoundTrip(t *testing.T) {
 
 	cfgA := relaytest.TestConfig(t)
 	cfgA.Inputs.SyslogUDP = nil
-	cfgA.Destinations["relay-b"] = config.DestinationConfig{Spec: &config.HECDestination{URL: "http://" + b.addr("hec"), Token: testHECToken,
-		NetworkSettings: config.NetworkSettings{Retry: config.RetryConfig{MaxElapsed: 20 * time.Second}}}}
+	cfgA.Destinations["relay-b"] = config.DestinationConfig{Spec: &dest.HECDestination{URL: "http://" + b.addr("hec"), Token: testHECToken,
+		NetworkSettings: dest.NetworkSettings{Retry: config.RetryConfig{MaxElapsed: 20 * time.Second}}}}
 	cfgA.Routes = append([]config.RouteConfig{{Name: "to-b", Destinations: []string{"relay-b"}}}, cfgA.Routes...)
 	a := startRelay(t, cfgA)
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/relaykit/relaykit/examples/relay/internal/config"
 	"github.com/relaykit/relaykit/examples/relay/internal/configtest"
+	"github.com/relaykit/relaykit/examples/relay/internal/dest"
 	"github.com/relaykit/relaykit/examples/relay/internal/input"
 	"github.com/relaykit/relaykit/examples/relay/internal/relaytest"
 
@@ -153,4 +154,14 @@ func descName(t *testing.T, desc string) string {
 	m := regexp.MustCompile(`fqName: "([^"]+)"`).FindStringSubmatch(desc)
 	require.NotNil(t, m, desc)
 	return m[1]
+}
+
+// TestDestRegistry: every destination type the config format knows has
+// its sink (dest.NewSink), and a config naming each type builds.
+func TestDestRegistry(t *testing.T) {
+	names := config.DestTypeNames()
+	require.Equal(t, []string{"archive", "hec", "sentinel", "syslog", "kafka", "otlp"}, names)
+	for _, n := range names {
+		assert.True(t, dest.HasSink(n), "destination type %s has a sink", n)
+	}
 }

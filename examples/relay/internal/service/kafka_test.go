@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit/examples/relay/internal/config"
+	"github.com/relaykit/relaykit/examples/relay/internal/dest"
 	"github.com/relaykit/relaykit/examples/relay/internal/input"
 	"github.com/relaykit/relaykit/examples/relay/internal/relaytest"
 
@@ -63,7 +64,7 @@ destinations:
 	assert.Equal(t, "earliest", in.Start)
 	assert.Equal(t, time.Second, in.CommitInterval)
 	assert.Equal(t, 10*time.Second, in.SessionTimeout)
-	d := relaytest.SpecOf[*config.KafkaDestination](cfg, "out")
+	d := relaytest.SpecOf[*dest.KafkaDestination](cfg, "out")
 	assert.Equal(t, "json", d.Format)
 	assert.Equal(t, []string{"127.0.0.1:9092", "127.0.0.1:9093"}, d.Brokers)
 	assert.NotContains(t, cfg.Summary(), "s3cret")

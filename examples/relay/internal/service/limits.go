@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/relaykit/relaykit/examples/relay/internal/config"
+	"github.com/relaykit/relaykit/examples/relay/internal/dest"
 )
 
 // checkFileLimit warns when the soft RLIMIT_NOFILE (which the Go runtime
@@ -63,18 +64,18 @@ func FileNeeds(cfg config.Config) []FileNeed {
 	dests := 0
 	for _, d := range cfg.Destinations {
 		switch d := d.Spec.(type) {
-		case *config.ArchiveDestination:
+		case *dest.ArchiveDestination:
 			dests += 3 // active file, the next one prepared ahead, one being compressed
 			continue
-		case *config.HECDestination:
+		case *dest.HECDestination:
 			dests += 2*cmp.Or(d.Concurrency, 4) + 2 // in-flight and idle connections
-		case *config.SentinelDestination:
+		case *dest.SentinelDestination:
 			dests += 2*cmp.Or(d.Concurrency, 4) + 2 // in-flight and idle connections, a token request
-		case *config.SyslogDestination:
+		case *dest.SyslogDestination:
 			dests++
-		case *config.KafkaDestination:
+		case *dest.KafkaDestination:
 			dests += 2 * len(d.Brokers)
-		case *config.OTLPDestination:
+		case *dest.OTLPDestination:
 			dests += 4 // HTTP connections in flight and idle, or one gRPC connection
 		}
 		dests += 4 // spool and retry spool: a segment written and one read each

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit/examples/relay/internal/config"
+	"github.com/relaykit/relaykit/examples/relay/internal/dest"
 	"github.com/relaykit/relaykit/examples/relay/internal/input"
 	"github.com/relaykit/relaykit/examples/relay/internal/relaytest"
 
@@ -60,7 +61,7 @@ func otlpConfig(t *testing.T) config.Config {
 	t.Helper()
 	cfg := relaytest.TestConfig(t)
 	cfg.Inputs.OTLP = []config.OTLPInputConfig{{Name: "otlp", HTTPListen: "127.0.0.1:0", GRPCListen: "127.0.0.1:0", Token: testOTLPToken}}
-	cfg.Destinations["prod"] = config.DestinationConfig{Spec: &config.ArchiveDestination{Dir: filepath.Join(t.TempDir(), "prod"), Format: "json"}}
+	cfg.Destinations["prod"] = config.DestinationConfig{Spec: &dest.ArchiveDestination{Dir: filepath.Join(t.TempDir(), "prod"), Format: "json"}}
 	cfg.Routes = append([]config.RouteConfig{{Name: "prod", Field: "resource.deployment.environment", Filter: "^prod$", Destinations: []string{"prod"}}}, cfg.Routes...)
 	return cfg
 }
@@ -155,7 +156,7 @@ func TestOTLPInputToArchive(t *testing.T) {
 	// Answered means finished: the archives hold them already.
 	cfg := tr.cfg
 	all := archivedRecords(t, relaytest.ArchiveOf(cfg).Dir)
-	prod := archivedRecords(t, relaytest.SpecOf[*config.ArchiveDestination](cfg, "prod").Dir)
+	prod := archivedRecords(t, relaytest.SpecOf[*dest.ArchiveDestination](cfg, "prod").Dir)
 	require.Len(t, all, 300)
 	require.Len(t, prod, 200)
 	seen := map[string]bool{}
@@ -320,7 +321,7 @@ func TestOTLPDestination(t *testing.T) {
 			if proto == "grpc" {
 				addr = down.grpc
 			}
-			cfg.Destinations["otel"] = config.DestinationConfig{Spec: &config.OTLPDestination{Endpoint: "http://" + addr, Protocol: proto}}
+			cfg.Destinations["otel"] = config.DestinationConfig{Spec: &dest.OTLPDestination{Endpoint: "http://" + addr, Protocol: proto}}
 			cfg.Routes = []config.RouteConfig{{Name: "all", Destinations: []string{"archive", "otel"}}}
 			tr := startRelay(t, cfg)
 
@@ -391,7 +392,7 @@ routes:
 	assert.Equal(t, "spec", in.Names)
 	assert.Equal(t, config.ByteSize(otlp.DefaultMaxBodyBytes), in.MaxBodySize)
 	assert.Equal(t, 1024, in.MaxConnections)
-	d := cfg.Destinations["backend"].Spec.(*config.OTLPDestination)
+	d := cfg.Destinations["backend"].Spec.(*dest.OTLPDestination)
 	assert.Equal(t, "grpc", d.Protocol)
 	assert.Equal(t, config.ByteSize(1<<20), d.MaxRequestSize)
 	assert.NotContains(t, cfg.Summary(), "abc")

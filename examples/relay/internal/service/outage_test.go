@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit/examples/relay/internal/config"
+	"github.com/relaykit/relaykit/examples/relay/internal/dest"
 	"github.com/relaykit/relaykit/examples/relay/internal/ledger"
 	"github.com/relaykit/relaykit/examples/relay/internal/relaytest"
 
@@ -37,7 +38,7 @@ func userConfig(t *testing.T, hec *forwardtest.HECServer) config.Config {
 	cfg.Spool.Dir = filepath.Join(dir, "spool")
 	cfg.DeadLetter.Dir = filepath.Join(dir, "deadletter")
 	relaytest.ArchiveOf(cfg).Dir = filepath.Join(dir, "archive")
-	cfg.Destinations["hec"] = config.DestinationConfig{Spec: &config.HECDestination{URL: hec.URL, Token: config.Secret(hec.Token())}}
+	cfg.Destinations["hec"] = config.DestinationConfig{Spec: &dest.HECDestination{URL: hec.URL, Token: config.Secret(hec.Token())}}
 	cfg.Routes = append([]config.RouteConfig{{Name: "to-hec", Destinations: []string{"hec"}}}, cfg.Routes...)
 	require.NoError(t, cfg.Validate())
 	return cfg
@@ -150,7 +151,7 @@ func TestOutageDefaults(t *testing.T) {
 			hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
 			cfg := userConfig(t, hec)
 			if tc.mode != cfg.Spool.Mode {
-				relaytest.SpecOf[*config.HECDestination](cfg, "hec").Spool.Mode = tc.mode
+				relaytest.SpecOf[*dest.HECDestination](cfg, "hec").Spool.Mode = tc.mode
 			}
 			tr := startRelay(t, cfg)
 			ls := &loadSender{network: tc.network, addr: tr.addr(tc.network), prefix: "outage", rate: 5000}
@@ -231,7 +232,7 @@ func TestOutageDefaults(t *testing.T) {
 				// descheduling sender or reader (seen at load average 12).
 				p99, maxw := ls.writeLatency()
 				assert.LessOrEqual(t, p99, cfg.Workers.BatchMaxWait, "TCP write p99 within a batch wait")
-				assert.Less(t, maxw, relaytest.SpecOf[*config.HECDestination](cfg, "hec").Retry.MaxElapsed, "no TCP write held up for a retry budget")
+				assert.Less(t, maxw, relaytest.SpecOf[*dest.HECDestination](cfg, "hec").Retry.MaxElapsed, "no TCP write held up for a retry budget")
 				assertOrdered(t, hec.Messages(), "outage ")
 			}
 			t.Logf("%s/%s: %d events, %d duplicated, backlog drained %v after recovery",
@@ -285,7 +286,7 @@ func TestSpoolFullPolicies(t *testing.T) {
 			hec.SetDown(true)
 			cfg := userConfig(t, hec)
 			cfg.Spool.MaxSize = 256 << 10
-			relaytest.SpecOf[*config.HECDestination](cfg, "hec").Spool.Full = tc.full
+			relaytest.SpecOf[*dest.HECDestination](cfg, "hec").Spool.Full = tc.full
 			tr := startRelay(t, cfg)
 
 			ls := &loadSender{network: tc.network, addr: tr.addr(tc.network), prefix: "full", rate: 10000}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit/examples/relay/internal/config"
+	"github.com/relaykit/relaykit/examples/relay/internal/dest"
 	"github.com/relaykit/relaykit/examples/relay/internal/relaytest"
 
 	"github.com/stretchr/testify/assert"
@@ -50,11 +51,11 @@ func TestPlanConfigErrors(t *testing.T) {
 
 // sentinelDest is a sentinel destination for srv, with the retry budget
 // of these tests.
-func sentinelDest(srv *forwardtest.DCRServer, d *config.SentinelDestination) config.DestinationConfig {
+func sentinelDest(srv *forwardtest.DCRServer, d *dest.SentinelDestination) config.DestinationConfig {
 	c := srv.Config()
 	d.Endpoint, d.AuthorityHost = srv.URL, srv.AuthorityHost
 	d.DCRImmutableID, d.TenantID, d.ClientID, d.ClientSecret = c.DCRImmutableID, c.TenantID, c.ClientID, config.Secret(c.ClientSecret)
-	d.NetworkSettings = config.NetworkSettings{Timeout: 5 * time.Second}
+	d.NetworkSettings = dest.NetworkSettings{Timeout: 5 * time.Second}
 	return config.DestinationConfig{Spec: d}
 }
 
@@ -65,7 +66,7 @@ func sentinelDest(srv *forwardtest.DCRServer, d *config.SentinelDestination) con
 func TestBasicPlanCommonSecurityLog(t *testing.T) {
 	dcr := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{Stream: "Microsoft-CommonSecurityLog", Plan: forwardtest.PlanBasic})
 	cfg := relaytest.TestConfig(t)
-	cfg.Destinations["sentinel"] = sentinelDest(dcr, &config.SentinelDestination{Table: "common_security_log", Plan: "basic", CollectorHostName: "-"})
+	cfg.Destinations["sentinel"] = sentinelDest(dcr, &dest.SentinelDestination{Table: "common_security_log", Plan: "basic", CollectorHostName: "-"})
 	cfg.Routes = append([]config.RouteConfig{{Name: "cef", Field: "sourcetype", Filter: "^cef$", Final: true, Destinations: []string{"sentinel"}}}, cfg.Routes...)
 	tr := startRelay(t, cfg)
 	var burst bytes.Buffer
@@ -138,8 +139,8 @@ func TestPlansRecipe(t *testing.T) {
 	require.NoError(t, err)
 	cfg := relaytest.TestConfig(t)
 	cfg.Routes, cfg.Destinations = recipe.Routes, recipe.Destinations
-	relaytest.SpecOf[*config.SentinelDestination](cfg, "sentinel-aux").AuthorityHost = aux.AuthorityHost
-	relaytest.SpecOf[*config.SentinelDestination](cfg, "sentinel-cef").AuthorityHost = cef.AuthorityHost
+	relaytest.SpecOf[*dest.SentinelDestination](cfg, "sentinel-aux").AuthorityHost = aux.AuthorityHost
+	relaytest.SpecOf[*dest.SentinelDestination](cfg, "sentinel-cef").AuthorityHost = cef.AuthorityHost
 	tr := startRelay(t, cfg)
 
 	// Denies: 4 keys (src), 2,500 each; flows: 3 groups, skewed.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit/examples/relay/internal/config"
+	"github.com/relaykit/relaykit/examples/relay/internal/dest"
 	"github.com/relaykit/relaykit/examples/relay/internal/relaytest"
 
 	"github.com/stretchr/testify/assert"
@@ -119,10 +120,10 @@ func TestReduceSuppressAggregateSentinel(t *testing.T) {
 	dcr := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{Stream: "Microsoft-CommonSecurityLog"})
 	cfg := relaytest.TestConfig(t)
 	c := dcr.Config()
-	cfg.Destinations["sentinel"] = config.DestinationConfig{Spec: &config.SentinelDestination{
+	cfg.Destinations["sentinel"] = config.DestinationConfig{Spec: &dest.SentinelDestination{
 		Table: "common_security_log", Endpoint: dcr.URL, AuthorityHost: dcr.AuthorityHost,
 		DCRImmutableID: c.DCRImmutableID, TenantID: c.TenantID, ClientID: c.ClientID, ClientSecret: config.Secret(c.ClientSecret),
-		NetworkSettings: config.NetworkSettings{Timeout: 5 * time.Second},
+		NetworkSettings: dest.NetworkSettings{Timeout: 5 * time.Second},
 	}}
 	reduceRoutes(&cfg, "sentinel", noWindowEnd)
 	tr := startRelay(t, cfg)

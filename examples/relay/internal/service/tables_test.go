@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit/examples/relay/internal/config"
+	"github.com/relaykit/relaykit/examples/relay/internal/dest"
 	"github.com/relaykit/relaykit/examples/relay/internal/relaytest"
 
 	"github.com/stretchr/testify/assert"
@@ -77,10 +78,10 @@ destinations:
     table: common_security_log
 `))
 	require.NoError(t, err)
-	assert.Equal(t, "Microsoft-Syslog", relaytest.SpecOf[*config.SentinelDestination](cfg, "sentinel-syslog").Stream)
-	assert.Equal(t, "Microsoft-CommonSecurityLog", relaytest.SpecOf[*config.SentinelDestination](cfg, "sentinel-cef").Stream)
-	assert.Equal(t, "c", relaytest.SpecOf[*config.SentinelDestination](cfg, "sentinel-cef").ClientID)
-	assert.Equal(t, map[string]string{"msgid": "MsgID_CF"}, relaytest.SpecOf[*config.SentinelDestination](cfg, "sentinel-cef").CustomColumns)
+	assert.Equal(t, "Microsoft-Syslog", relaytest.SpecOf[*dest.SentinelDestination](cfg, "sentinel-syslog").Stream)
+	assert.Equal(t, "Microsoft-CommonSecurityLog", relaytest.SpecOf[*dest.SentinelDestination](cfg, "sentinel-cef").Stream)
+	assert.Equal(t, "c", relaytest.SpecOf[*dest.SentinelDestination](cfg, "sentinel-cef").ClientID)
+	assert.Equal(t, map[string]string{"msgid": "MsgID_CF"}, relaytest.SpecOf[*dest.SentinelDestination](cfg, "sentinel-cef").CustomColumns)
 }
 
 // tablesConfig routes CEF events to a CommonSecurityLog destination, other
@@ -95,18 +96,18 @@ func tablesConfig(t *testing.T, hec *forwardtest.HECServer, syslogDCR, cefDCR *f
 	fast := config.RetryConfig{MaxAttempts: 2, MaxElapsed: 20 * time.Second, InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}
 	sentinel := func(srv *forwardtest.DCRServer, table string) config.DestinationConfig {
 		c := srv.Config()
-		return config.DestinationConfig{Spec: &config.SentinelDestination{
+		return config.DestinationConfig{Spec: &dest.SentinelDestination{
 			Table: table, Endpoint: srv.URL, AuthorityHost: srv.AuthorityHost,
 			DCRImmutableID: c.DCRImmutableID, TenantID: c.TenantID, ClientID: c.ClientID,
 			ClientSecret: config.Secret(c.ClientSecret), CollectorHostName: "relay-test",
 			CustomColumns:   map[string]string{"msgid": "MsgID_CF"},
-			NetworkSettings: config.NetworkSettings{Retry: fast, Timeout: 5 * time.Second},
+			NetworkSettings: dest.NetworkSettings{Retry: fast, Timeout: 5 * time.Second},
 		}}
 	}
 	cfg.Destinations["sentinel-syslog"] = sentinel(syslogDCR, "syslog")
 	cfg.Destinations["sentinel-cef"] = sentinel(cefDCR, "common_security_log")
-	cfg.Destinations["hec"] = config.DestinationConfig{Spec: &config.HECDestination{URL: hec.URL, Token: config.Secret(hec.Token()),
-		NetworkSettings: config.NetworkSettings{Retry: fast, Timeout: 5 * time.Second}}}
+	cfg.Destinations["hec"] = config.DestinationConfig{Spec: &dest.HECDestination{URL: hec.URL, Token: config.Secret(hec.Token()),
+		NetworkSettings: dest.NetworkSettings{Retry: fast, Timeout: 5 * time.Second}}}
 	cfg.Routes = append([]config.RouteConfig{
 		{Name: "cef", Field: "sourcetype", Filter: "^cef$", Destinations: []string{"sentinel-cef"}},
 		{Name: "syslog", Field: "sourcetype", Filter: "^syslog$", Destinations: []string{"sentinel-syslog"}},
@@ -288,10 +289,10 @@ func TestCommonSecurityLogFromJSON(t *testing.T) {
 	cfg := relaytest.TestConfig(t)
 	cfg.Inputs.JSONTCP = []config.JSONInputConfig{{Name: "json", Listen: "127.0.0.1:0"}}
 	c := cefDCR.Config()
-	cfg.Destinations["sentinel-cef"] = config.DestinationConfig{Spec: &config.SentinelDestination{
+	cfg.Destinations["sentinel-cef"] = config.DestinationConfig{Spec: &dest.SentinelDestination{
 		Table: "common_security_log", Endpoint: cefDCR.URL, AuthorityHost: cefDCR.AuthorityHost,
 		DCRImmutableID: c.DCRImmutableID, TenantID: c.TenantID, ClientID: c.ClientID, ClientSecret: config.Secret(c.ClientSecret),
-		CollectorHostName: "-", NetworkSettings: config.NetworkSettings{Timeout: 5 * time.Second},
+		CollectorHostName: "-", NetworkSettings: dest.NetworkSettings{Timeout: 5 * time.Second},
 	}}
 	cfg.Routes = append([]config.RouteConfig{{
 		Name: "json-cef", Field: "sourcetype", Filter: "^json$", Destinations: []string{"sentinel-cef"},
@@ -340,5 +341,5 @@ destinations:
     client_secret: x
 `))
 	require.NoError(t, err)
-	assert.Equal(t, "Custom-SyslogIn", relaytest.SpecOf[*config.SentinelDestination](cfg, "s").Stream)
+	assert.Equal(t, "Custom-SyslogIn", relaytest.SpecOf[*dest.SentinelDestination](cfg, "s").Stream)
 }

@@ -1,8 +1,10 @@
-package config
+package dest
 
 import (
 	"cmp"
 	"fmt"
+
+	"github.com/relaykit/relaykit/examples/relay/internal/config"
 
 	"github.com/relaykit/relaykit/storage"
 )
@@ -12,25 +14,27 @@ import (
 
 // ArchiveDestination (type: archive) writes the events to rotating files.
 type ArchiveDestination struct {
-	Dir     string   `yaml:"dir"`
-	Format  string   `yaml:"format"` // raw (default) | json
-	MaxSize ByteSize `yaml:"max_size"`
-	Fsync   bool     `yaml:"fsync"` // fsync every batch (group commit) before it counts as archived
+	Dir     string          `yaml:"dir"`
+	Format  string          `yaml:"format"` // raw (default) | json
+	MaxSize config.ByteSize `yaml:"max_size"`
+	Fsync   bool            `yaml:"fsync"` // fsync every batch (group commit) before it counts as archived
 }
 
 func (a *ArchiveDestination) Kind() string { return "archive" }
 
-func (a *ArchiveDestination) QueueConfig() (*QueueSettings, RetryConfig) { return nil, RetryConfig{} }
+func (a *ArchiveDestination) QueueConfig() (*config.QueueSettings, config.RetryConfig) {
+	return nil, config.RetryConfig{}
+}
 
 func (a *ArchiveDestination) Summary() string { return fmt.Sprintf("archive %s (%s)", a.Dir, a.Format) }
 
-func (a *ArchiveDestination) validate(f string, ck *Checker, _ *SpoolConfig) {
+func (a *ArchiveDestination) Validate(f string, ck *config.Checker, _ *config.SpoolConfig) {
 	if a.Dir == "" {
-		ck.bad(f+".dir", "required")
+		ck.Bad(f+".dir", "required")
 	}
 	a.Format = cmp.Or(a.Format, "raw")
 	if _, ok := ArchiveFormats[a.Format]; !ok {
-		ck.bad(f+".format", "unknown format %q (want raw or json)", a.Format)
+		ck.Bad(f+".format", "unknown format %q (want raw or json)", a.Format)
 	}
 }
 
@@ -47,10 +51,10 @@ type HTTPSettings struct {
 
 // HECDestination (type: hec) sends to a Splunk HTTP Event Collector.
 type HECDestination struct {
-	URL        string `yaml:"url"`
-	Token      Secret `yaml:"token"`
-	Index      string `yaml:"index"`
-	SourceType string `yaml:"sourcetype"`
+	URL        string        `yaml:"url"`
+	Token      config.Secret `yaml:"token"`
+	Index      string        `yaml:"index"`
+	SourceType string        `yaml:"sourcetype"`
 	// IndexedFields lists the event fields sent as indexed fields ("sd.*"
 	// selects a prefix; facility and severity are the syslog priority);
 	// empty means every field. OmitFields sends none.
@@ -64,21 +68,21 @@ func (h *HECDestination) Kind() string { return "hec" }
 
 func (h *HECDestination) Summary() string { return fmt.Sprintf("hec %s token=%s", h.URL, h.Token) }
 
-func (h *HECDestination) validate(f string, ck *Checker, spool *SpoolConfig) {
-	h.NetworkSettings.validate(f, ck, spool)
+func (h *HECDestination) Validate(f string, ck *config.Checker, spool *config.SpoolConfig) {
+	h.NetworkSettings.ValidateNetwork(f, ck, spool)
 	h.HTTPSettings.Validate(f, ck)
 	if h.URL == "" {
-		ck.bad(f+".url", "required")
+		ck.Bad(f+".url", "required")
 	}
 	if h.Token == "" {
-		ck.bad(f+".token", "required (use ${HEC_TOKEN})")
+		ck.Bad(f+".token", "required (use ${HEC_TOKEN})")
 	}
 	if h.OmitFields && len(h.IndexedFields) > 0 {
-		ck.bad(f+".indexed_fields", "set together with omit_fields: true, which sends no fields")
+		ck.Bad(f+".indexed_fields", "set together with omit_fields: true, which sends no fields")
 	}
 	for i, k := range h.IndexedFields {
 		if k == "" || k == "*" {
-			ck.bad(f+".indexed_fields", "entry %d is %q (leave indexed_fields out to send every field)", i, k)
+			ck.Bad(f+".indexed_fields", "entry %d is %q (leave indexed_fields out to send every field)", i, k)
 		}
 	}
 }
@@ -96,18 +100,18 @@ func (s *SyslogDestination) Summary() string {
 	return fmt.Sprintf("syslog %s %s", s.Network, s.Address)
 }
 
-func (s *SyslogDestination) validate(f string, ck *Checker, spool *SpoolConfig) {
-	s.NetworkSettings.validate(f, ck, spool)
+func (s *SyslogDestination) Validate(f string, ck *config.Checker, spool *config.SpoolConfig) {
+	s.NetworkSettings.ValidateNetwork(f, ck, spool)
 	s.Network = cmp.Or(s.Network, "tcp")
 	if s.Network != "tcp" && s.Network != "tls" && s.Network != "udp" {
-		ck.bad(f+".network", "unknown network %q (want tcp, tls or udp)", s.Network)
+		ck.Bad(f+".network", "unknown network %q (want tcp, tls or udp)", s.Network)
 	}
-	ck.addr(f+".address", s.Address)
+	ck.Addr(f+".address", s.Address)
 	const tlsOnly = "is set, but syslog destinations use it only with network: tls (network is %s)"
 	if s.CAFile != "" && s.Network != "tls" {
-		ck.bad(f+".ca_file", tlsOnly, s.Network)
+		ck.Bad(f+".ca_file", tlsOnly, s.Network)
 	}
 	if s.InsecureSkipVerify && s.Network != "tls" {
-		ck.bad(f+".insecure_skip_verify", tlsOnly, s.Network)
+		ck.Bad(f+".insecure_skip_verify", tlsOnly, s.Network)
 	}
 }

@@ -1,9 +1,11 @@
-package config
+package dest
 
 import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/relaykit/relaykit/examples/relay/internal/config"
 
 	"github.com/relaykit/relaykit/forward"
 )
@@ -16,7 +18,7 @@ type SentinelDestination struct {
 	Stream         string        `yaml:"stream"`
 	TenantID       string        `yaml:"tenant_id"`
 	ClientID       string        `yaml:"client_id"`
-	ClientSecret   Secret        `yaml:"client_secret"`
+	ClientSecret   config.Secret `yaml:"client_secret"`
 	AuthorityHost  string        `yaml:"authority_host"` // Entra ID base URL; empty: login.microsoftonline.com
 	Scope          string        `yaml:"scope"`          // empty: https://monitor.azure.com//.default
 	Columns        ColumnsConfig `yaml:"columns"`
@@ -70,8 +72,8 @@ func (s *SentinelDestination) Summary() string {
 		s.Endpoint, s.DCRImmutableID, s.Stream, s.TenantID, s.ClientID, s.ClientSecret)
 }
 
-func (s *SentinelDestination) validate(f string, ck *Checker, spool *SpoolConfig) {
-	s.NetworkSettings.validate(f, ck, spool)
+func (s *SentinelDestination) Validate(f string, ck *config.Checker, spool *config.SpoolConfig) {
+	s.NetworkSettings.ValidateNetwork(f, ck, spool)
 	s.HTTPSettings.Validate(f, ck)
 	s.ValidateTable(f, ck)
 	s.validatePlan(f, ck)
@@ -80,49 +82,49 @@ func (s *SentinelDestination) validate(f string, ck *Checker, spool *SpoolConfig
 		{"tenant_id", s.TenantID}, {"client_id", s.ClientID}, {"client_secret", string(s.ClientSecret)},
 	} {
 		if r.v == "" {
-			ck.bad(f+"."+r.field, "required")
+			ck.Bad(f+"."+r.field, "required")
 		}
 	}
 	if s.DCRImmutableID != "" && !strings.HasPrefix(s.DCRImmutableID, "dcr-") {
-		ck.bad(f+".dcr_immutable_id", "%q is not an immutable ID (dcr-...)", s.DCRImmutableID)
+		ck.Bad(f+".dcr_immutable_id", "%q is not an immutable ID (dcr-...)", s.DCRImmutableID)
 	}
 }
 
 // validateTable checks table, custom_columns and the stream that goes with
 // the table, and fills the stream of a built-in table.
-func (s *SentinelDestination) ValidateTable(f string, ck *Checker) {
+func (s *SentinelDestination) ValidateTable(f string, ck *config.Checker) {
 	table, ok := SentinelTables[s.Table]
 	if !ok {
-		ck.bad(f+".table", "unknown table %q (want custom, syslog or common_security_log)", s.Table)
+		ck.Bad(f+".table", "unknown table %q (want custom, syslog or common_security_log)", s.Table)
 		return
 	}
 	for field, col := range s.CustomColumns {
 		switch {
 		case field == "":
-			ck.bad(f+".custom_columns", "an entry has no field name")
+			ck.Bad(f+".custom_columns", "an entry has no field name")
 		case !columnName.MatchString(col):
-			ck.bad(f+".custom_columns."+field, "%q is not a column name (a letter, then up to 44 letters, digits and underscores)", col)
+			ck.Bad(f+".custom_columns."+field, "%q is not a column name (a letter, then up to 44 letters, digits and underscores)", col)
 		case table != forward.SentinelCustom && !strings.HasSuffix(col, "_CF"):
-			ck.bad(f+".custom_columns."+field, "column %q added to the built-in %v table must end in _CF", col, table)
+			ck.Bad(f+".custom_columns."+field, "column %q added to the built-in %v table must end in _CF", col, table)
 		}
 	}
 	if table == forward.SentinelCustom {
 		if t, builtin := strings.CutPrefix(s.Stream, "Microsoft-"); builtin {
 			want := map[string]string{"Syslog": "syslog", "CommonSecurityLog": "common_security_log"}[t]
 			if want == "" {
-				ck.bad(f+".stream", "%q is not a stream this relay can fill (Microsoft-Syslog or Microsoft-CommonSecurityLog)", s.Stream)
+				ck.Bad(f+".stream", "%q is not a stream this relay can fill (Microsoft-Syslog or Microsoft-CommonSecurityLog)", s.Stream)
 			} else {
-				ck.bad(f+".stream", "%q is the built-in %s table: set table: %s", s.Stream, t, want)
+				ck.Bad(f+".stream", "%q is the built-in %s table: set table: %s", s.Stream, t, want)
 			}
 		}
 		return
 	}
 	if s.Columns != (ColumnsConfig{}) {
-		ck.bad(f+".columns", "not used with table: %s (the %v table's columns are fixed; use custom_columns for added _CF columns)", s.Table, table)
+		ck.Bad(f+".columns", "not used with table: %s (the %v table's columns are fixed; use custom_columns for added _CF columns)", s.Table, table)
 	}
 	if s.Stream == "" {
 		s.Stream = table.Stream()
 	} else if t, builtin := strings.CutPrefix(s.Stream, "Microsoft-"); builtin && t != table.String() {
-		ck.bad(f+".stream", "%q does not match table: %s (its stream is %s)", s.Stream, s.Table, table.Stream())
+		ck.Bad(f+".stream", "%q does not match table: %s (its stream is %s)", s.Stream, s.Table, table.Stream())
 	}
 }

@@ -1,10 +1,12 @@
-package config
+package dest
 
 import (
 	"cmp"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/relaykit/relaykit/examples/relay/internal/config"
 
 	"github.com/relaykit/relaykit/forward/kafka"
 )
@@ -14,60 +16,60 @@ import (
 // destinations' retry, ca_file, insecure_skip_verify, gzip and concurrency
 // are not among its settings.
 type KafkaDestination struct {
-	Brokers        []string `yaml:"brokers"`
-	Topic          string   `yaml:"topic"`
-	TopicField     string   `yaml:"topic_field"`
-	Key            string   `yaml:"key"`         // none (default), host, or field:<name>
-	Compression    string   `yaml:"compression"` // none, gzip, snappy (default), lz4, zstd
-	MaxRecordBytes ByteSize `yaml:"max_record_bytes"`
-	Acks           string   `yaml:"acks"`   // all (default, idempotent), leader, none
-	Format         string   `yaml:"format"` // the record value: json (default) or raw
-	OmitHeaders    bool     `yaml:"omit_headers"`
+	Brokers        []string        `yaml:"brokers"`
+	Topic          string          `yaml:"topic"`
+	TopicField     string          `yaml:"topic_field"`
+	Key            string          `yaml:"key"`         // none (default), host, or field:<name>
+	Compression    string          `yaml:"compression"` // none, gzip, snappy (default), lz4, zstd
+	MaxRecordBytes config.ByteSize `yaml:"max_record_bytes"`
+	Acks           string          `yaml:"acks"`   // all (default, idempotent), leader, none
+	Format         string          `yaml:"format"` // the record value: json (default) or raw
+	OmitHeaders    bool            `yaml:"omit_headers"`
 	// Timeout bounds the delivery of a record, retries included (default
 	// 30s).
-	Timeout time.Duration    `yaml:"timeout"`
-	TLS     *KafkaTLSConfig  `yaml:"tls"`
-	SASL    *KafkaSASLConfig `yaml:"sasl"`
+	Timeout time.Duration           `yaml:"timeout"`
+	TLS     *config.KafkaTLSConfig  `yaml:"tls"`
+	SASL    *config.KafkaSASLConfig `yaml:"sasl"`
 	// AllowPlaintextSASL accepts SASL without TLS (see KafkaSASLConfig).
-	AllowPlaintextSASL bool `yaml:"allow_plaintext_sasl"`
-	QueueSettings      `yaml:",inline"`
+	AllowPlaintextSASL   bool `yaml:"allow_plaintext_sasl"`
+	config.QueueSettings `yaml:",inline"`
 }
 
 func (k *KafkaDestination) Kind() string { return "kafka" }
 
 // queueSettings: the queue makes one attempt per batch at a time, the
 // client retrying within timeout (retry.* are not settings of kafka).
-func (k *KafkaDestination) QueueConfig() (*QueueSettings, RetryConfig) {
-	return &k.QueueSettings, RetryConfig{}
+func (k *KafkaDestination) QueueConfig() (*config.QueueSettings, config.RetryConfig) {
+	return &k.QueueSettings, config.RetryConfig{}
 }
 
 func (k *KafkaDestination) Summary() string {
 	return fmt.Sprintf("kafka %s topic=%s%s key=%s format=%s", strings.Join(k.Brokers, ","), k.Topic, k.TopicField, k.Key, k.Format)
 }
 
-func (k *KafkaDestination) validate(f string, ck *Checker, spool *SpoolConfig) {
-	k.QueueSettings.validate(f, ck, spool)
-	checkBrokers(ck.bad, f+".brokers", k.Brokers)
+func (k *KafkaDestination) Validate(f string, ck *config.Checker, spool *config.SpoolConfig) {
+	k.QueueSettings.Validate(f, ck, spool)
+	config.CheckBrokers(ck.Bad, f+".brokers", k.Brokers)
 	if k.Topic == "" && k.TopicField == "" {
-		ck.bad(f+".topic", "required (or topic_field)")
+		ck.Bad(f+".topic", "required (or topic_field)")
 	}
 	k.Format = cmp.Or(k.Format, "json")
 	if _, ok := KafkaEncodings[k.Format]; !ok {
-		ck.bad(f+".format", "unknown format %q (want json or raw)", k.Format)
+		ck.Bad(f+".format", "unknown format %q (want json or raw)", k.Format)
 	}
 	if _, _, err := KafkaKey(k.Key); err != nil {
-		ck.bad(f+".key", "%v", err)
+		ck.Bad(f+".key", "%v", err)
 	}
 	if _, ok := KafkaCompressions[k.Compression]; !ok {
-		ck.bad(f+".compression", "unknown compression %q (want none, gzip, snappy, lz4 or zstd)", k.Compression)
+		ck.Bad(f+".compression", "unknown compression %q (want none, gzip, snappy, lz4 or zstd)", k.Compression)
 	}
 	if _, ok := KafkaAcks[k.Acks]; !ok {
-		ck.bad(f+".acks", "unknown acks %q (want all, leader or none)", k.Acks)
+		ck.Bad(f+".acks", "unknown acks %q (want all, leader or none)", k.Acks)
 	}
 	if _, err := kafka.SASLMechanism(k.SASL.Lib()); err != nil {
-		ck.bad(f+".sasl", "%v", err)
+		ck.Bad(f+".sasl", "%v", err)
 	}
-	checkSASLOverTLS(ck.bad, f, k.SASL, k.TLS, k.AllowPlaintextSASL)
+	config.CheckSASLOverTLS(ck.Bad, f, k.SASL, k.TLS, k.AllowPlaintextSASL)
 }
 
 func KafkaKey(s string) (kafka.KeyMode, string, error) {

@@ -1,8 +1,10 @@
-package config
+package dest
 
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/relaykit/relaykit/examples/relay/internal/config"
 
 	"go.yaml.in/yaml/v3"
 
@@ -37,8 +39,8 @@ func (c *CompressionLevel) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // validate checks the settings together: a level needs gzip.
-func (h *HTTPSettings) Validate(f string, ck *Checker) {
+func (h *HTTPSettings) Validate(f string, ck *config.Checker) {
 	if h.CompressionLevel != 0 && h.Gzip != nil && !*h.Gzip {
-		ck.bad(f+".compression_level", "is set, but gzip: false sends bodies uncompressed")
+		ck.Bad(f+".compression_level", "is set, but gzip: false sends bodies uncompressed")
 	}
 }

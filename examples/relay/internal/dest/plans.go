@@ -1,6 +1,7 @@
-package config
+package dest
 
 import (
+	"github.com/relaykit/relaykit/examples/relay/internal/config"
 	"github.com/relaykit/relaykit/forward"
 )
 
@@ -20,16 +21,16 @@ var SentinelPlans = map[string]forward.SentinelPlan{
 // validatePlan checks plan against the table and columns: the Auxiliary
 // plan is for custom tables only, which then have no dynamic column (the
 // Fields column, all fields as one object).
-func (s *SentinelDestination) validatePlan(f string, ck *Checker) {
+func (s *SentinelDestination) validatePlan(f string, ck *config.Checker) {
 	plan, ok := SentinelPlans[s.Plan]
 	switch {
 	case !ok:
-		ck.bad(f+".plan", "unknown plan %q (want analytics, basic or auxiliary)", s.Plan)
+		ck.Bad(f+".plan", "unknown plan %q (want analytics, basic or auxiliary)", s.Plan)
 	case plan != forward.SentinelAuxiliary:
 	case SentinelTables[s.Table] != forward.SentinelCustom:
-		ck.bad(f+".plan", "auxiliary is for custom tables only, not table: %s (Azure offers the Auxiliary plan on DCR-based custom tables; the built-in tables can have basic)", s.Table)
+		ck.Bad(f+".plan", "auxiliary is for custom tables only, not table: %s (Azure offers the Auxiliary plan on DCR-based custom tables; the built-in tables can have basic)", s.Table)
 	case s.Columns.Fields != "" && s.Columns.Fields != "-":
-		ck.bad(f+".columns.fields", "%q would be a dynamic column, which a table with the auxiliary plan cannot have: "+
+		ck.Bad(f+".columns.fields", "%q would be a dynamic column, which a table with the auxiliary plan cannot have: "+
 			"leave fields out and send the fields you need to columns of their own with custom_columns", s.Columns.Fields)
 	}
 }

@@ -1,0 +1,6 @@
+// Package api owns the operator API's HTTP side: the metrics and health
+// server, the token check, the status wire model (Status, shared by the
+// server and `relay top`), the status page, GET /api/sources and the tap
+// points' metrics. The service fills the model; this package imports no
+// other relay package but metrics.
+package api

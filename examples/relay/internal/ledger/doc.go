@@ -1,0 +1,7 @@
+// Package ledger owns the relay's accounting: per input and destination
+// counters, drops by reason, reduction (reduced and produced per step),
+// the route tables' copies, the dead-letter file's lines, and the
+// Snapshot that balances them stage by stage; with the metrics of all of
+// it (tables per Stats type) and the keyed steps' key misses. It imports
+// no other relay package but metrics.
+package ledger
