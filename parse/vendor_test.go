@@ -162,7 +162,7 @@ func TestPANOS(t *testing.T) {
 		}},
 		{name: "SYSTEM, quoted description", line: 5, time: "2026-11-28T11:58:58.75Z", fields: map[string]string{
 			"cef.device_event_class_id": "general", "cef.name": "SYSTEM", "cef.severity": "1", "cat": "general",
-			"msg": "User admin logged in via Web from 192.0.2.10 using https, auth method: password",
+			"msg":         "User admin logged in via Web from 192.0.2.10 using https, auth method: password",
 			"flexString2": "general", "dvchost": "PA-3260",
 		}},
 		{name: "CONFIG: the result is the class", line: 6, time: "2026-11-28T11:58:58Z", fields: map[string]string{
@@ -182,7 +182,7 @@ func TestPANOS(t *testing.T) {
 			"cef.name": "GLOBALPROTECT", "deviceExternalId": "012801000001", "column8": "vsys1", "column11": "gp-portal",
 		}},
 		{name: "Link Switches: a braced list with commas is one column", line: 11, fields: map[string]string{
-			"PanLinkDetail": "{link1,tag1,ether,ethernet1/1,2026/11/28 12:58:00,100,200,good,none}",
+			"PanLinkDetail":   "{link1,tag1,ether,ethernet1/1,2026/11/28 12:58:00,100,200,good,none}",
 			"PanSDWANCluster": "cluster-1", "offloaded": "0",
 		}},
 		{name: "not PAN-OS", line: 12, err: parse.ErrNoMatch},
