@@ -28,19 +28,64 @@ type asaMsg struct {
 	translation              []byte // static or dynamic
 }
 
-// asaLayouts maps a message ID to the function that reads its text; it
-// reports false when the text does not have the ID's layout.
-var asaLayouts = map[int]func(m *asaMsg, t []byte) bool{
-	106001: asa106001, 106002: asa106002, 106006: asa106006, 106007: asa106006,
-	106010: asa106010, 106014: asa106014, 106015: asa106015, 106021: asa106021,
-	106023: asa106023, 106100: asa106100,
-	302013: asaBuilt, 302015: asaBuilt, 302014: asaTeardown, 302016: asaTeardown,
-	302020: asaICMP, 302021: asaICMP,
-	305011: asaXlate, 305012: asaXlate,
-	313001: asa313001, 313004: asa313004,
-	710002: asa7100xx, 710003: asa7100xx, 710005: asa7100xx,
-	733100: asa733100,
+// asaLayout reads the text of message ID num into m with the ID's
+// layout; known is false for an ID without one, ok false when the text
+// does not have it. A switch rather than a map of funcs keeps m on the
+// caller's stack.
+func asaLayout(num int, m *asaMsg, t []byte) (known, ok bool) {
+	switch num {
+	case 106001:
+		return true, asa106001(m, t)
+	case 106002:
+		return true, asa106002(m, t)
+	case 106006, 106007:
+		return true, asa106006(m, t)
+	case 106010:
+		return true, asa106010(m, t)
+	case 106014:
+		return true, asa106014(m, t)
+	case 106015:
+		return true, asa106015(m, t)
+	case 106021:
+		return true, asa106021(m, t)
+	case 106023:
+		return true, asa106023(m, t)
+	case 106100:
+		return true, asa106100(m, t)
+	case 302013, 302015:
+		return true, asaBuilt(m, t)
+	case 302014, 302016:
+		return true, asaTeardown(m, t)
+	case 302020, 302021:
+		return true, asaICMP(m, t)
+	case 305011, 305012:
+		return true, asaXlate(m, t)
+	case 313001:
+		return true, asa313001(m, t)
+	case 313004:
+		return true, asa313004(m, t)
+	case 710002, 710003, 710005:
+		return true, asa7100xx(m, t)
+	case 733100:
+		return true, asa733100(m, t)
+	}
+	return false, false
 }
+
+// Words the layouts store, made once.
+var (
+	wBuilt       = []byte("Built")
+	wTeardown    = []byte("Teardown")
+	wDeny        = []byte("Deny")
+	wDenied      = []byte("Denied")
+	wDeniedLower = []byte("denied")
+	wInbound     = []byte("inbound")
+	wOutbound    = []byte("outbound")
+	wReversePath = []byte("reverse path check")
+	wPermitted   = []byte("permitted")
+	wDiscarded   = []byte("discarded")
+	wDropRate    = []byte("drop rate exceeded")
+)
 
 // asaNames are the Activity (cef.name) of the IDs read.
 var asaNames = map[int]string{
@@ -143,12 +188,12 @@ func parseASA(_ *Vendor, w *fieldWriter, text []byte) error {
 	w.setBytes(hClassID, id)
 	w.setBytes(hSeverity, sev)
 	w.setBytes(hMsg, msg)
-	layout := asaLayouts[num]
-	if layout == nil {
-		return errUnknown
-	}
 	var m asaMsg
-	if !layout(&m, msg) {
+	known, ok := asaLayout(num, &m, msg)
+	switch {
+	case !known:
+		return errUnknown
+	case !ok:
 		return errMismatch
 	}
 	w.setString(hName, asaNames[num])
@@ -359,7 +404,7 @@ func asaBuilt(m *asaMsg, t []byte) bool {
 	if !ok1 || !ok2 {
 		return false
 	}
-	m.act = []byte("Built")
+	m.act = wBuilt
 	if string(m.dir) == "outbound" {
 		ai, aa, ap, ama, amp, au, bi, ba, bp, bma, bmp, bu = bi, ba, bp, bma, bmp, bu, ai, aa, ap, ama, amp, au
 	}
@@ -404,7 +449,7 @@ func asaTeardown(m *asaMsg, t []byte) bool {
 		}
 		m.reason = r
 	}
-	m.act = []byte("Teardown")
+	m.act = wTeardown
 	return ok1 && ok2
 }
 
@@ -419,10 +464,10 @@ func asaICMP(m *asaMsg, t []byte) bool {
 	case bytes.HasPrefix(t, []byte("Built ")):
 		c.lit("Built ")
 		dir := c.oneOf("inbound", "outbound")
-		m.dir, m.act = dir, []byte("Built")
+		m.dir, m.act = dir, wBuilt
 	default:
 		c.lit("Teardown ")
-		m.act = []byte("Teardown")
+		m.act = wTeardown
 	}
 	m.proto = c.word()
 	c.lit("connection for faddr ")
@@ -475,7 +520,7 @@ func asa106001(m *asaMsg, t []byte) bool {
 	c.lit("flags ")
 	m.tcpFlags = trimBytes(c.until(" on interface "))
 	m.srcIf = trimBytes(c.b)
-	m.act, m.dir = []byte("denied"), []byte("inbound")
+	m.act, m.dir = wDeniedLower, wInbound
 	return c.ok
 }
 
@@ -490,7 +535,7 @@ func asa106002(m *asaMsg, t []byte) bool {
 	m.src = c.word()
 	c.lit("dest ")
 	m.dst = c.word()
-	m.act, m.dir = []byte("denied"), []byte("outbound")
+	m.act, m.dir = wDeniedLower, wOutbound
 	return c.ok
 }
 
@@ -508,7 +553,7 @@ func asa106006(m *asaMsg, t []byte) bool {
 	} else if bytes.HasPrefix(c.b, []byte("due to ")) {
 		m.reason = trimBytes(bytes.TrimSuffix(c.b[len("due to "):], []byte(".")))
 	}
-	m.act = []byte("Deny")
+	m.act = wDeny
 	return c.ok
 }
 
@@ -527,7 +572,7 @@ func asa106010(m *asaMsg, t []byte) bool {
 	var ok1, ok2 bool
 	m.srcIf, m.src, m.spt, ok1 = splitIfAddr(trimBytes(s))
 	m.dstIf, m.dst, m.dpt, ok2 = splitIfAddr(firstWord(d))
-	m.act = []byte("Deny")
+	m.act = wDeny
 	return ok1 && ok2
 }
 
@@ -554,7 +599,7 @@ func asa106014(m *asaMsg, t []byte) bool {
 	var ok1, ok2 bool
 	m.srcIf, m.src, _, _, _, m.suser, ok1 = side(s)
 	m.dstIf, m.dst, _, _, _, m.duser, ok2 = side(d)
-	m.act = []byte("Deny")
+	m.act = wDeny
 	return ok1 && ok2
 }
 
@@ -569,7 +614,7 @@ func asa106015(m *asaMsg, t []byte) bool {
 	c.lit("flags ")
 	m.tcpFlags = trimBytes(c.until(" on interface "))
 	m.srcIf = trimBytes(c.b)
-	m.act = []byte("Deny")
+	m.act = wDeny
 	return c.ok
 }
 
@@ -585,7 +630,7 @@ func asa106021(m *asaMsg, t []byte) bool {
 	m.dst = c.word()
 	c.lit("on interface ")
 	m.srcIf = trimBytes(c.b)
-	m.act, m.reason = []byte("Deny"), []byte("reverse path check")
+	m.act, m.reason = wDeny, wReversePath
 	return c.ok
 }
 
@@ -613,7 +658,7 @@ func asa106023(m *asaMsg, t []byte) bool {
 	var ok1, ok2 bool
 	m.srcIf, m.src, m.spt, _, _, m.suser, ok1 = side(s)
 	m.dstIf, m.dst, m.dpt, _, _, m.duser, ok2 = side(d)
-	m.act = []byte("Deny")
+	m.act = wDeny
 	return ok1 && ok2
 }
 
@@ -701,7 +746,7 @@ func asa313001(m *asaMsg, t []byte) bool {
 	m.src = c.word()
 	c.lit("on interface ")
 	m.srcIf = trimBytes(c.b)
-	m.act = []byte("Denied")
+	m.act = wDenied
 	return c.ok
 }
 
@@ -718,7 +763,7 @@ func asa313004(m *asaMsg, t []byte) bool {
 	m.srcIf = c.until(" to ")
 	m.dst = c.until(":")
 	m.reason = trimBytes(c.b)
-	m.act = []byte("Denied")
+	m.act = wDenied
 	return c.ok
 }
 
@@ -730,13 +775,13 @@ func asa7100xx(m *asaMsg, t []byte) bool {
 	switch {
 	case bytes.HasPrefix(c.b, []byte("access permitted ")):
 		c.lit("access permitted ")
-		m.act = []byte("permitted")
+		m.act = wPermitted
 	case bytes.HasPrefix(c.b, []byte("access denied by ACL ")):
 		c.lit("access denied by ACL ")
-		m.act = []byte("denied")
+		m.act = wDeniedLower
 	default:
 		c.lit("request discarded ")
-		m.act = []byte("discarded")
+		m.act = wDiscarded
 	}
 	c.lit("from ")
 	m.src, m.spt = splitAddrPort(c.word())
@@ -763,7 +808,7 @@ func asa733100(m *asaMsg, t []byte) bool {
 	c.lit("exceeded.")
 	c.until("Cumulative total count is ")
 	m.cnt = bytes.TrimSuffix(trimBytes(c.b), []byte("."))
-	m.act = []byte("drop rate exceeded")
+	m.act = wDropRate
 	return c.ok && len(m.object) > 0
 }
 

@@ -123,8 +123,9 @@ var weekdayAbbrs = [7]string{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"}
 // within the range of int64 nanoseconds.
 func (tl *timeLayout) parse(v []byte, loc *time.Location) (int64, bool) {
 	if tl.ops != nil {
-		if ns, ok := tl.fast(v, loc); ok {
-			return ns, true
+		ns, ok, sure := tl.fast(v, loc)
+		if ok || sure {
+			return ns, ok
 		}
 	}
 	// string(v) copies: the time package may keep the text in its error,
@@ -166,34 +167,38 @@ func digits(v []byte, i, n int) (int, bool) {
 	return x, true
 }
 
-// fast reads v with the compiled ops; it reports false for anything it does
-// not read exactly as time.Parse would (the caller then asks time.Parse).
-func (tl *timeLayout) fast(v []byte, loc *time.Location) (int64, bool) {
+// fast reads v with the compiled ops. When v has the layout's shape but an
+// element out of range (month 13, hour 25, February 30), time.Parse would
+// reject it too: fast reports ok false and sure true. For anything else it
+// does not read exactly as time.Parse would, it reports both false (the
+// caller then asks time.Parse).
+func (tl *timeLayout) fast(v []byte, loc *time.Location) (ns int64, ok, sure bool) {
 	year, month, day := 0, 1, 1 // time.Parse's values for omitted elements
 	hour, minute, sec, nsec := 0, 0, 0, 0
 	zoned, offset := false, 0
 	i := 0
-	var ok bool
+	outOfRange := false
 	for _, op := range tl.ops {
 		switch op.kind {
 		case opLit:
 			if len(v)-i < len(op.lit) || string(v[i:i+len(op.lit)]) != op.lit {
-				return 0, false
+				return 0, false, false
 			}
 			i += len(op.lit)
 		case opYear:
 			if year, ok = digits(v, i, 4); !ok {
-				return 0, false
+				return 0, false, false
 			}
 			i += 4
 		case opMonth:
-			if month, ok = digits(v, i, 2); !ok || month < 1 || month > 12 {
-				return 0, false
+			if month, ok = digits(v, i, 2); !ok {
+				return 0, false, false
 			}
+			outOfRange = outOfRange || month < 1 || month > 12
 			i += 2
 		case opMonthAbb:
 			if len(v)-i < 3 {
-				return 0, false
+				return 0, false, false
 			}
 			month = 0
 			for m, a := range monthAbbrs {
@@ -202,56 +207,59 @@ func (tl *timeLayout) fast(v []byte, loc *time.Location) (int64, bool) {
 				}
 			}
 			if month == 0 {
-				return 0, false
+				return 0, false, false
 			}
 			i += 3
 		case opWeekday:
 			if len(v)-i < 3 {
-				return 0, false
+				return 0, false, false
 			}
 			found := false
 			for _, a := range weekdayAbbrs {
 				found = found || string(v[i:i+3]) == a
 			}
 			if !found {
-				return 0, false
+				return 0, false, false
 			}
 			i += 3
 		case opDay:
 			if day, ok = digits(v, i, 2); !ok {
-				return 0, false
+				return 0, false, false
 			}
 			i += 2
 		case opDayUnder:
 			// "_2": a space and one digit, or two digits.
 			if i < len(v) && v[i] == ' ' {
 				if day, ok = digits(v, i+1, 1); !ok {
-					return 0, false
+					return 0, false, false
 				}
 				if i+2 < len(v) && v[i+2] >= '0' && v[i+2] <= '9' {
-					return 0, false // " 12": leave it to time.Parse
+					return 0, false, false // " 12": leave it to time.Parse
 				}
 				i += 2
 			} else {
 				if day, ok = digits(v, i, 2); !ok {
-					return 0, false
+					return 0, false, false
 				}
 				i += 2
 			}
 		case opHour:
-			if hour, ok = digits(v, i, 2); !ok || hour > 23 {
-				return 0, false
+			if hour, ok = digits(v, i, 2); !ok {
+				return 0, false, false
 			}
+			outOfRange = outOfRange || hour > 23
 			i += 2
 		case opMinute:
-			if minute, ok = digits(v, i, 2); !ok || minute > 59 {
-				return 0, false
+			if minute, ok = digits(v, i, 2); !ok {
+				return 0, false, false
 			}
+			outOfRange = outOfRange || minute > 59
 			i += 2
 		case opSecond:
-			if sec, ok = digits(v, i, 2); !ok || sec > 59 {
-				return 0, false
+			if sec, ok = digits(v, i, 2); !ok {
+				return 0, false, false
 			}
+			outOfRange = outOfRange || sec > 59
 			i += 2
 		case opFrac, opFracAny:
 			sepc := byte('.')
@@ -262,7 +270,7 @@ func (tl *timeLayout) fast(v []byte, loc *time.Location) (int64, bool) {
 				if op.kind == opFracAny {
 					continue
 				}
-				return 0, false
+				return 0, false, false
 			}
 			j := i + 1
 			for j < len(v) && v[j] >= '0' && v[j] <= '9' {
@@ -270,7 +278,7 @@ func (tl *timeLayout) fast(v []byte, loc *time.Location) (int64, bool) {
 			}
 			n := j - i - 1
 			if n == 0 || n > 9 || (op.kind == opFrac && n != op.n) {
-				return 0, false
+				return 0, false, false
 			}
 			f, _ := digits(v, i+1, n)
 			for k := n; k < 9; k++ {
@@ -285,19 +293,19 @@ func (tl *timeLayout) fast(v []byte, loc *time.Location) (int64, bool) {
 				continue
 			}
 			if i >= len(v) || (v[i] != '+' && v[i] != '-') {
-				return 0, false
+				return 0, false, false
 			}
 			hh, ok1 := digits(v, i+1, 2)
 			j := i + 3
 			if op.n == 1 {
 				if j >= len(v) || v[j] != ':' {
-					return 0, false
+					return 0, false, false
 				}
 				j++
 			}
 			mm, ok2 := digits(v, j, 2)
 			if !ok1 || !ok2 || hh > 23 || mm > 59 {
-				return 0, false
+				return 0, false, false
 			}
 			offset = hh*3600 + mm*60
 			if v[i] == '-' {
@@ -308,10 +316,10 @@ func (tl *timeLayout) fast(v []byte, loc *time.Location) (int64, bool) {
 		}
 	}
 	if i != len(v) {
-		return 0, false // trailing text (time.Parse may still read a fraction)
+		return 0, false, false // trailing text (time.Parse may still read a fraction)
 	}
-	if day < 1 || day > daysIn(month, year) {
-		return 0, false
+	if outOfRange || day < 1 || month < 1 || month > 12 || day > daysIn(month, year) {
+		return 0, false, true
 	}
 	var sec64 int64
 	if zoned {
@@ -322,9 +330,9 @@ func (tl *timeLayout) fast(v []byte, loc *time.Location) (int64, bool) {
 		sec64 = time.Date(year, time.Month(month), day, hour, minute, sec, 0, loc).Unix()
 	}
 	if sec64 < minUnixSec || sec64 > maxUnixSec {
-		return 0, false
+		return 0, false, true
 	}
-	return sec64*1e9 + int64(nsec), true
+	return sec64*1e9 + int64(nsec), true, true
 }
 
 // daysFromCivil returns the number of days from 1970-01-01 to y-m-d in the

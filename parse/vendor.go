@@ -82,13 +82,22 @@ type VendorStats struct {
 // Vendor is the step [NewVendor] returns. It is safe for concurrent use by
 // multiple goroutines.
 type Vendor struct {
-	name  string
-	src   source
-	loc   *time.Location
-	parse func(v *Vendor, w *fieldWriter, text []byte) error
+	name string
+	kind vendorKind
+	src  source
+	loc  *time.Location
 
 	events, parsed, noMatch, unknown, mismatch, short, long, badTime, unterminated counter
 }
+
+type vendorKind uint8
+
+const (
+	kindFortiGate vendorKind = iota
+	kindPANOS
+	kindASA
+	kindCheckPoint
+)
 
 // errUnknown and errMismatch are counted apart but are not errors of
 // Apply: an unknown message ID is a normal event.
@@ -124,13 +133,13 @@ func NewVendor(cfg VendorConfig) (*Vendor, error) {
 	}
 	switch cfg.Name {
 	case VendorFortiGate:
-		v.parse = parseFortiGate
+		v.kind = kindFortiGate
 	case VendorPANOS:
-		v.parse = parsePANOS
+		v.kind = kindPANOS
 	case VendorCiscoASA:
-		v.parse = parseASA
+		v.kind = kindASA
 	case VendorCheckPoint:
-		v.parse = parseCheckPoint
+		v.kind = kindCheckPoint
 	default:
 		return nil, fmt.Errorf("%w: vendor: unknown name %q (known: %v)", ErrInvalidConfig, cfg.Name, Vendors())
 	}
@@ -148,7 +157,18 @@ func (v *Vendor) Apply(e *relaykit.Event) (bool, error) {
 	text, sc := v.src.read(e)
 	var w fieldWriter
 	w.init(e)
-	err := v.parse(v, &w, text)
+	var err error
+	// A switch, not a func value: the writer then stays on the stack.
+	switch v.kind {
+	case kindFortiGate:
+		err = parseFortiGate(v, &w, text)
+	case kindPANOS:
+		err = parsePANOS(v, &w, text)
+	case kindASA:
+		err = parseASA(v, &w, text)
+	case kindCheckPoint:
+		err = parseCheckPoint(v, &w, text)
+	}
 	release(sc)
 	switch err {
 	case ErrNoMatch:
