@@ -94,7 +94,6 @@ type KV struct {
 	syn       kvSyntax
 	src       source
 	prefix    string
-	prefixH   uint32
 	dup       Duplicate
 	maxFields int
 
@@ -164,7 +163,7 @@ func NewKV(cfg KVConfig) (*KV, error) {
 	}
 	return &KV{
 		syn: syn, src: newSource(cfg.Field), prefix: cfg.Prefix,
-		prefixH: fnvString(fnvOffset, cfg.Prefix), dup: cfg.Duplicate, maxFields: cfg.MaxFields,
+		dup: cfg.Duplicate, maxFields: cfg.MaxFields,
 	}, nil
 }
 
@@ -196,7 +195,7 @@ func (k *KV) Apply(e *relaykit.Event) (bool, error) {
 // apply stores the pairs of text and returns how many pairs it read.
 func (k *KV) apply(e *relaykit.Event, text []byte) (int, error) {
 	var seen keyFilter
-	seen.fill(e)
+	seen.fillSuffix(e, k.prefix)
 	n0 := len(e.Fields)
 	sc := kvScanner{syn: &k.syn, s: text}
 	pairs, added := 0, 0
@@ -206,7 +205,7 @@ func (k *KV) apply(e *relaykit.Event, text []byte) (int, error) {
 			continue
 		}
 		pairs++
-		h := fnvAdd(k.prefixH, sc.key)
+		h := hashKey(sc.key)
 		if seen.has(h) {
 			if i := findKey(e, k.prefix, sc.key); i >= 0 {
 				f := &e.Fields[i]
@@ -252,10 +251,17 @@ func (k *KV) Stats() KVStats {
 	}
 }
 
+// Byte classes of a key=value grammar.
+const (
+	kvDelim    = 1 << iota // ends a bare value; separates pairs
+	kvQuote                // opens a quoted value
+	kvSepStart             // the separator's first byte
+)
+
 // kvSyntax holds the byte classes of a key=value grammar.
 type kvSyntax struct {
-	delim, quote [256]bool
-	sep          []byte
+	class [256]uint8
+	sep   []byte
 }
 
 func newKVSyntax(delims, sep, quotes string) (kvSyntax, error) {
@@ -270,35 +276,31 @@ func newKVSyntax(delims, sep, quotes string) (kvSyntax, error) {
 		quotes = `"'`
 	}
 	for i := 0; i < len(delims); i++ {
-		s.delim[delims[i]] = true
+		s.class[delims[i]] |= kvDelim
 	}
 	for i := 0; i < len(quotes); i++ {
-		if s.delim[quotes[i]] {
+		if s.class[quotes[i]]&kvDelim != 0 {
 			return s, fmt.Errorf("quote %q is also a delimiter", quotes[i])
 		}
 		if quotes[i] == '\\' {
 			return s, fmt.Errorf("a backslash cannot be a quote")
 		}
-		s.quote[quotes[i]] = true
+		s.class[quotes[i]] |= kvQuote
 	}
 	for i := 0; i < len(sep); i++ {
-		if s.delim[sep[i]] || s.quote[sep[i]] {
+		if s.class[sep[i]]&(kvDelim|kvQuote) != 0 {
 			return s, fmt.Errorf("separator %q holds a delimiter or quote byte", sep)
 		}
 	}
+	s.class[sep[0]] |= kvSepStart
 	s.sep = []byte(sep)
 	return s, nil
 }
 
-// sepAt reports whether the separator starts at s[i].
+// sepAt reports whether the separator starts at s[i], whose byte is the
+// separator's first.
 func (syn *kvSyntax) sepAt(s []byte, i int) bool {
-	if s[i] != syn.sep[0] {
-		return false
-	}
-	if len(syn.sep) == 1 {
-		return true
-	}
-	return len(s)-i >= len(syn.sep) && string(s[i:i+len(syn.sep)]) == string(syn.sep)
+	return len(syn.sep) == 1 || len(s)-i >= len(syn.sep) && string(s[i:i+len(syn.sep)]) == string(syn.sep)
 }
 
 // kvScanner walks the pairs of a text; see [NewKV] for the grammar. After
@@ -319,26 +321,33 @@ func (sc *kvScanner) next() bool {
 	s, syn := sc.s, sc.syn
 	i := sc.i
 	for i < len(s) {
-		c := s[i]
-		if syn.delim[c] {
+		c := syn.class[s[i]]
+		if c&kvDelim != 0 {
 			i++
 			continue
 		}
-		if syn.quote[c] {
+		if c&kvQuote != 0 {
 			i = sc.skipJunk(i) // quoted text where a key would start
 			continue
 		}
 		ks := i
-		for i < len(s) && !syn.delim[s[i]] && !syn.quote[s[i]] && !syn.sepAt(s, i) {
-			i++
+		for {
+			for i < len(s) && syn.class[s[i]] == 0 {
+				i++
+			}
+			if i < len(s) && syn.class[s[i]] == kvSepStart && !syn.sepAt(s, i) {
+				i++ // the separator's first byte alone is a key byte
+				continue
+			}
+			break
 		}
-		if i == len(s) || !syn.sepAt(s, i) {
+		if i == len(s) || syn.class[s[i]]&kvSepStart == 0 || !syn.sepAt(s, i) {
 			i = sc.skipJunk(i) // a word without separator
 			continue
 		}
 		sc.key = s[ks:i]
 		i += len(syn.sep)
-		if i < len(s) && syn.quote[s[i]] {
+		if i < len(s) && syn.class[s[i]]&kvQuote != 0 {
 			q := s[i]
 			end, ok := closeQuote(s, i+1, q)
 			sc.quote = q
@@ -353,7 +362,7 @@ func (sc *kvScanner) next() bool {
 			return true
 		}
 		vs := i
-		for i < len(s) && !syn.delim[s[i]] {
+		for i < len(s) && syn.class[s[i]]&kvDelim == 0 {
 			i++
 		}
 		sc.val, sc.quote, sc.i = s[vs:i], 0, i
@@ -368,8 +377,12 @@ func (sc *kvScanner) next() bool {
 // to its closing quote, or to the end of the text.
 func (sc *kvScanner) skipJunk(i int) int {
 	s, syn := sc.s, sc.syn
-	for i < len(s) && !syn.delim[s[i]] {
-		if syn.quote[s[i]] {
+	for i < len(s) {
+		c := syn.class[s[i]]
+		if c&kvDelim != 0 {
+			break
+		}
+		if c&kvQuote != 0 {
 			end, ok := closeQuote(s, i+1, s[i])
 			if !ok {
 				sc.unterminated = true
@@ -384,6 +397,8 @@ func (sc *kvScanner) skipJunk(i int) int {
 
 // closeQuote returns the index of the quote byte q that closes quoted text
 // starting at s[i], skipping backslash escapes, and whether there is one.
+// A byte loop: quoted values are short, shorter than what makes
+// bytes.IndexByte pay for its call.
 func closeQuote(s []byte, i int, q byte) (int, bool) {
 	for i < len(s) {
 		switch s[i] {

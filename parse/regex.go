@@ -62,9 +62,9 @@ type Regex struct {
 //
 // A value that does not match is left alone and reported as ErrNoMatch.
 // Before running the expression, the step searches the value for the
-// literal strings every match must contain (pipeline.CompileFilter's
-// prefilter), so a value that cannot match costs a bytes.Index and no
-// allocation; a value that matches costs the regexp package's match and
+// literal strings every match must contain (pipeline.Filter.MayMatch, the
+// route filters' prefilter), so a value that cannot match costs a
+// bytes.Index and no allocation; a value that matches costs the regexp package's match and
 // one allocation, the submatch index slice it returns.
 //
 // It returns an error wrapping [ErrInvalidConfig] for a pattern that does
@@ -121,7 +121,7 @@ func (r *Regex) Apply(e *relaykit.Event) (bool, error) {
 	r.events.add()
 	text, sc := r.src.read(e)
 	defer release(sc)
-	if !r.flt.Match(text) {
+	if !r.flt.MayMatch(text) {
 		r.noMatch.add()
 		return true, ErrNoMatch
 	}
