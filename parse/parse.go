@@ -202,12 +202,6 @@ func addKey(e *relaykit.Event, prefix string, key []byte) *relaykit.Field {
 	return f
 }
 
-// setString sets the field named key to value, replacing it in place.
-func setString(e *relaykit.Event, key, value string) {
-	f := evfield.SlotString(e, key)
-	f.Value = append(f.Value, value...)
-}
-
 // setBytes sets the field named key to value, replacing it in place.
 func setBytes(e *relaykit.Event, key string, value []byte) {
 	f := evfield.SlotString(e, key)
