@@ -112,7 +112,7 @@ func BenchmarkParse(b *testing.B) {
 	})
 	b.Run("line=fortigate/impl=vendor", func(b *testing.B) { benchStep(b, vendor(parse.VendorFortiGate), fg, nil, 38) })
 
-	b.Run("line=panos/impl=csv", func(b *testing.B) { benchStep(b, apply(plainCSV), pan, nil, 60) })
+	b.Run("line=panos/impl=csv", func(b *testing.B) { benchStep(b, apply(plainCSV), pan, nil, 56) })
 	b.Run("line=panos/impl=encoding-csv", func(b *testing.B) {
 		benchStep(b, func(e *relaykit.Event) error {
 			r := csv.NewReader(strings.NewReader(string(e.Raw)))
@@ -124,9 +124,9 @@ func BenchmarkParse(b *testing.B) {
 				}
 			}
 			return err
-		}, pan, nil, 60)
+		}, pan, nil, 56)
 	})
-	b.Run("line=panos/impl=vendor", func(b *testing.B) { benchStep(b, vendor(parse.VendorPANOS), pan, nil, 60) })
+	b.Run("line=panos/impl=vendor", func(b *testing.B) { benchStep(b, vendor(parse.VendorPANOS), pan, nil, 56) })
 
 	b.Run("line=asa302013/impl=vendor", func(b *testing.B) { benchStep(b, vendor(parse.VendorCiscoASA), asa, asaPre, 18) })
 	grokStep, err := parse.NewGrok(parse.GrokConfig{Pattern: grokCases[0].pattern})
