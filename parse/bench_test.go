@@ -81,7 +81,13 @@ func BenchmarkParse(b *testing.B) {
 
 	kv := newKV(b, parse.KVConfig{})
 	cpKV := newKV(b, parse.KVConfig{Delimiters: "; ", Separator: ":", Quotes: `"`})
-	plainCSV := newCSV(b, parse.CSVConfig{Braces: true})
+	// The PAN-OS TRAFFIC line's 115 columns, named (column names are
+	// what a CSV step is for; unnamed extras cost a name built per value).
+	names := make([]string, 115)
+	for i := range names {
+		names[i] = "c" + itoa(i+1)
+	}
+	namedCSV := newCSV(b, parse.CSVConfig{Columns: names, Braces: true})
 	vendor := func(name string) func(e *relaykit.Event) error {
 		return apply(newVendor(b, name, time.UTC))
 	}
@@ -112,7 +118,7 @@ func BenchmarkParse(b *testing.B) {
 	})
 	b.Run("line=fortigate/impl=vendor", func(b *testing.B) { benchStep(b, vendor(parse.VendorFortiGate), fg, nil, 38) })
 
-	b.Run("line=panos/impl=csv", func(b *testing.B) { benchStep(b, apply(plainCSV), pan, nil, 56) })
+	b.Run("line=panos/impl=csv", func(b *testing.B) { benchStep(b, apply(namedCSV), pan, nil, 56) })
 	b.Run("line=panos/impl=encoding-csv", func(b *testing.B) {
 		benchStep(b, func(e *relaykit.Event) error {
 			r := csv.NewReader(strings.NewReader(string(e.Raw)))
@@ -120,7 +126,7 @@ func BenchmarkParse(b *testing.B) {
 			rec, err := r.Read()
 			for i, v := range rec {
 				if v != "" {
-					e.SetFieldString("column"+itoa(i+1), v)
+					e.SetFieldString(names[i], v)
 				}
 			}
 			return err

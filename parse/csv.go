@@ -335,43 +335,49 @@ func (sc *csvScanner) next() bool {
 	if sc.done {
 		return false
 	}
-	s, i := sc.s, sc.i
+	s, i, sep := sc.s, sc.i, sc.sep
 	if i < len(s) && s[i] == '"' {
 		// Quoted: to the '"' followed by the separator or the end.
 		start := i + 1
 		j := start
 		for {
-			k := bytes.IndexByte(s[j:], '"')
-			if k < 0 {
+			for j < len(s) && s[j] != '"' {
+				j++
+			}
+			if j == len(s) {
 				sc.val, sc.quoted, sc.unterminated, sc.done = s[start:], true, true, true
 				return true
 			}
-			j += k + 1
+			j++
 			switch {
 			case j < len(s) && s[j] == '"':
 				j++ // "" is one quote
 			case j == len(s):
 				sc.val, sc.quoted, sc.done = s[start:j-1], true, true
 				return true
-			case s[j] == sc.sep:
+			case s[j] == sep:
 				sc.val, sc.quoted, sc.i = s[start:j-1], true, j+1
 				return true
 			}
 			// A bare quote inside a quoted value is kept (LazyQuotes).
 		}
 	}
-	from := i
+	j := i
 	if sc.braces && i < len(s) && s[i] == '{' {
 		if end := closeBrace(s, i); end > 0 {
-			from = end
+			j = end
 		}
 	}
-	k := bytes.IndexByte(s[from:], sc.sep)
-	if k < 0 {
+	// A byte loop: values are short, shorter than what makes
+	// bytes.IndexByte pay for its call.
+	for j < len(s) && s[j] != sep {
+		j++
+	}
+	if j == len(s) {
 		sc.val, sc.quoted, sc.done = s[i:], false, true
 		return true
 	}
-	sc.val, sc.quoted, sc.i = s[i:from+k], false, from+k+1
+	sc.val, sc.quoted, sc.i = s[i:j], false, j+1
 	return true
 }
 

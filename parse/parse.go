@@ -197,6 +197,12 @@ func findKey(e *relaykit.Event, prefix string, key []byte) int {
 // addKey appends a field named prefix+key (reusing spare capacity) with an
 // empty value.
 func addKey(e *relaykit.Event, prefix string, key []byte) *relaykit.Field {
+	switch {
+	case prefix == "":
+		return evfield.Add(e, key)
+	case len(key) == 0:
+		return evfield.Add(e, prefix)
+	}
 	f := evfield.Add(e, prefix)
 	f.Key = append(f.Key, key...)
 	return f
