@@ -1,6 +1,7 @@
 package parse_test
 
 import (
+	"regexp"
 	"testing"
 
 	grok "github.com/elastic/go-grok"
@@ -133,4 +134,111 @@ func TestGrok(t *testing.T) {
 		_, err := parse.NewGrok(bad)
 		assert.ErrorIs(t, err, parse.ErrInvalidConfig, bad.Pattern)
 	}
+}
+
+// refRegex is the regex step's rule over regexp.FindSubmatch: each name
+// once, from the leftmost group of that name that took part.
+func refRegex(re *regexp.Regexp, in []byte) [][2]string {
+	m := re.FindSubmatchIndex(in)
+	if m == nil {
+		return nil
+	}
+	var out [][2]string
+	done := map[string]bool{}
+	for i, name := range re.SubexpNames() {
+		if name == "" || done[name] || m[2*i] < 0 {
+			continue
+		}
+		done[name] = true
+		out = append(out, [2]string{name, string(in[m[2*i]:m[2*i+1]])})
+	}
+	return sortedPairs(out, re.SubexpNames())
+}
+
+// sortedPairs orders pairs by the first appearance of their name among
+// names, the order the step stores them in.
+func sortedPairs(pairs [][2]string, names []string) [][2]string {
+	var out [][2]string
+	seen := map[string]bool{}
+	for _, n := range names {
+		if n == "" || seen[n] {
+			continue
+		}
+		seen[n] = true
+		for _, p := range pairs {
+			if p[0] == n {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// FuzzRegex compares the regex step with regexp on any text: the same
+// match, the same groups, the raw message untouched.
+func FuzzRegex(f *testing.F) {
+	patterns := []string{
+		`from (?P<src>\S+)/(?P<spt>\d+) to (?P<dst>\S+)/(?P<dpt>\d+)`,
+		`(?P<n>x\d)|(?P<n>y\d)|(?P<m>z)`,
+		`(?i)user=(?P<user>\w*)(?: (?P<opt>[a-z]+))?`,
+		`^(?P<all>.*)$`,
+	}
+	for _, s := range []string{"Deny from 10.0.0.1/5 to 10.0.0.2/443", "y7", "USER=bob x", "", "a\nb", "\xff"} {
+		f.Add(s)
+	}
+	var steps []*parse.Regex
+	var res []*regexp.Regexp
+	for _, p := range patterns {
+		r, err := parse.NewRegex(parse.RegexConfig{Pattern: p})
+		require.NoError(f, err)
+		steps = append(steps, r)
+		res = append(res, regexp.MustCompile(p))
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		for i, r := range steps {
+			e := relaykit.Event{Raw: []byte(in)}
+			_, err := r.Apply(&e)
+			want := refRegex(res[i], []byte(in))
+			if res[i].MatchString(in) {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, parse.ErrNoMatch)
+			}
+			require.Equal(t, want, fieldPairs(&e), "%q on %q", patterns[i], in)
+			require.Equal(t, in, string(e.Raw))
+		}
+	})
+}
+
+// FuzzGrok compares the grok step with go-grok's own Parse on any text.
+func FuzzGrok(f *testing.F) {
+	for _, c := range grokCases {
+		f.Add(c.in)
+	}
+	type pair struct {
+		step *parse.Grok
+		g    *grok.Grok
+	}
+	var pairs []pair
+	for _, c := range grokCases {
+		s, err := parse.NewGrok(parse.GrokConfig{Pattern: c.pattern, Patterns: c.patterns})
+		require.NoError(f, err)
+		g, err := grok.NewComplete(c.patterns)
+		require.NoError(f, err)
+		require.NoError(f, g.Compile(c.pattern, true))
+		pairs = append(pairs, pair{s, g})
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, p := range pairs {
+			want, err := p.g.ParseString(in)
+			require.NoError(t, err)
+			e := relaykit.Event{Raw: []byte(in)}
+			_, _ = p.step.Apply(&e)
+			got := map[string]string{}
+			for _, f := range e.Fields {
+				got[string(f.Key)] = string(f.Value)
+			}
+			require.Equal(t, want, got, "%q", in)
+		}
+	})
 }
