@@ -70,6 +70,7 @@ func parseCheckPoint(v *Vendor, w *fieldWriter, text []byte) error {
 	}
 	var spans [cpCount]kvSpan
 	sc := kvScanner{syn: &cpSyntax, s: text[open+1:]}
+	w.capped = true
 	pairs := 0
 	for sc.next() {
 		if len(sc.key) == 0 {
@@ -105,6 +106,7 @@ func parseCheckPoint(v *Vendor, w *fieldWriter, text []byte) error {
 		f := w.slot(prefix, key, h)
 		f.Value = appendKVValue(f.Value, sc.val, sc.quote)
 	}
+	w.capped = false
 	if pairs == 0 {
 		return ErrNoMatch
 	}
@@ -147,11 +149,9 @@ func parseCheckPoint(v *Vendor, w *fieldWriter, text []byte) error {
 	if f.Value = spans[cpSeverity].append(f.Value); len(f.Value) == 0 {
 		f.Value = append(f.Value, "Unknown"...)
 	}
-	err := cpTimeOf(v, w, &spans, &hdr)
-	if sc.unterminated {
-		return ErrUnterminated
-	}
-	return err
+	w.badTime = cpTimeOf(v, w, &spans, &hdr) != nil
+	w.unterminated = sc.unterminated
+	return nil
 }
 
 // cpTimeOf sets the event's time and rt (epoch milliseconds, as Log

@@ -176,5 +176,5 @@ func ExampleNewVendor() {
 	// dst=
 	// dpt=
 	// msg=User 'enable_15' executed the 'write memory' command.
-	// {Events:2 Parsed:2 NoMatch:0 Unknown:1 Mismatch:0 Short:0 Long:0 BadTime:0 Unterminated:0}
+	// {Events:2 Parsed:2 NoMatch:0 Unknown:1 Mismatch:0 Short:0 Long:0 BadTime:0 Unterminated:0 TooManyFields:0}
 }

@@ -94,6 +94,7 @@ func parseFortiGate(v *Vendor, w *fieldWriter, text []byte) error {
 	}
 	var spans [ftCount]kvSpan
 	sc := kvScanner{syn: &fortiSyntax, s: text}
+	w.capped = true
 	for sc.next() {
 		if len(sc.key) == 0 {
 			continue
@@ -117,6 +118,7 @@ func parseFortiGate(v *Vendor, w *fieldWriter, text []byte) error {
 		f := w.slot(prefix, key, h)
 		f.Value = appendKVValue(f.Value, sc.val, sc.quote)
 	}
+	w.capped = false
 	if spans[ftLogID].v == nil {
 		// "logid=" was inside a quoted value: not a FortiOS line.
 		w.rollback()
@@ -145,11 +147,9 @@ func parseFortiGate(v *Vendor, w *fieldWriter, text []byte) error {
 	if sev, ok := fortiLevels[string(spans[ftLevel].append(lb[:0]))]; ok {
 		w.setString(hSeverity, sev)
 	}
-	err := fortiTime(v, w, &spans)
-	if sc.unterminated {
-		return ErrUnterminated
-	}
-	return err
+	w.badTime = fortiTime(v, w, &spans) != nil
+	w.unterminated = sc.unterminated
+	return nil
 }
 
 // fortiTime sets the event's time from date and time (with tz, an offset

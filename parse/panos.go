@@ -241,6 +241,7 @@ func parsePANOS(v *Vendor, w *fieldWriter, text []byte) error {
 	var subQ, resQ, genQ, hrQ, sevQ bool
 	var kb [32]byte
 	s := csvScanner{s: text, sep: ',', braces: true}
+	w.capped = true
 	n := 0
 	for s.next() {
 		j := n
@@ -278,6 +279,7 @@ func parsePANOS(v *Vendor, w *fieldWriter, text []byte) error {
 			w.setString(hashed{c.labelName, c.labelHash}, c.label)
 		}
 	}
+	w.capped = false
 	if t != nil {
 		switch {
 		case n < t.oldest:
@@ -311,12 +313,8 @@ func parsePANOS(v *Vendor, w *fieldWriter, text []byte) error {
 			e.Host = append(e.Host[:0], name...)
 		}
 	}
-	if terr := panosTime(v, w, generated, genQ, highres, hrQ); terr != nil && err == nil {
-		err = terr
-	}
-	if s.unterminated && err == nil {
-		err = ErrUnterminated
-	}
+	w.badTime = panosTime(v, w, generated, genQ, highres, hrQ) != nil
+	w.unterminated = s.unterminated
 	return err
 }
 

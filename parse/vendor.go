@@ -77,6 +77,10 @@ type VendorStats struct {
 	// Unterminated is the number of FortiGate and Check Point lines with a
 	// quoted value that was not closed (stored to the end of the line).
 	Unterminated uint64
+	// TooManyFields is the number of lines with more fields of their own
+	// than [DefaultMaxFields]: the first were stored, the header too
+	// (ErrTooManyFields).
+	TooManyFields uint64
 }
 
 // Vendor is the step [NewVendor] returns. It is safe for concurrent use by
@@ -87,7 +91,7 @@ type Vendor struct {
 	src  source
 	loc  *time.Location
 
-	events, parsed, noMatch, unknown, mismatch, short, long, badTime, unterminated counter
+	events, parsed, noMatch, unknown, mismatch, short, long, badTime, unterminated, tooMany counter
 }
 
 type vendorKind uint8
@@ -150,8 +154,9 @@ func NewVendor(cfg VendorConfig) (*Vendor, error) {
 func (v *Vendor) Name() string { return "parse_" + v.name }
 
 // Apply parses the configured value of e; it always keeps the event. The
-// error is nil, ErrNoMatch (the event is unchanged), ErrUnterminated or
-// ErrTimestamp (the event was mapped; its time was kept).
+// error is nil, ErrNoMatch (the event is unchanged), or ErrUnterminated,
+// ErrTooManyFields or ErrTimestamp (the event was mapped; see
+// [VendorStats]).
 func (v *Vendor) Apply(e *relaykit.Event) (bool, error) {
 	v.events.add()
 	text, sc := v.src.read(e)
@@ -176,14 +181,23 @@ func (v *Vendor) Apply(e *relaykit.Event) (bool, error) {
 		return true, err
 	case errUnknown:
 		v.unknown.add()
-		err = nil
 	case errMismatch:
 		v.mismatch.add()
-		err = nil
-	case ErrUnterminated:
-		v.unterminated.add()
-	case ErrTimestamp:
+	}
+	// Each condition is counted; the error returned is, in this order of
+	// precedence, ErrUnterminated, ErrTooManyFields, ErrTimestamp.
+	err = nil
+	if w.badTime {
 		v.badTime.add()
+		err = ErrTimestamp
+	}
+	if w.over {
+		v.tooMany.add()
+		err = ErrTooManyFields
+	}
+	if w.unterminated {
+		v.unterminated.add()
+		err = ErrUnterminated
 	}
 	v.parsed.add()
 	return true, err
@@ -194,7 +208,7 @@ func (v *Vendor) Stats() VendorStats {
 	return VendorStats{
 		Events: v.events.load(), Parsed: v.parsed.load(), NoMatch: v.noMatch.load(),
 		Unknown: v.unknown.load(), Mismatch: v.mismatch.load(), Short: v.short.load(), Long: v.long.load(),
-		BadTime: v.badTime.load(), Unterminated: v.unterminated.load(),
+		BadTime: v.badTime.load(), Unterminated: v.unterminated.load(), TooManyFields: v.tooMany.load(),
 	}
 }
 
@@ -205,6 +219,16 @@ type fieldWriter struct {
 	e    *relaykit.Event
 	seen keyFilter
 	n0   int // fields before the step ran
+	// capped limits the fields added to DefaultMaxFields: set while a
+	// step stores a line's own fields, so that a hostile line cannot
+	// make lookups quadratic; over records that the limit was reached
+	// (the fields beyond it went to trash).
+	capped, over bool
+	added        int
+	trash        relaykit.Field
+	// badTime and unterminated are what the step met besides its
+	// result: a timestamp that did not read, a quote left open.
+	badTime, unterminated bool
 }
 
 func (w *fieldWriter) init(e *relaykit.Event) {
@@ -222,6 +246,12 @@ func (w *fieldWriter) slot(prefix string, key []byte, h uint32) *relaykit.Field 
 			return f
 		}
 	}
+	if w.capped && w.added >= DefaultMaxFields {
+		w.over = true
+		w.trash.Value = w.trash.Value[:0]
+		return &w.trash
+	}
+	w.added++
 	w.seen.add(h)
 	return addKey(w.e, prefix, key)
 }

@@ -399,3 +399,25 @@ func FuzzVendor(f *testing.F) {
 		}
 	})
 }
+
+// TestVendorTooManyFields: a line with more pairs than DefaultMaxFields
+// stores the first ones and the header, and says so.
+func TestVendorTooManyFields(t *testing.T) {
+	var b []byte
+	b = append(b, `logid="0000000013" type="traffic" subtype="forward" srcip=10.0.0.1`...)
+	for i := range parse.DefaultMaxFields + 10 {
+		b = append(b, " k"...)
+		b = append(b, itoa(i)...)
+		b = append(b, "=v"...)
+	}
+	v := newVendor(t, parse.VendorFortiGate, time.UTC)
+	e := relaykit.Event{Raw: b}
+	_, err := v.Apply(&e)
+	require.ErrorIs(t, err, parse.ErrTooManyFields)
+	src, _ := e.Field("src")
+	assert.Equal(t, "10.0.0.1", string(src))
+	vendor, _ := e.Field(parse.FieldCEFDeviceVendor)
+	assert.Equal(t, "Fortinet", string(vendor))
+	assert.LessOrEqual(t, len(e.Fields), parse.DefaultMaxFields+8)
+	assert.Equal(t, uint64(1), v.Stats().TooManyFields)
+}
