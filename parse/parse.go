@@ -244,3 +244,14 @@ func moveToEnd(e *relaykit.Event, i int) *relaykit.Field {
 	e.Fields[last] = f
 	return &e.Fields[last]
 }
+
+// Every step is a pipeline.Function.
+var (
+	_ pipeline.Function = (*KV)(nil)
+	_ pipeline.Function = (*CSV)(nil)
+	_ pipeline.Function = (*Regex)(nil)
+	_ pipeline.Function = (*Grok)(nil)
+	_ pipeline.Function = (*Timestamp)(nil)
+	_ pipeline.Function = (*Convert)(nil)
+	_ pipeline.Function = (*Vendor)(nil)
+)
