@@ -37,6 +37,7 @@ type Collector[T any] struct {
 	cfg   Config[T]
 	flush func(context.Context, []T) error
 	clock *clock.Clock // cheap clock for the first-item stamp
+	now   func() int64 // clock.Nano; tests replace it (export_test.go)
 	slack time.Duration
 
 	free     chan *buffer[T] // buffers nobody holds
@@ -100,6 +101,7 @@ func NewCollector[T any](cfg Config[T], flush func(context.Context, []T) error) 
 		c.clock = clock.Default()
 	}
 	c.slack = c.clock.Resolution()
+	c.now = c.clock.Nano
 	if cfg.InlineFlush {
 		// Inline flushes may start before Run: the drain deadline of
 		// Close cancels them too.
@@ -282,7 +284,7 @@ func (c *Collector[T]) startLocked(b *buffer[T]) {
 	c.nextID++
 	b.id = c.nextID
 	if c.cfg.MaxWait > 0 {
-		b.firstAt = c.clock.Nano()
+		b.firstAt = c.now()
 		select {
 		case c.arm <- struct{}{}:
 		default: // a signal is pending; Run reads the current batch
@@ -520,7 +522,7 @@ func (c *Collector[T]) flushers() int {
 // a delay beyond that (Run woke late) is subtracted: a batch is not cut
 // before MaxWait has passed, as far as the cached clock can tell.
 func (c *Collector[T]) remaining(firstAt int64) time.Duration {
-	late := time.Duration(c.clock.Nano()-firstAt) - c.slack
+	late := time.Duration(c.now()-firstAt) - c.slack
 	if late <= 0 {
 		return c.cfg.MaxWait
 	}

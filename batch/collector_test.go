@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -810,14 +811,18 @@ func TestLateArmKeepsDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const wait, lag = 100 * time.Millisecond, 30 * time.Millisecond
 		rec := &recorder{}
-		clk := clock.NewFake(time.Now())
-		c := newCollector(t, batch.Config[int]{MaxWait: wait, Clock: clk}, rec.flush)
+		c := newCollector(t, batch.Config[int]{MaxWait: wait}, rec.flush)
+		var calls atomic.Int64
+		batch.SetNow(c, func() int64 {
+			if calls.Add(1) == 1 { // the first-item stamp, taken "lag" ago
+				return time.Now().Add(-lag).UnixNano()
+			}
+			return time.Now().UnixNano() // when Run arms the timer
+		})
 		stop := run(t.Context(), c)
 		synctest.Wait()
 		start := time.Now()
-		clk.Set(start.Add(-lag)) // the first-item stamp, taken "lag" ago
 		addAll(t, c, 1)
-		clk.Set(start) // what Run reads when it arms the timer
 		time.Sleep(time.Second)
 		got := rec.get()
 		require.Len(t, got, 1)
@@ -908,35 +913,4 @@ func TestMaxWaitRealClock(t *testing.T) {
 	require.NoError(t, c.Close(t.Context()))
 	require.NoError(t, stop())
 	assert.Equal(t, uint64(5), c.Stats().Batches.Time)
-}
-
-// TestConfigClock checks that a Collector reads the clock of Config.Clock
-// for its first-item stamps: a clock standing still cuts a batch MaxWait
-// after that clock's time, measured by the timer from when Run armed it.
-func TestConfigClock(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		const wait = 100 * time.Millisecond
-		clk := clock.NewFake(time.Now())
-		rec := &recorder{}
-		c, err := batch.NewCollector(batch.Config[int]{MaxEvents: 3, MaxWait: wait, Clock: clk}, rec.flush)
-		require.NoError(t, err)
-		stop := run(t.Context(), c)
-		addAll(t, c, 1, 2, 3, 4, 5, 6) // two full batches
-		synctest.Wait()
-		require.Len(t, rec.get(), 2)
-
-		// The stamp says the first item came 50 ms before Run armed the
-		// timer: the batch is cut 50 ms sooner (less the clock's slack).
-		start := time.Now()
-		clk.Set(start.Add(-50 * time.Millisecond))
-		addAll(t, c, 7)
-		clk.Set(start)
-		time.Sleep(wait)
-		synctest.Wait()
-		got := rec.get()
-		require.Len(t, got, 3)
-		assert.Equal(t, start.Add(wait-50*time.Millisecond+batch.Slack(c)), got[2].at)
-		require.NoError(t, c.Close(t.Context()))
-		require.NoError(t, stop())
-	})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/batch"
+	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/ringbuffer"
 )
 
@@ -121,6 +122,7 @@ func TestPumpDrainTimeout(t *testing.T) {
 		c, err := batch.NewCollector(batch.Config[item]{
 			MaxEvents:    100,
 			DrainTimeout: 5 * time.Second,
+			Clock:        clock.New(0), // the bubble's own: it reads the bubble's time
 			Hooks: batch.Hooks[item]{
 				OnDrop: func(b []item, reason string) {
 					dropped.Add(int64(len(b)))
@@ -171,7 +173,7 @@ func TestPumpCollectorClosed(t *testing.T) {
 		ring, err := ringbuffer.NewMPSC[item](8)
 		require.NoError(t, err)
 		var rec itemLog
-		c, err := batch.NewCollector(batch.Config[item]{}, rec.flush)
+		c, err := batch.NewCollector(batch.Config[item]{Clock: clock.New(0)}, rec.flush)
 		require.NoError(t, err)
 		pumped := make(chan error, 1)
 		go func() { pumped <- c.Pump(t.Context(), ring) }()

@@ -65,8 +65,7 @@ func TestReceiverGRPCBodyTimeout(t *testing.T) {
 	require.NoError(t, err)
 	took := time.Since(start)
 	assert.Equal(t, "4", end.GRPCStatus, "DEADLINE_EXCEEDED: %+v", end)
-	assert.GreaterOrEqual(t, took, bodyTimeout)
-	assert.Less(t, took, bodyTimeout+2*time.Second)
+	assert.GreaterOrEqual(t, took, bodyTimeout, "never cut before the deadline")
 	// The rest of the message now changes nothing: the stream is gone.
 	require.NoError(t, h.Data(3, msg[len(msg)/2:], true))
 	require.NoError(t, h.Headers(7, exportPath))

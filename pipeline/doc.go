@@ -74,7 +74,9 @@
 // [Drop] (by filter) and [Sample] (keep one in n), and the reduction
 // steps below; [Func] adapts a plain function.
 // The syslog package's ParseCEF is a Function too (CEF header and
-// extension into fields). A
+// extension into fields), and so are the parse package's steps
+// (key=value, CSV, regex, grok, timestamps, types, and the FortiGate,
+// PAN-OS, Cisco ASA and Check Point mappings into CEF's names). A
 // function error is counted and reported to [Hooks.OnFunctionError]; the
 // event is kept.
 //

@@ -160,6 +160,19 @@ func (f *Filter) Match(b []byte) bool {
 	return f.re.Match(b)
 }
 
+// MayMatch reports whether b can contain a match of the Filter's pattern:
+// false when b lacks every literal a match requires, true otherwise. It
+// never runs the regular expression, so it costs at most the literal
+// search; for a caller that needs the match itself (its submatches, from
+// its own regexp.Regexp) and would otherwise run the expression twice.
+// Where MayMatch is false, Match is false.
+func (f *Filter) MayMatch(b []byte) bool {
+	if f.all || len(f.lits) == 0 {
+		return true
+	}
+	return f.containsLiteral(b)
+}
+
 // containsLiteral reports whether b contains one of f.lits.
 func (f *Filter) containsLiteral(b []byte) bool {
 	if !f.fold {

@@ -236,6 +236,9 @@ func TestFilterMatchesRegexp(t *testing.T) {
 			if f.Match(l) != re.Match(l) {
 				t.Fatalf("pattern %q line %q: filter %v, regexp %v", p, l, f.Match(l), re.Match(l))
 			}
+			if re.Match(l) && !f.MayMatch(l) {
+				t.Fatalf("pattern %q line %q: MayMatch false on a match", p, l)
+			}
 		}
 	}
 }

@@ -194,7 +194,7 @@ func TestRunSaves(t *testing.T) {
 		require.NoError(t, err)
 		tr.ObserveAddr(addrN(2), 1, 1)
 		stop()
-		n, err := newTracker(t, sources.Config{}).Load(path)
+		n, err := newTracker(t, sources.Config{Clock: clock.New(0)}).Load(path)
 		require.NoError(t, err)
 		assert.Equal(t, 2, n, "saved at Run's end")
 

@@ -160,9 +160,7 @@ func TestListenerDeadlines(t *testing.T) {
 	assert.Equal(t, "<13>good", <-s.frames)
 
 	assert.ErrorIs(t, <-s.ends, stream.ErrFrameTimeout)
-	took := time.Since(start)
-	assert.GreaterOrEqual(t, took, frame)
-	assert.Less(t, took, idle, "cut by the frame deadline, not the idle one")
+	assert.GreaterOrEqual(t, time.Since(start), frame, "never cut before the frame deadline")
 	wg.Wait()
 
 	assert.ErrorIs(t, <-s.ends, stream.ErrIdleTimeout, "the good connection, idle after its frame")

@@ -3,6 +3,7 @@ package kafka_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -53,14 +54,20 @@ func TestConsumerTakeNoAlloc(t *testing.T) {
 	p := fetched(1000)
 	require.NoError(t, c.Take(t.Context(), p))
 	c.Settle() // as a commit does: the list of marks is reused
-	allocs := testing.AllocsPerRun(20, func() {
-		if err := c.Take(context.Background(), p); err != nil {
-			panic(err)
-		}
-		c.Settle()
-	})
-	assert.Equal(t, 22*1000, cp.events, "one Take before, one warm-up and 20 runs")
-	assert.Equal(t, int64(22*1000), c.Stats().Records)
+	// AllocsPerRun counts the whole process's allocations, and the
+	// client's own goroutines (dialling the unreachable broker) allocate
+	// now and then: the least of three measurements is Take's.
+	allocs := math.Inf(1)
+	for range 3 {
+		allocs = min(allocs, testing.AllocsPerRun(20, func() {
+			if err := c.Take(context.Background(), p); err != nil {
+				panic(err)
+			}
+			c.Settle()
+		}))
+	}
+	assert.Equal(t, 64*1000, cp.events, "one Take before, and three times one warm-up and 20 runs")
+	assert.Equal(t, int64(64*1000), c.Stats().Records)
 	if !raceEnabled {
 		assert.Zero(t, allocs)
 	}
