@@ -109,7 +109,7 @@ func newTestRunner(cfg *config.Config) (_ *testRunner, err error) {
 	// sinks; building one opens nothing (no connection, no token request).
 	env := dest.SinkEnv{Loc: loc, Log: log}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Destinations)) {
-		var s dest.DestSink
+		var s dest.Sink
 		switch spec := cfg.Destinations[name].Spec.(type) {
 		case *dest.HECDestination:
 			s, err = dest.NewSink(spec, env, name)

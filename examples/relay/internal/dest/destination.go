@@ -81,7 +81,7 @@ func (d *Destination) deliver(ctx context.Context, batch []relaykit.Event) error
 
 // destEnv is what a destination is built with: the parts of the service
 // it reports to and shares, never the service itself.
-type DestEnv struct {
+type Env struct {
 	Ledger     *ledger.Ledger     // its counters (Ledger.dest) and drops
 	DeadLetter *ledger.DeadLetter // the events it rejects as bad data
 	Taps       *tap.Registry      // its tap point, destination:NAME
@@ -92,7 +92,7 @@ type DestEnv struct {
 
 // newDestination builds the destination name of dc: its sink behind its
 // delivery queue.
-func NewDestination(name string, dc config.DestinationConfig, env DestEnv) (*Destination, error) {
+func New(name string, dc config.DestinationConfig, env Env) (*Destination, error) {
 	kind := dc.Spec.Kind()
 	d := &Destination{name: name, kind: kind, ledger: env.Ledger, dl: env.DeadLetter, log: env.Log, tap: env.Taps.Point(tapDestination + name)}
 	d.Stats = env.Ledger.Dest(name, kind)
@@ -118,7 +118,7 @@ func NewDestination(name string, dc config.DestinationConfig, env DestEnv) (*Des
 // newQueue puts the destination's sink behind a delivery queue: a network
 // destination's in its own spool directory, the archive's in memory
 // (delivery.Memory: retried on the caller's goroutine, no disk of its own).
-func newQueue(d *Destination, dc config.DestinationConfig, env DestEnv) error {
+func newQueue(d *Destination, dc config.DestinationConfig, env Env) error {
 	mode, full, dir, memory := delivery.Memory, delivery.Block, "", 0
 	qs, retry := dc.Spec.QueueConfig()
 	if qs != nil {

@@ -23,11 +23,11 @@ var kafkaSinkTable = metrics.Table[kafka.Stats]{
 	metrics.Counter(descKafkaTooLarge, func(s *kafka.Stats) int64 { return s.TooLarge }),
 }
 
-type DestCollector map[string]*Destination
+type Collector map[string]*Destination
 
-func (c DestCollector) Describe(ch chan<- *prometheus.Desc) { metrics.DescribeAll(ch, kafkaSinkTable) }
+func (c Collector) Describe(ch chan<- *prometheus.Desc) { metrics.DescribeAll(ch, kafkaSinkTable) }
 
-func (c DestCollector) Collect(ch chan<- prometheus.Metric) {
+func (c Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, name := range slices.Sorted(maps.Keys(c)) {
 		if k, ok := c[name].sink.(*kafka.Sink); ok {
 			s := k.Stats()

@@ -26,7 +26,7 @@ import (
 	"github.com/relaykit/relaykit/syslog"
 )
 
-func archiveSink(a *ArchiveDestination, env SinkEnv, _ string) (DestSink, error) {
+func archiveSink(a *ArchiveDestination, env SinkEnv, _ string) (Sink, error) {
 	return storage.NewArchive(storage.ArchiveConfig{
 		Writer: storage.Config{Dir: a.Dir, Location: env.Loc, MaxBytes: int64(a.MaxSize), Clock: clock.Default()},
 		Format: ArchiveFormats[a.Format],
@@ -47,7 +47,7 @@ func (env SinkEnv) HTTPConfig(name string, n *NetworkSettings, h *HTTPSettings) 
 	}
 }
 
-func hecSink(h *HECDestination, env SinkEnv, name string) (DestSink, error) {
+func hecSink(h *HECDestination, env SinkEnv, name string) (Sink, error) {
 	return forward.NewHEC(forward.HECConfig{
 		URL: h.URL, Token: string(h.Token), Index: h.Index, SourceType: h.SourceType,
 		Fields: h.IndexedFields, OmitFields: h.OmitFields,
@@ -56,7 +56,7 @@ func hecSink(h *HECDestination, env SinkEnv, name string) (DestSink, error) {
 	})
 }
 
-func syslogSink(s *SyslogDestination, env SinkEnv, name string) (DestSink, error) {
+func syslogSink(s *SyslogDestination, env SinkEnv, name string) (Sink, error) {
 	var tc *tls.Config
 	if s.Network == "tls" {
 		var err error
@@ -75,7 +75,7 @@ func syslogSink(s *SyslogDestination, env SinkEnv, name string) (DestSink, error
 }
 
 // newSink builds the producer; the relay exports its counters.
-func kafkaSink(k *KafkaDestination, env SinkEnv, name string) (DestSink, error) {
+func kafkaSink(k *KafkaDestination, env SinkEnv, name string) (Sink, error) {
 	key, keyField, _ := KafkaKey(k.Key)
 	comp, acks := KafkaCompressions[k.Compression], KafkaAcks[k.Acks]
 	tc, err := k.TLS.Build()
@@ -95,7 +95,7 @@ func kafkaSink(k *KafkaDestination, env SinkEnv, name string) (DestSink, error) 
 	return s, nil
 }
 
-func otlpSink(o *OTLPDestination, env SinkEnv, name string) (DestSink, error) {
+func otlpSink(o *OTLPDestination, env SinkEnv, name string) (Sink, error) {
 	cfg := otlp.ExporterConfig{
 		Name:            name,
 		Protocol:        OTLPProtocols[o.Protocol],
@@ -124,7 +124,7 @@ func otlpSink(o *OTLPDestination, env SinkEnv, name string) (DestSink, error) {
 	return otlp.NewExporter(cfg)
 }
 
-func sentinelSink(s *SentinelDestination, env SinkEnv, name string) (DestSink, error) {
+func sentinelSink(s *SentinelDestination, env SinkEnv, name string) (Sink, error) {
 	ts, err := forward.NewEntraTokenSource(forward.EntraConfig{
 		TenantID: s.TenantID, ClientID: s.ClientID, ClientSecret: string(s.ClientSecret),
 		AuthorityHost: s.AuthorityHost, Scope: s.Scope, Logger: env.Log.With("destination", name),
@@ -167,14 +167,14 @@ type SinkEnv struct {
 }
 
 // destSink is the sink a destination's section builds.
-type DestSink interface {
+type Sink interface {
 	relaykit.Sink
 	io.Closer
 }
 
 // sinks builds the sink of each destination type, by its type name
 // (config.DestTypes). TestDestRegistry fails when a type has none.
-var sinks = map[string]func(spec config.DestSpec, env SinkEnv, name string) (DestSink, error){
+var sinks = map[string]func(spec config.DestSpec, env SinkEnv, name string) (Sink, error){
 	"archive":  typedSink(archiveSink),
 	"hec":      typedSink(hecSink),
 	"sentinel": typedSink(sentinelSink),
@@ -184,15 +184,15 @@ var sinks = map[string]func(spec config.DestSpec, env SinkEnv, name string) (Des
 }
 
 // typedSink adapts a type's sink builder to its section type.
-func typedSink[S config.DestSpec](f func(S, SinkEnv, string) (DestSink, error)) func(config.DestSpec, SinkEnv, string) (DestSink, error) {
-	return func(spec config.DestSpec, env SinkEnv, name string) (DestSink, error) { return f(spec.(S), env, name) }
+func typedSink[S config.DestSpec](f func(S, SinkEnv, string) (Sink, error)) func(config.DestSpec, SinkEnv, string) (Sink, error) {
+	return func(spec config.DestSpec, env SinkEnv, name string) (Sink, error) { return f(spec.(S), env, name) }
 }
 
 // NewSink builds the sink of spec for the destination named name. The
 // sinks make one attempt and report what they did not deliver as a
 // *relaykit.BatchError; building one opens nothing (no connection, no
 // token request).
-func NewSink(spec config.DestSpec, env SinkEnv, name string) (DestSink, error) {
+func NewSink(spec config.DestSpec, env SinkEnv, name string) (Sink, error) {
 	build, ok := sinks[spec.Kind()]
 	if !ok {
 		return nil, fmt.Errorf("no sink for destination type %s", spec.Kind())

@@ -28,7 +28,7 @@ type Generator struct {
 }
 
 // newGenerator makes the generator of cfg; none when it is off.
-func newGenerator(cfg *config.GeneratorConfig, env InputEnv) (Input, error) {
+func newGenerator(cfg *config.GeneratorConfig, env Env) (Input, error) {
 	if !cfg.On() {
 		return nil, nil
 	}

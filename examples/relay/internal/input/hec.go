@@ -58,7 +58,7 @@ type HECInput struct {
 var errRateLimited = errors.New("sender over its rate limit")
 
 // newHECInput binds the HEC input of c.
-func newHECInput(c *config.HECInputConfig, env InputEnv) (*HECInput, error) {
+func newHECInput(c *config.HECInputConfig, env Env) (*HECInput, error) {
 	cfg, ready, src, log := *c, env.Ready, env.Sources, env.Log
 	stats := env.Ledger.Input(cfg.Name, cfg.Kind())
 	in := &HECInput{cfg: cfg, stats: stats, log: log.With("input", cfg.Name), src: src.input(cfg.Name), drop: src.drops(),

@@ -13,7 +13,7 @@ import (
 )
 
 // newJSONInput binds the JSON-lines input of in.
-func newJSONInput(in *config.JSONInputConfig, env InputEnv) (*StreamInput, error) {
+func newJSONInput(in *config.JSONInputConfig, env Env) (*StreamInput, error) {
 	st := env.Ledger.Input(in.Name, in.Kind())
 	l, err := ListenStream(in.Name, in.Listen, nil, in.MaxConnections, in.IdleTimeout, in.StreamLimits, st, env.Log)
 	if err != nil {

@@ -44,7 +44,7 @@ type KafkaInput struct {
 }
 
 // newKafkaInput makes the consumer of cfg (it connects when it runs).
-func newKafkaInput(in *config.KafkaInputConfig, env InputEnv) (*KafkaInput, error) {
+func newKafkaInput(in *config.KafkaInputConfig, env Env) (*KafkaInput, error) {
 	cfg, dl, src, log := *in, env.DeadLetter, env.Sources.input(in.Name), env.Log
 	stats := env.Ledger.Input(cfg.Name, cfg.Kind())
 	f := "inputs.kafka " + cfg.Name

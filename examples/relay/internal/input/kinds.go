@@ -19,7 +19,7 @@ import (
 
 // inputEnv is what an input is built with: the parts of the service it
 // reports to and shares, never the service itself.
-type InputEnv struct {
+type Env struct {
 	Ledger     *ledger.Ledger     // its counters and its engine input (ledger.input)
 	Sources    *SourceTracker     // the per-source tracker; nil when sources are off
 	Taps       *tap.Registry      // its tap point, input:NAME
@@ -55,7 +55,7 @@ type Kind struct {
 	Key string
 	// build makes the input of sec; nil, nil for a section that is off
 	// (the generator at rate 0).
-	Build func(sec config.InputSection, env InputEnv) (Input, error)
+	Build func(sec config.InputSection, env Env) (Input, error)
 	// tables are the kind's own metrics (its inputs' Collect), for the
 	// registry's Describe.
 	Tables []metrics.Describer
@@ -91,8 +91,8 @@ var Kinds = []Kind{
 }
 
 // typed adapts a kind's constructor to its section type.
-func typed[S config.InputSection, I Input](f func(S, InputEnv) (I, error)) func(config.InputSection, InputEnv) (Input, error) {
-	return func(sec config.InputSection, env InputEnv) (Input, error) {
+func typed[S config.InputSection, I Input](f func(S, Env) (I, error)) func(config.InputSection, Env) (Input, error) {
+	return func(sec config.InputSection, env Env) (Input, error) {
 		in, err := f(sec.(S), env)
 		if err != nil {
 			return nil, err
@@ -116,7 +116,7 @@ func KindOf(key string) (*Kind, bool) {
 
 // newInputs builds every input of cfg, in the order of its sections; on
 // error it closes those it built.
-func NewInputs(cfg *config.InputsConfig, env InputEnv) ([]Input, error) {
+func New(cfg *config.InputsConfig, env Env) ([]Input, error) {
 	var ins []Input
 	for _, sec := range cfg.Sections() {
 		k, ok := KindOf(sec.Key())
@@ -147,9 +147,9 @@ func closeInputs(ins []Input) []Input {
 // inputCollector exports the inputs' own metrics: every kind's tables
 // described (a registry takes each description once), every input
 // collected.
-type InputCollector []Input
+type Collector []Input
 
-func (c InputCollector) Describe(ch chan<- *prometheus.Desc) {
+func (c Collector) Describe(ch chan<- *prometheus.Desc) {
 	var tables []metrics.Describer
 	for _, k := range Kinds {
 		tables = append(tables, k.Tables...)
@@ -157,7 +157,7 @@ func (c InputCollector) Describe(ch chan<- *prometheus.Desc) {
 	metrics.DescribeAll(ch, tables...)
 }
 
-func (c InputCollector) Collect(ch chan<- prometheus.Metric) {
+func (c Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, in := range c {
 		in.Collect(ch)
 	}

@@ -58,7 +58,7 @@ type OTLPInput struct {
 type otlpPeerKey struct{}
 
 // newOTLPInput binds the OTLP input of c.
-func newOTLPInput(c *config.OTLPInputConfig, env InputEnv) (_ *OTLPInput, err error) {
+func newOTLPInput(c *config.OTLPInputConfig, env Env) (_ *OTLPInput, err error) {
 	cfg, src, log := *c, env.Sources, env.Log
 	stats := env.Ledger.Input(cfg.Name, cfg.Kind())
 	in := &OTLPInput{cfg: cfg, stats: stats, log: log.With("input", cfg.Name), src: src.input(cfg.Name), drop: src.drops(),

@@ -56,7 +56,7 @@ type relpBatch struct {
 }
 
 // newRELPInput binds the RELP input of c.
-func newRELPInput(c *config.RELPInputConfig, env InputEnv) (*RELPInput, error) {
+func newRELPInput(c *config.RELPInputConfig, env Env) (*RELPInput, error) {
 	cfg, log := *c, env.Log
 	stats := env.Ledger.Input(cfg.Name, cfg.Kind())
 	in := &RELPInput{cfg: cfg, Stats: stats, loc: env.Loc, src: env.Sources.input(cfg.Name), tap: env.Taps.Point(tapInput + cfg.Name)}

@@ -94,7 +94,7 @@ func (l *StreamInput) Addrs(add func(string, net.Addr)) { add(l.Name, l.Listener
 func (l *StreamInput) Collect(chan<- prometheus.Metric) {}
 
 // newSyslogTCPInput binds the syslog TCP/TLS input of in.
-func newSyslogTCPInput(in *config.TCPInputConfig, env InputEnv) (*StreamInput, error) {
+func newSyslogTCPInput(in *config.TCPInputConfig, env Env) (*StreamInput, error) {
 	st := env.Ledger.Input(in.Name, in.Kind())
 	l, err := ListenStream(in.Name, in.Listen, in.TLS, in.MaxConnections, in.IdleTimeout, in.StreamLimits, st, env.Log)
 	if err != nil {

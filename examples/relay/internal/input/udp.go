@@ -54,7 +54,7 @@ type UDPInput struct {
 var UDPDropPoll time.Duration
 
 // newUDPInput binds the UDP input of cfg.
-func newUDPInput(cfg *config.UDPInputConfig, env InputEnv) (*UDPInput, error) {
+func newUDPInput(cfg *config.UDPInputConfig, env Env) (*UDPInput, error) {
 	stats := env.Ledger.Input(cfg.Name, cfg.Kind())
 	ln, err := udp.Listen(cfg.Listen, udp.Config{
 		Name:             cfg.Name,

@@ -187,7 +187,7 @@ type Ledger struct {
 	retiredCopies int64
 }
 
-func NewLedger() *Ledger {
+func New() *Ledger {
 	return &Ledger{Start: time.Now(), dropped: newCounts(dropReasons), reduced: newCounts(reduceSteps), produced: newCounts(reduceSteps)}
 }
 

@@ -53,4 +53,4 @@ func (r *Relay) closeTaps() {
 
 // destCollector exports the destinations' own metrics: those of the
 // kafka destinations' sinks (the ledger has every destination's counts).
-func (r *Relay) destCollector() prometheus.Collector { return dest.DestCollector(r.dests) }
+func (r *Relay) destCollector() prometheus.Collector { return dest.Collector(r.dests) }

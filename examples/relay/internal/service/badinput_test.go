@@ -275,7 +275,7 @@ func TestReceiveTime(t *testing.T) {
 	})
 	eng, err := engine.New(engine.Config{Sink: sink, Workers: 1, Clock: clk})
 	require.NoError(t, err)
-	l := ledger.NewLedger()
+	l := ledger.New()
 	l.Engine = eng
 	st := l.Input("t", "test")
 	before := time.Now().Add(-time.Second).UnixNano()

@@ -30,7 +30,7 @@ func TestMetricsServerTimeouts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the shipped 5 s and 10 s timeouts: skipped in -short mode (the -race run has it)")
 	}
-	l := ledger.NewLedger()
+	l := ledger.New()
 	eng, err := engine.New(engine.Config{Sink: sinkFunc(func(context.Context, []relaykit.Event) error { return nil }), Workers: 1})
 	require.NoError(t, err)
 	l.Engine = eng

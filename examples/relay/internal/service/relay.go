@@ -69,7 +69,7 @@ func NewRelay(cfg config.Config, log *slog.Logger) (_ *Relay, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("timezone: %w", err)
 	}
-	r := &Relay{cfg: cfg, log: log, loc: loc, ledger: ledger.NewLedger(), dests: map[string]*dest.Destination{}}
+	r := &Relay{cfg: cfg, log: log, loc: loc, ledger: ledger.New(), dests: map[string]*dest.Destination{}}
 	defer func() {
 		if err != nil {
 			r.closeAll()
@@ -85,7 +85,7 @@ func NewRelay(cfg config.Config, log *slog.Logger) (_ *Relay, err error) {
 	r.dl = ledger.NewDeadLetter(ledger.NewDeadLetterFile(dlw, r.ledger, log))
 
 	for name, dc := range cfg.Destinations {
-		d, err := dest.NewDestination(name, dc, dest.DestEnv{Ledger: r.ledger, DeadLetter: r.dl, Taps: &r.taps, Spool: cfg.Spool, Loc: loc, Log: log})
+		d, err := dest.New(name, dc, dest.Env{Ledger: r.ledger, DeadLetter: r.dl, Taps: &r.taps, Spool: cfg.Spool, Loc: loc, Log: log})
 		if err != nil {
 			return nil, err
 		}
@@ -119,12 +119,12 @@ func NewRelay(cfg config.Config, log *slog.Logger) (_ *Relay, err error) {
 			return nil, err
 		}
 	}
-	r.inputs, err = input.NewInputs(&cfg.Inputs, input.InputEnv{Ledger: r.ledger, Sources: r.sources, Taps: &r.taps, DeadLetter: r.dl,
+	r.inputs, err = input.New(&cfg.Inputs, input.Env{Ledger: r.ledger, Sources: r.sources, Taps: &r.taps, DeadLetter: r.dl,
 		Loc: loc, Workers: r.eng.Workers(), Ready: r.healthy, Log: log})
 	if err != nil {
 		return nil, err
 	}
-	extra := []prometheus.Collector{r.destCollector(), input.InputCollector(r.inputs)}
+	extra := []prometheus.Collector{r.destCollector(), input.Collector(r.inputs)}
 	var apis map[string]http.Handler
 	if r.sources != nil {
 		extra = append(extra, r.sources)

@@ -61,7 +61,7 @@ func TestStreamShutdownCountsWhatWasRead(t *testing.T) {
 			})
 			eng, err := engine.New(engine.Config{Sink: stuck, Workers: 1, RingSize: ringSize, BatchMaxEvents: ringSize})
 			require.NoError(t, err)
-			l := ledger.NewLedger()
+			l := ledger.New()
 			l.Engine = eng
 			st := l.Input(kind, kind)
 

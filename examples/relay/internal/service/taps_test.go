@@ -113,7 +113,7 @@ func TestTapRoutePointsDoNotAllocate(t *testing.T) {
 		batch[i].Raw = fmt.Appendf(nil, "sshd[%d]: Accepted publickey for deploy", i)
 	}
 	for _, reg := range []*tap.Registry{nil, &taps} {
-		rt, err := route.NewRouter(routes, nil, config.BuiltinStep, ledger.NewLedger(), reg)
+		rt, err := route.NewRouter(routes, nil, config.BuiltinStep, ledger.New(), reg)
 		require.NoError(t, err)
 		require.NoError(t, rt.Route(t.Context(), batch))
 		assert.Zero(t, testing.AllocsPerRun(100, func() { _ = rt.Route(t.Context(), batch) }), "points: %v", reg != nil)
