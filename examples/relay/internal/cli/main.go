@@ -21,13 +21,13 @@ import (
 // the exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "tap" {
-		return tapMain(ctx, args[1:], stdout, stderr) // cmd_tap.go
+		return tapMain(ctx, args[1:], stdout, stderr) // tap.go
 	}
 	if len(args) > 0 && args[0] == "test" {
-		return configtest.Command(ctx, args[1:], stdout, stderr) // cmdtest.go
+		return configtest.Command(ctx, args[1:], stdout, stderr) // package configtest
 	}
 	if len(args) > 0 && args[0] == "top" {
-		return topMain(ctx, args[1:], stdout, stderr) // cmd_top.go
+		return topMain(ctx, args[1:], stdout, stderr) // top.go
 	}
 	fs := flag.NewFlagSet("relay", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -2,7 +2,7 @@ package config
 
 // APIConfig is the operator API (the api: section): the live tap at
 // /api/tap, the counters at /api/status and the status page at /
-// (status.go), served on the metrics listener. The zero value is off.
+// (package api), served on the metrics listener. The zero value is off.
 type APIConfig struct {
 	// Enabled serves /api/ and the status page on metrics.listen. False
 	// (the default): / and every /api/ path are 404.

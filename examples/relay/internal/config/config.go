@@ -254,7 +254,7 @@ func overlay(def, over Config, data []byte) Config {
 }
 
 // Validate fills defaults for zero values and checks every field, naming
-// the field in the error. Each section checks itself (config_*.go).
+// the field in the error. Each section checks itself.
 func (c *Config) Validate() error {
 	ck := &Checker{names: map[string]bool{}}
 	c.Inputs.validate(ck)

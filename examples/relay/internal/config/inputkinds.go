@@ -27,7 +27,7 @@ type InputSection interface {
 	Summary() string
 	// Files is what it may hold open at once: listening sockets (and
 	// client connections) and accepted connections, for the
-	// file-descriptor budget (limits.go).
+	// file-descriptor budget (service.FileNeeds).
 	Files() (listeners, conns int)
 	// SourceKeys are what sources.keys may choose for it: address, host
 	// or both; none when it has no sources.
@@ -242,5 +242,5 @@ func (g *GeneratorConfig) validate(f string, ck *Checker) {
 	}
 }
 
-// generatorShapes are the generator's shapes (input_gen.go renders them).
+// generatorShapes are the generator's shapes (package input renders them).
 var GeneratorShapes = []string{"syslog", "sshd", "firewall", "json"}

@@ -9,21 +9,21 @@ import (
 // keys under inputs:. Every field is a section type that implements
 // InputSection (a list of them, or one for the generator), and
 // Sections lists them in this order: add a kind here, with its section
-// type, and to the input registry (input_kinds.go), and the summary,
+// type, and to the input registry (input.Kinds), and the summary,
 // the checks, the sources keys and the file-descriptor budget take it.
 type InputsConfig struct {
 	SyslogUDP []UDPInputConfig  `yaml:"syslog_udp"`
 	SyslogTCP []TCPInputConfig  `yaml:"syslog_tcp"`
 	JSONTCP   []JSONInputConfig `yaml:"json_tcp"`
 
-	// Kafka consumer-group inputs; see kafka_config.go.
+	// Kafka consumer-group inputs; see kafka.go.
 	Kafka []KafkaInputConfig `yaml:"kafka"`
 
-	// Acknowledging inputs: RELP and Splunk HEC; see config_ack.go.
+	// Acknowledging inputs: RELP and Splunk HEC; see ack.go.
 	RELP []RELPInputConfig `yaml:"relp"`
 	HEC  []HECInputConfig  `yaml:"hec"`
 
-	// OpenTelemetry logs (OTLP/HTTP and OTLP/gRPC); see config_otlp.go.
+	// OpenTelemetry logs (OTLP/HTTP and OTLP/gRPC); see otlp.go.
 	OTLP []OTLPInputConfig `yaml:"otlp"`
 
 	Generator GeneratorConfig `yaml:"generator"`

@@ -110,7 +110,11 @@ func (tr *testRunner) inputKind(in TestInput) (string, inputSettings, error) {
 			}
 			k, _ := input.KindOf(sec.Key())
 			if k == nil || k.Test == nil {
-				return "", s, fmt.Errorf("name: %q is a %s input; relay test reads syslog, relp, json_tcp and hec inputs", in.Name, sec.Key())
+				article := "a"
+				if strings.ContainsAny(sec.Key()[:1], "aeiou") {
+					article = "an"
+				}
+				return "", s, fmt.Errorf("name: %q is %s %s input; relay test reads syslog, relp, json_tcp and hec inputs", in.Name, article, sec.Key())
 			}
 			found, s.maxMessage = k.Test(sec)
 			if h, ok := sec.(*config.HECInputConfig); ok {

@@ -142,7 +142,7 @@ func newQueue(d *Destination, dc config.DestinationConfig, env Env) error {
 		Hooks: delivery.Hooks{
 			OnDelivered: func(evs []relaykit.Event) {
 				d.Stats.Delivered.Add(int64(len(evs)))
-				d.Stats.ObserveDelivered(evs) // latency histogram (metrics.go)
+				d.Stats.ObserveDelivered(evs) // latency histogram (package ledger)
 			},
 			OnDrop: func(_, reason string, n int) { d.drop(queueDropReason(reason), int64(n)) },
 		},

@@ -9,8 +9,8 @@ import (
 	"github.com/relaykit/relaykit/storage"
 )
 
-// The archive, hec and syslog destination types (sentinel: tables.go,
-// kafka: config_kafkadest.go): each type's settings, checks and sink.
+// The archive, hec and syslog destination types (sentinel: sentinel.go,
+// kafka: kafkadest.go): each type's settings, checks and sink.
 
 // ArchiveDestination (type: archive) writes the events to rotating files.
 type ArchiveDestination struct {

@@ -24,7 +24,7 @@ type Generator struct {
 	cfg   config.GeneratorConfig
 	stats *ledger.InputStats
 	loc   *time.Location
-	tap   *tap.Point // input:generator (api.go): each event, parsed
+	tap   *tap.Point // input:generator (taps.go): each event, parsed
 }
 
 // newGenerator makes the generator of cfg; none when it is off.

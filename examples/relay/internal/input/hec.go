@@ -49,7 +49,7 @@ type HECInput struct {
 	// answering it late.
 	src  sources.Input
 	drop bool
-	tap  *tap.Point // input:NAME (api.go)
+	tap  *tap.Point // input:NAME (taps.go)
 }
 
 // errRateLimited refuses a request whose sender is over its rate limit:

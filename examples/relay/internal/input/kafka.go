@@ -40,7 +40,7 @@ type KafkaInput struct {
 	cfg   config.KafkaInputConfig
 	stats *ledger.InputStats
 	c     *kafka.Consumer
-	tap   *tap.Point // input:NAME (api.go): each Push's records, decoded
+	tap   *tap.Point // input:NAME (taps.go): each Push's records, decoded
 }
 
 // newKafkaInput makes the consumer of cfg (it connects when it runs).

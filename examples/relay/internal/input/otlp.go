@@ -50,7 +50,7 @@ type OTLPInput struct {
 	rr   atomic.Uint64 // shards of requests without a peer address
 	src  sources.Input
 	drop bool
-	tap  *tap.Point // input:NAME (api.go)
+	tap  *tap.Point // input:NAME (taps.go)
 }
 
 // otlpPeerKey is the context key of an HTTP request's remote address
@@ -269,13 +269,13 @@ func (in *OTLPInput) Send(ctx context.Context, batch []relaykit.Event) error {
 	} else {
 		shard = in.rr.Add(1)
 	}
-	n, wait, err := admit(h, in.drop, batch) // input_hec.go
+	n, wait, err := admit(h, in.drop, batch) // hec.go
 	if err != nil {
 		return err
 	}
 	in.stats.Bytes.Add(n)
 	in.tap.Publish(batch)                                     // before the push: the events as decoded
-	return pushThenPace(ctx, in.stats.In, shard, batch, wait) // input_hec.go
+	return pushThenPace(ctx, in.stats.In, shard, batch, wait) // hec.go
 }
 
 // addrOf returns the address and port of a TCP peer; the zero AddrPort

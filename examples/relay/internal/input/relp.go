@@ -46,7 +46,7 @@ type RELPInput struct {
 	src    sources.Input
 	*StreamInput
 	pool sync.Pool  // *relpBatch
-	tap  *tap.Point // input:NAME (api.go)
+	tap  *tap.Point // input:NAME (taps.go)
 }
 
 // relpBatch is the per-call state of the RELP handler, pooled.

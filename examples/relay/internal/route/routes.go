@@ -66,7 +66,7 @@ func NewRouter(cfg []config.RouteConfig, dests map[string]Destination, steps con
 
 // routeSpecs builds the pipeline routes of cfg: each route's steps with
 // steps, its sinks with sink (by destination name), and the keyed steps
-// among them. The relay's router and `relay test` (configtest.go) are
+// among them. The relay's router and `relay test` (package configtest) are
 // built from the same specs.
 func Specs(cfg []config.RouteConfig, steps config.StepBuilder, sink func(name string) (relaykit.Sink, bool)) ([]pipeline.Route, []*ledger.KeyedStep, error) {
 	routes := make([]pipeline.Route, 0, len(cfg))

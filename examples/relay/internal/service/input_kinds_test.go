@@ -106,7 +106,7 @@ func TestInputRegistry(t *testing.T) {
 		rep, _ := configtest.RunTests(&cfg, []configtest.TestCase{{Name: k.Key, Input: configtest.TestInput{Name: k.Key, Line: `{"event":"x"}`}}})
 		failures := strings.Join(rep.Cases[0].Failures, "\n")
 		if k.Test == nil {
-			assert.Contains(t, failures, fmt.Sprintf("is a %s input", k.Key), "relay test says it cannot read %s", k.Key)
+			assert.Contains(t, failures, fmt.Sprintf(" %s input; relay test reads", k.Key), "relay test says it cannot read %s", k.Key)
 		} else {
 			assert.NotContains(t, failures, "input:", "relay test reads %s", k.Key)
 		}

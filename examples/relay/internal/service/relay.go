@@ -42,7 +42,7 @@ type Relay struct {
 	routes  *pipeline.Swapper
 	enrich  *route.Enrichments
 	eng     *engine.Engine
-	inputs  []input.Input // built by the input registry (input_kinds.go)
+	inputs  []input.Input // built by the input registry (input.Kinds)
 	metrics *api.Server
 	dl      *ledger.DeadLetter
 	dlw     io.Closer
