@@ -33,7 +33,7 @@ type httpServed struct {
 
 func serveHTTP(t *testing.T, cfg stream.Config, h http.Handler, srvCfg func(*http.Server)) *httpServed {
 	t.Helper()
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", cfg)
+	ln, err := stream.New(loopback(cfg, nil))
 	require.NoError(t, err)
 	s := &httpServed{ln: ln, nl: ln.NetListener(), idle: make(chan net.Conn, 100), serve: make(chan error, 1)}
 	s.srv = &http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0), ConnState: func(c net.Conn, st http.ConnState) {

@@ -3,13 +3,14 @@
 // batches and hands each batch to a [Handler], counting what it reads, what
 // it cuts and what the kernel drops before any reader sees it.
 //
-//	l, err := udp.Listen("127.0.0.1:514", udp.Config{Name: "syslog"})
+//	l, err := udp.New(udp.Config{Name: "syslog", Address: "127.0.0.1:514",
+//		Handler: func(reader int, batch []udp.Datagram) {
+//			for _, d := range batch {
+//				parse(d.Data, d.Addr) // copy what you keep
+//			}
+//		}})
 //	...
-//	err = l.Serve(ctx, func(reader int, batch []udp.Datagram) {
-//		for _, d := range batch {
-//			parse(d.Data, d.Addr) // copy what you keep
-//		}
-//	})
+//	err = l.Serve(ctx)
 //
 // On Linux one read is one recvmmsg(2) call, which returns up to
 // [Config].BatchSize datagrams; the handler is called once per read with
