@@ -23,7 +23,7 @@
 // listener as a net.Listener: [Listener.NetListener]. Its connections get
 // the same per-source and global limits and the same TLS handshake
 // deadline; the server's ConnState hook tells the listener which are idle
-// between requests, the only ones it evicts (hec.ConnState for
+// between requests, the only ones it evicts (streamhttp.ConnState for
 // net/http), and the server's own deadlines replace IdleTimeout and
 // FrameTimeout. See [NetListener]. Package stream itself does not import
 // net/http.

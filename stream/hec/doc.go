@@ -108,7 +108,8 @@
 // by default. An http.Server on a plain net.Listener accepts any number
 // of connections from anyone, so one sender that opens thousands costs
 // every other sender. Serve it on a [stream.NetListener] instead, with
-// [ConnState] as its ConnState hook (see the example): connections are
+// stream/streamhttp's ConnState as its ConnState hook (see the example):
+// connections are
 // then capped per source IP address (64 by default) and in all (1024,
 // the longest-idle kept-alive connection evicted for a newcomer, never
 // one with a request in flight), and for a listener with

@@ -3,6 +3,7 @@ package hec
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -19,10 +20,11 @@ import (
 // only after the Sink's Send returned nil. Its methods are safe for
 // concurrent use; see the package documentation.
 type Handler struct {
-	cfg    Config
-	tokens map[string]*token
-	pool   sync.Pool // *reqState
-	acks   ackState
+	cfg       Config
+	errPrefix string // "hec: NAME: "
+	tokens    map[string]*token
+	pool      sync.Pool // *reqState
+	acks      ackState
 
 	// Background sends of acknowledged requests.
 	ctx    context.Context
@@ -55,7 +57,10 @@ func New(cfg Config) (*Handler, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	h := &Handler{cfg: cfg, tokens: make(map[string]*token, len(cfg.Tokens)), sem: make(chan struct{}, cfg.AckConcurrency)}
+	h := &Handler{cfg: cfg, errPrefix: "hec: ", tokens: make(map[string]*token, len(cfg.Tokens)), sem: make(chan struct{}, cfg.AckConcurrency)}
+	if cfg.Name != "" {
+		h.errPrefix += cfg.Name + ": "
+	}
 	for i := range cfg.Tokens {
 		t := &token{Token: cfg.Tokens[i]}
 		if t.Indexes != nil {
@@ -307,7 +312,7 @@ func (h *Handler) send(ctx context.Context, st *reqState, batch []relaykit.Event
 		h.sendE.Add(1)
 		h.refused.Add(int64(len(batch)))
 		if f := h.cfg.Hooks.OnSendError; f != nil {
-			f(st.req.Token, len(batch), err)
+			f(fmt.Errorf("%stoken %s: %w", h.errPrefix, st.req.Token, err), len(batch))
 		}
 		return err
 	}
