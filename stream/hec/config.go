@@ -189,9 +189,9 @@ type Config struct {
 
 	// Hooks observe requests and Sink errors. Nil hooks cost nothing.
 	Hooks Hooks
-	// Logger logs state changes (a token's first use after a failure,
-	// ack state limits reached), never events or tokens. Nil means no
-	// logging.
+	// Logger logs state changes (the Sink refusing batches and accepting
+	// them again, once per episode; ack state limits reached), never
+	// events or tokens. Nil means no logging.
 	Logger *slog.Logger
 }
 

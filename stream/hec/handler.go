@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/internal/episode"
 	"github.com/relaykit/relaykit/internal/hecwire"
 )
 
@@ -38,6 +39,7 @@ type Handler struct {
 	events, accepted, refused                              atomic.Int64
 	responses                                              [NumCodes]atomic.Int64
 	tooLarge, badEncoding, bodyTimeouts, bodyErrors, sendE atomic.Int64
+	refusing                                               episode.Log
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -311,11 +313,13 @@ func (h *Handler) send(ctx context.Context, st *reqState, batch []relaykit.Event
 	if err != nil {
 		h.sendE.Add(1)
 		h.refused.Add(int64(len(batch)))
+		h.refusing.Fail(h.cfg.Logger, "hec: the sink refuses batches, answering server busy (further refusals are counted, not logged)", "input", h.cfg.Name, "err", err)
 		if f := h.cfg.Hooks.OnSendError; f != nil {
 			f(fmt.Errorf("%stoken %s: %w", h.errPrefix, st.req.Token, err), len(batch))
 		}
 		return err
 	}
+	h.refusing.OK(h.cfg.Logger, "hec: the sink accepts batches again", "input", h.cfg.Name)
 	h.accepted.Add(int64(len(batch)))
 	return nil
 }
