@@ -97,10 +97,9 @@ func (c TLSConfig) Build() (*tls.Config, error) {
 // dial, TLS-handshake and response-header timeouts, idle connections kept
 // for reuse (enough for conc requests in flight), HTTP/2 when the server
 // offers it over TLS.
-func newHTTPClient(tc TLSConfig, timeout time.Duration, conc int) (*http.Client, error) {
-	tlsConf, err := tc.Build()
-	if err != nil {
-		return nil, err
+func newHTTPClient(tlsConf *tls.Config, timeout time.Duration, conc int) *http.Client {
+	if tlsConf == nil {
+		tlsConf = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
@@ -118,5 +117,5 @@ func newHTTPClient(tc TLSConfig, timeout time.Duration, conc int) (*http.Client,
 		// strip encodings on its own.
 		DisableCompression: true,
 	}
-	return &http.Client{Transport: tr, Timeout: timeout}, nil
+	return &http.Client{Transport: tr, Timeout: timeout}
 }
