@@ -384,12 +384,14 @@ func (e *Engine) Stats() Stats {
 // (otherwise that goroutine does). It is what a caller does before a
 // route-table reload that must see no old batch, or in tests.
 func (e *Engine) Flush(ctx context.Context) error {
-	var errs []error
+	var err error
 	for _, w := range e.workers {
 		w.consume.Lock()
 		w.drainLocked(w.ring.Cap())
-		errs = append(errs, w.coll.Flush(ctx))
+		if ferr := w.coll.Flush(ctx); ferr != nil {
+			err = errors.Join(err, ferr)
+		}
 		w.consume.Unlock()
 	}
-	return errors.Join(errs...)
+	return err
 }
