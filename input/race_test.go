@@ -1,5 +1,0 @@
-//go:build race
-
-package input_test
-
-const raceEnabled = true
