@@ -1,9 +1,6 @@
 package relaykit
 
-import (
-	"errors"
-	"strings"
-)
+import "strings"
 
 // FieldError reports a bad field of a Config: every relaykit constructor
 // (and every Config's Validate method) returns one, wrapped or not, for a
@@ -49,20 +46,22 @@ func (e *FieldError) Error() string {
 // Unwrap returns Err.
 func (e *FieldError) Unwrap() error { return e.Err }
 
-// FieldIn returns err with the path of every [FieldError] in its chain
-// prefixed by parent, for a constructor that validates a Config nested in
-// its own (forward.HECConfig.HTTP: "HTTP" + "." + "Timeout"). An index
-// parent ("Tokens[1]") works the same way. Errors without a FieldError are
-// returned as they are.
+// FieldIn returns err with its path prefixed by parent when err is a
+// *FieldError, for a constructor that validates a Config nested in its own
+// (forward.HECConfig.HTTP: "HTTP" + "." + "Timeout"); an index parent
+// ("Tokens[1]") works the same way. err must be the *FieldError itself, as
+// the nested Config's validation returned it: a wrapper's message was
+// fixed when it was made. Other errors are returned as they are.
 func FieldIn(parent string, err error) error {
-	var fe *FieldError
-	if parent == "" || !errors.As(err, &fe) {
+	fe, ok := err.(*FieldError)
+	if !ok || parent == "" {
 		return err
 	}
-	if fe.Field == "" {
-		fe.Field = parent
+	c := *fe
+	if c.Field == "" {
+		c.Field = parent
 	} else {
-		fe.Field = parent + "." + fe.Field
+		c.Field = parent + "." + c.Field
 	}
-	return err
+	return &c
 }

@@ -735,3 +735,13 @@ func (h *HEC) checkHealth(ctx context.Context) error {
 	}
 	return se
 }
+
+// Validate reports whether [NewHEC] would accept cfg, without sending
+// anything: nil, or a *relaykit.FieldError wrapping [ErrInvalidConfig].
+func (cfg HECConfig) Validate() error {
+	h, err := NewHEC(cfg)
+	if err != nil {
+		return err
+	}
+	return h.Close()
+}

@@ -808,3 +808,17 @@ func TestConfigFieldErrors(t *testing.T) {
 		assert.Equal(t, tc.field, fe.Field)
 	}
 }
+
+// The sinks' Configs validate without sending: what their constructors
+// refuse, and nothing else.
+func TestValidate(t *testing.T) {
+	var fe *relaykit.FieldError
+	require.ErrorAs(t, forward.HECConfig{URL: "http://h"}.Validate(), &fe)
+	assert.Equal(t, "Token", fe.Field)
+	assert.NoError(t, forward.HECConfig{URL: "http://127.0.0.1:1", Token: "t"}.Validate())
+	require.ErrorAs(t, forward.SentinelConfig{Endpoint: "https://dce", Stream: "Custom-X_CL", TokenSource: forward.StaticToken("x")}.Validate(), &fe)
+	assert.Equal(t, "DCRImmutableID", fe.Field)
+	require.ErrorAs(t, forward.SyslogConfig{Address: "127.0.0.1:1", Network: "sctp"}.Validate(), &fe)
+	assert.Equal(t, "Network", fe.Field)
+	assert.NoError(t, forward.SyslogConfig{Address: "127.0.0.1:1"}.Validate())
+}

@@ -524,3 +524,13 @@ func (st *Sentinel) classify(r *response) verdict {
 	}
 	return v
 }
+
+// Validate reports whether [NewSentinel] would accept cfg, without sending
+// anything: nil, or a *relaykit.FieldError wrapping [ErrInvalidConfig].
+func (cfg SentinelConfig) Validate() error {
+	s, err := NewSentinel(cfg)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+}

@@ -633,3 +633,13 @@ func (s *Syslog) Close() error {
 }
 
 var _ relaykit.Sink = (*Syslog)(nil)
+
+// Validate reports whether [NewSyslog] would accept cfg, without
+// connecting: nil, or a *relaykit.FieldError wrapping [ErrInvalidConfig].
+func (cfg SyslogConfig) Validate() error {
+	s, err := NewSyslog(cfg)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+}

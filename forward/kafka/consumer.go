@@ -209,8 +209,8 @@ type Consumer struct {
 	name   string
 	cl     *kgo.Client
 	log    *slog.Logger
-	parser fastjson.Parser  // Serve's goroutine only
-	evs    []relaykit.Event // Serve's goroutine only: the chunk being decoded
+	parser fastjson.Parser                 // Serve's goroutine only
+	evs    []relaykit.Event                // Serve's goroutine only: the chunk being decoded
 	hard   atomic.Pointer[context.Context] // Shutdown's: bounds a revocation's wait
 
 	life    sync.Mutex // started, closed, cancel

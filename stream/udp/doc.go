@@ -19,12 +19,12 @@
 // has set up its buffers. Elsewhere a read returns one datagram
 // (ReadMsgUDPAddrPort), and kernel drops are not counted.
 //
-// The package imports nothing of relaykit's other packages. UDP has no flow
-// control: an input built on it must never make the handler wait, or the
-// socket fills and the kernel drops what follows. The relay example
-// (examples/relay) parses each batch into events and pushes them to its
-// engine without waiting (engine.Producer.TryPush), counting what finds the
-// engine full.
+// The package imports nothing of relaykit's but the root's vocabulary (for
+// relaykit.FieldError). UDP has no flow control: an input built on it must
+// never make the handler wait, or the socket fills and the kernel drops
+// what follows. Package input's Syslog.ServeDatagrams is such a handler:
+// it parses each batch into events and pushes them to an engine without
+// waiting (engine.Producer.TryPush), counting what finds the engine full.
 //
 // # Kernel drops
 //
