@@ -123,7 +123,7 @@ type ReceiverConfig struct {
 	// GRPCHandshakeTimeout bounds the setting up of a gRPC connection:
 	// the client's HTTP/2 preface and first SETTINGS frame must arrive
 	// within it (grpc.ConnectionTimeout), or the connection is closed. A
-	// TLS handshake done by a [stream.NetListener] has its own deadline
+	// TLS handshake done by a stream.NetListener has its own deadline
 	// (stream.Config.HandshakeTimeout), measured from accept; one done by
 	// the server's credentials counts in this one. Zero means 10 s.
 	GRPCHandshakeTimeout time.Duration

@@ -22,7 +22,8 @@ import (
 )
 
 // httpServed is an http.Server on a stream listener's NetListener, its
-// ConnState hook marking idle and busy connections as hec.ConnState does.
+// ConnState hook marking idle and busy connections as streamhttp.ConnState
+// does.
 type httpServed struct {
 	ln    *stream.Listener
 	nl    *stream.NetListener

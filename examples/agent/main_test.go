@@ -112,10 +112,10 @@ func TestAgentSyslog(t *testing.T) {
 	addr := freeAddr(t)
 	dir, stop := runAgent(t, hec, config{Syslog: addr})
 	msgs := []string{
-		"<11>1 2026-11-28T12:00:00Z web-1 app 42 - - disk failing",       // err: an alert
-		"<14>1 2026-11-28T12:00:01Z web-1 app 42 - - cache warmed",       // info
+		"<11>1 2026-11-28T12:00:00Z web-1 app 42 - - disk failing",      // err: an alert
+		"<14>1 2026-11-28T12:00:01Z web-1 app 42 - - cache warmed",      // info
 		"<10>Nov 28 12:00:02 db-1 postgres[7]: could not write block 7", // crit, RFC 3164
-		"<13>no header at all",                                          // notice, the sender's address as host
+		"<13>no header at all", // notice, the sender's address as host
 	}
 	tcp := dial(t, addr)
 	octets := ""
