@@ -247,3 +247,25 @@ func TestSyslogConfig(t *testing.T) {
 		}
 	}
 }
+
+// Behind a load balancer that sends PROXY headers, the sender the header
+// names is the host of the events that name none, and their source.
+func TestSyslogBehindProxy(t *testing.T) {
+	r := runEngine(t)
+	tr, err := sources.New(sources.Config{})
+	require.NoError(t, err)
+	s := newSyslog(t, input.SyslogConfig{Input: r.eng.NewInput("syslog"), Sources: tr.Input("syslog")})
+	allowed, err := stream.ParseProxyAllowed([]string{"127.0.0.1"})
+	require.NoError(t, err)
+	ln, _ := serveStream(t, stream.Config{ProxyProtocol: stream.ProxyRequired, ProxyAllowed: allowed}, s.ServeConn)
+	c := dial(t, "tcp", ln.Addr())
+	_, err = io.WriteString(c, "PROXY TCP4 192.0.2.10 192.0.2.1 51234 514\r\n<13>behind the balancer\n")
+	require.NoError(t, err)
+	evs := r.wait(t, 1)
+	assert.Equal(t, "192.0.2.10", string(evs[0].Host))
+	// Charged before the connection's next read, once the event is handed over.
+	require.Eventually(t, func() bool {
+		src, ok := tr.Source(sources.AddrKey(netip.MustParseAddr("192.0.2.10")))
+		return ok && src.Events == 1
+	}, 10*time.Second, time.Millisecond, "charged to the sender, not the balancer")
+}
