@@ -216,7 +216,8 @@ func listen(cfg config, eng *engine.Engine) (ls []listener, err error) {
 		slog.Info("receiving syslog", "tcp", tcp.Addr().String(), "udp", dgram.Addr().String())
 	}
 	if cfg.JSON != "" {
-		jc := input.JSONLinesConfig{Input: eng.NewInput("json"), SourceType: "_json", Logger: slog.Default()}
+		// Reads of up to 256 KiB: with -ack, one answer and one group commit per read.
+		jc := input.JSONLinesConfig{Input: eng.NewInput("json"), SourceType: "_json", ReadSize: 256 << 10, Logger: slog.Default()}
 		if cfg.Ack {
 			jc.Ack = func(c *stream.Conn, lines int) error { _, err := fmt.Fprintf(c, "ok %d\n", lines); return err }
 		}
