@@ -102,7 +102,8 @@ func main() {
 func fail(err error) { fmt.Fprintln(os.Stderr, "agent:", err); os.Exit(1) }
 
 // run wires the packages, serves until ctx is done, then shuts down in
-// order (see shutdown) and returns the ledger.
+// order (see shutdown) and returns the ledger. Without a listener it
+// delivers what HEC's spool holds and returns.
 func run(ctx context.Context, cfg config) (sum summary, err error) {
 	hec, err := forward.NewHEC(forward.HECConfig{URL: cfg.HECURL, Token: cfg.HECToken,
 		HTTP: forward.HTTPConfig{Logger: slog.Default()}}) // one attempt per request: the queue retries
