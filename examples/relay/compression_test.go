@@ -50,12 +50,16 @@ func TestCompressionLevelConfig(t *testing.T) {
 		cfg, err := loadHEC(t, "    compression_level: "+tt.value)
 		require.NoError(t, err, tt.value)
 		h := cfg.Destinations["hec"].Spec.(*HECDestination)
-		assert.Equal(t, tt.want, r.httpConfig("hec", &h.NetworkSettings, &h.HTTPSettings).GzipLevel, tt.value)
+		hc, err := r.httpConfig("hec", &h.NetworkSettings, &h.HTTPSettings)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, hc.GzipLevel, tt.value)
 	}
 	cfg, err := loadHEC(t, "")
 	require.NoError(t, err)
 	h := cfg.Destinations["hec"].Spec.(*HECDestination)
-	assert.Equal(t, 0, r.httpConfig("hec", &h.NetworkSettings, &h.HTTPSettings).GzipLevel, "left out: forward's default")
+	hc, err := r.httpConfig("hec", &h.NetworkSettings, &h.HTTPSettings)
+	require.NoError(t, err)
+	assert.Equal(t, 0, hc.GzipLevel, "left out: forward's default")
 
 	for _, bad := range []string{"0", "10", "-2", "fast", "none"} {
 		_, err := loadHEC(t, "    compression_level: "+bad)

@@ -53,17 +53,22 @@ type HTTPSettings struct {
 	CompressionLevel CompressionLevel `yaml:"compression_level"`
 }
 
-// httpConfig is the forward.HTTPConfig of an hec or sentinel destination.
-func (r *Relay) httpConfig(name string, n *NetworkSettings, h *HTTPSettings) forward.HTTPConfig {
-	return forward.HTTPConfig{
-		Name:           name,
-		RequestTimeout: n.Timeout,
-		Concurrency:    h.Concurrency,
-		DisableGzip:    h.Gzip != nil && !*h.Gzip,
-		GzipLevel:      int(h.CompressionLevel),
-		TLS:            forward.TLSConfig{CAFile: n.CAFile, DangerousInsecureSkipVerify: n.InsecureSkipVerify},
-		Logger:         r.log.With("destination", name),
+// httpConfig is the forward.HTTPConfig of an hec or sentinel destination
+// (its TLS built from the CA file, read now).
+func (r *Relay) httpConfig(name string, n *NetworkSettings, h *HTTPSettings) (forward.HTTPConfig, error) {
+	tc, err := forward.TLSConfig{CAFile: n.CAFile, DangerousInsecureSkipVerify: n.InsecureSkipVerify}.Build()
+	if err != nil {
+		return forward.HTTPConfig{}, fmt.Errorf("ca_file: %w", err)
 	}
+	return forward.HTTPConfig{
+		Name:        name,
+		Timeout:     n.Timeout,
+		Concurrency: h.Concurrency,
+		DisableGzip: h.Gzip != nil && !*h.Gzip,
+		GzipLevel:   int(h.CompressionLevel),
+		TLS:         tc,
+		Logger:      r.log.With("destination", name),
+	}, nil
 }
 
 // HECDestination (type: hec) sends to a Splunk HTTP Event Collector.
@@ -104,11 +109,15 @@ func (h *HECDestination) validate(f string, ck *checker, spool *SpoolConfig) {
 }
 
 func (h *HECDestination) newSink(r *Relay, name string) (destSink, error) {
+	hc, err := r.httpConfig(name, &h.NetworkSettings, &h.HTTPSettings)
+	if err != nil {
+		return nil, err
+	}
 	return forward.NewHEC(forward.HECConfig{
 		URL: h.URL, Token: string(h.Token), Index: h.Index, SourceType: h.SourceType,
 		Fields: h.IndexedFields, OmitFields: h.OmitFields,
 		OverrideEventMeta: true, // index and sourcetype, when set, win over the event's (e.g. "syslog")
-		HTTP:              r.httpConfig(name, &h.NetworkSettings, &h.HTTPSettings),
+		HTTP:              hc,
 	})
 }
 
@@ -152,7 +161,7 @@ func (s *SyslogDestination) newSink(r *Relay, name string) (destSink, error) {
 	return forward.NewSyslog(forward.SyslogConfig{
 		Name: name, Network: s.Network, Address: s.Address,
 		ProcIDField: fieldProcID, MsgIDField: fieldMsgID,
-		TLSConfig:    tc,
+		TLS:          tc,
 		WriteTimeout: s.Timeout,
 		Logger:       r.log.With("destination", name),
 	})

@@ -221,7 +221,7 @@ func (o *OTLPDestination) newSink(r *Relay, name string) (destSink, error) {
 		Name:            name,
 		Protocol:        otlpProtocols[o.Protocol],
 		Endpoint:        o.Endpoint,
-		BearerToken:     string(o.Token),
+		Token:           string(o.Token),
 		DisableGzip:     o.Gzip != nil && !*o.Gzip,
 		GzipLevel:       int(o.CompressionLevel),
 		Timeout:         o.Timeout,

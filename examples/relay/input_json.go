@@ -88,7 +88,10 @@ func fillJSONEvent(ev *relaykit.Event, line []byte, peer string) {
 // whatever they are).
 type deadLetter struct{ w *deadletter.Writer }
 
-func newDeadLetter(w io.Writer) *deadLetter { return &deadLetter{deadletter.NewWriter(w, clk)} }
+func newDeadLetter(w io.Writer) *deadLetter {
+	dw, _ := deadletter.NewWriter(deadletter.Config{Writer: w, Clock: clk}) // fails only without a Writer
+	return &deadLetter{dw}
+}
 
 // Write records one rejected line and returns the write's error (counted
 // by the file, deadLetterFile); the line is counted as dropped

@@ -95,7 +95,11 @@ func observeHosts(src sources.Input, evs []relaykit.Event) {
 
 // Run consumes until ctx ends, then leaves the group: the partitions'
 // in-flight records are waited for (until hard) and committed.
-func (k *kafkaInput) Run(ctx, hard context.Context) error { return k.c.Run(ctx, hard) }
+func (k *kafkaInput) Run(ctx, hard context.Context) error {
+	stop := context.AfterFunc(ctx, func() { _ = k.c.Shutdown(hard) })
+	defer stop()
+	return k.c.Serve(context.Background())
+}
 
 func (k *kafkaInput) close() { _ = k.c.Close() }
 

@@ -54,11 +54,13 @@ type relpBatch struct {
 
 func newRELPInput(cfg RELPInputConfig, stats *inputStats, loc *time.Location, src sources.Input, log *slog.Logger) (*relpInput, error) {
 	in := &relpInput{cfg: cfg, stats: stats, loc: loc, src: src}
-	srv, err := relp.NewServer(relp.Config{
+	srv, err := relp.New(relp.Config{
+		Name:         cfg.Name,
+		Handler:      in.handle,
 		Window:       cfg.Window,
 		MaxDataBytes: int(cfg.MaxMessageSize),
 		Logger:       log.With("input", cfg.Name),
-	}, in.handle)
+	})
 	if err != nil {
 		return nil, err
 	}

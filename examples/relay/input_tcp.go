@@ -77,6 +77,7 @@ type streamInput struct {
 	stats  *inputStats
 	budget *stream.ReadBudget // the read buffers of its connections
 	handle func(ctx context.Context, c *stream.Conn, peer string, shard uint64)
+	work   context.Context // Run's, for the handlers: set before Serve
 }
 
 var shardSeed = maphash.MakeSeed()
@@ -101,13 +102,16 @@ func listenStream(name, addr string, tlsCfg *TLSConfig, maxConns int, idle time.
 			return nil, fmt.Errorf("input %s: read_buffers: %w", name, err)
 		}
 	}
-	ln, err := stream.Listen("tcp", addr, cfg)
+	l := &streamInput{name: name, stats: stats, budget: budget}
+	cfg.Address, cfg.Handler = addr, l.serveConn
+	ln, err := stream.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("input %s: %w", name, err)
 	}
+	l.ln = ln
 	stats.listener = ln
 	stats.buffers = budget
-	return &streamInput{name: name, ln: ln, stats: stats, budget: budget}, nil
+	return l, nil
 }
 
 func serverTLS(c *TLSConfig) (*tls.Config, error) {
@@ -141,14 +145,17 @@ func (l *streamInput) Addr() net.Addr { return l.ln.Addr() }
 // A connection paced by its source's rate limit waits on ctx: its wait
 // ends with the inputs (see stopContext).
 func (l *streamInput) Run(ctx context.Context, work context.Context) error {
-	work = context.WithValue(work, stopKey{}, ctx)
-	return l.ln.Serve(ctx, func(c *stream.Conn) {
-		peer := c.Source().String()
-		if !c.Source().IsValid() {
-			peer = c.RemoteAddr().String()
-		}
-		l.handle(work, c, peer, maphash.String(shardSeed, c.RemoteAddr().String()))
-	})
+	l.work = context.WithValue(work, stopKey{}, ctx)
+	return l.ln.Serve(ctx)
+}
+
+// serveConn is the listener's handler: it reads one connection.
+func (l *streamInput) serveConn(c *stream.Conn) {
+	peer := c.Source().String()
+	if !c.Source().IsValid() {
+		peer = c.RemoteAddr().String()
+	}
+	l.handle(l.work, c, peer, maphash.String(shardSeed, c.RemoteAddr().String()))
 }
 
 // stopKey is the key of the inputs' context in the context a connection's

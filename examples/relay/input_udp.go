@@ -42,6 +42,8 @@ type udpInput struct {
 	// host instead of the sender's address.
 	src    sources.Input
 	byHost bool
+	// readers are Run's, for handle: set before Serve.
+	readers []*udpReader
 }
 
 // udpDropPoll is how often a UDP input reads its socket's drop count, so
@@ -50,8 +52,11 @@ type udpInput struct {
 var udpDropPoll time.Duration
 
 func listenUDP(cfg UDPInputConfig, stats *inputStats, workers int, loc *time.Location, src *sourceTracker, log *slog.Logger) (*udpInput, error) {
-	ln, err := udp.Listen(cfg.Listen, udp.Config{
+	u := &udpInput{cfg: cfg, stats: stats, workers: workers, loc: loc, src: src.input(cfg.Name)}
+	ln, err := udp.New(udp.Config{
 		Name:             cfg.Name,
+		Address:          cfg.Listen,
+		Handler:          u.handle,
 		ReadBuffer:       int(cfg.ReadBuffer),
 		MaxMessageSize:   int(cfg.MaxMessageSize),
 		BatchSize:        cfg.BatchSize,
@@ -67,7 +72,7 @@ func listenUDP(cfg UDPInputConfig, stats *inputStats, workers int, loc *time.Loc
 		return nil, fmt.Errorf("input %s: %w", cfg.Name, err)
 	}
 	stats.udp = ln
-	u := &udpInput{cfg: cfg, ln: ln, stats: stats, workers: workers, loc: loc, src: src.input(cfg.Name)}
+	u.ln = ln
 	u.byHost = src != nil && src.cfg.keyByHost(cfg.Name)
 	return u, nil
 }
@@ -107,39 +112,43 @@ func (u *udpInput) Run(ctx context.Context) error {
 			}
 		}
 	}()
-	return u.ln.Serve(ctx, func(reader int, batch []udp.Datagram) {
-		r := readers[reader]
-		for i := range batch {
-			d := &batch[i]
-			if d.Addr != r.lastAddr || r.p == nil {
-				r.lastAddr, r.peer = d.Addr, d.Addr.Addr().String()
-				r.p = r.producers[maphash.Comparable(shardSeed, d.Addr)%uint64(len(r.producers))]
-			}
-			u.stats.bytes.Add(int64(len(d.Data)))
-			if !u.byHost && u.src.AllowAddr(d.Addr.Addr(), 1, len(d.Data)) == 0 {
-				u.stats.in.Drop(relaykit.ReasonRateLimit, 1)
-				continue
-			}
-			ev := r.p.Event()
-			r.sp.Parse(ev, d.Data, r.peer)
-			if u.byHost && u.src.AllowHost(ev.Host, 1, len(d.Data)) == 0 {
-				r.p.Unget()
-				u.stats.in.Drop(relaykit.ReasonRateLimit, 1)
-				continue
-			}
-			if d.Truncated {
-				ev.Flags |= relaykit.FlagTruncated
-				u.stats.truncated.Add(1)
-			}
-			if ev.Flags&relaykit.FlagParseError != 0 {
-				u.stats.parseErrors.Add(1)
-			}
-			if r.p.Full() {
-				r.p.TryPush()
-			}
+	u.readers = readers
+	return u.ln.Serve(ctx)
+}
+
+// handle is the listener's handler: the datagrams of one read.
+func (u *udpInput) handle(reader int, batch []udp.Datagram) {
+	r := u.readers[reader]
+	for i := range batch {
+		d := &batch[i]
+		if d.Addr != r.lastAddr || r.p == nil {
+			r.lastAddr, r.peer = d.Addr, d.Addr.Addr().String()
+			r.p = r.producers[maphash.Comparable(shardSeed, d.Addr)%uint64(len(r.producers))]
 		}
-		for _, p := range r.producers {
-			p.TryPush()
+		u.stats.bytes.Add(int64(len(d.Data)))
+		if !u.byHost && u.src.AllowAddr(d.Addr.Addr(), 1, len(d.Data)) == 0 {
+			u.stats.in.Drop(relaykit.ReasonRateLimit, 1)
+			continue
 		}
-	})
+		ev := r.p.Event()
+		r.sp.Parse(ev, d.Data, r.peer)
+		if u.byHost && u.src.AllowHost(ev.Host, 1, len(d.Data)) == 0 {
+			r.p.Unget()
+			u.stats.in.Drop(relaykit.ReasonRateLimit, 1)
+			continue
+		}
+		if d.Truncated {
+			ev.Flags |= relaykit.FlagTruncated
+			u.stats.truncated.Add(1)
+		}
+		if ev.Flags&relaykit.FlagParseError != 0 {
+			u.stats.parseErrors.Add(1)
+		}
+		if r.p.Full() {
+			r.p.TryPush()
+		}
+	}
+	for _, p := range r.producers {
+		p.TryPush()
+	}
 }

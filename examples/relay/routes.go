@@ -42,7 +42,7 @@ func buildRouter(cfg []RouteConfig, dests map[string]*destination, steps stepBui
 			// queue's Send cut short by the shutdown deadline, or a batch
 			// its full policy dropped (counted by the queue). The engine
 			// does not retry: the queues are the one retry loop.
-			OnSendError: func(_ context.Context, f pipeline.SendFailure) {
+			OnSendFailure: func(_ context.Context, f pipeline.SendFailure) {
 				if d, ok := dests[f.Sink]; ok {
 					d.refused(f.Events, f.Err)
 					return

@@ -157,10 +157,14 @@ func (s *SentinelDestination) newSink(r *Relay, name string) (destSink, error) {
 		fields = append(fields, forward.SentinelField{Field: field, Column: col})
 	}
 	sort.Slice(fields, func(i, j int) bool { return fields[i].Column < fields[j].Column })
+	hc, err := r.httpConfig(name, &s.NetworkSettings, &s.HTTPSettings)
+	if err != nil {
+		return nil, err
+	}
 	return forward.NewSentinel(forward.SentinelConfig{
 		Endpoint: s.Endpoint, DCRImmutableID: s.DCRImmutableID, Stream: s.Stream,
 		TokenSource: ts, Table: table, Plan: sentinelPlans[s.Plan], CollectorHostName: collector,
 		Columns: columns, Fields: fields,
-		HTTP: r.httpConfig(name, &s.NetworkSettings, &s.HTTPSettings),
+		HTTP: hc,
 	})
 }
