@@ -16,8 +16,9 @@
 //
 //	Clock *clock.Clock // nil means clock.Default()
 //
-// (batch, engine, storage, spool, sources, syslog, stream/hec, otlp). Tests
-// pass a [NewFake] clock and move it with [Clock.Set] and [Clock.Add].
+// (batch, engine, storage, spool, sources, syslog, stream/hec, otlp, input;
+// storage/deadletter's Config too). Tests pass a [NewFake] clock and move
+// it with [Clock.Set] and [Clock.Add].
 //
 // # Accuracy
 //

@@ -166,7 +166,11 @@
 // returns ErrClosed, and Run delivers what is queued, the spool's backlog
 // included, while the destination is healthy; when the deadline passes (or
 // the destination fails) memory is spooled and Run returns. A graceful
-// stop so leaves nothing behind that the destination could take.
+// stop so leaves nothing behind that the destination could take. In an
+// agent the producers are the engine: the inputs stop, then
+// engine.Engine.Shutdown routes what it holds into the queues, then Close
+// (the root package's example SyslogToSentinel:
+// https://pkg.go.dev/github.com/relaykit/relaykit#example-package-SyslogToSentinel).
 //
 // # Accounting
 //

@@ -68,6 +68,14 @@
 // context (a delivery queue still takes a batch it has room for, to send it
 // after a restart) and counted in Stats.Late.
 //
+// A program stops its inputs first: their listeners stop reading, and what
+// they read is handed over while the engine still runs (ending the inputs'
+// pushes with their listeners drops it, counted as shutdown_unqueued).
+// Then Shutdown, with the deadline; then the destinations' delivery
+// queues (delivery.Queue.Close), then the archives. The root package's
+// example SyslogToSentinel runs that order with a comment per step:
+// https://pkg.go.dev/github.com/relaykit/relaykit#example-package-SyslogToSentinel
+//
 // # Ledger
 //
 // [Engine.Stats] balances at every moment: Received = Routed + Queued +

@@ -14,6 +14,7 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/clock"
+	"github.com/relaykit/relaykit/internal/cfgerr"
 )
 
 // Errors returned by the package. Test for them with [errors.Is].
@@ -108,12 +109,30 @@ type Hooks struct {
 	OnSendError func(err error, events int)
 }
 
+// Validate reports whether [New] would accept c: nil, or a
+// *relaykit.FieldError wrapping [ErrInvalidConfig].
+func (c Config) Validate() error {
+	_, err := c.withDefaults()
+	return err
+}
+
 func (c Config) withDefaults() (Config, error) {
+	bad := func(field, format string, args ...any) error {
+		return cfgerr.New(ErrInvalidConfig, field, format, args...)
+	}
 	switch {
 	case c.Sink == nil:
-		return c, fmt.Errorf("%w: Sink is nil", ErrInvalidConfig)
-	case c.Workers < 0, c.RingSize < 0, c.BatchMaxEvents < 0, c.BatchMaxBytes < 0, c.BatchMaxWait < 0:
-		return c, fmt.Errorf("%w: negative Workers, RingSize, BatchMaxEvents, BatchMaxBytes or BatchMaxWait", ErrInvalidConfig)
+		return c, bad("Sink", "required")
+	case c.Workers < 0:
+		return c, bad("Workers", "%d must not be negative", c.Workers)
+	case c.RingSize < 0, c.RingSize&(c.RingSize-1) != 0:
+		return c, bad("RingSize", "%d is not a power of two", c.RingSize)
+	case c.BatchMaxEvents < 0:
+		return c, bad("BatchMaxEvents", "%d must not be negative", c.BatchMaxEvents)
+	case c.BatchMaxBytes < 0:
+		return c, bad("BatchMaxBytes", "%d must not be negative", c.BatchMaxBytes)
+	case c.BatchMaxWait < 0:
+		return c, bad("BatchMaxWait", "%s must not be negative", c.BatchMaxWait)
 	}
 	if c.Workers == 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
@@ -167,8 +186,9 @@ type Engine struct {
 	runErr     error
 }
 
-// New returns an engine configured by cfg, with its rings empty. Inputs may
-// push before Run starts (up to the rings' capacity).
+// New returns an engine configured by cfg, with its rings empty, or a
+// *relaykit.FieldError wrapping [ErrInvalidConfig]. Inputs may push
+// before Run starts (up to the rings' capacity).
 func New(cfg Config) (*Engine, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -364,12 +384,14 @@ func (e *Engine) Stats() Stats {
 // (otherwise that goroutine does). It is what a caller does before a
 // route-table reload that must see no old batch, or in tests.
 func (e *Engine) Flush(ctx context.Context) error {
-	var errs []error
+	var err error
 	for _, w := range e.workers {
 		w.consume.Lock()
 		w.drainLocked(w.ring.Cap())
-		errs = append(errs, w.coll.Flush(ctx))
+		if ferr := w.coll.Flush(ctx); ferr != nil {
+			err = errors.Join(err, ferr)
+		}
 		w.consume.Unlock()
 	}
-	return errors.Join(errs...)
+	return err
 }

@@ -19,14 +19,22 @@ import (
 )
 
 func TestConfig(t *testing.T) {
-	_, err := engine.New(engine.Config{})
-	require.ErrorIs(t, err, engine.ErrInvalidConfig, "Sink is required")
-	_, err = engine.New(engine.Config{Sink: newRecorder(), RingSize: 100})
-	require.ErrorIs(t, err, engine.ErrInvalidConfig, "a ring size that is not a power of two")
-	_, err = engine.New(engine.Config{Sink: newRecorder(), BatchMaxWait: -1})
-	require.ErrorIs(t, err, engine.ErrInvalidConfig)
-	e := newEngine(t, engine.Config{Sink: newRecorder()})
-	assert.Positive(t, e.Workers())
+	for field, cfg := range map[string]engine.Config{
+		"Sink":         {},
+		"RingSize":     {Sink: newRecorder(), RingSize: 100}, // not a power of two
+		"BatchMaxWait": {Sink: newRecorder(), BatchMaxWait: -1},
+		"Workers":      {Sink: newRecorder(), Workers: -1},
+	} {
+		for _, err := range []error{cfg.Validate(), func() error { _, err := engine.New(cfg); return err }()} {
+			require.ErrorIs(t, err, engine.ErrInvalidConfig, field)
+			var fe *relaykit.FieldError
+			require.ErrorAs(t, err, &fe, field)
+			assert.Equal(t, field, fe.Field)
+		}
+	}
+	e := newEngine(t, engine.Config{Sink: newRecorder(), Workers: 3})
+	assert.Equal(t, 3, e.Workers())
+	assert.Equal(t, 3, e.NewInput("in").Workers())
 }
 
 // Every way of pushing keeps the events of one shard in order, and every

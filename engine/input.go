@@ -44,6 +44,12 @@ func reasonIndex(reason string) int {
 // Name returns the input's name.
 func (in *Input) Name() string { return in.name }
 
+// Workers returns the number of the engine's workers: shards that differ
+// modulo Workers go to different workers. An input that keeps a
+// [Producer] per worker (a UDP reader, whose datagrams come from many
+// senders) makes one for each shard 0 to Workers-1.
+func (in *Input) Workers() int { return len(in.e.workers) }
+
 // Drop counts n events the input read and will not hand over, for reason
 // (relaykit.ReasonInvalidJSON, ReasonRcvbufFull, ReasonRateLimit, ...): they
 // count as received and dropped, so that the engine's ledger balances.

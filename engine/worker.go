@@ -12,6 +12,7 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/batch"
+	"github.com/relaykit/relaykit/internal/cfgerr"
 	"github.com/relaykit/relaykit/ringbuffer"
 )
 
@@ -83,7 +84,7 @@ func newWorker(e *Engine, id int) (*worker, error) {
 	cfg := e.cfg
 	ring, err := ringbuffer.NewMPSC[relaykit.Event](cfg.RingSize)
 	if err != nil {
-		return nil, fmt.Errorf("%w: RingSize: %w", ErrInvalidConfig, err)
+		return nil, cfgerr.New(ErrInvalidConfig, "RingSize", "%v", err)
 	}
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()

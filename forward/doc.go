@@ -18,7 +18,7 @@
 //     the ~1 MB compressor state is not allocated per request.
 //   - Concurrency: at most Concurrency requests in flight per sink, across
 //     all concurrent Send calls; Send waits for its own requests.
-//   - Timeouts: every request is bounded by RequestTimeout; a nil
+//   - Timeouts: every request is bounded by HTTPConfig.Timeout; a nil
 //     HTTPClient means a client of the sink's own with dial, TLS and
 //     response timeouts (never http.DefaultClient).
 //

@@ -18,6 +18,7 @@ import (
 	"github.com/relaykit/relaykit/internal/syslogname"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/internal/cfgerr"
 )
 
 // HECEndpoint selects the HEC input endpoint.
@@ -170,31 +171,35 @@ var _ relaykit.Sink = (*HEC)(nil)
 // maxBadIndexes bounds the remembered incorrect indexes.
 const maxBadIndexes = 1024
 
-// NewHEC returns an HEC sink for cfg, or an error wrapping
+// NewHEC returns an HEC sink for cfg, or a *relaykit.FieldError wrapping
 // [ErrInvalidConfig].
 func NewHEC(cfg HECConfig) (*HEC, error) {
 	if cfg.HTTP.Name == "" {
 		cfg.HTTP.Name = "hec"
 	}
-	name := cfg.HTTP.Name
+	bad := func(field, format string, args ...any) error {
+		return cfgerr.New(ErrInvalidConfig, field, format, args...)
+	}
 	u, err := url.Parse(cfg.URL)
 	switch {
 	case cfg.URL == "":
-		return nil, fmt.Errorf("%w: %s: URL is required", ErrInvalidConfig, name)
+		return nil, bad("URL", "required")
 	case err != nil, u.Scheme != "http" && u.Scheme != "https", u.Host == "":
-		return nil, fmt.Errorf("%w: %s: URL must be http(s)://host[:port]", ErrInvalidConfig, name)
+		return nil, bad("URL", "must be http(s)://host[:port]")
 	case u.User != nil, u.RawQuery != "":
-		return nil, fmt.Errorf("%w: %s: URL must not hold credentials or a query", ErrInvalidConfig, name)
+		return nil, bad("URL", "must not hold credentials or a query")
 	case cfg.Token == "":
-		return nil, fmt.Errorf("%w: %s: Token is required", ErrInvalidConfig, name)
+		return nil, bad("Token", "required")
 	case strings.ContainsAny(cfg.Token, "\r\n"):
-		return nil, fmt.Errorf("%w: %s: Token contains a line break", ErrInvalidConfig, name)
+		return nil, bad("Token", "contains a line break")
 	case cfg.Endpoint > HECRaw:
-		return nil, fmt.Errorf("%w: %s: unknown Endpoint %d", ErrInvalidConfig, name, cfg.Endpoint)
-	case cfg.AckTimeout < 0, cfg.AckPollInterval < 0:
-		return nil, fmt.Errorf("%w: %s: AckTimeout and AckPollInterval must not be negative", ErrInvalidConfig, name)
+		return nil, bad("Endpoint", "unknown endpoint %d", cfg.Endpoint)
+	case cfg.AckTimeout < 0:
+		return nil, bad("AckTimeout", "must not be negative")
+	case cfg.AckPollInterval < 0:
+		return nil, bad("AckPollInterval", "must not be negative")
 	case cfg.MessageKey != "" && !cfg.EventObject:
-		return nil, fmt.Errorf("%w: %s: MessageKey needs EventObject", ErrInvalidConfig, name)
+		return nil, bad("MessageKey", "needs EventObject")
 	}
 	if cfg.AckTimeout == 0 {
 		cfg.AckTimeout = 2 * time.Minute
@@ -208,7 +213,7 @@ func NewHEC(cfg HECConfig) (*HEC, error) {
 	if cfg.Channel == "" {
 		cfg.Channel = newGUID()
 	} else if strings.ContainsAny(cfg.Channel, "\r\n") {
-		return nil, fmt.Errorf("%w: %s: Channel contains a line break", ErrInvalidConfig, name)
+		return nil, bad("Channel", "contains a line break")
 	}
 	base := strings.TrimRight(u.String(), "/")
 	h := &HEC{
@@ -232,7 +237,7 @@ func NewHEC(cfg HECConfig) (*HEC, error) {
 			p, wild := strings.CutSuffix(f, "*")
 			switch {
 			case f == "":
-				return nil, fmt.Errorf("%w: %s: Fields has an empty key", ErrInvalidConfig, name)
+				return nil, bad("Fields", "has an empty key")
 			case f == "facility", f == "severity":
 				h.priority = true
 			}
@@ -669,7 +674,7 @@ func (h *HEC) confirm(ctx context.Context, _ *response, v verdict) verdict {
 }
 
 func (h *HEC) pollAck(ctx context.Context, body, key string) (bool, error) {
-	actx, cancel := context.WithTimeout(ctx, h.s.cfg.RequestTimeout)
+	actx, cancel := context.WithTimeout(ctx, h.s.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, h.ackURL, strings.NewReader(body))
 	if err != nil {
@@ -706,7 +711,7 @@ func (h *HEC) pollAck(ctx context.Context, body, key string) (bool, error) {
 // request find out. An unhealthy answer is returned as a *SendError with
 // the Retry-After it named.
 func (h *HEC) checkHealth(ctx context.Context) error {
-	actx, cancel := context.WithTimeout(ctx, h.s.cfg.RequestTimeout)
+	actx, cancel := context.WithTimeout(ctx, h.s.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodGet, h.health, http.NoBody)
 	if err != nil {
@@ -729,4 +734,14 @@ func (h *HEC) checkHealth(ctx context.Context) error {
 		se.Code, se.Err = *rep.Code, &hecError{code: *rep.Code, text: rep.Text}
 	}
 	return se
+}
+
+// Validate reports whether [NewHEC] would accept cfg, without sending
+// anything: nil, or a *relaykit.FieldError wrapping [ErrInvalidConfig].
+func (cfg HECConfig) Validate() error {
+	h, err := NewHEC(cfg)
+	if err != nil {
+		return err
+	}
+	return h.Close()
 }

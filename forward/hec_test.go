@@ -3,6 +3,7 @@ package forward_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -268,7 +269,7 @@ func TestHECScenarios(t *testing.T) {
 		},
 		{
 			name:   "slow response times out: retryable",
-			cfg:    func(c *forward.HECConfig) { c.HTTP.RequestTimeout = 100 * time.Millisecond },
+			cfg:    func(c *forward.HECConfig) { c.HTTP.Timeout = 100 * time.Millisecond },
 			setup:  func(s *forwardtest.HECServer) { s.Slow(1, time.Minute) },
 			failed: map[string][]string{relaykit.ReasonSinkError: all}, requests: 1,
 		},
@@ -526,7 +527,7 @@ func TestHECSecretsNeverLeak(t *testing.T) {
 		HTTP: forward.HTTPConfig{
 			Logger: logger,
 			Hooks: forward.Hooks{
-				OnSendError: func(d string, err error) { record(d, err, fmt.Sprintf("%#v", err)) },
+				OnSendError: func(err error, n int) { record(err, n, fmt.Sprintf("%#v", err)) },
 				OnSend:      func(d string, n, b int, took time.Duration) { record(d, n, b, took) },
 			},
 		}}
@@ -579,11 +580,9 @@ func TestNewHECInvalidConfig(t *testing.T) {
 		{"negative concurrency", forward.HECConfig{URL: "http://h", Token: "t", HTTP: forward.HTTPConfig{Concurrency: -1}}},
 		{"gzip level", forward.HECConfig{URL: "http://h", Token: "t", HTTP: forward.HTTPConfig{GzipLevel: 10}}},
 		{"client and TLS", forward.HECConfig{URL: "http://h", Token: "t", HTTP: forward.HTTPConfig{
-			HTTPClient: &http.Client{}, TLS: forward.TLSConfig{ServerName: "x"}}}},
-		{"bad CA", forward.HECConfig{URL: "http://h", Token: "t", HTTP: forward.HTTPConfig{
-			TLS: forward.TLSConfig{CAPEM: []byte("not pem")}}}},
+			HTTPClient: &http.Client{}, TLS: &tls.Config{ServerName: "x"}}}},
 		{"MessageKey without EventObject", forward.HECConfig{URL: "http://h", Token: "t", MessageKey: "m"}},
-		{"negative timeout", forward.HECConfig{URL: "http://h", Token: "t", HTTP: forward.HTTPConfig{RequestTimeout: -1}}},
+		{"negative timeout", forward.HECConfig{URL: "http://h", Token: "t", HTTP: forward.HTTPConfig{Timeout: -1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -598,7 +597,7 @@ func TestHECTLS(t *testing.T) {
 	srv := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{TLS: true})
 	t.Run("trusted CA", func(t *testing.T) {
 		h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(),
-			HTTP: forward.HTTPConfig{TLS: forward.TLSConfig{CAPEM: srv.Certificate()}}})
+			HTTP: forward.HTTPConfig{TLS: buildTLS(t, forward.TLSConfig{CAPEM: srv.Certificate()})}})
 		require.NoError(t, err)
 		defer h.Close()
 		require.NoError(t, h.Send(t.Context(), batchOf("tls-ok")))
@@ -616,7 +615,7 @@ func TestHECTLS(t *testing.T) {
 	})
 	t.Run("dangerous skip verify", func(t *testing.T) {
 		h, err := forward.NewHEC(forward.HECConfig{URL: srv.URL, Token: srv.Token(),
-			HTTP: forward.HTTPConfig{TLS: forward.TLSConfig{DangerousInsecureSkipVerify: true}}})
+			HTTP: forward.HTTPConfig{TLS: buildTLS(t, forward.TLSConfig{DangerousInsecureSkipVerify: true})}})
 		require.NoError(t, err)
 		defer h.Close()
 		require.NoError(t, h.Send(t.Context(), batchOf("tls-skip")))
@@ -774,4 +773,52 @@ func TestHECIncorrectIndexNumbering(t *testing.T) {
 			})
 		}
 	}
+}
+
+// A constructor's error names the field, with the path of a setting of
+// the nested HTTPConfig ("HTTP.Timeout"), and wraps ErrInvalidConfig.
+func TestConfigFieldErrors(t *testing.T) {
+	for _, tc := range []struct {
+		field string
+		new   func() error
+	}{
+		{"URL", func() error { _, err := forward.NewHEC(forward.HECConfig{Token: "t"}); return err }},
+		{"HTTP.Timeout", func() error {
+			_, err := forward.NewHEC(forward.HECConfig{URL: "http://h", Token: "t", HTTP: forward.HTTPConfig{Timeout: -1}})
+			return err
+		}},
+		{"HTTP.TLS", func() error {
+			_, err := forward.NewHEC(forward.HECConfig{URL: "http://h", Token: "t", HTTP: forward.HTTPConfig{HTTPClient: &http.Client{}, TLS: &tls.Config{}}})
+			return err
+		}},
+		{"HTTP.GzipLevel", func() error {
+			_, err := forward.NewSentinel(forward.SentinelConfig{Endpoint: "https://dce", DCRImmutableID: "dcr-00000000000000000000000000000000",
+				Stream: "Custom-X_CL", TokenSource: forward.StaticToken("x"), HTTP: forward.HTTPConfig{GzipLevel: 12}})
+			return err
+		}},
+		{"DialTimeout", func() error {
+			_, err := forward.NewSyslog(forward.SyslogConfig{Address: "127.0.0.1:1", DialTimeout: -1})
+			return err
+		}},
+	} {
+		err := tc.new()
+		require.ErrorIs(t, err, forward.ErrInvalidConfig, tc.field)
+		var fe *relaykit.FieldError
+		require.ErrorAs(t, err, &fe, tc.field)
+		assert.Equal(t, tc.field, fe.Field)
+	}
+}
+
+// The sinks' Configs validate without sending: what their constructors
+// refuse, and nothing else.
+func TestValidate(t *testing.T) {
+	var fe *relaykit.FieldError
+	require.ErrorAs(t, forward.HECConfig{URL: "http://h"}.Validate(), &fe)
+	assert.Equal(t, "Token", fe.Field)
+	assert.NoError(t, forward.HECConfig{URL: "http://127.0.0.1:1", Token: "t"}.Validate())
+	require.ErrorAs(t, forward.SentinelConfig{Endpoint: "https://dce", Stream: "Custom-X_CL", TokenSource: forward.StaticToken("x")}.Validate(), &fe)
+	assert.Equal(t, "DCRImmutableID", fe.Field)
+	require.ErrorAs(t, forward.SyslogConfig{Address: "127.0.0.1:1", Network: "sctp"}.Validate(), &fe)
+	assert.Equal(t, "Network", fe.Field)
+	assert.NoError(t, forward.SyslogConfig{Address: "127.0.0.1:1"}.Validate())
 }

@@ -1,6 +1,7 @@
 package forward_test
 
 import (
+	"crypto/tls"
 	"errors"
 	"slices"
 	"sync"
@@ -98,4 +99,12 @@ type failureLog = failures
 func (f *failures) send(t testing.TB, s relaykit.Sink, batch []relaykit.Event) error {
 	t.Helper()
 	return f.add(t, batch, s.Send(t.Context(), batch))
+}
+
+// buildTLS returns the *tls.Config c describes.
+func buildTLS(t testing.TB, c forward.TLSConfig) *tls.Config {
+	t.Helper()
+	tc, err := c.Build()
+	require.NoError(t, err)
+	return tc
 }

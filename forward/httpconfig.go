@@ -1,13 +1,14 @@
 package forward
 
 import (
-	"fmt"
+	"crypto/tls"
 	"log/slog"
 	"net/http"
 	"sync/atomic"
 	"time"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/internal/cfgerr"
 )
 
 // HTTPConfig holds the settings every HTTP sink of this package shares
@@ -24,17 +25,18 @@ type HTTPConfig struct {
 	Name string
 
 	// HTTPClient sends the requests. Nil means a client owned by the sink,
-	// built from TLS and RequestTimeout, with connection timeouts and idle
+	// built from TLS and Timeout, with connection timeouts and idle
 	// pooling (never http.DefaultClient, which has no timeout). A supplied
-	// client is used as is; TLS must then be zero.
+	// client is used as is; TLS must then be nil.
 	HTTPClient *http.Client
 	// TLS configures server verification and client certificates of the
-	// sink's own client. Ignored when zero.
-	TLS TLSConfig
+	// sink's own client; [TLSConfig.Build] makes one from files. Nil
+	// means the system roots and TLS 1.2 at least.
+	TLS *tls.Config
 
-	// RequestTimeout bounds one HTTP request, from sending it until the
-	// response body is read. Zero means 30 s.
-	RequestTimeout time.Duration
+	// Timeout bounds one HTTP request, from sending it until the response
+	// body is read. Zero means 30 s.
+	Timeout time.Duration
 	// Concurrency is the maximum number of requests the sink has in flight
 	// at once, across all concurrent Send calls. Zero means 4. With more
 	// than one, the requests of one batch may be sent in parallel, so
@@ -80,9 +82,11 @@ type Hooks struct {
 	// with the number of events and body bytes (before compression) it
 	// carried and the duration of the request.
 	OnSend func(dest string, events, bytes int, took time.Duration)
-	// OnSendError is called after every failed request, retryable or not.
-	// err is a *SendError and never holds secrets.
-	OnSendError func(dest string, err error)
+	// OnSendError is called after every failed request, retryable or not,
+	// with its error and the number of events it carried. err is a
+	// *SendError (naming the destination) and never holds secrets. It has
+	// the shape of every OnSendError hook in relaykit.
+	OnSendError func(err error, events int)
 }
 
 // Stats is a snapshot of a sink's counters since it was created. Counters
@@ -160,28 +164,32 @@ func (c *counters) snapshot() Stats {
 }
 
 // withDefaults returns c with zero fields replaced by defaults, after
-// validation. kind is the sink kind ("hec"); maxReq and maxEvent the sink's
-// default limits.
+// validation: a *relaykit.FieldError wrapping [ErrInvalidConfig], its
+// path relative to the HTTPConfig. kind is the sink kind ("hec"); maxReq
+// and maxEvent the sink's default limits.
 func (c HTTPConfig) withDefaults(kind string, maxReq, maxEvent int) (HTTPConfig, error) {
 	if c.Name == "" {
 		c.Name = kind
 	}
-	switch {
-	case c.RequestTimeout < 0:
-		return c, fmt.Errorf("%w: %s: RequestTimeout %v is negative", ErrInvalidConfig, c.Name, c.RequestTimeout)
-	case c.Concurrency < 0:
-		return c, fmt.Errorf("%w: %s: Concurrency %d is negative", ErrInvalidConfig, c.Name, c.Concurrency)
-	case c.MaxRequestBytes < 0:
-		return c, fmt.Errorf("%w: %s: MaxRequestBytes %d is negative", ErrInvalidConfig, c.Name, c.MaxRequestBytes)
-	case c.MaxEventBytes < 0:
-		return c, fmt.Errorf("%w: %s: MaxEventBytes %d is negative", ErrInvalidConfig, c.Name, c.MaxEventBytes)
-	case c.GzipLevel != 0 && !validGzipLevel(c.GzipLevel):
-		return c, fmt.Errorf("%w: %s: GzipLevel %d is not 1..9, GzipHuffmanOnly or GzipStateless", ErrInvalidConfig, c.Name, c.GzipLevel)
-	case c.HTTPClient != nil && !c.TLS.isZero():
-		return c, fmt.Errorf("%w: %s: TLS is set but HTTPClient is supplied; configure TLS on the client", ErrInvalidConfig, c.Name)
+	bad := func(field, format string, args ...any) error {
+		return cfgerr.New(ErrInvalidConfig, field, format, args...)
 	}
-	if c.RequestTimeout == 0 {
-		c.RequestTimeout = 30 * time.Second
+	switch {
+	case c.Timeout < 0:
+		return c, bad("Timeout", "%v is negative", c.Timeout)
+	case c.Concurrency < 0:
+		return c, bad("Concurrency", "%d is negative", c.Concurrency)
+	case c.MaxRequestBytes < 0:
+		return c, bad("MaxRequestBytes", "%d is negative", c.MaxRequestBytes)
+	case c.MaxEventBytes < 0:
+		return c, bad("MaxEventBytes", "%d is negative", c.MaxEventBytes)
+	case c.GzipLevel != 0 && !validGzipLevel(c.GzipLevel):
+		return c, bad("GzipLevel", "%d is not 1..9, GzipHuffmanOnly or GzipStateless", c.GzipLevel)
+	case c.HTTPClient != nil && c.TLS != nil:
+		return c, bad("TLS", "set while HTTPClient is supplied; configure TLS on the client")
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 30 * time.Second
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = 4

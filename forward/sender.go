@@ -65,6 +65,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/internal/cfgerr"
 )
 
 // protocol is what an HTTP sink tells the sender core; see the design note.
@@ -175,17 +176,14 @@ type sender struct {
 func newSender(kind string, cfg HTTPConfig, p protocol, maxReq, maxEvent int) (*sender, error) {
 	cfg, err := cfg.withDefaults(kind, maxReq, maxEvent)
 	if err != nil {
-		return nil, err
+		return nil, relaykit.FieldIn("HTTP", err)
 	}
 	if len(p.prefix)+len(p.suffix) >= cfg.MaxRequestBytes {
-		return nil, fmt.Errorf("%w: %s: MaxRequestBytes %d is too small", ErrInvalidConfig, cfg.Name, cfg.MaxRequestBytes)
+		return nil, cfgerr.New(ErrInvalidConfig, "HTTP.MaxRequestBytes", "%d is too small", cfg.MaxRequestBytes)
 	}
 	s := &sender{dest: cfg.Name, cfg: cfg, p: p, client: cfg.HTTPClient, sem: semaphore.NewWeighted(int64(cfg.Concurrency))}
 	if s.client == nil {
-		s.client, err = newHTTPClient(cfg.TLS, cfg.RequestTimeout, cfg.Concurrency)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrInvalidConfig, cfg.Name, err)
-		}
+		s.client = newHTTPClient(cfg.TLS, cfg.Timeout, cfg.Concurrency)
 		s.owned = true
 	}
 	s.unhealthy.Store(p.health != nil)
@@ -433,12 +431,12 @@ func (s *sender) deliver(ctx context.Context, st *batchState, r *request) {
 			fallthrough
 		case outcomeFatal:
 			s.reportFatal(v)
-			s.failRequest(st, r, 0, v.reason, s.sendErr(v, false))
+			s.failRequest(st, r, 0, v.reason, s.sendErr(v, false, len(r.spans)))
 			return
 		case outcomeSplit:
 			s.unseal(r)
 			if len(r.spans) == 1 {
-				s.failRequest(st, r, 0, relaykit.ReasonTooLarge, s.sendErr(v, false))
+				s.failRequest(st, r, 0, relaykit.ReasonTooLarge, s.sendErr(v, false, len(r.spans)))
 				return
 			}
 			s.c.splits.Add(1)
@@ -460,12 +458,12 @@ func (s *sender) deliver(ctx context.Context, st *batchState, r *request) {
 		case outcomePartial:
 			k := v.index
 			if k < 0 || k >= len(r.spans) {
-				s.failRequest(st, r, 0, v.reason, s.sendErr(v, false))
+				s.failRequest(st, r, 0, v.reason, s.sendErr(v, false, len(r.spans)))
 				return
 			}
 			s.unseal(r)
 			s.accepted(r, 0, k, took)
-			s.failOne(st, int(r.idx[k]), v.reason, s.sendErr(v, false))
+			s.failOne(st, int(r.idx[k]), v.reason, s.sendErr(v, false, 1))
 			rest := s.rebuild(st, r, k+1, len(r.spans))
 			s.putRequest(r)
 			r = rest
@@ -485,7 +483,7 @@ func (s *sender) deliver(ctx context.Context, st *batchState, r *request) {
 		if s.p.health != nil {
 			s.unhealthy.Store(true)
 		}
-		err := s.sendErr(v, true)
+		err := s.sendErr(v, true, len(r.spans))
 		if cerr := ctx.Err(); cerr != nil {
 			s.failRequest(st, r, 0, relaykit.ReasonShutdown, err)
 			return
@@ -532,7 +530,7 @@ func (b *attemptBody) Close() error {
 // maxResponseBody bytes, in r.resp) has been read and closed. It returns
 // only once the transport is done with the request body.
 func (s *sender) exchange(ctx context.Context, r *request, wire []byte) (*http.Response, []byte, error) {
-	actx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	actx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	ab := &attemptBody{done: make(chan struct{})}
 	ab.Reset(wire)
@@ -605,8 +603,9 @@ func scrubURLError(err error) error {
 	return err
 }
 
-// sendErr wraps v.err in a *SendError.
-func (s *sender) sendErr(v verdict, retryable bool) *SendError {
+// sendErr wraps v.err in a *SendError, the failure of a request carrying
+// events events.
+func (s *sender) sendErr(v verdict, retryable bool, events int) *SendError {
 	e := &SendError{Destination: s.dest, StatusCode: v.status, Code: v.code, Retryable: retryable, Err: v.err}
 	if retryable {
 		e.RetryAfter = v.retryAfter
@@ -615,7 +614,7 @@ func (s *sender) sendErr(v verdict, retryable bool) *SendError {
 		e.Err = errors.New("failed")
 	}
 	if h := s.cfg.Hooks.OnSendError; h != nil {
-		h(s.dest, e)
+		h(e, events)
 	}
 	return e
 }

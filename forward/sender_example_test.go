@@ -54,9 +54,9 @@ func ExampleHTTPConfig() {
 		Token:              "00000000-0000-0000-0000-000000000000",
 		DisableHealthCheck: true,
 		HTTP: forward.HTTPConfig{
-			Name:           "splunk-test",
-			Concurrency:    1, // strict order
-			RequestTimeout: 10 * time.Second,
+			Name:        "splunk-test",
+			Concurrency: 1, // strict order
+			Timeout:     10 * time.Second,
 		},
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/relaykit/relaykit/internal/jsonenc"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/internal/cfgerr"
 )
 
 // Logs Ingestion API facts.
@@ -194,15 +195,15 @@ func validColumnName(s string) bool {
 	return true
 }
 
-// NewSentinel returns a Sentinel sink for cfg, or an error wrapping
-// [ErrInvalidConfig].
+// NewSentinel returns a Sentinel sink for cfg, or a *relaykit.FieldError
+// wrapping [ErrInvalidConfig].
 func NewSentinel(cfg SentinelConfig) (*Sentinel, error) {
 	if cfg.HTTP.Name == "" {
 		cfg.HTTP.Name = "sentinel"
 	}
 	name := cfg.HTTP.Name
-	invalid := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s: %s", ErrInvalidConfig, name, fmt.Sprintf(format, args...))
+	invalid := func(field, format string, args ...any) error {
+		return cfgerr.New(ErrInvalidConfig, field, format, args...)
 	}
 	if cfg.Stream == "" {
 		cfg.Stream = cfg.Table.Stream()
@@ -210,42 +211,42 @@ func NewSentinel(cfg SentinelConfig) (*Sentinel, error) {
 	u, err := url.Parse(cfg.Endpoint)
 	switch {
 	case cfg.Endpoint == "":
-		return nil, invalid("Endpoint is required")
+		return nil, invalid("Endpoint", "required")
 	case err != nil, u.Scheme != "https" && u.Scheme != "http", u.Host == "":
-		return nil, invalid("Endpoint must be https://host[:port]")
+		return nil, invalid("Endpoint", "must be https://host[:port]")
 	case u.User != nil, u.RawQuery != "", u.Fragment != "":
-		return nil, invalid("Endpoint must not hold credentials, a query or a fragment")
+		return nil, invalid("Endpoint", "must not hold credentials, a query or a fragment")
 	case cfg.Table > SentinelCommonSecurityLog:
-		return nil, invalid("unknown Table %v", cfg.Table)
+		return nil, invalid("Table", "unknown table %v", cfg.Table)
 	case cfg.Table != SentinelCustom && cfg.Columns != (SentinelColumns{}):
-		return nil, invalid("Columns do not apply to the %v table, whose columns are fixed", cfg.Table)
+		return nil, invalid("Columns", "do not apply to the %v table, whose columns are fixed", cfg.Table)
 	case cfg.Plan > SentinelAuxiliary:
-		return nil, invalid("unknown Plan %v", cfg.Plan)
+		return nil, invalid("Plan", "unknown plan %v", cfg.Plan)
 	case cfg.Plan == SentinelAuxiliary && cfg.Table != SentinelCustom:
-		return nil, invalid("the Auxiliary plan is for custom tables only, not the %v table", cfg.Table)
+		return nil, invalid("Plan", "the Auxiliary plan is for custom tables only, not the %v table", cfg.Table)
 	case cfg.Plan == SentinelAuxiliary && cfg.Columns.Fields != "" && cfg.Columns.Fields != "-":
-		return nil, invalid("Fields column %q: an Auxiliary table has no dynamic columns (send fields to columns of their own with Fields, or leave it out)", cfg.Columns.Fields)
+		return nil, invalid("Columns.Fields", "%q: an Auxiliary table has no dynamic columns (send fields to columns of their own with Fields, or leave it out)", cfg.Columns.Fields)
 	case cfg.DCRImmutableID == "":
-		return nil, invalid("DCRImmutableID is required")
+		return nil, invalid("DCRImmutableID", "required")
 	case !validPathSegment(cfg.DCRImmutableID):
-		return nil, invalid("DCRImmutableID %q is not a rule ID", cfg.DCRImmutableID)
+		return nil, invalid("DCRImmutableID", "%q is not a rule ID", cfg.DCRImmutableID)
 	case cfg.Stream == "":
-		return nil, invalid("Stream is required")
+		return nil, invalid("Stream", "required")
 	case !validPathSegment(cfg.Stream):
-		return nil, invalid("Stream %q is not a stream name", cfg.Stream)
+		return nil, invalid("Stream", "%q is not a stream name", cfg.Stream)
 	case cfg.TokenSource == nil:
-		return nil, invalid("TokenSource is required")
+		return nil, invalid("TokenSource", "required")
 	case cfg.TokenRefreshBefore < 0:
-		return nil, invalid("TokenRefreshBefore is negative")
+		return nil, invalid("TokenRefreshBefore", "is negative")
 	case cfg.HTTP.MaxRequestBytes > SentinelMaxRequestBytes:
-		return nil, invalid("MaxRequestBytes %d exceeds the service's limit of %d", cfg.HTTP.MaxRequestBytes, SentinelMaxRequestBytes)
+		return nil, invalid("HTTP.MaxRequestBytes", "%d exceeds the service's limit of %d", cfg.HTTP.MaxRequestBytes, SentinelMaxRequestBytes)
 	}
 
 	st := &Sentinel{dest: name, table: cfg.Table, digits: cfg.Plan.timeDigits()}
 	cols := cfg.Columns
 	seen := map[string]bool{}
 	first := true
-	key := func(what, col, def string) ([]byte, error) {
+	key := func(field, what, col, def string) ([]byte, error) {
 		if col == "" {
 			col = def
 		}
@@ -253,10 +254,10 @@ func NewSentinel(cfg SentinelConfig) (*Sentinel, error) {
 			return nil, nil
 		}
 		if !validColumnName(col) {
-			return nil, invalid("%s column %q: a column name starts with a letter and has at most 45 letters, digits and underscores", what, col)
+			return nil, invalid(field, "%s column %q: a column name starts with a letter and has at most 45 letters, digits and underscores", what, col)
 		}
 		if seen[strings.ToLower(col)] {
-			return nil, invalid("column %q is used twice", col)
+			return nil, invalid(field, "column %q is used twice", col)
 		}
 		seen[strings.ToLower(col)] = true
 		var k []byte
@@ -281,12 +282,12 @@ func NewSentinel(cfg SentinelConfig) (*Sentinel, error) {
 		{&st.severityKey, "Severity", cols.Severity, ""},
 		{&st.fieldsKey, "Fields", cols.Fields, ""},
 	} {
-		if *c.dst, err = key(c.what, c.col, c.def); err != nil {
+		if *c.dst, err = key("Columns."+c.what, c.what, c.col, c.def); err != nil {
 			return nil, err
 		}
 	}
 	if st.timeKey == nil {
-		return nil, invalid("the Time column cannot be left out (TimeGenerated is required)")
+		return nil, invalid("Columns.Time", "the Time column cannot be left out (TimeGenerated is required)")
 	}
 	if cfg.Table != SentinelCustom {
 		// The row starts with TimeGenerated; custom columns follow.
@@ -295,23 +296,23 @@ func NewSentinel(cfg SentinelConfig) (*Sentinel, error) {
 			st.collectorHost = append([]byte(`,"CollectorHostName":`), jsonenc.AppendString(nil, []byte(cfg.CollectorHostName))...)
 		}
 	}
-	for _, f := range cfg.Fields {
+	for i, f := range cfg.Fields {
 		if f.Field == "" {
-			return nil, invalid("a Fields entry has no Field")
+			return nil, invalid(fmt.Sprintf("Fields[%d].Field", i), "required")
 		}
 		col := f.Column
 		if col == "" {
 			col = f.Field
 		}
-		k, err := key("field "+f.Field, col, "")
+		k, err := key(fmt.Sprintf("Fields[%d].Column", i), "field "+f.Field, col, "")
 		if err != nil {
 			return nil, err
 		}
 		if k == nil {
-			return nil, invalid("field %q has no column", f.Field)
+			return nil, invalid(fmt.Sprintf("Fields[%d].Column", i), "field %q has no column", f.Field)
 		}
 		if cfg.Table != SentinelCustom && !strings.HasSuffix(col, "_CF") {
-			return nil, invalid("field %q: column %q added to the %v table must end in _CF", f.Field, col, cfg.Table)
+			return nil, invalid(fmt.Sprintf("Fields[%d].Column", i), "field %q: column %q added to the %v table must end in _CF", f.Field, col, cfg.Table)
 		}
 		st.fields = append(st.fields, sentinelField{field: f.Field, key: k})
 	}
@@ -522,4 +523,14 @@ func (st *Sentinel) classify(r *response) verdict {
 		v.reason = relaykit.ReasonUnauthorized
 	}
 	return v
+}
+
+// Validate reports whether [NewSentinel] would accept cfg, without sending
+// anything: nil, or a *relaykit.FieldError wrapping [ErrInvalidConfig].
+func (cfg SentinelConfig) Validate() error {
+	s, err := NewSentinel(cfg)
+	if err != nil {
+		return err
+	}
+	return s.Close()
 }

@@ -168,10 +168,10 @@ func TestSentinelPlanConfigErrors(t *testing.T) {
 		want string
 	}{
 		{"fields column", func(c *forward.SentinelConfig) { c.Columns.Fields = "Props" },
-			`Fields column "Props": an Auxiliary table has no dynamic columns`},
+			`Columns.Fields: "Props": an Auxiliary table has no dynamic columns`},
 		{"built-in table", func(c *forward.SentinelConfig) { c.Table, c.Stream = forward.SentinelCommonSecurityLog, "" },
 			"the Auxiliary plan is for custom tables only, not the CommonSecurityLog table"},
-		{"unknown plan", func(c *forward.SentinelConfig) { c.Plan = 7 }, "unknown Plan SentinelPlan(7)"},
+		{"unknown plan", func(c *forward.SentinelConfig) { c.Plan = 7 }, "Plan: unknown plan SentinelPlan(7)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base()

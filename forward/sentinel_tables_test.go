@@ -477,12 +477,12 @@ func TestSentinelTableConfigErrors(t *testing.T) {
 	}{
 		{"Columns with a built-in table", func(c *forward.SentinelConfig) {
 			c.Table, c.Columns = forward.SentinelSyslog, forward.SentinelColumns{Host: "HostName"}
-		}, "Columns do not apply to the Syslog table"},
+		}, "Columns: do not apply to the Syslog table"},
 		{"custom column without _CF", func(c *forward.SentinelConfig) {
 			c.Table, c.Fields = forward.SentinelCommonSecurityLog, []forward.SentinelField{{Field: "x", Column: "Extra"}}
 		}, `column "Extra" added to the CommonSecurityLog table must end in _CF`},
-		{"unknown table", func(c *forward.SentinelConfig) { c.Table = 7 }, "unknown Table SentinelTable(7)"},
-		{"custom table needs a stream", func(c *forward.SentinelConfig) { c.Table = forward.SentinelCustom }, "Stream is required"},
+		{"unknown table", func(c *forward.SentinelConfig) { c.Table = 7 }, "Table: unknown table SentinelTable(7)"},
+		{"custom table needs a stream", func(c *forward.SentinelConfig) { c.Table = forward.SentinelCustom }, "Stream: required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/net/ipv6"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/internal/cfgerr"
 	"github.com/relaykit/relaykit/internal/episode"
 )
 
@@ -76,16 +77,13 @@ type SyslogConfig struct {
 	// below 480 are rejected (the minimum RFC 5426 requires).
 	MaxMessageSize int
 
-	// TLS configures tls from files or PEM (a private CA, a client
-	// certificate), like the HTTP sinks' [HTTPConfig].TLS. The zero
-	// value verifies the receiver's certificate against the system roots
-	// for the host in Address. Set it or TLSConfig, not both.
-	TLS TLSConfig
-	// TLSConfig configures tls programmatically. Nil means the config TLS
-	// describes. Set RootCAs for a private CA and Certificates for a client
-	// certificate. The config is cloned; ServerName is filled from Address
-	// when empty.
-	TLSConfig *tls.Config
+	// TLS configures network tls, like the HTTP sinks' [HTTPConfig].TLS:
+	// RootCAs for a private CA, Certificates for a client certificate;
+	// [TLSConfig.Build] makes one from files or PEM. The config is cloned,
+	// its ServerName filled from Address when empty. Nil verifies the
+	// receiver's certificate against the system roots for the host in
+	// Address. It must be nil for tcp and udp.
+	TLS *tls.Config
 	// SendBuffer is SO_SNDBUF of the socket, in bytes. Zero means the
 	// operating system's default. Raise it for high-rate udp.
 	SendBuffer int
@@ -192,7 +190,8 @@ const maxPooledBuf = 4 << 20
 const udpChunk = 256
 
 // NewSyslog returns a Syslog sink for cfg. It does not connect: the first
-// Send does. Errors wrap [ErrInvalidConfig].
+// Send does. A bad Config is a *relaykit.FieldError wrapping
+// [ErrInvalidConfig].
 func NewSyslog(cfg SyslogConfig) (*Syslog, error) {
 	s := &Syslog{
 		dest:    cfg.Name,
@@ -204,8 +203,8 @@ func NewSyslog(cfg SyslogConfig) (*Syslog, error) {
 		writeTO: cfg.WriteTimeout,
 		log:     cfg.Logger,
 	}
-	invalid := func(format string, args ...any) error {
-		return fmt.Errorf("%w: syslog: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+	invalid := func(field, format string, args ...any) error {
+		return cfgerr.New(ErrInvalidConfig, field, format, args...)
 	}
 	if s.dest == "" {
 		s.dest = "syslog"
@@ -219,20 +218,20 @@ func NewSyslog(cfg SyslogConfig) (*Syslog, error) {
 	case "udp", "udp4", "udp6":
 		s.udp = true
 	default:
-		return nil, invalid("unknown network %q (want tcp, tls or udp)", cfg.Network)
+		return nil, invalid("Network", "unknown network %q (want tcp, tls or udp)", cfg.Network)
 	}
 	host, _, err := net.SplitHostPort(cfg.Address)
 	if err != nil {
-		return nil, fmt.Errorf("%w: syslog: address %q: %w", ErrInvalidConfig, cfg.Address, err)
+		return nil, invalid("Address", "%q: %v", cfg.Address, err)
 	}
-	if cfg.TLSConfig != nil && !cfg.TLS.isZero() {
-		return nil, invalid("set TLS or TLSConfig, not both")
+	if cfg.TLS != nil && !s.useTLS {
+		return nil, invalid("TLS", "set, but network %q is not tls", cfg.Network)
 	}
 	if s.useTLS {
-		if cfg.TLSConfig != nil {
-			s.tlsConfig = cfg.TLSConfig.Clone()
-		} else if s.tlsConfig, err = cfg.TLS.Build(); err != nil {
-			return nil, fmt.Errorf("%w: syslog: %w", ErrInvalidConfig, err)
+		if cfg.TLS != nil {
+			s.tlsConfig = cfg.TLS.Clone()
+		} else {
+			s.tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 		}
 		if s.tlsConfig.ServerName == "" {
 			s.tlsConfig.ServerName = host
@@ -241,15 +240,15 @@ func NewSyslog(cfg SyslogConfig) (*Syslog, error) {
 	switch cfg.Format {
 	case SyslogRFC5424, SyslogRFC3164:
 	default:
-		return nil, invalid("unknown format %d", int(cfg.Format))
+		return nil, invalid("Format", "unknown format %d", int(cfg.Format))
 	}
 	switch cfg.Framing {
 	case SyslogOctetCounting, SyslogNonTransparent:
 	default:
-		return nil, invalid("unknown framing %d", int(cfg.Framing))
+		return nil, invalid("Framing", "unknown framing %d", int(cfg.Framing))
 	}
 	if cfg.DefaultPriority > 191 {
-		return nil, invalid("default priority %d out of range 0-191", cfg.DefaultPriority)
+		return nil, invalid("DefaultPriority", "%d out of range 0-191", cfg.DefaultPriority)
 	}
 	if s.maxMsg == 0 {
 		s.maxMsg = 65536
@@ -258,16 +257,19 @@ func NewSyslog(cfg SyslogConfig) (*Syslog, error) {
 		}
 	}
 	if s.maxMsg < 480 {
-		return nil, invalid("max message size %d below 480", s.maxMsg)
+		return nil, invalid("MaxMessageSize", "%d below 480", s.maxMsg)
 	}
 	if s.udp && s.maxMsg > 65507 {
-		return nil, invalid("max message size %d above the UDP maximum 65507", s.maxMsg)
+		return nil, invalid("MaxMessageSize", "%d above the UDP maximum 65507", s.maxMsg)
 	}
 	if s.sendBuf < 0 {
-		return nil, invalid("negative send buffer")
+		return nil, invalid("SendBuffer", "must not be negative")
 	}
-	if s.dialTO < 0 || s.writeTO < 0 {
-		return nil, invalid("negative duration")
+	if s.dialTO < 0 {
+		return nil, invalid("DialTimeout", "must not be negative")
+	}
+	if s.writeTO < 0 {
+		return nil, invalid("WriteTimeout", "must not be negative")
 	}
 	if s.dialTO == 0 {
 		s.dialTO = 10 * time.Second
@@ -288,15 +290,15 @@ func NewSyslog(cfg SyslogConfig) (*Syslog, error) {
 		sdID = "relaykit@32473"
 	}
 	if len(cfg.StructuredData) > 0 && !validSDID(sdID) {
-		return nil, invalid("invalid SD-ID %q", sdID)
+		return nil, invalid("SDID", "invalid SD-ID %q", sdID)
 	}
 	seen := make(map[string]bool, len(cfg.StructuredData))
 	for _, name := range cfg.StructuredData {
 		if !validSDName(name) {
-			return nil, invalid("structured data field %q is not a valid SD-NAME", name)
+			return nil, invalid("StructuredData", "field %q is not a valid SD-NAME", name)
 		}
 		if seen[name] {
-			return nil, invalid("structured data field %q listed twice", name)
+			return nil, invalid("StructuredData", "field %q listed twice", name)
 		}
 		seen[name] = true
 	}
@@ -631,3 +633,13 @@ func (s *Syslog) Close() error {
 }
 
 var _ relaykit.Sink = (*Syslog)(nil)
+
+// Validate reports whether [NewSyslog] would accept cfg, without
+// connecting: nil, or a *relaykit.FieldError wrapping [ErrInvalidConfig].
+func (cfg SyslogConfig) Validate() error {
+	s, err := NewSyslog(cfg)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+}

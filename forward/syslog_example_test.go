@@ -12,9 +12,10 @@ import (
 // RFC 5424 message it sends for an event. Send connects on first use.
 func ExampleSyslog() {
 	sink, err := forward.NewSyslog(forward.SyslogConfig{
-		Network:        "tls",
-		Address:        "logs.example.com:6514",
-		TLS:            forward.TLSConfig{}, // or CAFile: "/etc/relay/ca.pem"
+		Network: "tls",
+		Address: "logs.example.com:6514",
+		// TLS nil: the system roots; for a private CA,
+		// TLS: forward.TLSConfig{CAFile: "/etc/relay/ca.pem"}.Build().
 		ProcIDField:    "pid",
 		StructuredData: []string{"user"},
 	})

@@ -72,14 +72,14 @@ func TestSyslogNGDelivery(t *testing.T) {
 		{name: "tcp", cfg: syslogCfg("tcp", ng.tcpPort), file: "tcp.log", batches: 20},
 		{name: "tls", cfg: func() forward.SyslogConfig {
 			c := syslogCfg("tls", ng.tlsPort)
-			c.TLSConfig = &tls.Config{RootCAs: ng.caPool, Certificates: []tls.Certificate{clientCert(t)}}
+			c.TLS = &tls.Config{RootCAs: ng.caPool, Certificates: []tls.Certificate{clientCert(t)}}
 			return c
 		}(), file: "tls.log", batches: 20},
 		{name: "tls-files", cfg: func() forward.SyslogConfig {
 			c := syslogCfg("tls", ng.tlsPort)
 			dir := t.TempDir()
 			writeTestCert(t, dir+"/client.pem", dir+"/client-key.pem")
-			c.TLS = forward.TLSConfig{CAFile: ng.dir + "/cert.pem", CertFile: dir + "/client.pem", KeyFile: dir + "/client-key.pem"}
+			c.TLS = buildTLS(t, forward.TLSConfig{CAFile: ng.dir + "/cert.pem", CertFile: dir + "/client.pem", KeyFile: dir + "/client-key.pem"})
 			return c
 		}(), file: "tls.log", batches: 4, offset: 20 * 50},
 		{name: "udp", cfg: func() forward.SyslogConfig {
@@ -134,7 +134,7 @@ func TestSyslogNGRestart(t *testing.T) {
 		{"tcp", "tcp.log", syslogCfg("tcp", ng.tcpPort)},
 		{"tls", "tls.log", func() forward.SyslogConfig {
 			c := syslogCfg("tls", ng.tlsPort)
-			c.TLSConfig = &tls.Config{RootCAs: ng.caPool}
+			c.TLS = &tls.Config{RootCAs: ng.caPool}
 			return c
 		}()},
 	} {
@@ -472,10 +472,7 @@ func TestNewSyslogInvalid(t *testing.T) {
 		{"sd duplicate", forward.SyslogConfig{Address: "127.0.0.1:1", StructuredData: []string{"a", "a"}}},
 		{"sd id", forward.SyslogConfig{Address: "127.0.0.1:1", StructuredData: []string{"a"}, SDID: "x@y"}},
 		{"negative", forward.SyslogConfig{Address: "127.0.0.1:1", DialTimeout: -1}},
-		{"tls twice", forward.SyslogConfig{Network: "tls", Address: "127.0.0.1:1", TLSConfig: &tls.Config{},
-			TLS: forward.TLSConfig{MinVersion: tls.VersionTLS13}}},
-		{"tls missing CA file", forward.SyslogConfig{Network: "tls", Address: "127.0.0.1:1",
-			TLS: forward.TLSConfig{CAFile: "/nonexistent/ca.pem"}}},
+		{"tls without network tls", forward.SyslogConfig{Network: "tcp", Address: "127.0.0.1:1", TLS: &tls.Config{MinVersion: tls.VersionTLS13}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := forward.NewSyslog(tt.cfg)

@@ -39,7 +39,7 @@ func TestSyslogTLSCloseWithUnreadTickets(t *testing.T) {
 	leaf, err := x509.ParseCertificate(cert.Certificate[0])
 	require.NoError(t, err)
 	pool.AddCert(leaf)
-	sink, err := forward.NewSyslog(forward.SyslogConfig{Network: "tls", Address: ln.Addr().String(), TLSConfig: &tls.Config{RootCAs: pool, ClientSessionCache: tls.NewLRUClientSessionCache(1)}})
+	sink, err := forward.NewSyslog(forward.SyslogConfig{Network: "tls", Address: ln.Addr().String(), TLS: &tls.Config{RootCAs: pool, ClientSessionCache: tls.NewLRUClientSessionCache(1)}})
 	require.NoError(t, err)
 	batch := bigSyslogBatch(2500) // 1 MB: more than the receiver's socket buffer takes unread, the rest waits in the sink's
 	require.NoError(t, sink.Send(t.Context(), batch))

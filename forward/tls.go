@@ -11,9 +11,12 @@ import (
 	"time"
 )
 
-// TLSConfig configures TLS for a sink's own connections: which servers to
-// trust and which client certificate to present. The zero value verifies the
-// server against the system roots and presents no certificate.
+// TLSConfig describes TLS for a sink's own connections from files or PEM:
+// which servers to trust and which client certificate to present.
+// [TLSConfig.Build] makes the *tls.Config that HTTPConfig.TLS,
+// SyslogConfig.TLS and otlp.ExporterConfig.TLS take. The zero value
+// verifies the server against the system roots and presents no
+// certificate.
 type TLSConfig struct {
 	// CAFile is a PEM file of CA certificates to trust instead of the
 	// system roots. Empty means the system roots (plus CAPEM).
@@ -37,12 +40,6 @@ type TLSConfig struct {
 	// certificate chain and host name: anyone on the path can then read
 	// and alter the traffic, tokens included. For throw-away tests only.
 	DangerousInsecureSkipVerify bool
-}
-
-func (c TLSConfig) isZero() bool {
-	return c.CAFile == "" && len(c.CAPEM) == 0 && c.CertFile == "" && c.KeyFile == "" &&
-		len(c.CertPEM) == 0 && len(c.KeyPEM) == 0 && c.ServerName == "" && c.MinVersion == 0 &&
-		!c.DangerousInsecureSkipVerify
 }
 
 // Build returns the *tls.Config described by c. It reads the files now;
@@ -97,10 +94,9 @@ func (c TLSConfig) Build() (*tls.Config, error) {
 // dial, TLS-handshake and response-header timeouts, idle connections kept
 // for reuse (enough for conc requests in flight), HTTP/2 when the server
 // offers it over TLS.
-func newHTTPClient(tc TLSConfig, timeout time.Duration, conc int) (*http.Client, error) {
-	tlsConf, err := tc.Build()
-	if err != nil {
-		return nil, err
+func newHTTPClient(tlsConf *tls.Config, timeout time.Duration, conc int) *http.Client {
+	if tlsConf == nil {
+		tlsConf = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
@@ -118,5 +114,5 @@ func newHTTPClient(tc TLSConfig, timeout time.Duration, conc int) (*http.Client,
 		// strip encodings on its own.
 		DisableCompression: true,
 	}
-	return &http.Client{Transport: tr, Timeout: timeout}, nil
+	return &http.Client{Transport: tr, Timeout: timeout}
 }

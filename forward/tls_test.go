@@ -103,7 +103,7 @@ func TestHECMutualTLS(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var fl failures
 			h, err := forward.NewHEC(forward.HECConfig{URL: ts.URL, Token: "t", DisableHealthCheck: true,
-				HTTP: forward.HTTPConfig{TLS: tt.tls}})
+				HTTP: forward.HTTPConfig{TLS: buildTLS(t, tt.tls)}})
 			require.NoError(t, err)
 			defer h.Close()
 			err = fl.send(t, h, batchOf("m"))

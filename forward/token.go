@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/relaykit/relaykit/internal/cfgerr"
 	"github.com/relaykit/relaykit/internal/episode"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -244,17 +245,17 @@ type EntraTokenSource struct {
 // NewEntraTokenSource returns a token source for cfg. Errors wrap
 // [ErrInvalidConfig] and never contain the client secret.
 func NewEntraTokenSource(cfg EntraConfig) (*EntraTokenSource, error) {
-	invalid := func(format string, args ...any) error {
-		return fmt.Errorf("%w: entra: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+	invalid := func(field, format string, args ...any) error {
+		return cfgerr.New(ErrInvalidConfig, field, format, args...)
 	}
 	if cfg.TenantID == "" || !validTenant(cfg.TenantID) {
-		return nil, invalid("TenantID %q must be a tenant GUID or domain name", cfg.TenantID)
+		return nil, invalid("TenantID", "%q must be a tenant GUID or domain name", cfg.TenantID)
 	}
 	if cfg.ClientID == "" {
-		return nil, invalid("ClientID is required")
+		return nil, invalid("ClientID", "required")
 	}
 	if cfg.ClientSecret == "" {
-		return nil, invalid("ClientSecret is required")
+		return nil, invalid("ClientSecret", "required")
 	}
 	host := cfg.AuthorityHost
 	if host == "" {
@@ -262,10 +263,10 @@ func NewEntraTokenSource(cfg EntraConfig) (*EntraTokenSource, error) {
 	}
 	u, err := url.Parse(host)
 	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return nil, invalid("AuthorityHost %q is not an absolute URL", host)
+		return nil, invalid("AuthorityHost", "%q is not an absolute URL", host)
 	}
 	if u.Scheme != "https" && (u.Scheme != "http" || !isLoopback(u.Hostname())) {
-		return nil, invalid("AuthorityHost %q must use https", host)
+		return nil, invalid("AuthorityHost", "%q must use https", host)
 	}
 	scope := cfg.Scope
 	if scope == "" {

@@ -80,8 +80,8 @@
 // not counted.
 //
 // Connections and TLS are the servers': serve the handler with an
-// http.Server on a [stream.NetListener] with [ConnState] as its ConnState
-// hook, and the gRPC service with a grpc.Server on another NetListener
+// http.Server on a stream.NetListener with stream/streamhttp's ConnState
+// as its ConnState hook, and the gRPC service with a grpc.Server on another NetListener
 // (see the examples), to get the stream inputs' limits per source address
 // and in all, and for a listener with TLS its handshake deadline. A
 // NetListener with TLS hands the gRPC server *tls.Conn connections whose

@@ -15,6 +15,7 @@ import (
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/otlp"
 	"github.com/relaykit/relaykit/stream"
+	"github.com/relaykit/relaykit/stream/streamhttp"
 )
 
 // A receiver mounted in an http.Server takes OTLP/HTTP logs and hands the
@@ -97,27 +98,27 @@ func ExampleExporter() {
 
 // OTLP/HTTP and OTLP/gRPC on stream listeners: each connection is held
 // to the listener's limits (per source address and in all) and, with
-// Config.TLS, its handshake deadline. ConnState tells the HTTP listener
-// which connections are idle between requests, the only ones it may
-// evict. The gRPC server gets the receiver's size limit from
+// Config.TLS, its handshake deadline. streamhttp.ConnState tells the HTTP
+// listener which connections are idle between requests, the only ones it
+// may evict. The gRPC server gets the receiver's size limit from
 // ServerOptions.
-func ExampleConnState() {
+func Example_streamListener() {
 	sink := relaykit.SinkFunc(func(_ context.Context, batch []relaykit.Event) error {
 		fmt.Println("accepted", len(batch), "records")
 		return nil
 	})
 	r, _ := otlp.NewReceiver(otlp.ReceiverConfig{Sink: sink})
 
-	httpLn, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{Name: "otlp-http", MaxConnsPerSource: 16})
+	httpLn, err := stream.New(stream.Config{Name: "otlp-http", Address: "127.0.0.1:0", MaxConnsPerSource: 16})
 	if err != nil {
 		panic(err)
 	}
 	hl := httpLn.NetListener()
-	hs := &http.Server{Handler: r, ConnState: otlp.ConnState(hl), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	hs := &http.Server{Handler: r, ConnState: streamhttp.ConnState(hl), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	httpDone := make(chan error, 1)
 	go func() { httpDone <- hs.Serve(hl) }()
 
-	grpcLn, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{Name: "otlp-grpc"})
+	grpcLn, err := stream.New(stream.Config{Name: "otlp-grpc", Address: "127.0.0.1:0"})
 	if err != nil {
 		panic(err)
 	}

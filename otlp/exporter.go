@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -30,6 +31,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/internal/cfgerr"
+	"github.com/relaykit/relaykit/internal/episode"
 	"github.com/relaykit/relaykit/internal/gzipool"
 	"github.com/relaykit/relaykit/internal/version"
 )
@@ -76,11 +79,13 @@ type ExporterConfig struct {
 	// metadata), e.g. an API key. Their values never appear in errors or
 	// logs.
 	Headers map[string]string
-	// BearerToken, when set, is sent as "Authorization: Bearer <token>".
-	BearerToken string
+	// Token, when set, is sent as "Authorization: Bearer <Token>". It
+	// never appears in errors or logs.
+	Token string
 	// TLS configures TLS for https endpoints (server roots, client
-	// certificate for mutual TLS, ServerName). Nil means the system roots.
-	// Ignored with HTTPClient.
+	// certificate for mutual TLS, ServerName); forward.TLSConfig builds
+	// one from files. Nil means the system roots and TLS 1.2 at least.
+	// It must be nil with HTTPClient, which has its own.
 	TLS *tls.Config
 	// DisableGzip sends bodies uncompressed. By default they are gzipped
 	// with pooled writers at GzipLevel (Content-Encoding: gzip;
@@ -90,8 +95,8 @@ type ExporterConfig struct {
 	// -2 (Huffman coding only) or -3 (klauspost/compress's stateless
 	// level-1 matching), for HTTP and gRPC. Zero means 1.
 	GzipLevel int
-	// Timeout bounds one request, from sending to the end of the answer.
-	// Zero means 30 s.
+	// Timeout bounds one request, from sending it until the answer is
+	// read. Zero means 30 s.
 	Timeout time.Duration
 	// MaxRequestBytes bounds the encoded (protobuf, uncompressed) size of
 	// one request: a batch is split into requests of at most this size,
@@ -111,17 +116,25 @@ type ExporterConfig struct {
 	DialOptions []grpc.DialOption
 	// Hooks observe requests. Nil hooks cost nothing.
 	Hooks ExporterHooks
+	// Logger logs state changes (the destination failing and accepting
+	// again, once per episode), never records or secrets. Nil means no
+	// logging.
+	Logger *slog.Logger
 }
 
 // ExporterHooks observe an [Exporter]. They run synchronously in Send,
 // possibly on several goroutines at once: they must be fast, safe for
 // concurrent use and must not retain their arguments.
 type ExporterHooks struct {
-	// OnRequest is called after each request with the destination name,
-	// the records it held, its body size in bytes as sent (HTTP; 0 for
-	// gRPC), the time it took and its error (nil on success, an
-	// *ExportError otherwise).
-	OnRequest func(dest string, records, bytes int, took time.Duration, err error)
+	// OnSend is called after a request the destination accepted (in
+	// whole or in part), with the destination name, the records it held,
+	// its body size in bytes as sent (HTTP; 0 for gRPC) and the time it
+	// took. It has the shape of forward.Hooks.OnSend.
+	OnSend func(dest string, events, bytes int, took time.Duration)
+	// OnSendError is called after each failed request, retryable or not,
+	// with its *ExportError and the records it held. It has the shape of
+	// every OnSendError hook in relaykit.
+	OnSendError func(err error, events int)
 	// OnPartialSuccess is called when the destination accepted a request
 	// in part: rejected records (possibly 0, a warning) and its message.
 	OnPartialSuccess func(dest string, rejected int64, message string)
@@ -199,35 +212,54 @@ type Exporter struct {
 	pool    sync.Pool
 
 	requests, bytes, delivered, rejected, failed, retryable atomic.Int64
+	failing                                                 episode.Log
 }
 
 var _ relaykit.Sink = (*Exporter)(nil)
 
-// NewExporter returns an exporter for cfg, or an error wrapping
-// [ErrInvalidConfig]. For gRPC it creates the connection, which connects
-// on the first Send.
-func NewExporter(cfg ExporterConfig) (*Exporter, error) {
+// Validate reports whether [NewExporter] would accept cfg, without
+// connecting: nil, or a *relaykit.FieldError wrapping [ErrInvalidConfig].
+func (cfg ExporterConfig) Validate() error {
+	_, err := cfg.fill()
+	return err
+}
+
+func (cfg *ExporterConfig) fill() (*url.URL, error) {
 	if cfg.Name == "" {
 		cfg.Name = "otlp"
+	}
+	bad := func(field, format string, args ...any) error {
+		return cfgerr.New(ErrInvalidConfig, field, format, args...)
 	}
 	u, err := url.Parse(cfg.Endpoint)
 	switch {
 	case cfg.Endpoint == "":
-		return nil, fmt.Errorf("%w: %s: Endpoint is required", ErrInvalidConfig, cfg.Name)
+		return nil, bad("Endpoint", "required")
 	case err != nil, u.Scheme != "http" && u.Scheme != "https", u.Host == "":
-		return nil, fmt.Errorf("%w: %s: Endpoint must be http(s)://host[:port][/path]", ErrInvalidConfig, cfg.Name)
+		return nil, bad("Endpoint", "must be http(s)://host[:port][/path]")
 	case u.User != nil:
-		return nil, fmt.Errorf("%w: %s: Endpoint must not hold credentials", ErrInvalidConfig, cfg.Name)
+		return nil, bad("Endpoint", "must not hold credentials")
 	case cfg.Protocol > GRPC:
-		return nil, fmt.Errorf("%w: %s: unknown Protocol %d", ErrInvalidConfig, cfg.Name, cfg.Protocol)
+		return nil, bad("Protocol", "unknown protocol %d", cfg.Protocol)
+	case cfg.Protocol == GRPC && u.Path != "" && u.Path != "/":
+		return nil, bad("Endpoint", "a gRPC endpoint has no path")
 	case cfg.GzipLevel != 0 && !gzipool.Valid(cfg.GzipLevel):
-		return nil, fmt.Errorf("%w: %s: GzipLevel %d is not 1..9, -2 (Huffman only) or -3 (stateless)", ErrInvalidConfig, cfg.Name, cfg.GzipLevel)
-	case cfg.Timeout < 0, cfg.MaxRequestBytes < 0:
-		return nil, fmt.Errorf("%w: %s: Timeout and MaxRequestBytes must not be negative", ErrInvalidConfig, cfg.Name)
+		return nil, bad("GzipLevel", "%d is not 1..9, -2 (Huffman only) or -3 (stateless)", cfg.GzipLevel)
+	case cfg.Timeout < 0:
+		return nil, bad("Timeout", "must not be negative")
+	case cfg.MaxRequestBytes < 0:
+		return nil, bad("MaxRequestBytes", "must not be negative")
 	case cfg.Mapping.Names > CollectorNames:
-		return nil, fmt.Errorf("%w: %s: unknown Mapping.Names %d", ErrInvalidConfig, cfg.Name, cfg.Mapping.Names)
-	case strings.ContainsAny(cfg.BearerToken, "\r\n"):
-		return nil, fmt.Errorf("%w: %s: BearerToken contains a line break", ErrInvalidConfig, cfg.Name)
+		return nil, bad("Mapping.Names", "unknown names %d", cfg.Mapping.Names)
+	case strings.ContainsAny(cfg.Token, " \t\r\n"):
+		return nil, bad("Token", "contains white space")
+	case cfg.HTTPClient != nil && cfg.TLS != nil:
+		return nil, bad("TLS", "set while HTTPClient is supplied; configure TLS on the client")
+	}
+	for k, v := range cfg.Headers {
+		if strings.ContainsAny(k+v, "\r\n") {
+			return nil, bad("Headers", "header %q contains a line break", k)
+		}
 	}
 	if cfg.GzipLevel == 0 {
 		cfg.GzipLevel = 1
@@ -238,20 +270,28 @@ func NewExporter(cfg ExporterConfig) (*Exporter, error) {
 	if cfg.MaxRequestBytes == 0 {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return u, nil
+}
+
+// NewExporter returns an exporter for cfg, or a *relaykit.FieldError
+// wrapping [ErrInvalidConfig]. For gRPC it creates the connection, which connects
+// on the first Send.
+func NewExporter(cfg ExporterConfig) (*Exporter, error) {
+	u, err := cfg.fill()
+	if err != nil {
+		return nil, err
+	}
 	x := &Exporter{cfg: cfg, name: cfg.Name}
 	for k, v := range cfg.Headers {
-		if strings.ContainsAny(k+v, "\r\n") {
-			return nil, fmt.Errorf("%w: %s: header %q contains a line break", ErrInvalidConfig, cfg.Name, k)
-		}
 		x.headers = append(x.headers, [2]string{k, v})
 	}
-	if cfg.BearerToken != "" {
-		x.headers = append(x.headers, [2]string{"Authorization", "Bearer " + cfg.BearerToken})
+	if cfg.Token != "" {
+		x.headers = append(x.headers, [2]string{"Authorization", "Bearer " + cfg.Token})
 	}
 	if cfg.Protocol == GRPC {
-		if u.Path != "" && u.Path != "/" {
-			return nil, fmt.Errorf("%w: %s: a gRPC Endpoint has no path", ErrInvalidConfig, cfg.Name)
-		}
 		creds := insecure.NewCredentials()
 		if u.Scheme == "https" {
 			tc := cfg.TLS
@@ -268,7 +308,7 @@ func NewExporter(cfg ExporterConfig) (*Exporter, error) {
 		opts = append(opts, cfg.DialOptions...)
 		conn, err := grpc.NewClient(u.Host, opts...)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrInvalidConfig, cfg.Name, err)
+			return nil, cfgerr.New(ErrInvalidConfig, "Endpoint", "%v", err)
 		}
 		x.conn, x.grpcC = conn, plogotlp.NewGRPCClient(conn)
 		x.md = metadata.MD{}
@@ -485,15 +525,16 @@ func (x *Exporter) export(ctx context.Context, st *sendState, ld plog.Logs, reco
 			f(x.name, rejected, ps.ErrorMessage())
 		}
 	}
-	if f := x.cfg.Hooks.OnRequest; f != nil {
-		var err error
-		if xe != nil {
-			err = xe
-		}
-		f(x.name, records, wire, time.Since(start), err)
-	}
 	if xe != nil {
+		x.failing.Fail(x.cfg.Logger, "otlp: export failing (further failures are counted, not logged)", "destination", x.name, "err", xe)
+		if f := x.cfg.Hooks.OnSendError; f != nil {
+			f(xe, records)
+		}
 		return xe, 0, ""
+	}
+	x.failing.OK(x.cfg.Logger, "otlp: destination accepts exports again", "destination", x.name)
+	if f := x.cfg.Hooks.OnSend; f != nil {
+		f(x.name, records, wire, time.Since(start))
 	}
 	return nil, rejected, ps.ErrorMessage()
 }

@@ -2,6 +2,7 @@ package otlp_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net/http"
@@ -324,12 +325,63 @@ func TestExporterToReceiver(t *testing.T) {
 			defer srv.Close()
 			endpoint = srv.URL
 		}
-		x := newExporter(t, otlp.ExporterConfig{Endpoint: endpoint, Protocol: proto, BearerToken: "tok"})
+		x := newExporter(t, otlp.ExporterConfig{Endpoint: endpoint, Protocol: proto, Token: "tok"})
 		require.NoError(t, x.Send(t.Context(), in))
 		got := sink.got()
 		require.Len(t, got, len(in))
 		for i := range in {
 			assert.Equal(t, viewOf(&in[i]), viewOf(&got[i]), "protocol %d event %d", proto, i)
+		}
+	}
+}
+
+// The exporter's hooks have the shapes of forward's: OnSend for a request
+// the destination accepted, OnSendError (the error first) for one it did
+// not.
+func TestExporterHooks(t *testing.T) {
+	status := 200
+	f := &fakeHTTP{answer: func(int) (int, map[string]string, int64) { return status, nil, 0 }}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	var sent, failed []int
+	var hookErr error
+	x := newExporter(t, otlp.ExporterConfig{Name: "collector", Endpoint: srv.URL, Hooks: otlp.ExporterHooks{
+		OnSend: func(dest string, events, bytes int, _ time.Duration) {
+			assert.Equal(t, "collector", dest)
+			assert.Positive(t, bytes)
+			sent = append(sent, events)
+		},
+		OnSendError: func(err error, events int) { hookErr = err; failed = append(failed, events) },
+	}})
+	require.NoError(t, x.Send(t.Context(), events(3)))
+	status = 503
+	require.Error(t, x.Send(t.Context(), events(2)))
+	assert.Equal(t, []int{3}, sent)
+	assert.Equal(t, []int{2}, failed)
+	var xe *otlp.ExportError
+	require.ErrorAs(t, hookErr, &xe)
+	assert.Equal(t, "collector", xe.Destination)
+}
+
+// A bad ExporterConfig is refused with a FieldError naming the field, by
+// NewExporter and by Validate.
+func TestExporterInvalidConfig(t *testing.T) {
+	for field, cfg := range map[string]otlp.ExporterConfig{
+		"Endpoint":        {Endpoint: "ftp://x"},
+		"Protocol":        {Endpoint: "http://x", Protocol: 9},
+		"GzipLevel":       {Endpoint: "http://x", GzipLevel: 11},
+		"Timeout":         {Endpoint: "http://x", Timeout: -1},
+		"Token":           {Endpoint: "http://x", Token: "a\nb"},
+		"TLS":             {Endpoint: "https://x", TLS: &tls.Config{MinVersion: tls.VersionTLS12}, HTTPClient: &http.Client{}},
+		"Headers":         {Endpoint: "http://x", Headers: map[string]string{"X": "a\r\n"}},
+		"MaxRequestBytes": {Endpoint: "http://x", MaxRequestBytes: -1},
+	} {
+		for _, err := range []error{cfg.Validate(), func() error { _, err := otlp.NewExporter(cfg); return err }()} {
+			require.ErrorIs(t, err, otlp.ErrInvalidConfig, field)
+			var fe *relaykit.FieldError
+			require.ErrorAs(t, err, &fe, field)
+			assert.Equal(t, field, fe.Field)
+			assert.NotContains(t, err.Error(), "a\nb")
 		}
 	}
 }

@@ -119,6 +119,6 @@ func TestExporterGzipLevelInvalid(t *testing.T) {
 	for _, level := range []int{10, -1, -4} {
 		_, err := otlp.NewExporter(otlp.ExporterConfig{Endpoint: "http://127.0.0.1:4318", GzipLevel: level})
 		require.ErrorIs(t, err, otlp.ErrInvalidConfig, "level %d", level)
-		assert.Contains(t, err.Error(), fmt.Sprintf("GzipLevel %d", level))
+		assert.Contains(t, err.Error(), fmt.Sprintf("GzipLevel: %d is not", level))
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/relaykit/relaykit/otlp"
 	"github.com/relaykit/relaykit/stream"
+	"github.com/relaykit/relaykit/stream/streamhttp"
 )
 
 // proxyDial dials addr and writes a version 2 PROXY header naming src,
@@ -39,8 +40,8 @@ func proxyDial(ctx context.Context, addr string, src *net.TCPAddr) (net.Conn, er
 
 func proxyListener(t *testing.T) *stream.Listener {
 	t.Helper()
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{
-		Name: "otlp", ProxyProtocol: stream.ProxyRequired, ProxyAllowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+	ln, err := stream.New(stream.Config{
+		Name: "otlp", Address: "127.0.0.1:0", ProxyProtocol: stream.ProxyRequired, ProxyAllowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 	})
 	require.NoError(t, err)
 	return ln
@@ -69,7 +70,7 @@ func TestReceiverBehindProxy(t *testing.T) {
 			note("http " + req.RemoteAddr)
 			r.ServeHTTP(w, req)
 		}),
-		ConnState:         otlp.ConnState(nl),
+		ConnState:         streamhttp.ConnState(nl),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	served := make(chan error, 1)

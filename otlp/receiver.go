@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"log/slog"
 	"mime"
 	"net"
 	"net/http"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit/clock"
+	"github.com/relaykit/relaykit/internal/cfgerr"
+	"github.com/relaykit/relaykit/internal/episode"
 	"github.com/relaykit/relaykit/internal/limitread"
 
 	"github.com/klauspost/compress/gzip"
@@ -64,6 +67,8 @@ const (
 // ReceiverConfig configures a [Receiver]. Sink is required; every other
 // zero field means the documented default.
 type ReceiverConfig struct {
+	// Name identifies the receiver in log records and errors.
+	Name string
 	// Sink receives the events of each request as one batch. A nil error
 	// from Send is the only thing the receiver acknowledges.
 	Sink relaykit.Sink
@@ -118,7 +123,7 @@ type ReceiverConfig struct {
 	// GRPCHandshakeTimeout bounds the setting up of a gRPC connection:
 	// the client's HTTP/2 preface and first SETTINGS frame must arrive
 	// within it (grpc.ConnectionTimeout), or the connection is closed. A
-	// TLS handshake done by a [stream.NetListener] has its own deadline
+	// TLS handshake done by a stream.NetListener has its own deadline
 	// (stream.Config.HandshakeTimeout), measured from accept; one done by
 	// the server's credentials counts in this one. Zero means 10 s.
 	GRPCHandshakeTimeout time.Duration
@@ -135,6 +140,10 @@ type ReceiverConfig struct {
 
 	// Hooks observe requests and Sink errors. Nil hooks cost nothing.
 	Hooks ReceiverHooks
+	// Logger logs state changes (the Sink refusing batches, and accepting
+	// them again, once per episode), never records or secrets. Nil means
+	// no logging.
+	Logger *slog.Logger
 }
 
 // ReceiverHooks observe a [Receiver]. They run synchronously on request
@@ -148,20 +157,40 @@ type ReceiverHooks struct {
 	// start of the request to the answer.
 	OnRequest func(transport string, status, records, bytes int, took time.Duration)
 	// OnSendError is called when the Sink refused a batch (answered 503 /
-	// UNAVAILABLE).
-	OnSendError func(records int, err error)
+	// UNAVAILABLE), with the Sink's error and the records of the batch. It
+	// has the shape of every OnSendError hook in relaykit.
+	OnSendError func(err error, events int)
 }
 
+// Validate reports whether [NewReceiver] would accept cfg: nil, or a
+// *relaykit.FieldError wrapping [ErrInvalidConfig].
+func (cfg ReceiverConfig) Validate() error { return cfg.fill() }
+
 func (cfg *ReceiverConfig) fill() error {
+	bad := func(field, format string, args ...any) error {
+		return cfgerr.New(ErrInvalidConfig, field, format, args...)
+	}
 	switch {
 	case cfg.Sink == nil:
-		return fmt.Errorf("%w: Sink is required", ErrInvalidConfig)
-	case cfg.MaxBodyBytes < 0, cfg.MaxEventBytes < 0, cfg.SendTimeout < 0, cfg.RetryAfter < 0, cfg.GRPCHandshakeTimeout < 0:
-		return fmt.Errorf("%w: limits must not be negative", ErrInvalidConfig)
+		return bad("Sink", "required")
 	case strings.ContainsAny(cfg.Token, " \t\r\n"):
-		return fmt.Errorf("%w: Token contains white space", ErrInvalidConfig)
+		return bad("Token", "contains white space")
 	case cfg.Mapping.Names > CollectorNames:
-		return fmt.Errorf("%w: unknown Mapping.Names %d", ErrInvalidConfig, cfg.Mapping.Names)
+		return bad("Mapping.Names", "unknown names %d", cfg.Mapping.Names)
+	}
+	for _, v := range []struct {
+		field string
+		n     int64
+	}{
+		{"MaxBodyBytes", cfg.MaxBodyBytes}, {"MaxEventBytes", int64(cfg.MaxEventBytes)}, {"SendTimeout", int64(cfg.SendTimeout)},
+		{"RetryAfter", int64(cfg.RetryAfter)}, {"GRPCHandshakeTimeout", int64(cfg.GRPCHandshakeTimeout)},
+	} {
+		if v.n < 0 {
+			return bad(v.field, "must not be negative")
+		}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
@@ -235,12 +264,13 @@ type Receiver struct {
 	records, accepted, retried, rejected                      atomic.Int64
 	unauthorized, badType, tooLarge, badRequests, bodyTimeout atomic.Int64
 	bodyErrors, sendErrors, closedN                           atomic.Int64
+	refusing                                                  episode.Log
 }
 
 var _ http.Handler = (*Receiver)(nil)
 
-// NewReceiver returns a receiver for cfg, or an error wrapping
-// [ErrInvalidConfig].
+// NewReceiver returns a receiver for cfg, or a *relaykit.FieldError
+// wrapping [ErrInvalidConfig]. It starts no goroutine.
 func NewReceiver(cfg ReceiverConfig) (*Receiver, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
@@ -332,11 +362,13 @@ func (r *Receiver) export(ctx context.Context, st *reqState) (refused int, err e
 	if err := r.cfg.Sink.Send(sctx, st.batch); err != nil {
 		r.sendErrors.Add(1)
 		r.retried.Add(int64(len(st.batch)))
+		r.refusing.Fail(r.cfg.Logger, "otlp: the sink refuses batches, answering unavailable (further refusals are counted, not logged)", "input", r.cfg.Name, "err", err)
 		if f := r.cfg.Hooks.OnSendError; f != nil {
-			f(len(st.batch), err)
+			f(err, len(st.batch))
 		}
 		return refused, err
 	}
+	r.refusing.OK(r.cfg.Logger, "otlp: the sink accepts batches again", "input", r.cfg.Name)
 	r.accepted.Add(int64(len(st.batch)))
 	r.rejected.Add(int64(refused)) // answered with partial success: not sent again
 	return refused, nil

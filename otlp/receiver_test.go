@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/otlp"
 )
@@ -179,7 +180,10 @@ func TestReceiverBadInput(t *testing.T) {
 
 func TestReceiverBackPressureAndPartialSuccess(t *testing.T) {
 	sink := &collectSink{}
-	r, err := otlp.NewReceiver(otlp.ReceiverConfig{Sink: sink, MaxEventBytes: 200, RetryAfter: 1500 * time.Millisecond})
+	var hookErr error
+	var hookEvents int
+	r, err := otlp.NewReceiver(otlp.ReceiverConfig{Sink: sink, MaxEventBytes: 200, RetryAfter: 1500 * time.Millisecond,
+		Hooks: otlp.ReceiverHooks{OnSendError: func(err error, events int) { hookErr, hookEvents = err, events }}})
 	require.NoError(t, err)
 	srv := httptest.NewServer(r)
 	defer srv.Close()
@@ -193,6 +197,8 @@ func TestReceiverBackPressureAndPartialSuccess(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, rep.status)
 	assert.Equal(t, "2", rep.header.Get("Retry-After"), "1.5 s rounded up")
 	assert.Empty(t, sink.got())
+	assert.Error(t, hookErr)
+	assert.Equal(t, 2, hookEvents, "the records handed to the Sink (one was over MaxEventBytes)")
 
 	sink.setFail(false)
 	rep = post(t, srv.URL, "application/x-protobuf", "", "", pb)
@@ -301,5 +307,24 @@ func TestReceiveTimeFromClock(t *testing.T) {
 	require.Len(t, got, 6)
 	for i, e := range got {
 		assert.Equal(t, t0.Add(time.Duration(i/2)*2*time.Second).UnixNano(), e.ReceiveTime, "event %d", i)
+	}
+}
+
+// A bad ReceiverConfig is refused with a FieldError naming the field, by
+// NewReceiver and by Validate.
+func TestReceiverInvalidConfig(t *testing.T) {
+	sink := &collectSink{}
+	for field, cfg := range map[string]otlp.ReceiverConfig{
+		"Sink":          {},
+		"Token":         {Sink: sink, Token: "a b"},
+		"MaxBodyBytes":  {Sink: sink, MaxBodyBytes: -1},
+		"Mapping.Names": {Sink: sink, Mapping: otlp.Mapping{Names: 9}},
+	} {
+		for _, err := range []error{cfg.Validate(), func() error { _, err := otlp.NewReceiver(cfg); return err }()} {
+			require.ErrorIs(t, err, otlp.ErrInvalidConfig, field)
+			var fe *relaykit.FieldError
+			require.ErrorAs(t, err, &fe, field)
+			assert.Equal(t, field, fe.Field)
+		}
 	}
 }

@@ -140,7 +140,7 @@
 // count, sums, minima, maxima and times of that window. What is lost is
 // at most one window's summary per key, plus the summaries collected but
 // not yet accepted by a sink, which fail like any Send (see
-// [Hooks.OnSendError]). A graceful shutdown that calls
+// [Hooks.OnSendFailure]). A graceful shutdown that calls
 // Router.Flush(ctx, FlushAll) before the sinks close loses nothing. A
 // relay that cannot accept this loss sends full-fidelity events to a
 // durable destination (an archive route, non-final) beside the reduced
@@ -152,9 +152,9 @@
 // reached it, in batch order, whichever routes they came through. Sends run
 // one after another on the caller's goroutine. A failed Send does not stop
 // the others; its events are counted as failed, handed to
-// [Hooks.OnSendError] — the place to spill or retry them — and Route returns
-// a [*SinkError] for it. A caller that ignores both loses those events, so a
-// relay should always set OnSendError.
+// [Hooks.OnSendFailure] — the place to spill or retry them — and Route
+// returns a [*SinkError] for it. A caller that ignores both loses those events, so a
+// relay should always set OnSendFailure.
 //
 // # Observing a route
 //

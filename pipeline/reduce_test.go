@@ -1050,7 +1050,7 @@ func TestRouterFlushSendError(t *testing.T) {
 	var failed []string
 	r, err := pipeline.NewRouter([]pipeline.Route{{Name: "r", Final: true, Pipeline: pipeline.NewPipeline(s),
 		Sinks: []relaykit.Sink{pipeline.Named("hec", sink)}}},
-		pipeline.Config{Hooks: pipeline.Hooks{OnSendError: func(_ context.Context, f pipeline.SendFailure) {
+		pipeline.Config{Hooks: pipeline.Hooks{OnSendFailure: func(_ context.Context, f pipeline.SendFailure) {
 			for i := range f.Events {
 				failed = append(failed, field(&f.Events[i], "suppressed_count"))
 			}

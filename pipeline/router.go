@@ -67,10 +67,12 @@ type Config struct {
 // they are given (copy what must outlive the call, e.g. with
 // relaykit.Event.Clone).
 type Hooks struct {
-	// OnSendError receives every sub-batch a sink's Send refused, with the
-	// error. This is where a caller spills or retries: the events are
-	// exactly those the sink did not accept, in order.
-	OnSendError func(ctx context.Context, f SendFailure)
+	// OnSendFailure receives every sub-batch a sink's Send refused, with
+	// the error. This is where a caller spills or retries: the events are
+	// exactly those the sink did not accept, in order. (It hands over the
+	// events themselves, so it is not an OnSendError hook, whose shape
+	// across relaykit is func(err error, events int).)
+	OnSendFailure func(ctx context.Context, f SendFailure)
 	// OnFunctionError receives every error a pipeline function returned,
 	// with the route and function names. The event was kept.
 	OnFunctionError func(route, function string, err error)
@@ -398,7 +400,7 @@ func (r *Router) Send(ctx context.Context, batch []relaykit.Event) error { retur
 // Route returns nil when every Send succeeded; otherwise, after trying
 // every sink, a *[SinkError] per failed Send (joined with errors.Join).
 // A failure affects only that sink's events: the others were delivered. To
-// spill or retry exactly the refused events, use [Hooks.OnSendError]; the
+// spill or retry exactly the refused events, use [Hooks.OnSendFailure]; the
 // returned error is for logging. ctx is passed to the sinks.
 //
 // Once warm, Route does not allocate unless a sink, hook or function does
@@ -449,7 +451,7 @@ func (r *Router) Route(ctx context.Context, batch []relaykit.Event) error {
 // and delivers their summaries as Route delivers events: each summary
 // runs through the steps after its reducer in that route's pipeline, and
 // those kept go to the route's sinks, one Send per sink, with the same
-// counters, hooks, [Hooks.OnSendError] and returned [*SinkError] values.
+// counters, hooks, [Hooks.OnSendFailure] and returned [*SinkError] values.
 // Summaries of keys evicted since the last call are included whatever
 // now is.
 //
@@ -508,7 +510,7 @@ func (r *Router) send(ctx context.Context, s *scratch, batch []relaykit.Event) e
 		if err := st.sink.Send(ctx, sub); err != nil {
 			st.errs.Add(1)
 			st.failed.Add(uint64(len(sub)))
-			if h := r.hooks.OnSendError; h != nil {
+			if h := r.hooks.OnSendFailure; h != nil {
 				h(ctx, SendFailure{Sink: st.name, Events: sub, Err: err})
 			}
 			errs = append(errs, &SinkError{Sink: st.name, Events: len(sub), Err: err})

@@ -209,7 +209,7 @@ func TestSendErrors(t *testing.T) {
 	var failures []pipeline.SendFailure
 	r, err := pipeline.NewRouter([]pipeline.Route{
 		{Name: "all", Sinks: []relaykit.Sink{pipeline.Named("hec", bad), good}, Final: true},
-	}, pipeline.Config{Hooks: pipeline.Hooks{OnSendError: func(_ context.Context, f pipeline.SendFailure) {
+	}, pipeline.Config{Hooks: pipeline.Hooks{OnSendFailure: func(_ context.Context, f pipeline.SendFailure) {
 		evs := make([]relaykit.Event, len(f.Events))
 		for i := range f.Events {
 			evs[i] = f.Events[i].Clone()
@@ -513,7 +513,7 @@ func TestSharedSubBatches(t *testing.T) {
 		{Name: "copy", Filter: "warn", Sinks: []relaykit.Sink{extra, twice, twice}},
 		{Name: "auth", Filter: "sshd", Sinks: []relaykit.Sink{hec, failing, archive}, Final: true},
 		{Name: "fw", Filter: "DROP", Sinks: []relaykit.Sink{archive, hec, failing, extra}, Final: true},
-	}, pipeline.Config{Default: def, Hooks: pipeline.Hooks{OnSendError: func(_ context.Context, f pipeline.SendFailure) {
+	}, pipeline.Config{Default: def, Hooks: pipeline.Hooks{OnSendFailure: func(_ context.Context, f pipeline.SendFailure) {
 		for i := range f.Events {
 			failed = append(failed, f.Sink+":"+string(f.Events[i].Raw))
 		}

@@ -46,6 +46,11 @@
 // A nil *Tracker is valid and does nothing, so an input can hold one that
 // is nil when tracking is off.
 //
+// [Handler] serves the list over HTTP as JSON (the relay's GET
+// /api/sources), filtered and ordered by its query, behind the same token
+// as tap.Handler; package input charges the sources of its syslog and
+// JSON-lines inputs through an [Input].
+//
 // # Concurrency and cost
 //
 // A Tracker is safe for concurrent use. Keys live in 64 shards of

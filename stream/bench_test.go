@@ -101,7 +101,7 @@ func BenchmarkNetListenerHTTP(b *testing.B) {
 				if impl == "stream-proxy" {
 					version = 2
 				}
-				sl, err := stream.Listen("tcp", "127.0.0.1:0", proxyConfig(version))
+				sl, err := stream.New(loopback(proxyConfig(version), nil))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -192,22 +192,20 @@ func BenchmarkListenerProxyConn(b *testing.B) {
 	const frame = "<13>1 2026-11-22T10:00:00.000Z host app 1234 ID47 - first event\n"
 	for _, m := range proxyModes {
 		b.Run(m.name, func(b *testing.B) {
-			ln, err := stream.Listen("tcp", "127.0.0.1:0", proxyConfig(m.version))
-			if err != nil {
-				b.Fatal(err)
-			}
 			got := make(chan string, 1)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
-			go func() {
-				done <- ln.Serve(ctx, func(c *stream.Conn) {
-					f := stream.NewFramer(c, stream.FramerConfig{})
-					defer f.Release()
-					if _, _, err := f.Next(); err == nil {
-						got <- c.Source().String()
-					}
-				})
-			}()
+			ln, err := stream.New(loopback(proxyConfig(m.version), func(c *stream.Conn) {
+				f := stream.NewFramer(c, stream.FramerConfig{})
+				defer f.Release()
+				if _, _, err := f.Next(); err == nil {
+					got <- c.Source().String()
+				}
+			}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			go func() { done <- ln.Serve(ctx) }()
 			want := "127.0.0.1"
 			if m.version != 0 {
 				want = "203.0.113.7"
@@ -255,20 +253,18 @@ func BenchmarkListenerProxyEvent(b *testing.B) {
 	data := bytes.Repeat([]byte(msg+"\n"), 5000)
 	for _, m := range proxyModes {
 		b.Run(m.name, func(b *testing.B) {
-			ln, err := stream.Listen("tcp", "127.0.0.1:0", proxyConfig(m.version))
-			if err != nil {
-				b.Fatal(err)
-			}
 			conns := make(chan *stream.Conn, 1)
 			release := make(chan struct{})
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
-			go func() {
-				done <- ln.Serve(ctx, func(c *stream.Conn) {
-					conns <- c
-					<-release // the benchmark reads c meanwhile
-				})
-			}()
+			ln, err := stream.New(loopback(proxyConfig(m.version), func(c *stream.Conn) {
+				conns <- c
+				<-release // the benchmark reads c meanwhile
+			}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			go func() { done <- ln.Serve(ctx) }()
 			c, err := net.Dial("tcp", ln.Addr().String())
 			if err != nil {
 				b.Fatal(err)

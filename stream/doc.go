@@ -11,11 +11,22 @@
 // built on it have packages of their own: stream/relp (RELP sessions on
 // the listener's connections) and stream/hec (a Splunk HTTP Event
 // Collector receiver); datagram inputs (syslog over UDP) have stream/udp,
-// and stream/tlscert keeps the server certificates of TLS listeners. The
-// package imports nothing of relaykit's other packages, and one module
-// besides the standard library: github.com/pires/go-proxyproto, for the
-// PROXY protocol header. The relay example (examples/relay) builds its
-// syslog and JSON inputs from it.
+// and stream/tlscert keeps the server certificates of TLS listeners;
+// stream/streamhttp serves net/http on a listener. Package input turns the
+// frames of its connections into engine events (syslog, JSON lines). The
+// package imports nothing of relaykit's but the root's vocabulary (for
+// relaykit.FieldError), and one module besides the standard library:
+// github.com/pires/go-proxyproto, for the PROXY protocol header.
+//
+// # Shutdown
+//
+// Ending [Listener.Serve]'s context (or Close) stops accepting and ends
+// every connection's reads; the handlers hand over what they read, and
+// Serve returns once they have. Push what they read with a context that
+// outlives the listener's (until the shutdown deadline): ending both
+// together drops every frame read and not handed over. The root package's
+// example SyslogToSentinel shows a whole agent's order:
+// https://pkg.go.dev/github.com/relaykit/relaykit#example-package-SyslogToSentinel
 //
 // # Serving HTTP
 //
@@ -23,7 +34,7 @@
 // listener as a net.Listener: [Listener.NetListener]. Its connections get
 // the same per-source and global limits and the same TLS handshake
 // deadline; the server's ConnState hook tells the listener which are idle
-// between requests, the only ones it evicts (hec.ConnState for
+// between requests, the only ones it evicts (streamhttp.ConnState for
 // net/http), and the server's own deadlines replace IdleTimeout and
 // FrameTimeout. See [NetListener]. Package stream itself does not import
 // net/http.

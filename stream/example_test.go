@@ -56,15 +56,13 @@ func ExampleFramer_Stats() {
 // A listener runs a handler per connection under the default limits and
 // deadlines; the handler frames what the connection sends.
 func ExampleListener() {
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{Name: "syslog"})
-	if err != nil {
-		panic(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	frames := make(chan string)
 	done := make(chan error)
-	go func() {
-		done <- ln.Serve(ctx, func(c *stream.Conn) {
+	ln, err := stream.New(stream.Config{
+		Name:    "syslog",
+		Address: "127.0.0.1:0", // port 0: a free one, ln.Addr() says which
+		Handler: func(c *stream.Conn) {
 			f := stream.NewFramer(c, stream.FramerConfig{})
 			for {
 				frame, _, err := f.Next()
@@ -73,8 +71,12 @@ func ExampleListener() {
 				}
 				frames <- string(frame)
 			}
-		})
-	}()
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	go func() { done <- ln.Serve(ctx) }()
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		panic(err)
@@ -137,19 +139,15 @@ func ExampleListener_proxyProtocol() {
 	if err != nil {
 		panic(err)
 	}
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{
-		Name:          "syslog",
-		ProxyProtocol: stream.ProxyRequired,
-		ProxyAllowed:  balancers,
-	})
-	if err != nil {
-		panic(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	lines := make(chan string)
 	done := make(chan error)
-	go func() {
-		done <- ln.Serve(ctx, func(c *stream.Conn) {
+	ln, err := stream.New(stream.Config{
+		Name:          "syslog",
+		Address:       "127.0.0.1:0",
+		ProxyProtocol: stream.ProxyRequired,
+		ProxyAllowed:  balancers,
+		Handler: func(c *stream.Conn) {
 			f := stream.NewFramer(c, stream.FramerConfig{})
 			for {
 				frame, _, err := f.Next()
@@ -158,8 +156,12 @@ func ExampleListener_proxyProtocol() {
 				}
 				lines <- fmt.Sprintf("source=%s remote=%s frame=%q", c.Source(), c.RemoteAddr(), frame)
 			}
-		})
-	}()
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	go func() { done <- ln.Serve(ctx) }()
 	// What the balancer sends: a version 1 header, then the sender's bytes.
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {

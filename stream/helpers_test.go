@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+
+	"github.com/relaykit/relaykit/stream"
 )
 
 // recordHandler keeps the messages of the records logged to it.
@@ -39,4 +41,11 @@ func (h *recordHandler) reasonsLogged() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]string(nil), h.reasons...)
+}
+
+// loopback returns cfg listening on a free loopback port, its connections
+// served by h.
+func loopback(cfg stream.Config, h stream.Handler) stream.Config {
+	cfg.Address, cfg.Handler = "127.0.0.1:0", h
+	return cfg
 }

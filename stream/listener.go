@@ -12,11 +12,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/relaykit/relaykit/internal/cfgerr"
 )
 
 var (
-	// ErrInvalidConfig is wrapped by the errors [New] and [Listen] return
-	// for a bad [Config].
+	// ErrInvalidConfig is wrapped by the errors [New] and
+	// [Config.Validate] return for a bad [Config]: each is a
+	// *relaykit.FieldError naming the field.
 	ErrInvalidConfig = errors.New("stream: invalid config")
 	// ErrClosed is returned by [Conn.Read] once the listener shuts down:
 	// the frames already read are still handed over, no more are read.
@@ -35,8 +38,25 @@ var (
 // Config configures a [Listener]. The zero value is usable: every field's
 // zero value means the documented default.
 type Config struct {
-	// Name identifies the listener in log records.
+	// Name identifies the listener in log records and errors.
 	Name string
+	// Network is Address's network: "tcp" (the zero value), "tcp4" or
+	// "tcp6".
+	Network string
+	// Address is the local address [New] listens on, "host:port"; port 0
+	// picks a free port ([Listener.Addr] tells which). Ignored when
+	// Listener is set.
+	Address string
+	// Listener, when not nil, is a listening socket to accept from instead
+	// of one opened on Address (one a service manager passed, or a test's).
+	// The [Listener] owns it from New on: Close and the end of Serve close
+	// it. New does not close it when it fails.
+	Listener net.Listener
+	// Handler serves each connection, in the connection's own goroutine
+	// (see [Handler]). [Listener.Serve] requires it; a listener whose
+	// connections a server accepts through [Listener.NetListener] has
+	// none.
+	Handler Handler
 	// MaxConns is the most connections open at once. When it is reached, a
 	// new connection evicts the longest-idle open one, unless
 	// RefuseWhenFull is set. Idle means waiting in [Conn.Read] for data:
@@ -173,6 +193,7 @@ type Handler func(c *Conn)
 type Listener struct {
 	ln         net.Listener
 	name       string
+	handler    Handler
 	maxConns   int
 	perSource  int
 	refuseFull bool
@@ -186,6 +207,7 @@ type Listener struct {
 	proxyAllowed []netip.Prefix
 
 	mu       sync.Mutex
+	serveCtx context.Context // Serve's: the parent of its connections' Context
 	conns    map[*Conn]struct{}
 	sources  map[netip.Addr]*source
 	closing  bool
@@ -214,28 +236,54 @@ type source struct {
 	warned bool
 }
 
-// Listen announces on the local network address (network "tcp", "tcp4" or
-// "tcp6") and returns a listener for it; see [New].
-func Listen(network, address string, cfg Config) (*Listener, error) {
+// New returns a listener on cfg.Address (or cfg.Listener), or an error: a
+// *relaykit.FieldError wrapping [ErrInvalidConfig] for a bad Config, or
+// the error of opening the socket. It starts no goroutine; connections
+// wait in the kernel's backlog until [Listener.Serve] (or a server on its
+// [Listener.NetListener]) accepts them.
+func New(cfg Config) (*Listener, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen(network, address)
-	if err != nil {
-		return nil, fmt.Errorf("stream: %w", err)
+	ln := cfg.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen(cfg.Network, cfg.Address); err != nil {
+			return nil, fmt.Errorf("stream: %s: %w", cfg.Name, err)
+		}
 	}
-	return New(ln, cfg)
+	return newListener(ln, cfg), nil
 }
 
+// Validate reports whether [New] would accept cfg, without opening
+// anything: nil, or a *relaykit.FieldError wrapping [ErrInvalidConfig].
+func (cfg Config) Validate() error { return cfg.fill() }
+
 func (cfg *Config) fill() error {
+	bad := func(field, format string, args ...any) error {
+		return cfgerr.New(ErrInvalidConfig, field, format, args...)
+	}
+	switch cfg.Network {
+	case "":
+		cfg.Network = "tcp"
+	case "tcp", "tcp4", "tcp6":
+	default:
+		return bad("Network", "%q is not tcp, tcp4 or tcp6", cfg.Network)
+	}
+	if cfg.Listener == nil && cfg.Address == "" {
+		return bad("Address", "required (or Listener)")
+	}
 	if cfg.MaxConns == 0 {
 		cfg.MaxConns = 1024
 	}
 	if cfg.MaxConnsPerSource == 0 {
 		cfg.MaxConnsPerSource = 64
 	}
-	if cfg.MaxConns < 0 || cfg.MaxConnsPerSource < 0 {
-		return fmt.Errorf("%w: MaxConns %d and MaxConnsPerSource %d must not be negative", ErrInvalidConfig, cfg.MaxConns, cfg.MaxConnsPerSource)
+	if cfg.MaxConns < 0 {
+		return bad("MaxConns", "%d must not be negative", cfg.MaxConns)
+	}
+	if cfg.MaxConnsPerSource < 0 {
+		return bad("MaxConnsPerSource", "%d must not be negative", cfg.MaxConnsPerSource)
 	}
 	cfg.MaxConnsPerSource = min(cfg.MaxConnsPerSource, cfg.MaxConns)
 	if cfg.IdleTimeout == 0 {
@@ -248,17 +296,17 @@ func (cfg *Config) fill() error {
 		cfg.HandshakeTimeout = 10 * time.Second
 	}
 	if cfg.HandshakeTimeout < 0 {
-		return fmt.Errorf("%w: HandshakeTimeout %s must not be negative", ErrInvalidConfig, cfg.HandshakeTimeout)
+		return bad("HandshakeTimeout", "%s must not be negative", cfg.HandshakeTimeout)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.ProxyProtocol > ProxyRequired {
-		return fmt.Errorf("%w: ProxyProtocol %d is not a mode", ErrInvalidConfig, cfg.ProxyProtocol)
+		return bad("ProxyProtocol", "%d is not a mode", cfg.ProxyProtocol)
 	}
 	if cfg.ProxyProtocol != ProxyOff {
 		if len(cfg.ProxyAllowed) == 0 {
-			return fmt.Errorf("%w: ProxyProtocol %s needs ProxyAllowed, the addresses allowed to send a PROXY header (0.0.0.0/0 and ::/0 allow any)", ErrInvalidConfig, cfg.ProxyProtocol)
+			return bad("ProxyAllowed", "ProxyProtocol %s needs the addresses allowed to send a PROXY header (0.0.0.0/0 and ::/0 allow any)", cfg.ProxyProtocol)
 		}
 		allowed, err := normalizeAllowed(cfg.ProxyAllowed)
 		if err != nil {
@@ -273,19 +321,15 @@ func (cfg *Config) fill() error {
 	return nil
 }
 
-// New returns a listener accepting from ln, which it owns from now on
-// (Close or the end of Serve closes it). On error ln is not closed.
-func New(ln net.Listener, cfg Config) (*Listener, error) {
-	if err := cfg.fill(); err != nil {
-		return nil, err
-	}
+// newListener returns a listener on ln for a filled cfg.
+func newListener(ln net.Listener, cfg Config) *Listener {
 	return &Listener{
-		ln: ln, name: cfg.Name, maxConns: cfg.MaxConns, perSource: cfg.MaxConnsPerSource,
+		ln: ln, name: cfg.Name, handler: cfg.Handler, maxConns: cfg.MaxConns, perSource: cfg.MaxConnsPerSource,
 		refuseFull: cfg.RefuseWhenFull, idle: cfg.IdleTimeout, frame: cfg.FrameTimeout,
 		handshake: cfg.HandshakeTimeout, tls: cfg.TLS, log: cfg.Logger,
 		proxy: cfg.ProxyProtocol, proxyAllowed: cfg.ProxyAllowed,
 		conns: map[*Conn]struct{}{}, sources: map[netip.Addr]*source{}, done: make(chan struct{}),
-	}, nil
+	}
 }
 
 // Addr is the listener's network address.
@@ -313,8 +357,8 @@ func (l *Listener) Close() error {
 	return nil
 }
 
-// Serve accepts connections until ctx ends or Close is called, running h
-// for each in its own goroutine. Then it stops accepting, ends every
+// Serve accepts connections until ctx ends or Close is called, running
+// [Config].Handler for each in its own goroutine. Then it stops accepting, ends every
 // connection's reads (their next Read returns [ErrClosed]; frames already
 // read are still handed over) and waits for every handler before it
 // returns nil.
@@ -327,8 +371,16 @@ func (l *Listener) Close() error {
 // accepts again; the [Config].Logger hears of it once when an episode
 // starts and once when an accept succeeds again. Only a listener closed
 // from outside (an error wrapping [net.ErrClosed]) ends Serve the same way
-// as Close, and that error is returned.
-func (l *Listener) Serve(ctx context.Context, h Handler) error {
+// as Close, and that error is returned. Without a Config.Handler, Serve
+// returns a *relaykit.FieldError wrapping [ErrInvalidConfig] at once.
+func (l *Listener) Serve(ctx context.Context) error {
+	h := l.handler
+	if h == nil {
+		return cfgerr.New(ErrInvalidConfig, "Handler", "required by Serve")
+	}
+	l.mu.Lock()
+	l.serveCtx = ctx
+	l.mu.Unlock()
 	stop := context.AfterFunc(ctx, l.shutdown)
 	defer stop()
 	var err error
@@ -479,6 +531,9 @@ func (l *Listener) admit(raw net.Conn) *Conn {
 		c.charged = true
 	}
 	c.registered = true
+	if l.serveCtx != nil { // a NetListener's connections have none
+		c.ctx, c.cancel = context.WithCancel(l.serveCtx)
+	}
 	l.conns[c] = struct{}{}
 	l.wg.Add(1)
 	l.accepted.Add(1)
@@ -524,6 +579,9 @@ func (l *Listener) serveConn(ctx context.Context, c *Conn, h Handler) {
 		l.removeLocked(c)
 		l.mu.Unlock()
 		c.raw.Close()
+		if c.cancel != nil {
+			c.cancel()
+		}
 	}()
 	if c.proxy != proxyNone || l.tls != nil {
 		_ = c.raw.SetDeadline(c.start.Add(l.handshake))
@@ -624,6 +682,9 @@ type Conn struct {
 	waiting    atomic.Int64 // since when the handler waits in Read (ns since epoch); 0 while it is busy
 	frameStart int64
 	why        atomic.Pointer[error]
+
+	ctx    context.Context // Context's; set before the Conn is registered, nil for a NetListener's
+	cancel context.CancelFunc
 }
 
 // Source is the connection's source IP address: what
@@ -638,7 +699,26 @@ func (c *Conn) Source() netip.Addr { return c.src }
 // header replaced it with the source it named, and nil otherwise.
 func (c *Conn) Via() net.Addr { return c.via }
 
-func (c *Conn) end(err error) { c.why.CompareAndSwap(nil, &err) }
+func (c *Conn) end(err error) {
+	c.why.CompareAndSwap(nil, &err)
+	if c.cancel != nil {
+		c.cancel()
+	}
+}
+
+// Context returns a context that ends when the listener ends the
+// connection's reads: its shutdown (the end of Serve's context, or
+// Close), an eviction, a deadline, or the handler's return. A handler
+// waits on it for what must not outlast the connection's reading, such
+// as the pacing of a source over its rate limit; pushing what it read
+// onward must not wait on it (the reads end first, and what they read is
+// still handed over).
+func (c *Conn) Context() context.Context {
+	if c.ctx == nil {
+		return context.Background()
+	}
+	return c.ctx
+}
 
 func (c *Conn) ended() error {
 	if p := c.why.Load(); p != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/internal/testtool"
 
 	"github.com/relaykit/relaykit/stream"
@@ -30,28 +31,27 @@ type served struct {
 
 func serve(t *testing.T, cfg stream.Config) *served {
 	t.Helper()
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", cfg)
-	require.NoError(t, err)
-	s := &served{ln: ln, frames: make(chan string, 100), ends: make(chan error, 100), reading: make(chan string, 100)}
+	s := &served{frames: make(chan string, 100), ends: make(chan error, 100), reading: make(chan string, 100)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() {
-		done <- ln.Serve(ctx, func(c *stream.Conn) {
-			f := stream.NewFramer(c, stream.FramerConfig{})
-			for {
-				select {
-				case s.reading <- c.RemoteAddr().String():
-				default:
-				}
-				b, _, err := f.Next()
-				if err != nil {
-					s.ends <- err
-					return
-				}
-				s.frames <- string(b)
+	ln, err := stream.New(loopback(cfg, func(c *stream.Conn) {
+		f := stream.NewFramer(c, stream.FramerConfig{})
+		for {
+			select {
+			case s.reading <- c.RemoteAddr().String():
+			default:
 			}
-		})
-	}()
+			b, _, err := f.Next()
+			if err != nil {
+				s.ends <- err
+				return
+			}
+			s.frames <- string(b)
+		}
+	}))
+	require.NoError(t, err)
+	s.ln = ln
+	go func() { done <- ln.Serve(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, <-done)
@@ -192,29 +192,27 @@ func TestListenerHandshakeTimeout(t *testing.T) {
 // Shutdown hands over the frames already read, ends every read with
 // ErrClosed and waits for the handlers.
 func TestListenerShutdown(t *testing.T) {
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{})
-	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	var got []string
 	var end error
 	done := make(chan error, 1)
 	read := make(chan struct{})
-	go func() {
-		done <- ln.Serve(ctx, func(c *stream.Conn) {
-			f := stream.NewFramer(c, stream.FramerConfig{})
-			for {
-				b, _, err := f.Next()
-				if err != nil {
-					end = err
-					return
-				}
-				got = append(got, string(b))
-				if len(got) == 1 {
-					close(read)
-				}
+	ln, err := stream.New(loopback(stream.Config{}, func(c *stream.Conn) {
+		f := stream.NewFramer(c, stream.FramerConfig{})
+		for {
+			b, _, err := f.Next()
+			if err != nil {
+				end = err
+				return
 			}
-		})
-	}()
+			got = append(got, string(b))
+			if len(got) == 1 {
+				close(read)
+			}
+		}
+	}))
+	require.NoError(t, err)
+	go func() { done <- ln.Serve(ctx) }()
 	c, err := net.Dial("tcp", ln.Addr().String())
 	require.NoError(t, err)
 	defer c.Close()
@@ -230,28 +228,113 @@ func TestListenerShutdown(t *testing.T) {
 	assert.Zero(t, ln.Stats().Open)
 }
 
+// A bad Config is refused by New and by Validate with an error naming the
+// field.
 func TestListenerInvalidConfig(t *testing.T) {
-	_, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{MaxConns: -1})
-	assert.ErrorIs(t, err, stream.ErrInvalidConfig)
+	for _, tc := range []struct {
+		cfg   stream.Config
+		field string
+	}{
+		{stream.Config{Address: "127.0.0.1:0", MaxConns: -1}, "MaxConns"},
+		{stream.Config{Address: "127.0.0.1:0", MaxConnsPerSource: -1}, "MaxConnsPerSource"},
+		{stream.Config{Address: "127.0.0.1:0", HandshakeTimeout: -1}, "HandshakeTimeout"},
+		{stream.Config{Address: "127.0.0.1:0", Network: "udp"}, "Network"},
+		{stream.Config{}, "Address"},
+		{stream.Config{Address: "127.0.0.1:0", ProxyProtocol: stream.ProxyOptional}, "ProxyAllowed"},
+	} {
+		t.Run(tc.field, func(t *testing.T) {
+			for _, err := range []error{tc.cfg.Validate(), func() error { _, err := stream.New(tc.cfg); return err }()} {
+				require.ErrorIs(t, err, stream.ErrInvalidConfig)
+				var fe *relaykit.FieldError
+				require.ErrorAs(t, err, &fe)
+				assert.Equal(t, tc.field, fe.Field)
+				assert.Contains(t, err.Error(), "stream: invalid config: "+tc.field+": ")
+			}
+		})
+	}
+	assert.NoError(t, stream.Config{Address: ":514"}.Validate(), "Validate opens nothing")
+}
+
+// Serve needs a Handler; a listener without one serves only through its
+// NetListener.
+func TestListenerServeWithoutHandler(t *testing.T) {
+	ln, err := stream.New(loopback(stream.Config{}, nil))
+	require.NoError(t, err)
+	defer ln.Close()
+	err = ln.Serve(t.Context())
+	var fe *relaykit.FieldError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "Handler", fe.Field)
+}
+
+// A Config.Listener is used instead of opening Address, and the Listener
+// owns it.
+func TestListenerAdopts(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	frames := make(chan string, 1)
+	ln, err := stream.New(stream.Config{Listener: raw, Handler: func(c *stream.Conn) {
+		if b, _, err := stream.NewFramer(c, stream.FramerConfig{}).Next(); err == nil {
+			frames <- string(b)
+		}
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, raw.Addr(), ln.Addr())
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- ln.Serve(ctx) }()
+	c, err := net.Dial("tcp", raw.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, "<13>adopted\n")
+	require.NoError(t, err)
+	assert.Equal(t, "<13>adopted", <-frames)
+	cancel()
+	require.NoError(t, <-done)
+	_, err = raw.Accept()
+	assert.ErrorIs(t, err, net.ErrClosed, "closed with the Listener")
+}
+
+// A connection's Context ends when the listener ends its reads (here its
+// shutdown) while its handler is busy elsewhere, and not before.
+func TestConnContext(t *testing.T) {
+	waiting := make(chan context.Context, 1)
+	ended := make(chan struct{})
+	ln, err := stream.New(loopback(stream.Config{}, func(c *stream.Conn) {
+		waiting <- c.Context()
+		<-c.Context().Done() // as a paced connection waits
+		close(ended)
+	}))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- ln.Serve(ctx) }()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	cctx := <-waiting
+	assert.NoError(t, cctx.Err())
+	cancel()
+	<-ended
+	require.NoError(t, <-done)
+	assert.ErrorIs(t, cctx.Err(), context.Canceled)
 }
 
 // A connection whose handler is busy (here blocked, as under backpressure)
 // is not idle: it is never evicted, the newcomer is refused instead.
 func TestListenerBusyNotEvicted(t *testing.T) {
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{MaxConns: 1})
-	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	busy, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error, 1)
-	go func() {
-		done <- ln.Serve(ctx, func(c *stream.Conn) {
-			f := stream.NewFramer(c, stream.FramerConfig{})
-			if _, _, err := f.Next(); err == nil {
-				close(busy)
-				<-release
-			}
-		})
-	}()
+	ln, err := stream.New(loopback(stream.Config{MaxConns: 1}, func(c *stream.Conn) {
+		f := stream.NewFramer(c, stream.FramerConfig{})
+		if _, _, err := f.Next(); err == nil {
+			close(busy)
+			<-release
+		}
+	}))
+	require.NoError(t, err)
+	go func() { done <- ln.Serve(ctx) }()
 	a := testtool.Dial(t, "127.0.0.2", ln.Addr())
 	_, err = io.WriteString(a, "<13>x\n")
 	require.NoError(t, err)

@@ -15,8 +15,8 @@ import (
 // NetListener is a [Listener] seen as a net.Listener, for a server that
 // runs its own accept loop and connection goroutines: net/http's Server
 // above all (package stream/hec's Handler is served this way, with
-// hec.ConnState as the server's ConnState hook). [Listener.NetListener]
-// returns it.
+// stream/streamhttp's ConnState as the server's ConnState hook).
+// [Listener.NetListener] returns it.
 //
 // Its Accept admits connections under the listener's limits, as
 // [Listener.Serve] does: [Config].MaxConnsPerSource, then
@@ -35,7 +35,7 @@ import (
 // request is in flight, and closing its connection would lose it. net/http
 // reports this through http.Server.ConnState: mark a connection idle on
 // http.StateIdle (a kept-alive connection between requests) and busy on
-// http.StateActive and http.StateHijacked, which is what hec.ConnState
+// http.StateActive and http.StateHijacked, which is what streamhttp.ConnState
 // does. Without the hook a connection is idle only until its first byte
 // arrives, so it is never evicted once used: safe, but full listeners
 // then refuse newcomers instead (Stats.RefusedFull). An HTTP/2 connection

@@ -22,7 +22,8 @@ import (
 )
 
 // httpServed is an http.Server on a stream listener's NetListener, its
-// ConnState hook marking idle and busy connections as hec.ConnState does.
+// ConnState hook marking idle and busy connections as streamhttp.ConnState
+// does.
 type httpServed struct {
 	ln    *stream.Listener
 	nl    *stream.NetListener
@@ -33,7 +34,7 @@ type httpServed struct {
 
 func serveHTTP(t *testing.T, cfg stream.Config, h http.Handler, srvCfg func(*http.Server)) *httpServed {
 	t.Helper()
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", cfg)
+	ln, err := stream.New(loopback(cfg, nil))
 	require.NoError(t, err)
 	s := &httpServed{ln: ln, nl: ln.NetListener(), idle: make(chan net.Conn, 100), serve: make(chan error, 1)}
 	s.srv = &http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0), ConnState: func(c net.Conn, st http.ConnState) {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/pires/go-proxyproto"
+
+	"github.com/relaykit/relaykit/internal/cfgerr"
 )
 
 // ProxyMode says whether the connections of a listener begin with a PROXY
@@ -113,11 +115,11 @@ func normalizeAllowed(ps []netip.Prefix) ([]netip.Prefix, error) {
 	out := make([]netip.Prefix, 0, len(ps))
 	for _, p := range ps {
 		if !p.IsValid() {
-			return nil, fmt.Errorf("%w: PROXY allowed prefix %v is not valid", ErrInvalidConfig, p)
+			return nil, cfgerr.New(ErrInvalidConfig, "ProxyAllowed", "prefix %v is not valid", p)
 		}
 		if a := p.Addr(); a.Is4In6() {
 			if p.Bits() < 96 {
-				return nil, fmt.Errorf("%w: PROXY allowed prefix %v: an IPv4-mapped prefix needs at least 96 bits", ErrInvalidConfig, p)
+				return nil, cfgerr.New(ErrInvalidConfig, "ProxyAllowed", "prefix %v: an IPv4-mapped prefix needs at least 96 bits", p)
 			}
 			p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
 		}

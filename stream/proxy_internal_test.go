@@ -46,11 +46,11 @@ func BenchmarkProxyStage(b *testing.B) {
 				}
 				data = append(h, frame...)
 			}
-			cfg := Config{ProxyProtocol: ProxyOptional, ProxyAllowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
-			l, err := New(nil, cfg)
-			if err != nil {
+			cfg := Config{Address: "127.0.0.1:0", ProxyProtocol: ProxyOptional, ProxyAllowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+			if err := cfg.fill(); err != nil {
 				b.Fatal(err)
 			}
+			l := newListener(nil, cfg)
 			mc := &memConn{peer: peer}
 			b.ReportAllocs()
 			for b.Loop() {

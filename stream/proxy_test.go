@@ -33,27 +33,25 @@ type seen struct {
 // addresses of its connection.
 func serveSeen(t *testing.T, cfg stream.Config) (*stream.Listener, chan seen) {
 	t.Helper()
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", cfg)
-	require.NoError(t, err)
 	out := make(chan seen, 100)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() {
-		done <- ln.Serve(ctx, func(c *stream.Conn) {
-			f := stream.NewFramer(c, stream.FramerConfig{})
-			via := ""
-			if v := c.Via(); v != nil {
-				via = v.String()
+	ln, err := stream.New(loopback(cfg, func(c *stream.Conn) {
+		f := stream.NewFramer(c, stream.FramerConfig{})
+		via := ""
+		if v := c.Via(); v != nil {
+			via = v.String()
+		}
+		for {
+			b, _, err := f.Next()
+			if err != nil {
+				return
 			}
-			for {
-				b, _, err := f.Next()
-				if err != nil {
-					return
-				}
-				out <- seen{string(b), c.RemoteAddr().String(), c.LocalAddr().String(), c.Source().String(), via}
-			}
-		})
-	}()
+			out <- seen{string(b), c.RemoteAddr().String(), c.LocalAddr().String(), c.Source().String(), via}
+		}
+	}))
+	require.NoError(t, err)
+	go func() { done <- ln.Serve(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, <-done)
@@ -315,10 +313,10 @@ func TestListenerProxyTLS(t *testing.T) {
 // Closing the listener ends the connections waiting for their header;
 // none is counted as refused.
 func TestListenerProxyShutdown(t *testing.T) {
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{ProxyProtocol: stream.ProxyRequired, ProxyAllowed: allowed("127.0.0.0/8")})
-	require.NoError(t, err)
 	done := make(chan error, 1)
-	go func() { done <- ln.Serve(t.Context(), func(*stream.Conn) { t.Error("handler ran") }) }()
+	ln, err := stream.New(loopback(stream.Config{ProxyProtocol: stream.ProxyRequired, ProxyAllowed: allowed("127.0.0.0/8")}, func(*stream.Conn) { t.Error("handler ran") }))
+	require.NoError(t, err)
+	go func() { done <- ln.Serve(t.Context()) }()
 	c := testtool.Dial(t, "127.0.0.2", ln.Addr())
 	_, err = io.WriteString(c, "PROX") // a signature not complete: read until the deadline
 	require.NoError(t, err)
@@ -341,7 +339,7 @@ func TestProxyConfig(t *testing.T) {
 		{"invalid prefix", stream.Config{ProxyProtocol: stream.ProxyRequired, ProxyAllowed: []netip.Prefix{{}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := stream.Listen("tcp", "127.0.0.1:0", tc.cfg)
+			_, err := stream.New(loopback(tc.cfg, nil))
 			assert.ErrorIs(t, err, stream.ErrInvalidConfig)
 		})
 	}
@@ -455,7 +453,7 @@ func TestNetListenerProxy(t *testing.T) {
 // Closing a NetListener closes the connections whose header was not read
 // yet (no server has them) and waits for its goroutines.
 func TestNetListenerProxyClose(t *testing.T) {
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{ProxyProtocol: stream.ProxyOptional, ProxyAllowed: allowed("127.0.0.2")})
+	ln, err := stream.New(loopback(stream.Config{ProxyProtocol: stream.ProxyOptional, ProxyAllowed: allowed("127.0.0.2")}, nil))
 	require.NoError(t, err)
 	nl := ln.NetListener()
 	accepted := make(chan net.Conn, 1)

@@ -39,23 +39,21 @@ func TestListenerTLSSessionTickets(t *testing.T) {
 	cert := testtool.SelfSigned(t)
 	for _, tickets := range []bool{false, true} {
 		server := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
-		ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{TLS: server, SessionTickets: tickets})
-		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
-		go func() {
-			done <- ln.Serve(ctx, func(c *stream.Conn) {
-				f := stream.NewFramer(c, stream.FramerConfig{})
-				for {
-					if _, _, err := f.Next(); err != nil {
-						return
-					}
-					if _, err := io.WriteString(c, "ok\n"); err != nil {
-						return
-					}
+		ln, err := stream.New(loopback(stream.Config{TLS: server, SessionTickets: tickets}, func(c *stream.Conn) {
+			f := stream.NewFramer(c, stream.FramerConfig{})
+			for {
+				if _, _, err := f.Next(); err != nil {
+					return
 				}
-			})
-		}()
+				if _, err := io.WriteString(c, "ok\n"); err != nil {
+					return
+				}
+			}
+		}))
+		require.NoError(t, err)
+		go func() { done <- ln.Serve(ctx) }()
 
 		cache := &ticketCache{ClientSessionCache: tls.NewLRUClientSessionCache(4)}
 		c, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{InsecureSkipVerify: true, ClientSessionCache: cache})

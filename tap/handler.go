@@ -1,8 +1,6 @@
 package tap
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"fmt"
 	"mime"
 	"net/http"
@@ -12,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/relaykit/relaykit/internal/httpauth"
 	"github.com/relaykit/relaykit/pipeline"
 )
 
@@ -100,9 +99,9 @@ type HandlerStats struct {
 // A Handler is safe for concurrent use by multiple goroutines; each request
 // is served on its own goroutine by net/http and starts no other.
 type Handler struct {
-	reg       *Registry
-	cfg       HandlerConfig
-	tokenHash [sha256.Size]byte
+	reg   *Registry
+	cfg   HandlerConfig
+	token httpauth.Token
 
 	streams                                    atomic.Int64
 	started, events, badRequests, unauthorized atomic.Uint64
@@ -123,10 +122,7 @@ func NewHandler(reg *Registry, cfg HandlerConfig) (*Handler, error) {
 	if cfg.WriteTimeout == 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
 	}
-	h := &Handler{reg: reg, cfg: cfg}
-	if cfg.Token != "" {
-		h.tokenHash = sha256.Sum256([]byte(cfg.Token))
-	}
+	h := &Handler{reg: reg, cfg: cfg, token: httpauth.New(cfg.Token)}
 	return h, nil
 }
 
@@ -139,27 +135,6 @@ func (h *Handler) Stats() HandlerStats {
 		BadRequests:  h.badRequests.Load(),
 		Unauthorized: h.unauthorized.Load(),
 	}
-}
-
-// authorized reports whether r carries the configured token, as a bearer
-// token or as a Basic password. Comparing digests keeps the time
-// independent of the token's length.
-func (h *Handler) authorized(r *http.Request) bool {
-	if h.cfg.Token == "" {
-		return true
-	}
-	var tok string
-	if _, pass, ok := r.BasicAuth(); ok {
-		tok = pass
-	} else {
-		scheme, t, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") {
-			return false
-		}
-		tok = strings.TrimSpace(t)
-	}
-	got := sha256.Sum256([]byte(tok))
-	return subtle.ConstantTimeCompare(got[:], h.tokenHash[:]) == 1
 }
 
 // errBadRequest marks a message for a 400 answer.
@@ -256,10 +231,9 @@ func (h *Handler) fail(w http.ResponseWriter, status int, msg string) {
 
 // ServeHTTP streams the events of one point; see [Handler].
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !h.authorized(r) {
+	if !h.token.Authorized(r) {
 		h.unauthorized.Add(1)
-		w.Header().Set("WWW-Authenticate", `Bearer realm="tap"`)
-		w.Header().Add("WWW-Authenticate", `Basic realm="tap", charset="UTF-8"`)
+		httpauth.Challenge(w, "tap")
 		h.fail(w, http.StatusUnauthorized, "tap: unauthorized")
 		return
 	}

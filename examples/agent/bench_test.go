@@ -58,7 +58,7 @@ func benchTCPInput(b *testing.B, ack bool) {
 	for b.Loop() {
 		dir := b.TempDir()
 		addr := freeAddr(b)
-		args := []string{"-dir", dir, "-hec", hec.URL, "-hec-token", hec.Token(), "-listen", addr}
+		args := []string{"-dir", dir, "-hec", hec.URL, "-hec-token", hec.Token(), "-syslog", "", "-json", addr}
 		if ack {
 			args = append(args, "-ack")
 		}

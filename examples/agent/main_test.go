@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -71,12 +72,103 @@ func archived(t *testing.T, dir string) []string {
 	return lines
 }
 
-// TestAgentStdin runs the agent over standard input to its end: every line
-// is archived in order, and exactly the error lines reach HEC, in order,
-// with their JSON members as indexed fields.
-func TestAgentStdin(t *testing.T) {
+// runAgent runs the agent with cfg (its HEC the stand-in hec, its archive
+// in a new directory) until the returned stop is called, which returns its
+// ledger.
+func runAgent(t *testing.T, hec *forwardtest.HECServer, cfg config) (dir string, stop func() (summary, error)) {
+	t.Helper()
+	dir = t.TempDir()
+	cfg.HECURL, cfg.HECToken, cfg.Dir = hec.URL, hec.Token(), dir
+	if cfg.Drain == 0 {
+		cfg.Drain = 10 * time.Second
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	type result struct {
+		sum summary
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := run(ctx, cfg)
+		done <- result{s, err}
+	}()
+	var once sync.Once
+	var res result
+	stop = func() (summary, error) {
+		once.Do(func() { cancel(); res = <-done })
+		return res.sum, res.err
+	}
+	t.Cleanup(func() { _, _ = stop() })
+	return dir, stop
+}
+
+// TestAgentSyslog runs the agent end to end on its syslog input: messages
+// over UDP and over TCP (octet-counted, and LF-terminated) are all
+// archived, the severe ones (err or worse) reach HEC once, parsed, and the
+// repeats of one within the suppress window reach it as one summary at
+// shutdown.
+func TestAgentSyslog(t *testing.T) {
 	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
-	dir := t.TempDir()
+	addr := freeAddr(t)
+	dir, stop := runAgent(t, hec, config{Syslog: addr})
+	msgs := []string{
+		"<11>1 2026-11-28T12:00:00Z web-1 app 42 - - disk failing",      // err: an alert
+		"<14>1 2026-11-28T12:00:01Z web-1 app 42 - - cache warmed",      // info
+		"<10>Nov 28 12:00:02 db-1 postgres[7]: could not write block 7", // crit, RFC 3164
+		"<13>no header at all", // notice, the sender's address as host
+	}
+	tcp := dial(t, addr)
+	octets := ""
+	for _, m := range msgs[:2] {
+		octets += fmt.Sprintf("%d %s", len(m), m)
+	}
+	_, err := io.WriteString(tcp, octets)
+	require.NoError(t, err)
+	lf := dial(t, addr)
+	_, err = io.WriteString(lf, msgs[2]+"\n")
+	require.NoError(t, err)
+	u, err := net.Dial("udp", addr)
+	require.NoError(t, err)
+	defer u.Close()
+	_, err = io.WriteString(u, msgs[3])
+	require.NoError(t, err)
+	const repeat = "<11>1 2026-11-28T12:00:03Z web-1 app 42 - - disk failing again"
+	for range 5 {
+		_, err = io.WriteString(u, repeat)
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return len(archived(t, dir)) == 9 }, 20*time.Second, 10*time.Millisecond)
+	sum, err := stop()
+	require.NoError(t, err)
+
+	assert.ElementsMatch(t, []string{"disk failing", "cache warmed", "could not write block 7", "no header at all",
+		"disk failing again", "disk failing again", "disk failing again", "disk failing again", "disk failing again"}, archived(t, dir))
+	ev := hec.Events()
+	require.Len(t, ev, 4, "%v", ev)
+	byMsg := map[string]forwardtest.HECEvent{}
+	for _, e := range ev {
+		if _, dup := byMsg[e.Event]; dup {
+			byMsg[e.Event+" (summary)"] = e
+			continue
+		}
+		byMsg[e.Event] = e
+	}
+	assert.Equal(t, "web-1", byMsg["disk failing"].Host)
+	assert.Equal(t, "syslog", byMsg["disk failing"].SourceType)
+	assert.Equal(t, "db-1", byMsg["could not write block 7"].Host)
+	assert.Equal(t, "postgres", byMsg["could not write block 7"].Source)
+	assert.Equal(t, "crit", byMsg["could not write block 7"].Fields["severity"])
+	assert.Equal(t, "4", byMsg["disk failing again (summary)"].Fields["suppressed_count"], "the repeats, summarised")
+	assert.Equal(t, summary{Read: 9, Archived: 9, Alerts: 4, HECSent: 4}, sum)
+}
+
+// TestAgentJSON runs the agent on JSON lines over TCP to the end of the
+// connection: every line is archived in order, and exactly the error lines
+// reach HEC, in order, with their JSON members as indexed fields.
+func TestAgentJSON(t *testing.T) {
+	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
+	addr := freeAddr(t)
+	dir, stop := runAgent(t, hec, config{JSON: addr})
 	const n = 5000
 	var in strings.Builder
 	var want, alerts []string
@@ -87,9 +179,13 @@ func TestAgentStdin(t *testing.T) {
 		}
 		in.WriteString(line(0, i) + "\n")
 	}
-	sum, err := run(t.Context(), config{HECURL: hec.URL, HECToken: hec.Token(), Dir: dir, Drain: 10 * time.Second}, strings.NewReader(in.String()))
+	c := dial(t, addr)
+	_, err := io.WriteString(c, in.String()+"{not json\n")
 	require.NoError(t, err)
-	assert.Equal(t, summary{Read: n, Archived: n, Alerts: n / 5, HECSent: n / 5}, sum)
+	require.Eventually(t, func() bool { return len(archived(t, dir)) == n }, 20*time.Second, 10*time.Millisecond)
+	sum, err := stop()
+	require.NoError(t, err)
+	assert.Equal(t, summary{Read: n + 1, Refused: 1, Archived: n, Alerts: n / 5, HECSent: n / 5}, sum)
 	assert.Equal(t, want, archived(t, dir))
 	assert.Equal(t, alerts, hec.Messages())
 	ev := hec.Events()
@@ -104,22 +200,8 @@ func TestAgentStdin(t *testing.T) {
 // sender's lines are in order.
 func TestAgentTCPShutdown(t *testing.T) {
 	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
-	dir := t.TempDir()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-
-	ctx, stop := context.WithCancel(t.Context())
-	type result struct {
-		sum summary
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		s, err := run(ctx, config{Listen: addr, HECURL: hec.URL, HECToken: hec.Token(), Dir: dir, Drain: 10 * time.Second}, nil)
-		done <- result{s, err}
-	}()
+	addr := freeAddr(t)
+	dir, stop := runAgent(t, hec, config{JSON: addr})
 
 	const senders = 4
 	var wg sync.WaitGroup
@@ -145,17 +227,17 @@ func TestAgentTCPShutdown(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return hec.Requests() >= 3 }, 20*time.Second, 10*time.Millisecond)
 	t0 := time.Now()
-	stop()
-	res := <-done
+	sum, err := stop()
 	t.Logf("run returned %v after the stop", time.Since(t0).Round(time.Millisecond))
 	wg.Wait()
-	require.NoError(t, res.err)
+	require.NoError(t, err)
 
 	lines := archived(t, dir)
-	assert.Equal(t, res.sum.Read, res.sum.Archived)
-	assert.Len(t, lines, int(res.sum.Read))
-	assert.Equal(t, res.sum.Alerts, res.sum.HECSent)
-	assert.Zero(t, res.sum.HECFailed)
+	assert.Equal(t, sum.Read, sum.Archived+sum.Refused)
+	assert.Zero(t, sum.Refused)
+	assert.Len(t, lines, int(sum.Read))
+	assert.Equal(t, sum.Alerts, sum.HECSent)
+	assert.Zero(t, sum.HECFailed)
 	var alerts []string
 	next := make([]int, senders)
 	for _, ln := range lines {
@@ -169,22 +251,54 @@ func TestAgentTCPShutdown(t *testing.T) {
 		}
 	}
 	assert.ElementsMatch(t, alerts, hec.Messages())
-	assert.Len(t, alerts, int(res.sum.Alerts))
-	t.Logf("read %d lines from %d senders before the shutdown", res.sum.Read, senders)
+	assert.Len(t, alerts, int(sum.Alerts))
+	t.Logf("read %d lines from %d senders before the shutdown", sum.Read, senders)
 }
 
-// TestReadme runs the agent the way README.md shows: lines on standard
-// input, no flags but -dir, the local HEC stand-in.
+// TestReadme runs the agent the way README.md shows: the built program
+// with -dir, syslog sent over UDP (as logger -d does) and a JSON line over
+// TCP, the local HEC stand-in, SIGTERM.
 func TestReadme(t *testing.T) {
-	dir := t.TempDir()
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "-dir", filepath.Join(dir, "data"))
+	dir := filepath.Join(t.TempDir(), "data")
+	syslogAddr, jsonAddr := freeAddr(t), freeAddr(t)
+	var out lockedBuffer
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-dir", dir, "-syslog", syslogAddr, "-json", jsonAddr)
 	cmd.Env = append(os.Environ(), "RELAYKIT_AGENT_MAIN=1")
-	cmd.Stdin = strings.NewReader(`{"level":"info","msg":"started"}` + "\n" + `{"level":"error","msg":"disk full"}` + "\n")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, string(out))
-	assert.Contains(t, string(out), `HEC indexed: sourcetype=_json {"level":"error","msg":"disk full"}`)
-	assert.Contains(t, string(out), "read 2, archived 2 in "+filepath.Join(dir, "data")+", alerts 1: sent to HEC 1, spooled 0, failed 0")
-	assert.Equal(t, []string{`{"level":"info","msg":"started"}`, `{"level":"error","msg":"disk full"}`}, archived(t, filepath.Join(dir, "data")))
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "receiving JSON lines") }, 20*time.Second, 10*time.Millisecond)
+	u, err := net.Dial("udp", syslogAddr)
+	require.NoError(t, err)
+	defer u.Close()
+	_, err = io.WriteString(u, "<11>Nov 28 12:00:00 web-1 app: disk full") // logger -d -p user.err
+	require.NoError(t, err)
+	c := dial(t, jsonAddr)
+	_, err = io.WriteString(c, `{"level":"info","msg":"started"}`+"\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(archived(t, dir)) == 2 }, 20*time.Second, 10*time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, cmd.Wait(), out.String())
+	assert.Contains(t, out.String(), "HEC indexed: sourcetype=syslog disk full")
+	assert.Contains(t, out.String(), "read 2, refused 0, archived 2 in "+dir+", alerts 1: sent to HEC 1, spooled 0, failed 0")
+	assert.ElementsMatch(t, []string{"disk full", `{"level":"info","msg":"started"}`}, archived(t, dir))
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // readAcks reads the answers of an agent running with -ack from r until
@@ -215,15 +329,8 @@ func readAcks(t testing.TB, r io.Reader, acked *atomic.Int64, each func()) error
 // answers add up to every line sent. Shutdown then closes the connection.
 func TestAgentAck(t *testing.T) {
 	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
-	dir := t.TempDir()
 	addr := freeAddr(t)
-	ctx, stop := context.WithCancel(t.Context())
-	done := make(chan summary, 1)
-	go func() {
-		s, err := run(ctx, config{Listen: addr, Ack: true, HECURL: hec.URL, HECToken: hec.Token(), Dir: dir, Drain: 10 * time.Second}, nil)
-		assert.NoError(t, err)
-		done <- s
-	}()
+	dir, stop := runAgent(t, hec, config{JSON: addr, Ack: true})
 
 	// 20 rounds of 50 lines; round 3 ends with a blank line.
 	var rounds [][]string
@@ -274,8 +381,8 @@ func TestAgentAck(t *testing.T) {
 		require.Eventually(t, func() bool { return acked.Load() == int64(sent) }, 10*time.Second, time.Millisecond,
 			"answered for %d of %d lines", acked.Load(), sent)
 	}
-	stop()
-	sum := <-done
+	sum, err := stop()
+	require.NoError(t, err)
 	require.ErrorIs(t, <-closed, io.EOF, "the agent closes the connection at shutdown")
 	assert.Equal(t, int64(len(all)), acked.Load())
 	assert.GreaterOrEqual(t, answers.Load(), int64(len(rounds)), "one answer per read at least")

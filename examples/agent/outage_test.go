@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"net"
 	"os"
@@ -74,15 +73,8 @@ func TestAgentHECOutage(t *testing.T) {
 		t.Skip("a 60 s outage; runs in the pass without -race")
 	}
 	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
-	dir := t.TempDir()
 	addr := freeAddr(t)
-	ctx, stopAgent := context.WithCancel(t.Context())
-	done := make(chan summary, 1)
-	go func() {
-		s, err := run(ctx, config{Listen: addr, HECURL: hec.URL, HECToken: hec.Token(), Dir: dir, Drain: 30 * time.Second}, nil)
-		assert.NoError(t, err)
-		done <- s
-	}()
+	dir, stopAgent := runAgent(t, hec, config{JSON: addr, Drain: 30 * time.Second})
 	stop := make(chan struct{})
 	var sent atomic.Int64
 	fed := make(chan struct{})
@@ -98,8 +90,8 @@ func TestAgentHECOutage(t *testing.T) {
 	// Wait until every line was read, then stop the agent: it delivers
 	// what is left within its drain.
 	require.Eventually(t, func() bool { return int64(len(archived(t, dir))) == sent.Load() }, 20*time.Second, 50*time.Millisecond)
-	stopAgent()
-	sum := <-done
+	sum, err := stopAgent()
+	require.NoError(t, err)
 
 	n := int(sent.Load())
 	var want []string
@@ -114,9 +106,10 @@ func TestAgentHECOutage(t *testing.T) {
 }
 
 // agentCmd returns the command that runs the agent (this test binary, see
-// TestMain) with -dir dir and -hec hec, and args.
+// TestMain) with -dir dir and -hec hec, no listener but those args name,
+// and args.
 func agentCmd(dir string, hec *forwardtest.HECServer, args ...string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0], append([]string{"-dir", dir, "-hec", hec.URL, "-hec-token", hec.Token()}, args...)...)
+	cmd := exec.Command(os.Args[0], append([]string{"-dir", dir, "-hec", hec.URL, "-hec-token", hec.Token(), "-syslog", "", "-json", ""}, args...)...)
 	cmd.Env = append(os.Environ(), "RELAYKIT_AGENT_MAIN=1")
 	cmd.Stderr = os.Stderr
 	return cmd
@@ -133,7 +126,7 @@ func TestAgentKillDuringOutage(t *testing.T) {
 	hec.SetDown(true)
 	dir := t.TempDir()
 	addr := freeAddr(t)
-	first := agentCmd(dir, hec, "-listen", addr, "-ack")
+	first := agentCmd(dir, hec, "-json", addr, "-ack")
 	require.NoError(t, first.Start())
 	stop := make(chan struct{})
 	var sent, acked atomic.Int64
@@ -157,12 +150,14 @@ func TestAgentKillDuringOutage(t *testing.T) {
 	assert.LessOrEqual(t, acked.Load(), int64(len(flushed)), "every line answered for is archived")
 	assert.Empty(t, hec.Messages(), "HEC was down")
 
-	// Restart with HEC back and no new input: the spool is delivered.
+	// Restart with HEC back and no input: the agent delivers the spool and
+	// exits.
 	hec.SetDown(false)
 	second := agentCmd(dir, hec)
-	second.Stdin, second.Stderr = strings.NewReader(""), nil
-	out, err := second.CombinedOutput()
-	require.NoError(t, err, string(out))
+	second.Stderr = nil
+	outb, err := second.CombinedOutput()
+	out := string(outb)
+	require.NoError(t, err, out)
 	// The alerts of a prefix of the lines sent, once, in order, that
 	// covers every archived line (a kill between the spool's write and
 	// the archive's may add the alerts of one batch more).
@@ -174,7 +169,7 @@ func TestAgentKillDuringOutage(t *testing.T) {
 	lost := int(sent.Load()) - len(flushed)
 	assert.LessOrEqual(t, lost, 1000, "lost only the open batch and unread lines")
 	t.Logf("sent %d, answered for %d, flushed %d before the kill, lost %d (open batch and socket buffers); restart: %s",
-		sent.Load(), acked.Load(), len(flushed), lost, strings.TrimSpace(string(out)))
+		sent.Load(), acked.Load(), len(flushed), lost, strings.TrimSpace(out))
 }
 
 // TestAgentAckArchiveFails: when the archive cannot write (a file size
@@ -185,7 +180,7 @@ func TestAgentAckArchiveFails(t *testing.T) {
 	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
 	dir := t.TempDir()
 	addr := freeAddr(t)
-	agent := agentCmd(dir, hec, "-listen", addr, "-ack")
+	agent := agentCmd(dir, hec, "-json", addr, "-ack")
 	agent.Env = append(agent.Env, "RELAYKIT_AGENT_FSIZE=65536") // about 1,500 lines
 	var out strings.Builder
 	agent.Stdout, agent.Stderr = &out, &out

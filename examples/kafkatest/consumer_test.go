@@ -115,7 +115,7 @@ func startTier(t *testing.T, cfg kafka.ConsumerConfig, sink relaykit.Sink) *rela
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
-	go func() { r.runErr <- r.c.Run(ctx, context.Background()) }()
+	go func() { r.runErr <- r.c.Serve(ctx) }()
 	t.Cleanup(func() {
 		r.stop(t)
 		stopEng()

@@ -19,10 +19,11 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/forward"
+	"github.com/relaykit/relaykit/internal/cfgerr"
 	"github.com/relaykit/relaykit/internal/eventjson"
 )
 
-// ErrClosed is returned by [Consumer.Run] when the consumer was closed, or
+// ErrClosed is returned by [Consumer.Serve] when the consumer was closed, or
 // had already run: a Consumer runs once.
 var ErrClosed = errors.New("kafka: consumer closed")
 
@@ -50,7 +51,7 @@ type Ack interface {
 // copies what it keeps (engine.Input.PushBatch does). Push may block for
 // back-pressure, and must return when ctx ends. An error means the events
 // were not all taken: none of them is committed, and unless ctx has ended
-// the consumer stops (see [Consumer.Run]).
+// the consumer stops (see [Consumer.Serve]).
 type PushFunc func(ctx context.Context, shard uint64, evs []relaykit.Event) (Ack, error)
 
 // DeadLetterFunc receives a record whose value could not be decoded, with
@@ -128,8 +129,8 @@ type ConsumerConfig struct {
 	// [DefaultMaxPollRecords].
 	MaxPollRecords int
 	// RevokeTimeout bounds how long a revocation (a rebalance, or leaving
-	// the group when Run ends) waits for the records already pushed to
-	// finish before committing what did; Run's hard context bounds it too.
+	// the group when Serve ends) waits for the records already pushed to
+	// finish before committing what did; Shutdown's context bounds it too.
 	// Zero means [DefaultRevokeTimeout].
 	RevokeTimeout time.Duration
 
@@ -201,16 +202,16 @@ type PartitionStats struct {
 // Consumer consumes topics as a member of a Kafka consumer group, hands
 // the records' events to an engine through [ConsumerConfig].Push, and
 // commits a record's offset only once its events are finished; see the
-// package documentation. Run, Stats, Commit and Close are safe for
+// package documentation. Serve, Shutdown, Stats, Commit and Close are safe for
 // concurrent use by multiple goroutines.
 type Consumer struct {
 	cfg    ConsumerConfig
 	name   string
 	cl     *kgo.Client
 	log    *slog.Logger
-	parser fastjson.Parser  // Run's goroutine only
-	evs    []relaykit.Event // Run's goroutine only: the chunk being decoded
-	hard   atomic.Pointer[context.Context]
+	parser fastjson.Parser                 // Serve's goroutine only
+	evs    []relaykit.Event                // Serve's goroutine only: the chunk being decoded
+	hard   atomic.Pointer[context.Context] // Shutdown's: bounds a revocation's wait
 
 	life    sync.Mutex // started, closed, cancel
 	started bool
@@ -227,40 +228,50 @@ type Consumer struct {
 	assigned                                                                                atomic.Int64
 }
 
-// NewConsumer returns a Consumer for cfg, or an error wrapping
-// [forward.ErrInvalidConfig]. It does not connect: the client joins the
-// group when [Consumer.Run] polls. Close releases the client of a
-// Consumer that never runs.
-func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
+// Validate reports whether [NewConsumer] would accept cfg, without
+// connecting: nil, or a *relaykit.FieldError wrapping
+// [forward.ErrInvalidConfig].
+func (cfg ConsumerConfig) Validate() error { return cfg.fill() }
+
+func (cfg *ConsumerConfig) fill() error {
 	if cfg.Name == "" {
 		cfg.Name = "kafka"
 	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s: %s", forward.ErrInvalidConfig, cfg.Name, fmt.Sprintf(format, args...))
+	bad := func(field, format string, args ...any) error {
+		return cfgerr.New(forward.ErrInvalidConfig, field, format, args...)
 	}
 	switch {
 	case len(cfg.Brokers) == 0:
-		return nil, bad("Brokers is required")
+		return bad("Brokers", "at least one broker is required")
 	case len(cfg.Topics) == 0:
-		return nil, bad("Topics is required")
+		return bad("Topics", "at least one topic is required")
 	case cfg.Group == "":
-		return nil, bad("Group is required")
+		return bad("Group", "required")
 	case cfg.Push == nil:
-		return nil, bad("Push is required")
+		return bad("Push", "required")
 	case cfg.Encoding > EncodingRaw:
-		return nil, bad("unknown Encoding %d", cfg.Encoding)
-	case cfg.CommitInterval < 0, cfg.SessionTimeout < 0, cfg.MaxPollRecords < 0, cfg.RevokeTimeout < 0:
-		return nil, bad("CommitInterval, SessionTimeout, MaxPollRecords and RevokeTimeout must not be negative")
+		return bad("Encoding", "unknown encoding %d", cfg.Encoding)
+	case cfg.CommitInterval < 0:
+		return bad("CommitInterval", "must not be negative")
+	case cfg.SessionTimeout < 0:
+		return bad("SessionTimeout", "must not be negative")
+	case cfg.MaxPollRecords < 0:
+		return bad("MaxPollRecords", "must not be negative")
+	case cfg.RevokeTimeout < 0:
+		return bad("RevokeTimeout", "must not be negative")
 	}
-	for _, b := range cfg.Brokers {
-		if i := strings.LastIndexByte(b, ':'); i <= 0 || i == len(b)-1 {
-			return nil, bad("broker %q is not host:port", b)
+	for i, b := range cfg.Brokers {
+		if j := strings.LastIndexByte(b, ':'); j <= 0 || j == len(b)-1 {
+			return bad(fmt.Sprintf("Brokers[%d]", i), "%q is not host:port", b)
 		}
 	}
-	for _, t := range cfg.Topics {
+	for i, t := range cfg.Topics {
 		if !validTopic([]byte(t)) {
-			return nil, bad("invalid topic %q: 1-249 bytes of [a-zA-Z0-9._-]", t)
+			return bad(fmt.Sprintf("Topics[%d]", i), "invalid topic %q: 1-249 bytes of [a-zA-Z0-9._-]", t)
 		}
+	}
+	if _, err := SASLMechanism(cfg.SASL); err != nil {
+		return bad("SASL", "%v", err)
 	}
 	if cfg.ClientID == "" {
 		cfg.ClientID = "relaykit-" + cfg.Name
@@ -276,6 +287,17 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	}
 	if cfg.RevokeTimeout == 0 {
 		cfg.RevokeTimeout = DefaultRevokeTimeout
+	}
+	return nil
+}
+
+// NewConsumer returns a Consumer for cfg, or a *relaykit.FieldError
+// wrapping [forward.ErrInvalidConfig]. It does not connect: the client
+// joins the group when [Consumer.Serve] polls. Close releases the client
+// of a Consumer that never serves.
+func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
 	}
 	cfg.Brokers, cfg.Topics = slices.Clone(cfg.Brokers), slices.Clone(cfg.Topics)
 	c := &Consumer{cfg: cfg, name: cfg.Name, log: cfg.Logger, parts: map[topicPart]*partState{}, runDone: make(chan struct{})}
@@ -304,15 +326,13 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	if cfg.TLS != nil {
 		opts = append(opts, kgo.DialTLSConfig(cfg.TLS.Clone()))
 	}
-	mech, err := SASLMechanism(cfg.SASL)
-	if err != nil {
-		return nil, bad("%v", err)
-	}
+	mech, _ := SASLMechanism(cfg.SASL) // checked by fill
 	if mech != nil {
 		opts = append(opts, kgo.SASL(mech))
 	}
+	var err error
 	if c.cl, err = kgo.NewClient(opts...); err != nil {
-		return nil, bad("%v", err)
+		return nil, fmt.Errorf("%w: %s: %w", forward.ErrInvalidConfig, cfg.Name, err)
 	}
 	return c, nil
 }
@@ -322,19 +342,18 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 // consumer's accounting.
 func (c *Consumer) Client() *kgo.Client { return c.cl }
 
-// Run joins the group and consumes until ctx ends, then leaves the group:
-// the revocation that causes waits for the records already pushed to
-// finish, until hard ends or ConsumerConfig.RevokeTimeout passes, commits
-// those that did, and Run returns nil. hard bounds that wait; it may be
-// the context of a shutdown deadline, or context.Background() to wait the
-// full RevokeTimeout.
+// Serve joins the group and consumes until ctx ends or [Consumer.Shutdown]
+// is called, then leaves the group: the revocation that causes waits for
+// the records already pushed to finish, until ConsumerConfig.RevokeTimeout
+// passes or Shutdown's context ends, commits those that did, and Serve
+// returns nil.
 //
-// Run returns an error wrapping the Push error when Push fails while ctx
-// has not ended (the engine closed), after leaving the group the same
-// way. It returns [ErrClosed] when the consumer was closed or has run
-// before. Run commits every ConsumerConfig.CommitInterval on a goroutine
-// of its own, which has returned when Run returns.
-func (c *Consumer) Run(ctx, hard context.Context) error {
+// Serve returns an error wrapping the Push error when Push fails while it
+// was not told to stop (the engine closed), after leaving the group the
+// same way. It returns [ErrClosed] when the consumer was closed or has
+// served before. Serve commits every ConsumerConfig.CommitInterval on a
+// goroutine of its own, which has returned when Serve returns.
+func (c *Consumer) Serve(ctx context.Context) error {
 	c.life.Lock()
 	if c.started || c.closed {
 		c.life.Unlock()
@@ -346,7 +365,6 @@ func (c *Consumer) Run(ctx, hard context.Context) error {
 	c.life.Unlock()
 	defer close(c.runDone)
 	defer cancel()
-	c.hard.Store(&hard)
 
 	var bg sync.WaitGroup
 	bg.Go(func() {
@@ -406,13 +424,38 @@ func (c *Consumer) leaveGroup() {
 	c.leave.Do(c.cl.CloseAllowingRebalance)
 }
 
-// Close stops the consumer at once, as a crash would: Run stops polling,
+// Shutdown stops the consumer gracefully: Serve stops polling and leaves
+// the group, the revocation waiting for the records already pushed to
+// finish until ctx ends (or ConsumerConfig.RevokeTimeout passes) and
+// committing those that did. Shutdown returns once Serve has returned; it
+// returns ctx's error if ctx ended first, after the revocation gave up
+// waiting. Without a Serve under way it releases the client, as Close
+// does. Shutdown is idempotent; it must not be called from a callback.
+func (c *Consumer) Shutdown(ctx context.Context) error {
+	c.hard.Store(&ctx)
+	c.life.Lock()
+	started, cancel := c.started, c.cancel
+	c.closed = true
+	c.life.Unlock()
+	if !started {
+		c.leaveGroup()
+		return nil
+	}
+	if cancel != nil {
+		cancel()
+	}
+	<-c.runDone
+	return ctx.Err()
+}
+
+// Close stops the consumer at once, as a crash would: Serve stops polling,
 // the client leaves the group without waiting for in-flight records and
 // without committing, so the partitions' next owners read again every
-// record not committed before. It waits for Run to return (Push must
+// record not committed before. It waits for Serve to return (Push must
 // honour its context) and must not be called from a callback. To stop
-// with a final commit, end Run's ctx and wait for Run instead; Close
-// afterwards is then a no-op. Close is idempotent and returns nil.
+// with a final commit, call Shutdown (or end Serve's ctx and wait for
+// Serve) instead; Close afterwards is then a no-op. Close is idempotent
+// and returns nil.
 func (c *Consumer) Close() error {
 	c.life.Lock()
 	c.closed = true
@@ -431,7 +474,7 @@ func (c *Consumer) Close() error {
 
 // Commit commits the offsets of the records finished so far, now, and
 // returns the error of the commit request (which the periodic commit
-// retries). Run commits on its own; Commit is for a caller that wants a
+// retries). Serve commits on its own; Commit is for a caller that wants a
 // checkpoint at a moment of its choosing.
 func (c *Consumer) Commit(ctx context.Context) error { return c.commit(ctx, nil) }
 

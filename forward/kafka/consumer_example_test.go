@@ -59,8 +59,11 @@ func ExampleConsumer() {
 	go func() {
 		<-ctx.Done()
 		time.AfterFunc(20*time.Second, cancel) // the shutdown deadline
+		// Leave the group once the records pushed are finished (until the
+		// deadline), committing them.
+		_ = c.Shutdown(hard)
 	}()
-	if err := c.Run(ctx, hard); err != nil {
+	if err := c.Serve(context.Background()); err != nil {
 		log.Print(err)
 	}
 	_ = eng.Shutdown(hard) // routes what the engine still holds

@@ -177,7 +177,7 @@ func (c *Consumer) onAssigned(_ context.Context, _ *kgo.Client, m map[string][]i
 }
 
 // onRevoked runs when partitions leave this member (a rebalance, or
-// leaving the group when Run ends): it waits until the records already
+// leaving the group when Serve ends): it waits until the records already
 // pushed from them have finished, commits them, and forgets the
 // partitions. What does not finish in time (hard ended, or RevokeTimeout
 // passed) is not committed and is read again by the next owner. After

@@ -23,13 +23,13 @@ func TestNewConsumerInvalidConfig(t *testing.T) {
 		mod  func(c *kafka.ConsumerConfig)
 		want string
 	}{
-		{"no brokers", func(c *kafka.ConsumerConfig) { c.Brokers = nil }, "Brokers is required"},
+		{"no brokers", func(c *kafka.ConsumerConfig) { c.Brokers = nil }, "Brokers: at least one broker is required"},
 		{"bad broker", func(c *kafka.ConsumerConfig) { c.Brokers = []string{"localhost"} }, "not host:port"},
-		{"no topics", func(c *kafka.ConsumerConfig) { c.Topics = nil }, "Topics is required"},
+		{"no topics", func(c *kafka.ConsumerConfig) { c.Topics = nil }, "Topics: at least one topic is required"},
 		{"bad topic", func(c *kafka.ConsumerConfig) { c.Topics = []string{"logs", "a b"} }, `invalid topic "a b"`},
-		{"no group", func(c *kafka.ConsumerConfig) { c.Group = "" }, "Group is required"},
-		{"no push", func(c *kafka.ConsumerConfig) { c.Push = nil }, "Push is required"},
-		{"encoding", func(c *kafka.ConsumerConfig) { c.Encoding = 7 }, "unknown Encoding"},
+		{"no group", func(c *kafka.ConsumerConfig) { c.Group = "" }, "Group: required"},
+		{"no push", func(c *kafka.ConsumerConfig) { c.Push = nil }, "Push: required"},
+		{"encoding", func(c *kafka.ConsumerConfig) { c.Encoding = 7 }, "Encoding: unknown encoding"},
 		{"negative", func(c *kafka.ConsumerConfig) { c.RevokeTimeout = -1 }, "must not be negative"},
 		{"sasl", func(c *kafka.ConsumerConfig) { c.SASL = kafka.SASLConfig{Mechanism: "GSSAPI", User: "u"} }, "unknown SASL mechanism"},
 	}
@@ -47,8 +47,8 @@ func TestNewConsumerInvalidConfig(t *testing.T) {
 }
 
 // TestConsumerLifetime covers what needs no broker (the address is a
-// closed port): Run ends with its context, runs once, and Close is
-// idempotent, before and after Run.
+// closed port): Serve ends with its context or Shutdown, runs once, and
+// Close is idempotent, before and after Serve.
 func TestConsumerLifetime(t *testing.T) {
 	cfg := kafka.ConsumerConfig{Brokers: []string{"127.0.0.1:1"}, Topics: []string{"logs"}, Group: "siem", Push: push}
 
@@ -56,24 +56,39 @@ func TestConsumerLifetime(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close(), "Close is idempotent")
-	assert.ErrorIs(t, c.Run(t.Context(), t.Context()), kafka.ErrClosed, "a closed consumer does not run")
+	assert.ErrorIs(t, c.Serve(t.Context()), kafka.ErrClosed, "a closed consumer does not run")
 
 	c, err = kafka.NewConsumer(cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx, context.Background()) }()
+	go func() { done <- c.Serve(ctx) }()
 	require.NoError(t, c.Commit(t.Context()), "nothing to commit")
 	cancel()
 	require.NoError(t, <-done)
-	assert.ErrorIs(t, c.Run(t.Context(), t.Context()), kafka.ErrClosed, "a consumer runs once")
+	assert.ErrorIs(t, c.Serve(t.Context()), kafka.ErrClosed, "a consumer runs once")
 	require.NoError(t, c.Close())
 	assert.Equal(t, kafka.ConsumerStats{}, c.Stats())
 
-	// Close while Run polls (or before it began): Run returns.
+	// Shutdown while Serve polls: Serve leaves the group and returns nil,
+	// and so does Shutdown; before Serve, Serve then returns ErrClosed.
 	c, err = kafka.NewConsumer(cfg)
 	require.NoError(t, err)
-	go func() { done <- c.Run(t.Context(), t.Context()) }()
+	go func() { done <- c.Serve(context.Background()) }()
+	require.NoError(t, c.Shutdown(t.Context()))
+	if err := <-done; !errors.Is(err, kafka.ErrClosed) {
+		require.NoError(t, err)
+	}
+	require.NoError(t, c.Shutdown(t.Context()), "Shutdown is idempotent")
+	c, err = kafka.NewConsumer(cfg)
+	require.NoError(t, err)
+	require.NoError(t, c.Shutdown(t.Context()))
+	assert.ErrorIs(t, c.Serve(t.Context()), kafka.ErrClosed)
+
+	// Close while Serve polls (or before it began): Serve returns.
+	c, err = kafka.NewConsumer(cfg)
+	require.NoError(t, err)
+	go func() { done <- c.Serve(t.Context()) }()
 	require.NoError(t, c.Close())
 	if err := <-done; !errors.Is(err, kafka.ErrClosed) {
 		require.NoError(t, err)

@@ -112,11 +112,12 @@
 //     returned.
 //   - Commits happen every ConsumerConfig.CommitInterval, on
 //     [Consumer.Commit], and when partitions are revoked: a rebalance, or
-//     leaving the group when Run's context ends. Polls block rebalances
-//     until the polled records are pushed, and a revocation waits for the
-//     pushed records to finish (until Run's hard context ends or
-//     RevokeTimeout passes) before committing, so a graceful rebalance or
-//     shutdown reads nothing twice. Partitions lost without a revocation
+//     leaving the group when Serve's context ends or [Consumer.Shutdown]
+//     is called. Polls block rebalances until the polled records are
+//     pushed, and a revocation waits for the pushed records to finish
+//     (until Shutdown's context ends or RevokeTimeout passes) before
+//     committing, so a graceful rebalance or shutdown reads nothing
+//     twice. Partitions lost without a revocation
 //     (the session expired) are forgotten: their new owner reads again
 //     from the last commit.
 //   - Delivery is at least once. A crash, or [Consumer.Close], which stops
@@ -133,8 +134,9 @@
 //     logged, counted (ConsumerStats.Stalls, PartitionStats.Stalled) and
 //     reported to ConsumerHooks.OnStalled. Put destinations behind a
 //     delivery.Queue, whose Send refuses a batch only at shutdown.
-//   - A Push error while Run's context is live (the engine closed) stops
-//     the consumer: Run leaves the group as above and returns the error.
+//   - A Push error while Serve was not told to stop (the engine closed)
+//     stops the consumer: Serve leaves the group as above and returns the
+//     error.
 //
 // # Concurrency and ownership
 //
@@ -144,11 +146,12 @@
 // produced and Send waits for every one of them. The client's goroutines
 // are stopped by [Sink.Close].
 //
-// A Consumer's Run, Commit, Stats and Close are safe for concurrent use.
-// Run polls on the caller's goroutine and commits on one of its own, which
-// has returned when Run does; the client's goroutines stop when Run
-// returns, or at Close for a Consumer that never ran. Push and DeadLetter
-// are called on Run's goroutine, one call at a time, in each partition's
+// A Consumer's Serve, Shutdown, Commit, Stats and Close are safe for
+// concurrent use. Serve polls on the caller's goroutine and commits on one
+// of its own, which has returned when Serve does; the client's goroutines
+// stop when Serve returns, or at Close for a Consumer that never ran.
+// Push and DeadLetter
+// are called on Serve's goroutine, one call at a time, in each partition's
 // offset order; the events and the value they get are valid only during
 // the call. OnStalled runs on the committing goroutine.
 //

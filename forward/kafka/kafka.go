@@ -20,6 +20,7 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/forward"
+	"github.com/relaykit/relaykit/internal/cfgerr"
 )
 
 // KeyMode selects the record key.
@@ -231,7 +232,7 @@ var _ relaykit.Sink = (*Sink)(nil)
 // maxTopics bounds the cache of topic names taken from a field.
 const maxTopics = 1024
 
-// New returns a Sink for cfg, or an error wrapping
+// New returns a Sink for cfg, or a *relaykit.FieldError wrapping
 // [forward.ErrInvalidConfig]. It does not connect: the client connects to
 // the brokers on the first Send.
 func New(cfg Config) (*Sink, error) {
@@ -239,34 +240,40 @@ func New(cfg Config) (*Sink, error) {
 		cfg.Name = "kafka"
 	}
 	name := cfg.Name
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s: %s", forward.ErrInvalidConfig, name, fmt.Sprintf(format, args...))
+	bad := func(field, format string, args ...any) error {
+		return cfgerr.New(forward.ErrInvalidConfig, field, format, args...)
 	}
 	switch {
 	case len(cfg.Brokers) == 0:
-		return nil, bad("Brokers is required")
+		return nil, bad("Brokers", "at least one broker is required")
 	case cfg.Topic == "" && cfg.TopicField == "":
-		return nil, bad("Topic or TopicField is required")
+		return nil, bad("Topic", "required (or TopicField)")
 	case cfg.Topic != "" && !validTopic([]byte(cfg.Topic)):
-		return nil, bad("invalid topic %q: 1-249 bytes of [a-zA-Z0-9._-]", cfg.Topic)
+		return nil, bad("Topic", "invalid topic %q: 1-249 bytes of [a-zA-Z0-9._-]", cfg.Topic)
 	case cfg.Key > KeyField:
-		return nil, bad("unknown Key %d", cfg.Key)
+		return nil, bad("Key", "unknown key mode %d", cfg.Key)
 	case cfg.Key == KeyField && cfg.KeyField == "":
-		return nil, bad("KeyField is required with Key KeyField")
+		return nil, bad("KeyField", "required with Key KeyField")
 	case cfg.Encoding > EncodingRaw:
-		return nil, bad("unknown Encoding %d", cfg.Encoding)
+		return nil, bad("Encoding", "unknown encoding %d", cfg.Encoding)
 	case cfg.Compression > CompressionZstd:
-		return nil, bad("unknown Compression %d", cfg.Compression)
+		return nil, bad("Compression", "unknown compression %d", cfg.Compression)
 	case cfg.Acks > AcksNone:
-		return nil, bad("unknown Acks %d", cfg.Acks)
+		return nil, bad("Acks", "unknown acks %d", cfg.Acks)
 	case cfg.Acks != AcksAll && !cfg.DisableIdempotence:
-		return nil, bad("Acks other than AcksAll needs DisableIdempotence")
-	case cfg.MaxRecordBytes < 0, cfg.DeliveryTimeout < 0, cfg.MaxBufferedRecords < 0, cfg.Linger < 0:
-		return nil, bad("MaxRecordBytes, DeliveryTimeout, MaxBufferedRecords and Linger must not be negative")
+		return nil, bad("Acks", "other than AcksAll needs DisableIdempotence")
+	case cfg.MaxRecordBytes < 0:
+		return nil, bad("MaxRecordBytes", "must not be negative")
+	case cfg.DeliveryTimeout < 0:
+		return nil, bad("DeliveryTimeout", "must not be negative")
+	case cfg.MaxBufferedRecords < 0:
+		return nil, bad("MaxBufferedRecords", "must not be negative")
+	case cfg.Linger < 0:
+		return nil, bad("Linger", "must not be negative")
 	}
-	for _, b := range cfg.Brokers {
-		if i := strings.LastIndexByte(b, ':'); i <= 0 || i == len(b)-1 {
-			return nil, bad("broker %q is not host:port", b)
+	for i, b := range cfg.Brokers {
+		if j := strings.LastIndexByte(b, ':'); j <= 0 || j == len(b)-1 {
+			return nil, bad(fmt.Sprintf("Brokers[%d]", i), "%q is not host:port", b)
 		}
 	}
 	if cfg.MaxRecordBytes == 0 {
@@ -328,14 +335,14 @@ func New(cfg Config) (*Sink, error) {
 	}
 	mech, err := SASLMechanism(cfg.SASL)
 	if err != nil {
-		return nil, bad("%v", err)
+		return nil, bad("SASL", "%v", err)
 	}
 	if mech != nil {
 		opts = append(opts, kgo.SASL(mech))
 	}
 	s.cl, err = kgo.NewClient(opts...)
 	if err != nil {
-		return nil, bad("%v", err)
+		return nil, fmt.Errorf("%w: %s: %w", forward.ErrInvalidConfig, name, err)
 	}
 	return s, nil
 }

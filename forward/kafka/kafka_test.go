@@ -19,14 +19,14 @@ func TestNewInvalidConfig(t *testing.T) {
 		mod  func(c *kafka.Config)
 		want string
 	}{
-		{"no brokers", func(c *kafka.Config) { c.Brokers = nil }, "Brokers is required"},
+		{"no brokers", func(c *kafka.Config) { c.Brokers = nil }, "Brokers: at least one broker is required"},
 		{"bad broker", func(c *kafka.Config) { c.Brokers = []string{"localhost"} }, "not host:port"},
-		{"no topic", func(c *kafka.Config) { c.Topic = "" }, "Topic or TopicField is required"},
+		{"no topic", func(c *kafka.Config) { c.Topic = "" }, "Topic: required (or TopicField)"},
 		{"bad topic", func(c *kafka.Config) { c.Topic = "a b" }, "invalid topic"},
-		{"key field", func(c *kafka.Config) { c.Key = kafka.KeyField }, "KeyField is required"},
+		{"key field", func(c *kafka.Config) { c.Key = kafka.KeyField }, "KeyField: required"},
 		{"acks", func(c *kafka.Config) { c.Acks = kafka.AcksLeader }, "needs DisableIdempotence"},
-		{"compression", func(c *kafka.Config) { c.Compression = 99 }, "unknown Compression"},
-		{"encoding", func(c *kafka.Config) { c.Encoding = 9 }, "unknown Encoding"},
+		{"compression", func(c *kafka.Config) { c.Compression = 99 }, "Compression: unknown compression"},
+		{"encoding", func(c *kafka.Config) { c.Encoding = 9 }, "Encoding: unknown encoding"},
 		{"negative", func(c *kafka.Config) { c.MaxRecordBytes = -1 }, "must not be negative"},
 		{"sasl", func(c *kafka.Config) { c.SASL = kafka.SASLConfig{Mechanism: "GSSAPI", User: "u"} }, "unknown SASL mechanism"},
 		{"sasl user", func(c *kafka.Config) { c.SASL = kafka.SASLConfig{Mechanism: kafka.SASLScramSHA256, Password: "p"} }, "needs a user"},

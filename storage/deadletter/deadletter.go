@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit/clock"
+	"github.com/relaykit/relaykit/internal/cfgerr"
 	"github.com/relaykit/relaykit/internal/jsonenc"
 )
 
@@ -81,12 +82,31 @@ type Writer struct {
 	records, errors atomic.Int64
 }
 
-// NewWriter returns a Writer on w. A nil clk means [clock.Default].
-func NewWriter(w io.Writer, clk *clock.Clock) *Writer {
-	if clk == nil {
-		clk = clock.Default()
+// ErrInvalidConfig is wrapped by the error [NewWriter] returns for a bad
+// [Config]: a *relaykit.FieldError naming the field.
+var ErrInvalidConfig = errors.New("deadletter: invalid config")
+
+// Config configures a [Writer]. Writer is required.
+type Config struct {
+	// Writer receives the records, one Write call each: a
+	// storage.Writer (a rotating file; BufferSize -1 to learn of each
+	// failure at its record), a file, a socket. Required.
+	Writer io.Writer
+	// Clock dates the records that carry no Time. Nil means
+	// [clock.Default].
+	Clock *clock.Clock
+}
+
+// NewWriter returns a Writer on cfg.Writer, or a *relaykit.FieldError
+// wrapping [ErrInvalidConfig].
+func NewWriter(cfg Config) (*Writer, error) {
+	if cfg.Writer == nil {
+		return nil, cfgerr.New(ErrInvalidConfig, "Writer", "required")
 	}
-	return &Writer{w: w, clock: clk}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Default()
+	}
+	return &Writer{w: cfg.Writer, clock: cfg.Clock}, nil
 }
 
 // maxKeptBuffer is the largest encoding buffer kept between writes.

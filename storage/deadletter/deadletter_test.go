@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/storage/deadletter"
 )
@@ -30,7 +31,8 @@ var rejected = [][]byte{
 
 func TestEveryLineIsJSONAndRecoversTheBytes(t *testing.T) {
 	var out bytes.Buffer
-	w := deadletter.NewWriter(&out, clock.NewFake(t0))
+	w, err := deadletter.NewWriter(deadletter.Config{Writer: &out, Clock: clock.NewFake(t0)})
+	require.NoError(t, err)
 	for _, line := range rejected {
 		require.NoError(t, w.Write(deadletter.Record{Input: "json", Peer: "10.0.0.5:514", Reason: "invalid_json", Line: line}))
 	}
@@ -62,10 +64,19 @@ type failing struct{}
 func (failing) Write([]byte) (int, error) { return 0, errors.New("disk gone") }
 
 func TestWriteErrorIsCounted(t *testing.T) {
-	w := deadletter.NewWriter(failing{}, nil)
-	err := w.Write(deadletter.Record{Line: []byte("x")})
+	w, err := deadletter.NewWriter(deadletter.Config{Writer: failing{}})
+	require.NoError(t, err)
+	err = w.Write(deadletter.Record{Line: []byte("x")})
 	require.ErrorContains(t, err, "disk gone")
 	assert.Equal(t, deadletter.Stats{Errors: 1}, w.Stats())
+}
+
+func TestNewWriterNeedsAWriter(t *testing.T) {
+	_, err := deadletter.NewWriter(deadletter.Config{})
+	require.ErrorIs(t, err, deadletter.ErrInvalidConfig)
+	var fe *relaykit.FieldError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "Writer", fe.Field)
 }
 
 func TestParseRefuses(t *testing.T) {

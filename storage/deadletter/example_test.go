@@ -12,7 +12,10 @@ import (
 
 func Example() {
 	var file bytes.Buffer // a storage.Writer with BufferSize -1, in a relay
-	w := deadletter.NewWriter(&file, clock.NewFake(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)))
+	w, err := deadletter.NewWriter(deadletter.Config{Writer: &file, Clock: clock.NewFake(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))})
+	if err != nil {
+		panic(err)
+	}
 	_ = w.Write(deadletter.Record{Input: "json", Peer: "10.0.0.5:51234", Reason: "invalid_json", Line: []byte("{\"a\":\x00")})
 	_ = w.Write(deadletter.Record{Input: "json", Peer: "10.0.0.5:51234", Reason: "invalid_json", Line: []byte("caf\xe9")})
 	os.Stdout.Write(file.Bytes())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/clock"
+	"github.com/relaykit/relaykit/internal/cfgerr"
 	"github.com/relaykit/relaykit/internal/hecwire"
 )
 
@@ -106,14 +107,17 @@ type Hooks struct {
 	// the start of the request to the answer.
 	OnRequest func(token, endpoint string, code, events, bytes int, took time.Duration)
 	// OnSendError is called when the Sink returned an error for a batch
-	// (answered with code 9, or, with indexer acknowledgement, left
-	// unacknowledged).
-	OnSendError func(token string, events int, err error)
+	// of events (answered with code 9, or, with indexer acknowledgement,
+	// left unacknowledged): err wraps the Sink's error and names the
+	// token.
+	OnSendError func(err error, events int)
 }
 
 // Config configures a [Handler]. Tokens and Sink are required; every
 // other zero field means the documented default.
 type Config struct {
+	// Name identifies the handler in log records and errors.
+	Name string
 	// Tokens lists the tokens accepted; at least one.
 	Tokens []Token
 	// Sink receives the events of each request as one batch. A nil error
@@ -185,21 +189,38 @@ type Config struct {
 
 	// Hooks observe requests and Sink errors. Nil hooks cost nothing.
 	Hooks Hooks
-	// Logger logs state changes (a token's first use after a failure,
-	// ack state limits reached), never events or tokens. Nil means no
-	// logging.
+	// Logger logs state changes (the Sink refusing batches and accepting
+	// them again, once per episode; ack state limits reached), never
+	// events or tokens. Nil means no logging.
 	Logger *slog.Logger
 }
 
+// Validate reports whether [New] would accept cfg: nil, or a
+// *relaykit.FieldError wrapping [ErrInvalidConfig]. Errors about a token
+// name it by its index ("Tokens[1].Token") and never show its value.
+func (cfg Config) Validate() error { return cfg.fill() }
+
 func (cfg *Config) fill() error {
+	bad := func(field, format string, args ...any) error {
+		return cfgerr.New(ErrInvalidConfig, field, format, args...)
+	}
 	switch {
 	case len(cfg.Tokens) == 0:
-		return fmt.Errorf("%w: at least one token is required", ErrInvalidConfig)
+		return bad("Tokens", "at least one token is required")
 	case cfg.Sink == nil:
-		return fmt.Errorf("%w: Sink is required", ErrInvalidConfig)
-	case cfg.MaxBodyBytes < 0, cfg.SendTimeout < 0, cfg.AckConcurrency < 0, cfg.MaxPendingAcks < 0,
-		cfg.MaxAckChannels < 0, cfg.AckChannelIdle < 0:
-		return fmt.Errorf("%w: limits must not be negative", ErrInvalidConfig)
+		return bad("Sink", "required")
+	}
+	for _, v := range []struct {
+		field string
+		n     int64
+	}{
+		{"MaxBodyBytes", cfg.MaxBodyBytes}, {"SendTimeout", int64(cfg.SendTimeout)},
+		{"AckConcurrency", int64(cfg.AckConcurrency)}, {"MaxPendingAcks", int64(cfg.MaxPendingAcks)},
+		{"MaxAckChannels", int64(cfg.MaxAckChannels)}, {"AckChannelIdle", int64(cfg.AckChannelIdle)},
+	} {
+		if v.n < 0 {
+			return bad(v.field, "must not be negative")
+		}
 	}
 	seen := make(map[string]bool, len(cfg.Tokens))
 	toks := make([]Token, len(cfg.Tokens))
@@ -209,13 +230,14 @@ func (cfg *Config) fill() error {
 		if t.Name == "" {
 			t.Name = fmt.Sprintf("token-%d", i+1)
 		}
+		field := fmt.Sprintf("Tokens[%d].Token", i)
 		switch {
 		case t.Token == "":
-			return fmt.Errorf("%w: token %q has no value", ErrInvalidConfig, t.Name)
+			return bad(field, "token %q has no value", t.Name)
 		case strings.ContainsAny(t.Token, " \t\r\n"):
-			return fmt.Errorf("%w: token %q contains white space", ErrInvalidConfig, t.Name)
+			return bad(field, "token %q contains white space", t.Name)
 		case seen[t.Token]:
-			return fmt.Errorf("%w: token %q is listed twice", ErrInvalidConfig, t.Name)
+			return bad(field, "token %q is listed twice", t.Name)
 		}
 		seen[t.Token] = true
 	}

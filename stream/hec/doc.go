@@ -107,15 +107,15 @@
 // Connections and TLS are the server's: HEC serves port 8088 over HTTPS
 // by default. An http.Server on a plain net.Listener accepts any number
 // of connections from anyone, so one sender that opens thousands costs
-// every other sender. Serve it on a [stream.NetListener] instead, with
-// [ConnState] as its ConnState hook (see the example): connections are
-// then capped per source IP address (64 by default) and in all (1024,
-// the longest-idle kept-alive connection evicted for a newcomer, never
-// one with a request in flight), and for a listener with
-// [stream.Config].TLS the handshake must be done within its
+// every other sender. Serve it on a stream.NetListener instead, with
+// stream/streamhttp's ConnState as its ConnState hook (see the example):
+// connections are then capped per source IP address (64 by default) and
+// in all (1024, the longest-idle kept-alive connection evicted for a
+// newcomer, never one with a request in flight), and for a listener with
+// stream.Config.TLS the handshake must be done within its
 // HandshakeTimeout (10 s) from accept, each refusal, eviction and cut
-// counted in the listener's [stream.Stats]. Behind a load balancer, a
-// listener with [stream.Config].ProxyProtocol reads the PROXY header of
+// counted in the listener's stream.Stats. Behind a load balancer, a
+// listener with stream.Config.ProxyProtocol reads the PROXY header of
 // each connection, and the sender it names is the request's RemoteAddr
 // ([Request].RemoteAddr) and what the per-source cap counts;
 // stream/tlscert keeps the listener's certificate.

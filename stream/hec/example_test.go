@@ -13,6 +13,7 @@ import (
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/stream"
 	"github.com/relaykit/relaykit/stream/hec"
+	"github.com/relaykit/relaykit/stream/streamhttp"
 )
 
 // A handler mounted in an http.Server receives HEC requests and hands the
@@ -58,10 +59,10 @@ func Example() {
 // Served by an http.Server on a stream listener, the handler gets the
 // stream inputs' connection limits (here one connection per source
 // address, 64 by default; 1024 in all, the longest-idle evicted for a
-// newcomer) and, with Config.TLS, their handshake deadline. ConnState
-// tells the listener which connections are idle between requests, the
-// only ones it may evict.
-func ExampleConnState() {
+// newcomer) and, with Config.TLS, their handshake deadline.
+// streamhttp.ConnState tells the listener which connections are idle
+// between requests, the only ones it may evict.
+func Example_streamListener() {
 	h, err := hec.New(hec.Config{
 		Tokens: []hec.Token{{Name: "apps", Token: "00000000-0000-0000-0000-000000000001"}},
 		Sink:   relaykit.SinkFunc(func(context.Context, []relaykit.Event) error { return nil }),
@@ -70,14 +71,14 @@ func ExampleConnState() {
 		panic(err)
 	}
 	defer h.Close()
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{Name: "hec", MaxConnsPerSource: 1})
+	ln, err := stream.New(stream.Config{Name: "hec", Address: "127.0.0.1:0", MaxConnsPerSource: 1})
 	if err != nil {
 		panic(err)
 	}
 	nl := ln.NetListener()
 	srv := &http.Server{
 		Handler:           h,
-		ConnState:         hec.ConnState(nl),
+		ConnState:         streamhttp.ConnState(nl),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}

@@ -3,6 +3,7 @@ package hec
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/relaykit/relaykit"
+	"github.com/relaykit/relaykit/internal/episode"
 	"github.com/relaykit/relaykit/internal/hecwire"
 )
 
@@ -19,10 +21,11 @@ import (
 // only after the Sink's Send returned nil. Its methods are safe for
 // concurrent use; see the package documentation.
 type Handler struct {
-	cfg    Config
-	tokens map[string]*token
-	pool   sync.Pool // *reqState
-	acks   ackState
+	cfg       Config
+	errPrefix string // "hec: NAME: "
+	tokens    map[string]*token
+	pool      sync.Pool // *reqState
+	acks      ackState
 
 	// Background sends of acknowledged requests.
 	ctx    context.Context
@@ -36,6 +39,7 @@ type Handler struct {
 	events, accepted, refused                              atomic.Int64
 	responses                                              [NumCodes]atomic.Int64
 	tooLarge, badEncoding, bodyTimeouts, bodyErrors, sendE atomic.Int64
+	refusing                                               episode.Log
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -55,7 +59,10 @@ func New(cfg Config) (*Handler, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	h := &Handler{cfg: cfg, tokens: make(map[string]*token, len(cfg.Tokens)), sem: make(chan struct{}, cfg.AckConcurrency)}
+	h := &Handler{cfg: cfg, errPrefix: "hec: ", tokens: make(map[string]*token, len(cfg.Tokens)), sem: make(chan struct{}, cfg.AckConcurrency)}
+	if cfg.Name != "" {
+		h.errPrefix += cfg.Name + ": "
+	}
 	for i := range cfg.Tokens {
 		t := &token{Token: cfg.Tokens[i]}
 		if t.Indexes != nil {
@@ -306,11 +313,13 @@ func (h *Handler) send(ctx context.Context, st *reqState, batch []relaykit.Event
 	if err != nil {
 		h.sendE.Add(1)
 		h.refused.Add(int64(len(batch)))
+		h.refusing.Fail(h.cfg.Logger, "hec: the sink refuses batches, answering server busy (further refusals are counted, not logged)", "input", h.cfg.Name, "err", err)
 		if f := h.cfg.Hooks.OnSendError; f != nil {
-			f(st.req.Token, len(batch), err)
+			f(fmt.Errorf("%stoken %s: %w", h.errPrefix, st.req.Token, err), len(batch))
 		}
 		return err
 	}
+	h.refusing.OK(h.cfg.Logger, "hec: the sink accepts batches again", "input", h.cfg.Name)
 	h.accepted.Add(int64(len(batch)))
 	return nil
 }

@@ -279,11 +279,14 @@ func TestBasicAuthAndQueryToken(t *testing.T) {
 func TestSinkRefusesBusy(t *testing.T) {
 	rec := &recorder{err: errors.New("queue full")}
 	var hookErr error
-	srv, h, _ := newServer(t, hec.Config{Sink: rec, Hooks: hec.Hooks{OnSendError: func(_ string, _ int, err error) { hookErr = err }}}, false)
+	var hookEvents int
+	srv, h, _ := newServer(t, hec.Config{Name: "apps", Sink: rec, Hooks: hec.Hooks{OnSendError: func(err error, events int) { hookErr, hookEvents = err, events }}}, false)
 	rep := do(t, srv.Client(), srv.URL, req{auth: "Splunk " + secret, body: []byte(`{"event":"a"}{"event":"b"}`)})
 	assert.Equal(t, hec.CodeServerBusy, code(t, rep))
 	assert.Equal(t, 503, rep.status)
-	assert.EqualError(t, hookErr, "queue full")
+	assert.ErrorIs(t, hookErr, rec.err)
+	assert.EqualError(t, hookErr, "hec: apps: token main: queue full")
+	assert.Equal(t, 2, hookEvents)
 
 	slow := relaykit.SinkFunc(func(ctx context.Context, _ []relaykit.Event) error {
 		<-ctx.Done()
@@ -324,15 +327,23 @@ func TestHealthAndNotFound(t *testing.T) {
 }
 
 func TestInvalidConfig(t *testing.T) {
-	for _, cfg := range []hec.Config{
-		{},
-		{Tokens: []hec.Token{{Token: secret}}},
-		{Tokens: []hec.Token{{Token: ""}}, Sink: &recorder{}},
-		{Tokens: []hec.Token{{Token: secret}, {Token: secret}}, Sink: &recorder{}},
-		{Tokens: []hec.Token{{Token: secret}}, Sink: &recorder{}, MaxBodyBytes: -1},
+	for _, tc := range []struct {
+		cfg   hec.Config
+		field string
+	}{
+		{hec.Config{}, "Tokens"},
+		{hec.Config{Tokens: []hec.Token{{Token: secret}}}, "Sink"},
+		{hec.Config{Tokens: []hec.Token{{Token: ""}}, Sink: &recorder{}}, "Tokens[0].Token"},
+		{hec.Config{Tokens: []hec.Token{{Token: secret}, {Token: secret}}, Sink: &recorder{}}, "Tokens[1].Token"},
+		{hec.Config{Tokens: []hec.Token{{Token: secret}}, Sink: &recorder{}, MaxBodyBytes: -1}, "MaxBodyBytes"},
 	} {
-		_, err := hec.New(cfg)
-		assert.ErrorIs(t, err, hec.ErrInvalidConfig)
+		for _, err := range []error{tc.cfg.Validate(), func() error { _, err := hec.New(tc.cfg); return err }()} {
+			require.ErrorIs(t, err, hec.ErrInvalidConfig, tc.field)
+			var fe *relaykit.FieldError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, tc.field, fe.Field)
+			assert.NotContains(t, err.Error(), secret)
+		}
 	}
 }
 

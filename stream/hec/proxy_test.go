@@ -18,6 +18,7 @@ import (
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/stream"
 	"github.com/relaykit/relaykit/stream/hec"
+	"github.com/relaykit/relaykit/stream/streamhttp"
 )
 
 // Behind a load balancer that sends PROXY headers, a Handler served on a
@@ -38,12 +39,12 @@ func TestHandlerBehindProxy(t *testing.T) {
 	})
 	require.NoError(t, err)
 	defer h.Close()
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{
-		Name: "hec", ProxyProtocol: stream.ProxyRequired, ProxyAllowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+	ln, err := stream.New(stream.Config{
+		Name: "hec", Address: "127.0.0.1:0", ProxyProtocol: stream.ProxyRequired, ProxyAllowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 	})
 	require.NoError(t, err)
 	nl := ln.NetListener()
-	srv := &http.Server{Handler: h, ConnState: hec.ConnState(nl), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ConnState: streamhttp.ConnState(nl), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(nl) }()
 	defer func() {

@@ -38,10 +38,10 @@ func cpuNanos() int64 {
 func BenchmarkRELPvsTCP(b *testing.B) {
 	b.Run("impl=relp/window=128", func(b *testing.B) {
 		var got atomic.Int64
-		srv, err := relp.NewServer(relp.Config{}, func(_ context.Context, _ *stream.Conn, batch []relp.Message) error {
+		srv, err := relp.New(relp.Config{Handler: func(_ context.Context, _ *stream.Conn, batch []relp.Message) error {
 			got.Add(int64(len(batch)))
 			return nil
-		})
+		}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -143,13 +143,13 @@ func BenchmarkRELPvsTCP(b *testing.B) {
 
 // benchServe serves h on a loopback listener until the benchmark ends.
 func benchServe(b *testing.B, h stream.Handler) string {
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{})
+	ln, err := stream.New(stream.Config{Address: "127.0.0.1:0", Handler: h})
 	if err != nil {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ln.Serve(ctx, h) }()
+	go func() { done <- ln.Serve(ctx) }()
 	b.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -4,8 +4,8 @@
 //
 // A [Server] serves RELP, rsyslog's Reliable Event Logging Protocol
 // (librelp's doc/relp.md; rsyslog's omrelp sends it, imrelp receives it),
-// on the connections of a Listener, plain or TLS: pass
-// [Server.ServeConn] to stream.Listener.Serve. Frames are "TXNR SP COMMAND
+// on the connections of a Listener, plain or TLS: [Server.ServeConn] is
+// the listener's handler (stream.Config.Handler). Frames are "TXNR SP COMMAND
 // SP DATALEN [SP DATA] LF". The session answers "open" with the offers it
 // uses (relp_version, relp_software, commands=syslog), hands "syslog"
 // frames to a [Handler], answers "close" and ends, and sends the
@@ -44,6 +44,6 @@
 //
 // A [Server] is safe for concurrent use; [Server.ServeConn] runs one
 // session on the calling goroutine (one per connection, as
-// stream.Listener.Serve calls it). The handler is called from that
+// stream.Listener.Serve runs it). The handler is called from that
 // goroutine and must not retain the batch.
 package relp

@@ -14,22 +14,22 @@ import (
 // A RELP server on a listener answers each syslog frame 200 OK once its
 // handler accepted the batch holding it.
 func ExampleServer() {
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{Name: "relp"})
-	if err != nil {
-		panic(err)
-	}
-	srv, err := relp.NewServer(relp.Config{}, func(_ context.Context, c *stream.Conn, batch []relp.Message) error {
+	srv, err := relp.New(relp.Config{Name: "relp", Handler: func(_ context.Context, c *stream.Conn, batch []relp.Message) error {
 		for _, m := range batch {
 			fmt.Printf("txnr %d: %s\n", m.Txnr, m.Data) // m.Data is valid until we return
 		}
 		return nil // accepted: the client gets 200 OK for each
-	})
+	}})
+	if err != nil {
+		panic(err)
+	}
+	ln, err := stream.New(stream.Config{Name: "relp", Address: "127.0.0.1:0", Handler: srv.ServeConn})
 	if err != nil {
 		panic(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- ln.Serve(ctx, srv.ServeConn) }()
+	go func() { done <- ln.Serve(ctx) }()
 
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {

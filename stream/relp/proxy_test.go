@@ -23,19 +23,20 @@ func TestRELPBehindProxy(t *testing.T) {
 	var mu sync.Mutex
 	var sources []string
 	sink := &relpSink{}
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{
-		ProxyProtocol: stream.ProxyRequired, ProxyAllowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
-	})
-	require.NoError(t, err)
-	srv, err := relp.NewServer(relp.Config{}, func(ctx context.Context, c *stream.Conn, batch []relp.Message) error {
+	srv, err := relp.New(relp.Config{Handler: func(ctx context.Context, c *stream.Conn, batch []relp.Message) error {
 		mu.Lock()
 		sources = append(sources, c.Source().String()+" "+c.RemoteAddr().String())
 		mu.Unlock()
 		return sink.handle(ctx, c, batch)
+	}})
+	require.NoError(t, err)
+	ln, err := stream.New(stream.Config{
+		Address: "127.0.0.1:0", Handler: srv.ServeConn,
+		ProxyProtocol: stream.ProxyRequired, ProxyAllowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 	})
 	require.NoError(t, err)
 	done := make(chan error, 1)
-	go func() { done <- ln.Serve(context.Background(), srv.ServeConn) }()
+	go func() { done <- ln.Serve(context.Background()) }()
 	defer func() {
 		require.NoError(t, srv.Close())
 		require.NoError(t, ln.Close())

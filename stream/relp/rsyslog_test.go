@@ -201,7 +201,7 @@ func TestRELPChild(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	var buf []byte
-	srv, err := relp.NewServer(relp.Config{}, func(_ context.Context, _ *stream.Conn, batch []relp.Message) error {
+	srv, err := relp.New(relp.Config{Handler: func(_ context.Context, _ *stream.Conn, batch []relp.Message) error {
 		buf = buf[:0]
 		for _, m := range batch {
 			buf = append(append(buf, m.Data...), '\n')
@@ -210,16 +210,16 @@ func TestRELPChild(t *testing.T) {
 			return err
 		}
 		return f.Sync()
-	})
+	}})
 	require.NoError(t, err)
 	var ln *stream.Listener
 	require.Eventually(t, func() bool {
-		ln, err = stream.Listen("tcp", addr, stream.Config{})
+		ln, err = stream.New(stream.Config{Address: addr, Handler: srv.ServeConn})
 		return err == nil
 	}, 10*time.Second, 10*time.Millisecond)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	require.NoError(t, ln.Serve(ctx, srv.ServeConn))
+	require.NoError(t, ln.Serve(ctx))
 }
 
 // startRELPChild runs TestRELPChild in a new process on addr, appending to

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/relaykit/relaykit/internal/cfgerr"
 	"github.com/relaykit/relaykit/internal/version"
 	"github.com/relaykit/relaykit/stream"
 )
@@ -80,8 +81,14 @@ type Hooks struct {
 	OnSessionEnd func(source netip.Addr, acked int64, err error)
 }
 
-// Config configures a [Server]. The zero value is usable.
+// Config configures a [Server]. Handler is required; every other zero
+// field means the documented default.
 type Config struct {
+	// Name identifies the server in log records and errors.
+	Name string
+	// Handler accepts the batches of syslog messages of every session;
+	// see [Handler]. Required.
+	Handler Handler
 	// Window is the most syslog frames handed to the handler as one batch:
 	// the session collects the frames already received, up to Window,
 	// and answers them together. rsyslog's omrelp keeps at most its own
@@ -147,8 +154,8 @@ type Stats struct {
 
 // Server serves RELP (Reliable Event Logging Protocol, rsyslog's
 // omrelp/imrelp, specified in librelp's doc/relp.md) sessions on the
-// connections of a [Listener]: pass [Server.ServeConn] to
-// [Listener.Serve]. Its methods are safe for concurrent use; each session
+// connections of a [stream.Listener]: [Server.ServeConn] is its
+// [stream.Config].Handler. Its methods are safe for concurrent use; each session
 // runs in its connection's goroutine. See the package documentation.
 type Server struct {
 	cfg    Config
@@ -162,14 +169,36 @@ type Server struct {
 	tooLarge, handlerErrors, unacked, acceptedUnanswered, closes   atomic.Int64
 }
 
-// NewServer returns a RELP server handing batches to h, or an error
-// wrapping [stream.ErrInvalidConfig]. It starts no goroutine.
-func NewServer(cfg Config, h Handler) (*Server, error) {
+// New returns a RELP server handing batches to cfg.Handler, or a
+// *relaykit.FieldError wrapping [stream.ErrInvalidConfig]. It starts no
+// goroutine: pass [Server.ServeConn] to a [stream.Listener] as its
+// Handler.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, h: cfg.Handler}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// Validate reports whether [New] would accept cfg: nil, or a
+// *relaykit.FieldError wrapping [stream.ErrInvalidConfig].
+func (cfg Config) Validate() error { return cfg.fill() }
+
+func (cfg *Config) fill() error {
+	bad := func(field, format string, args ...any) error {
+		return cfgerr.New(stream.ErrInvalidConfig, field, format, args...)
+	}
 	switch {
-	case h == nil:
-		return nil, fmt.Errorf("%w: RELP handler is nil", stream.ErrInvalidConfig)
-	case cfg.Window < 0, cfg.MaxDataBytes < 0, cfg.WriteTimeout < 0:
-		return nil, fmt.Errorf("%w: RELP Window, MaxDataBytes and WriteTimeout must not be negative", stream.ErrInvalidConfig)
+	case cfg.Handler == nil:
+		return bad("Handler", "required")
+	case cfg.Window < 0:
+		return bad("Window", "%d must not be negative", cfg.Window)
+	case cfg.MaxDataBytes < 0:
+		return bad("MaxDataBytes", "%d must not be negative", cfg.MaxDataBytes)
+	case cfg.WriteTimeout < 0:
+		return bad("WriteTimeout", "%s must not be negative", cfg.WriteTimeout)
 	}
 	if cfg.Window == 0 {
 		cfg.Window = DefaultWindow
@@ -183,9 +212,7 @@ func NewServer(cfg Config, h Handler) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, h: h}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
-	return s, nil
+	return nil
 }
 
 // Close cancels the ctx of handler calls in progress and to come; their
@@ -482,9 +509,9 @@ func (ss *relpSession) end(err error) {
 			}
 		}
 		if !errors.Is(err, stream.ErrClosed) {
-			s.cfg.Logger.Warn("RELP session ended", "source", ss.c.Source(), "error", err)
+			s.cfg.Logger.Warn("RELP session ended", "input", s.cfg.Name, "source", ss.c.Source(), "error", err)
 		}
 	default:
-		s.cfg.Logger.Warn("RELP session ended", "source", ss.c.Source(), "error", err)
+		s.cfg.Logger.Warn("RELP session ended", "input", s.cfg.Name, "source", ss.c.Source(), "error", err)
 	}
 }

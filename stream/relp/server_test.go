@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/stream"
 	"github.com/relaykit/relaykit/stream/relp"
 )
@@ -72,12 +73,14 @@ type relpServed struct {
 
 func serveRELP(t *testing.T, lcfg stream.Config, cfg relp.Config, sink *relpSink) *relpServed {
 	t.Helper()
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", lcfg)
+	cfg.Handler = sink.handle
+	srv, err := relp.New(cfg)
 	require.NoError(t, err)
-	srv, err := relp.NewServer(cfg, sink.handle)
+	lcfg.Address, lcfg.Handler = "127.0.0.1:0", srv.ServeConn
+	ln, err := stream.New(lcfg)
 	require.NoError(t, err)
 	done := make(chan error, 1)
-	go func() { done <- ln.Serve(context.Background(), srv.ServeConn) }()
+	go func() { done <- ln.Serve(context.Background()) }()
 	t.Cleanup(func() {
 		require.NoError(t, srv.Close())
 		require.NoError(t, ln.Close())
@@ -337,14 +340,14 @@ func TestRELPHandlerFailsOrBlocks(t *testing.T) {
 // At shutdown the frames already read are handed over and answered, then
 // the session gets the serverclose hint.
 func TestRELPShutdown(t *testing.T) {
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{})
-	require.NoError(t, err)
 	sink := &relpSink{}
-	srv, err := relp.NewServer(relp.Config{}, sink.handle)
+	srv, err := relp.New(relp.Config{Handler: sink.handle})
+	require.NoError(t, err)
+	ln, err := stream.New(stream.Config{Address: "127.0.0.1:0", Handler: srv.ServeConn})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- ln.Serve(ctx, srv.ServeConn) }()
+	go func() { done <- ln.Serve(ctx) }()
 	rc := dialRELP(t, ln.Addr().String(), nil)
 	rc.open()
 	rc.send("syslog", "before shutdown")
@@ -358,10 +361,18 @@ func TestRELPShutdown(t *testing.T) {
 }
 
 func TestRELPInvalidConfig(t *testing.T) {
-	_, err := relp.NewServer(relp.Config{}, nil)
-	assert.ErrorIs(t, err, stream.ErrInvalidConfig)
-	_, err = relp.NewServer(relp.Config{Window: -1}, (&relpSink{}).handle)
-	assert.ErrorIs(t, err, stream.ErrInvalidConfig)
+	for field, cfg := range map[string]relp.Config{
+		"Handler":      {},
+		"Window":       {Handler: (&relpSink{}).handle, Window: -1},
+		"MaxDataBytes": {Handler: (&relpSink{}).handle, MaxDataBytes: -1},
+	} {
+		for _, err := range []error{cfg.Validate(), func() error { _, err := relp.New(cfg); return err }()} {
+			require.ErrorIs(t, err, stream.ErrInvalidConfig, field)
+			var fe *relaykit.FieldError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, field, fe.Field)
+		}
+	}
 }
 
 // Frames the handler accepted whose answer cannot be written (the client

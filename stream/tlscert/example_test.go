@@ -37,21 +37,19 @@ func Example_auto() {
 	}
 	fmt.Println("same fingerprint after a restart:", certs.Fingerprint() == pin)
 
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{Name: "syslog-tls", TLS: certs.TLSConfig(nil)})
-	if err != nil {
-		panic(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	frames := make(chan string)
 	done := make(chan error)
-	go func() {
-		done <- ln.Serve(ctx, func(c *stream.Conn) {
-			f := stream.NewFramer(c, stream.FramerConfig{})
-			if frame, _, err := f.Next(); err == nil {
-				frames <- string(frame)
-			}
-		})
-	}()
+	ln, err := stream.New(stream.Config{Name: "syslog-tls", Address: "127.0.0.1:0", TLS: certs.TLSConfig(nil), Handler: func(c *stream.Conn) {
+		f := stream.NewFramer(c, stream.FramerConfig{})
+		if frame, _, err := f.Next(); err == nil {
+			frames <- string(frame)
+		}
+	}})
+	if err != nil {
+		panic(err)
+	}
+	go func() { done <- ln.Serve(ctx) }()
 	// A sender that pins the fingerprint.
 	c, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{
 		InsecureSkipVerify: true, //nolint:gosec // verified by its fingerprint

@@ -60,23 +60,21 @@ func (h *logs) count(level slog.Level) int {
 // handler reports each frame.
 func serveTLS(t *testing.T, st *tlscert.Store) (net.Addr, chan string) {
 	t.Helper()
-	ln, err := stream.Listen("tcp", "127.0.0.1:0", stream.Config{TLS: st.TLSConfig(nil)})
-	require.NoError(t, err)
 	frames := make(chan string, 100)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() {
-		done <- ln.Serve(ctx, func(c *stream.Conn) {
-			f := stream.NewFramer(c, stream.FramerConfig{})
-			for {
-				b, _, err := f.Next()
-				if err != nil {
-					return
-				}
-				frames <- string(b)
+	ln, err := stream.New(stream.Config{Address: "127.0.0.1:0", TLS: st.TLSConfig(nil), Handler: func(c *stream.Conn) {
+		f := stream.NewFramer(c, stream.FramerConfig{})
+		for {
+			b, _, err := f.Next()
+			if err != nil {
+				return
 			}
-		})
-	}()
+			frames <- string(b)
+		}
+	}})
+	require.NoError(t, err)
+	go func() { done <- ln.Serve(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, <-done)

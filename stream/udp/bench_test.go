@@ -33,9 +33,6 @@ func benchServe(b *testing.B, batch int) {
 		size   = 128
 		window = 512
 	)
-	l, err := udp.Listen("127.0.0.1:0", udp.Config{BatchSize: batch, DropPollInterval: -1})
-	require.NoError(b, err)
-	defer l.Close()
 	var handled, outOfOrder atomic.Int64
 	var next uint64 // the reader's
 	h := func(_ int, dgs []udp.Datagram) {
@@ -50,9 +47,12 @@ func benchServe(b *testing.B, batch int) {
 		}
 		handled.Add(int64(len(dgs)))
 	}
+	l, err := udp.New(udp.Config{Address: "127.0.0.1:0", Handler: h, BatchSize: batch, DropPollInterval: -1})
+	require.NoError(b, err)
+	defer l.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- l.Serve(ctx, h) }()
+	go func() { done <- l.Serve(ctx) }()
 
 	c, err := net.DialUDP("udp", nil, l.Addr().(*net.UDPAddr))
 	require.NoError(b, err)

@@ -3,13 +3,14 @@
 // batches and hands each batch to a [Handler], counting what it reads, what
 // it cuts and what the kernel drops before any reader sees it.
 //
-//	l, err := udp.Listen("127.0.0.1:514", udp.Config{Name: "syslog"})
+//	l, err := udp.New(udp.Config{Name: "syslog", Address: "127.0.0.1:514",
+//		Handler: func(reader int, batch []udp.Datagram) {
+//			for _, d := range batch {
+//				parse(d.Data, d.Addr) // copy what you keep
+//			}
+//		}})
 //	...
-//	err = l.Serve(ctx, func(reader int, batch []udp.Datagram) {
-//		for _, d := range batch {
-//			parse(d.Data, d.Addr) // copy what you keep
-//		}
-//	})
+//	err = l.Serve(ctx)
 //
 // On Linux one read is one recvmmsg(2) call, which returns up to
 // [Config].BatchSize datagrams; the handler is called once per read with
@@ -18,12 +19,12 @@
 // has set up its buffers. Elsewhere a read returns one datagram
 // (ReadMsgUDPAddrPort), and kernel drops are not counted.
 //
-// The package imports nothing of relaykit's other packages. UDP has no flow
-// control: an input built on it must never make the handler wait, or the
-// socket fills and the kernel drops what follows. The relay example
-// (examples/relay) parses each batch into events and pushes them to its
-// engine without waiting (engine.Producer.TryPush), counting what finds the
-// engine full.
+// The package imports nothing of relaykit's but the root's vocabulary (for
+// relaykit.FieldError). UDP has no flow control: an input built on it must
+// never make the handler wait, or the socket fills and the kernel drops
+// what follows. Package input's Syslog.ServeDatagrams is such a handler:
+// it parses each batch into events and pushes them to an engine without
+// waiting (engine.Producer.TryPush), counting what finds the engine full.
 //
 // # Kernel drops
 //

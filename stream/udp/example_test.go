@@ -10,9 +10,18 @@ import (
 
 // A listener hands the datagrams of each read to the handler, which copies
 // what it keeps: Data is reused by the next read. The socket buffers what
-// arrives from Listen on.
+// arrives from New on.
 func Example() {
-	l, err := udp.Listen("127.0.0.1:0", udp.Config{Name: "syslog"})
+	got := make(chan string, 2)
+	l, err := udp.New(udp.Config{
+		Name:    "syslog",
+		Address: "127.0.0.1:0",
+		Handler: func(_ int, batch []udp.Datagram) {
+			for _, d := range batch {
+				got <- fmt.Sprintf("%s from %s", d.Data, d.Addr.Addr()) // a copy
+			}
+		},
+	})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -30,16 +39,9 @@ func Example() {
 		}
 	}
 
-	got := make(chan string, 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() {
-		done <- l.Serve(ctx, func(_ int, batch []udp.Datagram) {
-			for _, d := range batch {
-				got <- fmt.Sprintf("%s from %s", d.Data, d.Addr.Addr()) // a copy
-			}
-		})
-	}()
+	go func() { done <- l.Serve(ctx) }()
 	fmt.Println(<-got)
 	fmt.Println(<-got)
 	cancel()

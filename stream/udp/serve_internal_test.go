@@ -157,9 +157,16 @@ func (s *syncLog) String() string {
 // fakeListener returns a listener on a fake socket.
 func fakeListener(t *testing.T, cfg Config) (*Listener, *fakeSocket) {
 	t.Helper()
+	cfg.Address, cfg.Handler = "fake", func(int, []Datagram) {}
 	require.NoError(t, cfg.fill())
 	f := newFakeSocket()
 	return newListener(f, cfg, cfg.Logger.With("input", cfg.Name)), f
+}
+
+// serveWith runs l.Serve with h in place of the Config's handler.
+func serveWith(ctx context.Context, l *Listener, h Handler) error {
+	l.cfg.Handler = h
+	return l.Serve(ctx)
 }
 
 // counter is a handler that keeps the payloads it was given.
@@ -197,7 +204,7 @@ func TestReadErrorBackoff(t *testing.T) {
 		var c counter
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
-		go func() { done <- l.Serve(ctx, c.handle) }()
+		go func() { done <- serveWith(ctx, l, c.handle) }()
 		time.Sleep(10 * time.Second) // the backoffs take 3.275 s
 		synctest.Wait()
 
@@ -247,7 +254,7 @@ func TestStopDuringBackoff(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			done := make(chan error, 1)
-			go func() { done <- l.Serve(ctx, func(int, []Datagram) {}) }()
+			go func() { done <- serveWith(ctx, l, func(int, []Datagram) {}) }()
 			time.Sleep(3 * time.Second)
 			synctest.Wait()
 			start := time.Now()
@@ -279,7 +286,7 @@ func TestDrain(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
-		go func() { done <- l.Serve(ctx, h) }()
+		go func() { done <- serveWith(ctx, l, h) }()
 		f.reads <- fakeRead{data: "busy"}
 		synctest.Wait() // the two other readers wait in read
 		cancel()
@@ -300,7 +307,7 @@ func TestDrain(t *testing.T) {
 		f.flood.Store(true)
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
-		go func() { done <- l.Serve(ctx, func(_ int, b []Datagram) { n.Add(int64(len(b))) }) }()
+		go func() { done <- serveWith(ctx, l, func(_ int, b []Datagram) { n.Add(int64(len(b))) }) }()
 		time.Sleep(10 * time.Millisecond)
 		cancel()
 		start := time.Now()

@@ -65,7 +65,7 @@ func TestReadAllocs(t *testing.T) {
 	}
 	const runs = 100
 	const batch = 4
-	l, err := Listen("127.0.0.1:0", Config{DropPollInterval: -1})
+	l, err := New(Config{Address: "127.0.0.1:0", Handler: func(int, []Datagram) {}, DropPollInterval: -1})
 	require.NoError(t, err)
 	defer l.Close()
 	c, err := net.DialUDP("udp", nil, l.Addr().(*net.UDPAddr))
@@ -93,7 +93,7 @@ func TestReadAllocs(t *testing.T) {
 
 	// Datagrams that carry a drop count: fill the smallest buffer, then
 	// read what it holds and a datagram queued after the drops.
-	l2, err := Listen("127.0.0.1:0", Config{ReadBuffer: 1, DropPollInterval: -1})
+	l2, err := New(Config{Address: "127.0.0.1:0", Handler: func(int, []Datagram) {}, ReadBuffer: 1, DropPollInterval: -1})
 	require.NoError(t, err)
 	defer l2.Close()
 	c2, err := net.DialUDP("udp", nil, l2.Addr().(*net.UDPAddr))

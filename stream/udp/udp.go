@@ -11,11 +11,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/relaykit/relaykit/internal/cfgerr"
 )
 
 var (
-	// ErrInvalidConfig is wrapped by the errors [Listen] returns for a bad
-	// [Config].
+	// ErrInvalidConfig is wrapped by the errors [New] and
+	// [Config.Validate] return for a bad [Config]: each is a
+	// *relaykit.FieldError naming the field.
 	ErrInvalidConfig = errors.New("udp: invalid config")
 	// ErrClosed is returned by [Listener.Serve] on a listener that was
 	// closed or has served already.
@@ -45,8 +48,18 @@ const (
 // datagrams is Readers × BatchSize × MaxMessageSize bytes (4 MiB with the
 // defaults), allocated when Serve starts.
 type Config struct {
-	// Name identifies the listener in log records.
+	// Name identifies the listener in log records and errors.
 	Name string
+	// Address is the local address to bind, "host:port". An IPv4 address
+	// ("127.0.0.1:514") binds an IPv4 socket, an IPv6 one ("[::1]:514")
+	// an IPv6-only socket; a host name is resolved; without a host
+	// (":514") the socket takes both IPv4 and IPv6 where the system
+	// allows. Port 0 picks a free port ([Listener.Addr] tells which).
+	// Required.
+	Address string
+	// Handler handles the datagrams of each read; see [Handler].
+	// Required.
+	Handler Handler
 	// ReadBuffer is the size of the socket's receive buffer (SO_RCVBUF),
 	// in bytes: what the kernel holds for the listener while its readers
 	// are busy; datagrams that find it full are dropped and counted as
@@ -195,22 +208,20 @@ const (
 // aLongTimeAgo is a read deadline in the past: it wakes every reader.
 var aLongTimeAgo = time.Unix(1, 0)
 
-// Listen binds a UDP socket to addr ("host:port") and returns a listener
-// for it; the socket buffers datagrams from now on, and [Listener.Serve]
-// reads them. An IPv4 address ("127.0.0.1:514") binds an IPv4 socket, an
-// IPv6 one ("[::1]:514") an IPv6-only socket; a host name is resolved;
-// without a host (":514") the socket takes both IPv4 and IPv6 where the
-// system allows.
+// New binds a UDP socket to cfg.Address and returns a listener for it;
+// the socket buffers datagrams from now on, and [Listener.Serve] reads
+// them.
 //
-// Listen sets the receive buffer ([Config].ReadBuffer) and, on Linux,
+// New sets the receive buffer ([Config].ReadBuffer) and, on Linux,
 // SO_RXQ_OVFL, which makes the kernel report its drop count with the
-// datagrams. Errors wrap [ErrInvalidConfig] for a bad Config, and name the
-// socket option that failed.
-func Listen(addr string, cfg Config) (*Listener, error) {
+// datagrams. A bad Config is a *relaykit.FieldError wrapping
+// [ErrInvalidConfig]; an error of the socket names the option that
+// failed.
+func New(cfg Config) (*Listener, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	network := "udp"
+	network, addr := "udp", cfg.Address
 	if ap, err := netip.ParseAddrPort(addr); err == nil {
 		if ap.Addr().Unmap().Is4() {
 			network = "udp4"
@@ -221,26 +232,39 @@ func Listen(addr string, cfg Config) (*Listener, error) {
 	}
 	ua, err := net.ResolveUDPAddr(network, addr)
 	if err != nil {
-		return nil, fmt.Errorf("udp: %w", err)
+		return nil, fmt.Errorf("udp: %s: %w", cfg.Name, err)
 	}
 	conn, err := net.ListenUDP(network, ua)
 	if err != nil {
-		return nil, fmt.Errorf("udp: %w", err)
+		return nil, fmt.Errorf("udp: %s: %w", cfg.Name, err)
 	}
 	log := cfg.Logger.With("input", cfg.Name)
 	s, err := newSocket(conn, &cfg, log)
 	if err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("udp: %s: %w", conn.LocalAddr(), err)
+		return nil, fmt.Errorf("udp: %s: %s: %w", cfg.Name, conn.LocalAddr(), err)
 	}
 	return newListener(s, cfg, log), nil
 }
+
+// Validate reports whether [New] would accept cfg, without binding
+// anything: nil, or a *relaykit.FieldError wrapping [ErrInvalidConfig].
+func (cfg Config) Validate() error { return cfg.fill() }
 
 func newListener(s socket, cfg Config, log *slog.Logger) *Listener {
 	return &Listener{sock: s, cfg: cfg, log: log, stopc: make(chan struct{}), drainc: make(chan struct{})}
 }
 
 func (cfg *Config) fill() error {
+	bad := func(field, format string, args ...any) error {
+		return cfgerr.New(ErrInvalidConfig, field, format, args...)
+	}
+	if cfg.Address == "" {
+		return bad("Address", "required")
+	}
+	if cfg.Handler == nil {
+		return bad("Handler", "required")
+	}
 	if cfg.ReadBuffer == 0 {
 		cfg.ReadBuffer = DefaultReadBuffer
 	}
@@ -248,19 +272,19 @@ func (cfg *Config) fill() error {
 		cfg.MaxMessageSize = MaxMessageSize
 	}
 	if cfg.MaxMessageSize < 0 || cfg.MaxMessageSize > MaxMessageSize {
-		return fmt.Errorf("%w: MaxMessageSize %d out of range 1..%d", ErrInvalidConfig, cfg.MaxMessageSize, MaxMessageSize)
+		return bad("MaxMessageSize", "%d out of range 1..%d", cfg.MaxMessageSize, MaxMessageSize)
 	}
 	if cfg.BatchSize == 0 {
 		cfg.BatchSize = 64
 	}
 	if cfg.BatchSize < 0 || cfg.BatchSize > MaxBatchSize {
-		return fmt.Errorf("%w: BatchSize %d out of range 1..%d", ErrInvalidConfig, cfg.BatchSize, MaxBatchSize)
+		return bad("BatchSize", "%d out of range 1..%d", cfg.BatchSize, MaxBatchSize)
 	}
 	if cfg.Readers == 0 {
 		cfg.Readers = 1
 	}
 	if cfg.Readers < 0 || cfg.Readers > MaxReaders {
-		return fmt.Errorf("%w: Readers %d out of range 1..%d", ErrInvalidConfig, cfg.Readers, MaxReaders)
+		return bad("Readers", "%d out of range 1..%d", cfg.Readers, MaxReaders)
 	}
 	if cfg.DrainTime == 0 {
 		cfg.DrainTime = 200 * time.Millisecond
@@ -311,7 +335,8 @@ func (l *Listener) stop() {
 }
 
 // Serve reads datagrams until ctx ends, with [Config].Readers goroutines,
-// each calling h once per read with the datagrams of that read. When ctx
+// each calling [Config].Handler once per read with the datagrams of that
+// read. When ctx
 // ends, the readers stop waiting for new datagrams and read what the socket
 // holds, for at most [Config].DrainTime; then Serve reads the kernel's drop
 // count a last time, closes the socket and returns nil. [Listener.Close]
@@ -325,11 +350,9 @@ func (l *Listener) stop() {
 // again.
 //
 // Serve may be called once: on a listener that has served or is closed it
-// returns [ErrClosed]. It panics if h is nil.
-func (l *Listener) Serve(ctx context.Context, h Handler) error {
-	if h == nil {
-		panic("udp: Serve with a nil Handler")
-	}
+// returns [ErrClosed].
+func (l *Listener) Serve(ctx context.Context) error {
+	h := l.cfg.Handler
 	if l.served.Swap(true) || l.stopping.Load() {
 		return ErrClosed
 	}

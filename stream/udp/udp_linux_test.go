@@ -110,15 +110,15 @@ func (g *gated) release() { g.released.Do(func() { close(g.gate) }) }
 // TestBatchPerRead: the handler gets the datagrams of one recvmmsg in one
 // call, at most BatchSize of them, in order.
 func TestBatchPerRead(t *testing.T) {
-	l := listen(t, udp.Config{BatchSize: 4})
+	var rc received
+	l := listen(t, udp.Config{BatchSize: 4}, rc.handle)
 	c := dial(t, l)
 	var msgs []string
 	for i := range 10 {
 		msgs = append(msgs, fmt.Sprintf("m%d", i))
 	}
 	sendQueued(t, l, c, msgs...) // before Serve: the socket holds all ten
-	var rc received
-	stop := serve(t, l, rc.handle)
+	stop := serve(t, l)
 	waitCount(t, &rc, 10)
 	require.NoError(t, stop())
 	assert.Equal(t, []int{4, 4, 2}, rc.batches)
@@ -130,12 +130,12 @@ func TestBatchPerRead(t *testing.T) {
 // handed over before Serve returns, and the drain ends as soon as the
 // socket is empty, well before DrainTime.
 func TestDrainAtShutdown(t *testing.T) {
-	l := listen(t, udp.Config{DrainTime: time.Minute})
 	g := newGated()
 	t.Cleanup(g.release)
+	l := listen(t, udp.Config{DrainTime: time.Minute}, g.handle)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- l.Serve(ctx, g.handle) }()
+	go func() { done <- l.Serve(ctx) }()
 	c := dial(t, l)
 	send(t, c, "first")
 	g.waitEntered(t)
@@ -164,12 +164,12 @@ func TestDrainAtShutdown(t *testing.T) {
 // TestNoDrain: with a negative DrainTime, Serve returns without reading
 // what the socket holds.
 func TestNoDrain(t *testing.T) {
-	l := listen(t, udp.Config{DrainTime: -1})
 	g := newGated()
 	t.Cleanup(g.release)
+	l := listen(t, udp.Config{DrainTime: -1}, g.handle)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- l.Serve(ctx, g.handle) }()
+	go func() { done <- l.Serve(ctx) }()
 	c := dial(t, l)
 	send(t, c, "first")
 	g.waitEntered(t)
@@ -215,10 +215,10 @@ func (d *dropCounter) hook(n int) {
 func TestKernelDrops(t *testing.T) {
 	var hooked dropCounter
 	// No SO_MEMINFO poll: only the control messages count here.
-	l := listen(t, udp.Config{ReadBuffer: 1, DropPollInterval: -1, Hooks: udp.Hooks{OnKernelDrops: hooked.hook}})
 	g := newGated()
 	t.Cleanup(g.release)
-	stop := serve(t, l, g.handle)
+	l := listen(t, udp.Config{ReadBuffer: 1, DropPollInterval: -1, Hooks: udp.Hooks{OnKernelDrops: hooked.hook}}, g.handle)
+	stop := serve(t, l)
 	before := softnetDrops(t)
 	c := dial(t, l)
 	send(t, c, "first")
@@ -253,10 +253,10 @@ func TestKernelDrops(t *testing.T) {
 // silence) show within the polling interval (SO_MEMINFO).
 func TestKernelDropsPolled(t *testing.T) {
 	var hooked dropCounter
-	l := listen(t, udp.Config{ReadBuffer: 1, DropPollInterval: 20 * time.Millisecond, Hooks: udp.Hooks{OnKernelDrops: hooked.hook}})
 	g := newGated()
 	t.Cleanup(g.release)
-	stop := serve(t, l, g.handle)
+	l := listen(t, udp.Config{ReadBuffer: 1, DropPollInterval: 20 * time.Millisecond, Hooks: udp.Hooks{OnKernelDrops: hooked.hook}}, g.handle)
+	stop := serve(t, l)
 	before := softnetDrops(t)
 	c := dial(t, l)
 	send(t, c, "first")
@@ -278,10 +278,10 @@ func TestKernelDropsPolled(t *testing.T) {
 // them, drops are counted when Serve ends.
 func TestKernelDropsAtEnd(t *testing.T) {
 	var hooked dropCounter
-	l := listen(t, udp.Config{ReadBuffer: 1, DropPollInterval: -1, Hooks: udp.Hooks{OnKernelDrops: hooked.hook}})
 	g := newGated()
 	t.Cleanup(g.release)
-	stop := serve(t, l, g.handle)
+	l := listen(t, udp.Config{ReadBuffer: 1, DropPollInterval: -1, Hooks: udp.Hooks{OnKernelDrops: hooked.hook}}, g.handle)
+	stop := serve(t, l)
 	before := softnetDrops(t)
 	c := dial(t, l)
 	send(t, c, "first")
@@ -335,7 +335,8 @@ func closedUDPPort(t *testing.T) *net.UDPAddr {
 // and logged once per episode, and the listener keeps serving.
 func TestReadErrorKeepsServing(t *testing.T) {
 	var log syncBuffer
-	l := listen(t, udp.Config{Name: "syslog", Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	var got received
+	l := listen(t, udp.Config{Name: "syslog", Logger: slog.New(slog.NewTextHandler(&log, nil))}, got.handle)
 	conn := udp.Conn(l)
 	rc, err := conn.SyscallConn()
 	require.NoError(t, err)
@@ -344,8 +345,7 @@ func TestReadErrorKeepsServing(t *testing.T) {
 		serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, syscall.IP_RECVERR, 1)
 	}))
 	require.NoError(t, serr)
-	var got received
-	stop := serve(t, l, got.handle)
+	stop := serve(t, l)
 	c := dial(t, l)
 	for i := range 3 { // three episodes: each error is followed by a datagram
 		_, err := conn.WriteToUDP([]byte("probe"), closedUDPPort(t))
@@ -421,12 +421,12 @@ func TestReadBuffer(t *testing.T) {
 		return 2 * min(n, rmemMax)
 	}
 
-	l := listen(t, udp.Config{})
+	l := listen(t, udp.Config{}, nop)
 	assert.Equal(t, granted(udp.DefaultReadBuffer), sockRcvbuf(t, udp.Conn(l)))
 
 	var log syncBuffer
 	over := 2 * rmemMax
-	l = listen(t, udp.Config{ReadBuffer: over, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	l = listen(t, udp.Config{ReadBuffer: over, Logger: slog.New(slog.NewTextHandler(&log, nil))}, nop)
 	assert.Equal(t, granted(over), sockRcvbuf(t, udp.Conn(l)))
 	if force {
 		assert.Empty(t, log.String())
@@ -434,7 +434,7 @@ func TestReadBuffer(t *testing.T) {
 		assert.Contains(t, log.String(), "capped by net.core.rmem_max")
 	}
 
-	l = listen(t, udp.Config{ReadBuffer: -1})
+	l = listen(t, udp.Config{ReadBuffer: -1}, nop)
 	assert.Equal(t, rmemDefault, sockRcvbuf(t, udp.Conn(l)))
 }
 

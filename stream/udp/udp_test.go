@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/stream/udp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,13 +62,13 @@ func (rc *received) payloads() []string {
 	return s
 }
 
-// serve runs l.Serve(h) until the returned stop is called (or the test
+// serve runs l.Serve until the returned stop is called (or the test
 // ends); stop returns Serve's error.
-func serve(t *testing.T, l *udp.Listener, h udp.Handler) (stop func() error) {
+func serve(t *testing.T, l *udp.Listener) (stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- l.Serve(ctx, h) }()
+	go func() { done <- l.Serve(ctx) }()
 	var once sync.Once
 	var err error
 	stop = func() error {
@@ -85,15 +86,19 @@ func serve(t *testing.T, l *udp.Listener, h udp.Handler) (stop func() error) {
 	return stop
 }
 
-// listen returns a listener on 127.0.0.1 with cfg, closed at the end of
-// the test.
-func listen(t *testing.T, cfg udp.Config) *udp.Listener {
+// listen returns a listener on 127.0.0.1 with cfg and handler h, closed
+// at the end of the test.
+func listen(t *testing.T, cfg udp.Config, h udp.Handler) *udp.Listener {
 	t.Helper()
-	l, err := udp.Listen("127.0.0.1:0", cfg)
+	cfg.Address, cfg.Handler = "127.0.0.1:0", h
+	l, err := udp.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	return l
 }
+
+// nop is a handler that does nothing.
+func nop(int, []udp.Datagram) {}
 
 // dial returns a UDP socket connected to l.
 func dial(t *testing.T, l *udp.Listener) *net.UDPConn {
@@ -121,9 +126,9 @@ func waitCount(t *testing.T, rc *received, n int) {
 // TestServe: datagrams from two senders reach the handler whole, each with
 // its sender's address, in each sender's order, and are counted.
 func TestServe(t *testing.T) {
-	l := listen(t, udp.Config{})
 	var rc received
-	stop := serve(t, l, rc.handle)
+	l := listen(t, udp.Config{}, rc.handle)
+	stop := serve(t, l)
 	a, b := dial(t, l), dial(t, l)
 	var want []string
 	for i := range 20 {
@@ -170,9 +175,9 @@ func TestServe(t *testing.T) {
 // TestTruncated: a datagram longer than MaxMessageSize is handed over cut,
 // flagged and counted; the next one is whole.
 func TestTruncated(t *testing.T) {
-	l := listen(t, udp.Config{MaxMessageSize: 100})
 	var rc received
-	stop := serve(t, l, rc.handle)
+	l := listen(t, udp.Config{MaxMessageSize: 100}, rc.handle)
+	stop := serve(t, l)
 	c := dial(t, l)
 	long := strings.Repeat("0123456789", 15)
 	send(t, c, long, "short", strings.Repeat("y", 100))
@@ -193,10 +198,9 @@ func TestTruncated(t *testing.T) {
 // TestDataCannotOverrun: appending to a datagram's Data never writes over
 // the next datagram of the batch.
 func TestDataCannotOverrun(t *testing.T) {
-	l := listen(t, udp.Config{})
 	var mu sync.Mutex
 	var got []string
-	stop := serve(t, l, func(_ int, batch []udp.Datagram) {
+	l := listen(t, udp.Config{}, func(_ int, batch []udp.Datagram) {
 		mu.Lock()
 		defer mu.Unlock()
 		for i := range batch {
@@ -206,6 +210,7 @@ func TestDataCannotOverrun(t *testing.T) {
 			got = append(got, string(d.Data))
 		}
 	})
+	stop := serve(t, l)
 	c := dial(t, l)
 	send(t, c, "one", "two", "three")
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 3 }, 5*time.Second, time.Millisecond)
@@ -221,12 +226,12 @@ func TestIPv6(t *testing.T) {
 		t.Skipf("no IPv6 loopback (::1): %v", err)
 	}
 	probe.Close()
-	l, err := udp.Listen("[::1]:0", udp.Config{})
+	var rc received
+	l, err := udp.New(udp.Config{Address: "[::1]:0", Handler: rc.handle})
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	assert.Equal(t, "::1", l.Addr().(*net.UDPAddr).IP.String())
-	var rc received
-	stop := serve(t, l, rc.handle)
+	stop := serve(t, l)
 	c := dial(t, l)
 	send(t, c, "<13>over IPv6")
 	waitCount(t, &rc, 1)
@@ -241,7 +246,7 @@ func TestIPv6(t *testing.T) {
 // cannot reach it over IPv6), and a mapped one is taken as IPv4.
 func TestIPv4OnlyAddress(t *testing.T) {
 	for _, addr := range []string{"127.0.0.1:0", "[::ffff:127.0.0.1]:0"} {
-		l, err := udp.Listen(addr, udp.Config{})
+		l, err := udp.New(udp.Config{Address: addr, Handler: nop})
 		require.NoError(t, err, addr)
 		ua := l.Addr().(*net.UDPAddr)
 		assert.NotNil(t, ua.IP.To4(), addr)
@@ -255,11 +260,10 @@ func TestIPv4OnlyAddress(t *testing.T) {
 // overlap.
 func TestReaders(t *testing.T) {
 	const readers = 4
-	l := listen(t, udp.Config{Readers: readers, BatchSize: 8})
 	var busy [readers]atomic.Bool
 	var overlap atomic.Int64
 	var rc received
-	stop := serve(t, l, func(reader int, batch []udp.Datagram) {
+	l := listen(t, udp.Config{Readers: readers, BatchSize: 8}, func(reader int, batch []udp.Datagram) {
 		if reader < 0 || reader >= readers {
 			overlap.Add(1000)
 			return
@@ -270,6 +274,7 @@ func TestReaders(t *testing.T) {
 		rc.handle(reader, batch)
 		busy[reader].Store(false)
 	})
+	stop := serve(t, l)
 	c := dial(t, l)
 	const n = 400
 	want := map[string]bool{}
@@ -290,9 +295,23 @@ func TestReaders(t *testing.T) {
 	assert.Equal(t, int64(n), l.Stats().Datagrams)
 }
 
-// TestConfig: bad configurations are refused with ErrInvalidConfig;
-// defaults and limits are accepted.
+// TestConfig: bad configurations are refused with a FieldError naming the
+// field, by New and by Validate; defaults and limits are accepted.
 func TestConfig(t *testing.T) {
+	for field, cfg := range map[string]udp.Config{
+		"BatchSize":      {Address: "127.0.0.1:0", Handler: nop, BatchSize: -1},
+		"MaxMessageSize": {Address: "127.0.0.1:0", Handler: nop, MaxMessageSize: udp.MaxMessageSize + 1},
+		"Readers":        {Address: "127.0.0.1:0", Handler: nop, Readers: udp.MaxReaders + 1},
+		"Handler":        {Address: "127.0.0.1:0"},
+		"Address":        {Handler: nop},
+	} {
+		for _, err := range []error{cfg.Validate(), func() error { _, err := udp.New(cfg); return err }()} {
+			require.ErrorIs(t, err, udp.ErrInvalidConfig, field)
+			var fe *relaykit.FieldError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, field, fe.Field)
+		}
+	}
 	for name, cfg := range map[string]udp.Config{
 		"negative batch":        {BatchSize: -1},
 		"batch over 1024":       {BatchSize: udp.MaxBatchSize + 1},
@@ -301,7 +320,8 @@ func TestConfig(t *testing.T) {
 		"negative readers":      {Readers: -1},
 		"too many readers":      {Readers: udp.MaxReaders + 1},
 	} {
-		_, err := udp.Listen("127.0.0.1:0", cfg)
+		cfg.Address, cfg.Handler = "127.0.0.1:0", nop
+		_, err := udp.New(cfg)
 		assert.ErrorIs(t, err, udp.ErrInvalidConfig, name)
 	}
 	for name, cfg := range map[string]udp.Config{
@@ -311,11 +331,12 @@ func TestConfig(t *testing.T) {
 		"kernel's rcvbuf":    {ReadBuffer: -1},
 		"no drain, no polls": {DrainTime: -1, DropPollInterval: -1},
 	} {
-		l, err := udp.Listen("127.0.0.1:0", cfg)
+		cfg.Address, cfg.Handler = "127.0.0.1:0", nop
+		l, err := udp.New(cfg)
 		require.NoError(t, err, name)
 		require.NoError(t, l.Close())
 	}
-	_, err := udp.Listen("127.0.0.1:notaport", udp.Config{})
+	_, err := udp.New(udp.Config{Address: "127.0.0.1:notaport", Handler: nop})
 	assert.Error(t, err)
 }
 
@@ -323,20 +344,20 @@ func TestConfig(t *testing.T) {
 // idempotent; Serve on a closed listener, or a second Serve, returns
 // ErrClosed; Close during Serve ends it with nil.
 func TestClose(t *testing.T) {
-	l := listen(t, udp.Config{})
+	l := listen(t, udp.Config{}, nop)
 	addr := l.Addr().(*net.UDPAddr)
 	require.NoError(t, l.Close())
 	require.NoError(t, l.Close())
-	assert.ErrorIs(t, l.Serve(t.Context(), func(int, []udp.Datagram) {}), udp.ErrClosed)
+	assert.ErrorIs(t, l.Serve(t.Context()), udp.ErrClosed)
 	// The port is free again.
 	c, err := net.ListenUDP("udp", addr)
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
 
-	l = listen(t, udp.Config{})
 	var rc received
+	l = listen(t, udp.Config{}, rc.handle)
 	done := make(chan error, 1)
-	go func() { done <- l.Serve(context.Background(), rc.handle) }()
+	go func() { done <- l.Serve(context.Background()) }()
 	send(t, dial(t, l), "before close")
 	waitCount(t, &rc, 1)
 	require.NoError(t, l.Close())
@@ -346,25 +367,19 @@ func TestClose(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not end Serve")
 	}
-	assert.ErrorIs(t, l.Serve(t.Context(), rc.handle), udp.ErrClosed, "a second Serve")
+	assert.ErrorIs(t, l.Serve(t.Context()), udp.ErrClosed, "a second Serve")
 }
 
 // TestServeEndedContext: Serve with a context that has already ended
 // returns at once, nil, and closes the socket.
 func TestServeEndedContext(t *testing.T) {
-	l := listen(t, udp.Config{})
+	l := listen(t, udp.Config{}, func(int, []udp.Datagram) { t.Error("no datagram was sent") })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	start := time.Now()
-	require.NoError(t, l.Serve(ctx, func(int, []udp.Datagram) { t.Error("no datagram was sent") }))
+	require.NoError(t, l.Serve(ctx))
 	assert.Less(t, time.Since(start), 5*time.Second)
 	c, err := net.ListenUDP("udp", l.Addr().(*net.UDPAddr))
 	require.NoError(t, err, "the socket is closed")
 	require.NoError(t, c.Close())
-}
-
-// TestServeNilHandler: a nil handler is a programming error.
-func TestServeNilHandler(t *testing.T) {
-	l := listen(t, udp.Config{})
-	assert.Panics(t, func() { _ = l.Serve(t.Context(), nil) })
 }

@@ -34,25 +34,34 @@ func archiveSink(a *ArchiveDestination, env SinkEnv, _ string) (Sink, error) {
 	})
 }
 
-// httpConfig is the forward.HTTPConfig of an hec or sentinel destination.
-func (env SinkEnv) HTTPConfig(name string, n *NetworkSettings, h *HTTPSettings) forward.HTTPConfig {
-	return forward.HTTPConfig{
-		Name:           name,
-		RequestTimeout: n.Timeout,
-		Concurrency:    h.Concurrency,
-		DisableGzip:    h.Gzip != nil && !*h.Gzip,
-		GzipLevel:      int(h.CompressionLevel),
-		TLS:            forward.TLSConfig{CAFile: n.CAFile, DangerousInsecureSkipVerify: n.InsecureSkipVerify},
-		Logger:         env.Log.With("destination", name),
+// HTTPConfig is the forward.HTTPConfig of an hec or sentinel destination
+// (its TLS built from the CA file, read now).
+func (env SinkEnv) HTTPConfig(name string, n *NetworkSettings, h *HTTPSettings) (forward.HTTPConfig, error) {
+	tc, err := forward.TLSConfig{CAFile: n.CAFile, DangerousInsecureSkipVerify: n.InsecureSkipVerify}.Build()
+	if err != nil {
+		return forward.HTTPConfig{}, fmt.Errorf("ca_file: %w", err)
 	}
+	return forward.HTTPConfig{
+		Name:        name,
+		Timeout:     n.Timeout,
+		Concurrency: h.Concurrency,
+		DisableGzip: h.Gzip != nil && !*h.Gzip,
+		GzipLevel:   int(h.CompressionLevel),
+		TLS:         tc,
+		Logger:      env.Log.With("destination", name),
+	}, nil
 }
 
 func hecSink(h *HECDestination, env SinkEnv, name string) (Sink, error) {
+	hc, err := env.HTTPConfig(name, &h.NetworkSettings, &h.HTTPSettings)
+	if err != nil {
+		return nil, err
+	}
 	return forward.NewHEC(forward.HECConfig{
 		URL: h.URL, Token: string(h.Token), Index: h.Index, SourceType: h.SourceType,
 		Fields: h.IndexedFields, OmitFields: h.OmitFields,
 		OverrideEventMeta: true, // index and sourcetype, when set, win over the event's (e.g. "syslog")
-		HTTP:              env.HTTPConfig(name, &h.NetworkSettings, &h.HTTPSettings),
+		HTTP:              hc,
 	})
 }
 
@@ -68,7 +77,7 @@ func syslogSink(s *SyslogDestination, env SinkEnv, name string) (Sink, error) {
 	return forward.NewSyslog(forward.SyslogConfig{
 		Name: name, Network: s.Network, Address: s.Address,
 		ProcIDField: syslog.FieldProcID, MsgIDField: syslog.FieldMsgID,
-		TLSConfig:    tc,
+		TLS:          tc,
 		WriteTimeout: s.Timeout,
 		Logger:       env.Log.With("destination", name),
 	})
@@ -100,7 +109,7 @@ func otlpSink(o *OTLPDestination, env SinkEnv, name string) (Sink, error) {
 		Name:            name,
 		Protocol:        OTLPProtocols[o.Protocol],
 		Endpoint:        o.Endpoint,
-		BearerToken:     string(o.Token),
+		Token:           string(o.Token),
 		DisableGzip:     o.Gzip != nil && !*o.Gzip,
 		GzipLevel:       int(o.CompressionLevel),
 		Timeout:         o.Timeout,
@@ -151,11 +160,15 @@ func sentinelSink(s *SentinelDestination, env SinkEnv, name string) (Sink, error
 		fields = append(fields, forward.SentinelField{Field: field, Column: col})
 	}
 	sort.Slice(fields, func(i, j int) bool { return fields[i].Column < fields[j].Column })
+	hc, err := env.HTTPConfig(name, &s.NetworkSettings, &s.HTTPSettings)
+	if err != nil {
+		return nil, err
+	}
 	return forward.NewSentinel(forward.SentinelConfig{
 		Endpoint: s.Endpoint, DCRImmutableID: s.DCRImmutableID, Stream: s.Stream,
 		TokenSource: ts, Table: table, Plan: SentinelPlans[s.Plan], CollectorHostName: collector,
 		Columns: columns, Fields: fields,
-		HTTP: env.HTTPConfig(name, &s.NetworkSettings, &s.HTTPSettings),
+		HTTP: hc,
 	})
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/relaykit/relaykit/sources"
 	"github.com/relaykit/relaykit/stream"
 	"github.com/relaykit/relaykit/stream/hec"
+	"github.com/relaykit/relaykit/stream/streamhttp"
 	"github.com/relaykit/relaykit/tap"
 )
 
@@ -93,7 +94,8 @@ func newHECInput(c *config.HECInputConfig, env Env) (*HECInput, error) {
 			return nil, fmt.Errorf("input %s: tls: %w", cfg.Name, err)
 		}
 	}
-	sl, err := stream.Listen("tcp", cfg.Listen, lcfg)
+	lcfg.Address = cfg.Listen
+	sl, err := stream.New(lcfg)
 	if err != nil {
 		_ = h.Close()
 		return nil, fmt.Errorf("input %s: %w", cfg.Name, err)
@@ -110,7 +112,7 @@ func newHECInput(c *config.HECInputConfig, env Env) (*HECInput, error) {
 		IdleTimeout:       cfg.IdleTimeout,
 		// Which connections are idle between requests: only those may be
 		// evicted at max_connections.
-		ConnState: hec.ConnState(in.ln),
+		ConnState: streamhttp.ConnState(in.ln),
 		ErrorLog:  slog.NewLogLogger(in.log.Handler(), slog.LevelDebug),
 	}
 	return in, nil

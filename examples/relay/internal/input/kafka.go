@@ -102,7 +102,11 @@ func observeHosts(src sources.Input, evs []relaykit.Event) {
 
 // Run consumes until ctx ends, then leaves the group: the partitions'
 // in-flight records are waited for (until hard) and committed.
-func (k *KafkaInput) Run(ctx, hard context.Context) error { return k.c.Run(ctx, hard) }
+func (k *KafkaInput) Run(ctx, hard context.Context) error {
+	stop := context.AfterFunc(ctx, func() { _ = k.c.Shutdown(hard) })
+	defer stop()
+	return k.c.Serve(context.Background())
+}
 
 // Close releases the client of an input that never ran.
 func (k *KafkaInput) Close() error { return k.c.Close() }

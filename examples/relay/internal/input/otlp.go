@@ -23,6 +23,7 @@ import (
 	"github.com/relaykit/relaykit/otlp"
 	"github.com/relaykit/relaykit/sources"
 	"github.com/relaykit/relaykit/stream"
+	"github.com/relaykit/relaykit/stream/streamhttp"
 	"github.com/relaykit/relaykit/tap"
 )
 
@@ -75,7 +76,7 @@ func newOTLPInput(c *config.OTLPInputConfig, env Env) (_ *OTLPInput, err error) 
 		// without streams, header_timeout for the HTTP/2 preface.
 		GRPCIdleTimeout:      cfg.IdleTimeout,
 		GRPCHandshakeTimeout: cfg.HeaderTimeout,
-		Hooks: otlp.ReceiverHooks{OnSendError: func(records int, err error) {
+		Hooks: otlp.ReceiverHooks{OnSendError: func(err error, records int) {
 			in.log.Debug("export request refused, the sender retries it", "records", records, "err", err)
 		}},
 	})
@@ -103,7 +104,8 @@ func newOTLPInput(c *config.OTLPInputConfig, env Env) (_ *OTLPInput, err error) 
 			}
 			lcfg.TLS = tc
 		}
-		sl, err := stream.Listen("tcp", addr, lcfg)
+		lcfg.Address = addr
+		sl, err := stream.New(lcfg)
 		if err != nil {
 			return nil, fmt.Errorf("input %s: %w", cfg.Name, err)
 		}
@@ -120,7 +122,7 @@ func newOTLPInput(c *config.OTLPInputConfig, env Env) (_ *OTLPInput, err error) 
 			Handler:           in.Receiver,
 			ReadHeaderTimeout: cfg.HeaderTimeout,
 			IdleTimeout:       cfg.IdleTimeout,
-			ConnState:         otlp.ConnState(in.httpLn),
+			ConnState:         streamhttp.ConnState(in.httpLn),
 			ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 				return context.WithValue(ctx, otlpPeerKey{}, c.RemoteAddr())
 			},

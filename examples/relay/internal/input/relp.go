@@ -60,11 +60,13 @@ func newRELPInput(c *config.RELPInputConfig, env Env) (*RELPInput, error) {
 	cfg, log := *c, env.Log
 	stats := env.Ledger.Input(cfg.Name, cfg.Kind())
 	in := &RELPInput{cfg: cfg, Stats: stats, loc: env.Loc, src: env.Sources.input(cfg.Name), tap: env.Taps.Point(tapInput + cfg.Name)}
-	srv, err := relp.NewServer(relp.Config{
+	srv, err := relp.New(relp.Config{
+		Name:         cfg.Name,
+		Handler:      in.handle,
 		Window:       cfg.Window,
 		MaxDataBytes: int(cfg.MaxMessageSize),
 		Logger:       log.With("input", cfg.Name),
-	}, in.handle)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +76,7 @@ func newRELPInput(c *config.RELPInputConfig, env Env) (*RELPInput, error) {
 		_ = srv.Close()
 		return nil, err
 	}
-	l.Handle = func(_ context.Context, c *stream.Conn, _ string, _ uint64) { srv.ServeConn(c) }
+	l.Handle = srv.ServeConn
 	in.StreamInput = l
 	return in, nil
 }

@@ -27,15 +27,7 @@ type syslogParser struct {
 }
 
 func NewSyslogParser(loc *time.Location) *syslogParser {
-	if loc == nil {
-		loc = time.Local
-	}
-	return &syslogParser{Parser: syslog.NewParser(syslog.Config{
-		Location:    loc,
-		Clock:       clk,
-		RequireText: true,
-		CEF:         true,
-	})}
+	return &syslogParser{Parser: syslog.NewParser(syslogConfig(loc))}
 }
 
 // Parse fills ev (which it resets first) from frame. peer is used as the

@@ -11,12 +11,13 @@ import (
 	"os"
 	"time"
 
+	libinput "github.com/relaykit/relaykit/input"
+
 	"github.com/relaykit/relaykit/examples/relay/internal/config"
 	"github.com/relaykit/relaykit/examples/relay/internal/ledger"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/stream"
 )
 
@@ -27,8 +28,9 @@ type StreamInput struct {
 	Name     string
 	Listener *stream.Listener
 	stats    *ledger.InputStats
-	Budget   *stream.ReadBudget // the read buffers of its connections
-	Handle   func(ctx context.Context, c *stream.Conn, peer string, shard uint64)
+	Budget   *stream.ReadBudget   // the read buffers of its connections
+	Handle   func(c *stream.Conn) // reads one connection
+	closeLib func() error         // the library input's Close, if any
 }
 
 var shardSeed = maphash.MakeSeed()
@@ -53,16 +55,19 @@ func ListenStream(name, addr string, tlsCfg *config.TLSConfig, maxConns int, idl
 			return nil, fmt.Errorf("input %s: read_buffers: %w", name, err)
 		}
 	}
-	ln, err := stream.Listen("tcp", addr, cfg)
+	l := &StreamInput{Name: name, stats: stats, Budget: budget}
+	cfg.Address, cfg.Handler = addr, l.serveConn
+	ln, err := stream.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("input %s: %w", name, err)
 	}
+	l.Listener = ln
 	stats.Listener = ln
 	stats.Buffers = budget
 	// Frames: its bytes read and frame accounting; a Framer's reads, for
 	// all but RELP, whose sessions read their own frames (no budget).
 	stats.Frames, stats.Reads = true, budget != nil
-	return &StreamInput{Name: name, Listener: ln, stats: stats, Budget: budget}, nil
+	return l, nil
 }
 
 func serverTLS(c *config.TLSConfig) (*tls.Config, error) {
@@ -93,115 +98,53 @@ func (l *StreamInput) Addrs(add func(string, net.Addr)) { add(l.Name, l.Listener
 // listener's and framers').
 func (l *StreamInput) Collect(chan<- prometheus.Metric) {}
 
-// newSyslogTCPInput binds the syslog TCP/TLS input of in.
+// newSyslogTCPInput binds the syslog TCP/TLS input of in: its listener's
+// connections are read by the library's syslog input (package input:
+// framing, parsing, the sender as the host, sources, the hand-over).
 func newSyslogTCPInput(in *config.TCPInputConfig, env Env) (*StreamInput, error) {
 	st := env.Ledger.Input(in.Name, in.Kind())
 	l, err := ListenStream(in.Name, in.Listen, in.TLS, in.MaxConnections, in.IdleTimeout, in.StreamLimits, st, env.Log)
 	if err != nil {
 		return nil, err
 	}
-	l.Handle = SyslogStream(*in, st, env.Loc, l.Budget, env.Sources)
+	lib, err := libinput.NewSyslog(libinput.SyslogConfig{
+		Name: in.Name, Input: st.In, Parser: syslogConfig(env.Loc),
+		MaxMessageSize: int(in.MaxMessageSize), ReadSize: int(in.ReadSize), ReadBudget: l.Budget,
+		Sources: env.Sources.input(in.Name), ByHost: env.Sources != nil && env.Sources.Config.KeyByHost(in.Name),
+		DropOverLimit: env.Sources.drops(), Clock: clk, Logger: env.Log.With("input", in.Name),
+	})
+	if err != nil {
+		_ = l.Close()
+		return nil, fmt.Errorf("input %s: %w", in.Name, err)
+	}
+	l.mount(lib.ServeConn, lib.Stats, lib.Close)
 	// The engine's producers show the point each read's events, parsed.
 	st.In.Observe(env.Taps.Point(tapInput + in.Name))
 	return l, nil
 }
 
+// mount makes serve (a library input's ServeConn) the handler of l's
+// connections; its counters (stats) stand for the ledger's, and closeLib
+// ends its pushes when the input closes.
+func (l *StreamInput) mount(serve func(*stream.Conn), stats func() libinput.Stats, closeLib func() error) {
+	l.Handle = serve
+	l.stats.Lib = stats
+	l.closeLib = closeLib
+}
+
 // Run accepts until ctx ends, then stops accepting, ends every
-// connection's reads (frames already read are still handled, pushing under
-// work) and waits for the connection goroutines.
-//
-// A connection paced by its source's rate limit waits on ctx: its wait
-// ends with the inputs (see stopContext).
-func (l *StreamInput) Run(ctx context.Context, work context.Context) error {
-	work = context.WithValue(work, stopKey{}, ctx)
-	return l.Listener.Serve(ctx, func(c *stream.Conn) {
-		peer := c.Source().String()
-		if !c.Source().IsValid() {
-			peer = c.RemoteAddr().String()
-		}
-		l.Handle(work, c, peer, maphash.String(shardSeed, c.RemoteAddr().String()))
-	})
-}
+// connection's reads (frames already read are still handed over, until
+// the engine's hard deadline) and waits for the connection goroutines. A
+// connection paced by its source's rate limit waits until its reads end.
+func (l *StreamInput) Run(ctx, _ context.Context) error { return l.Listener.Serve(ctx) }
 
-// stopKey is the key of the inputs' context in the context a connection's
-// handler gets (the shutdown deadline's).
-type stopKey struct{}
-
-// stopContext returns the inputs' context that streamInput.Run put in
-// ctx, or ctx itself.
-func stopContext(ctx context.Context) context.Context {
-	if s, ok := ctx.Value(stopKey{}).(context.Context); ok {
-		return s
-	}
-	return ctx
-}
+// serveConn is the listener's handler: it reads one connection.
+func (l *StreamInput) serveConn(c *stream.Conn) { l.Handle(c) }
 
 // Close releases the listening socket of an input that never ran.
-func (l *StreamInput) Close() error { return l.Listener.Close() }
-
-// syslogStream handles one syslog TCP/TLS connection: frames (octet
-// counting or LF/NUL, decided by the connection's first frame), parses
-// each, and hands the events parsed from one read to the ring at once,
-// before the framer reads again (and may wait).
-//
-// When the shutdown deadline (ctx) ends a push that waited for room (the
-// destinations did not keep up), the events not pushed, and every frame
-// still buffered after them, are counted as received and
-// dropped{shutdown_unqueued}; the connection is not read again.
-//
-// With sources tracked (src not nil), the connection's events are counted
-// for its source, and its source's rate limit either holds the connection
-// back before the next read (pace) or drops the excess (drop, counted
-// as dropped{rate_limit}).
-func SyslogStream(in config.TCPInputConfig, stats *ledger.InputStats, loc *time.Location, budget *stream.ReadBudget, src *SourceTracker) func(context.Context, *stream.Conn, string, uint64) {
-	return func(ctx context.Context, c *stream.Conn, peer string, shard uint64) {
-		b := stats.In.NewProducer(shard)
-		defer b.Release()
-		cs := src.StreamConn(in.Name, c.Source())
-		defer cs.Close()
-		stop := stopContext(ctx)
-		fr := stream.NewFramer(c, stream.FramerConfig{
-			MaxFrame: int(in.MaxMessageSize), Counters: &stats.Framing,
-			ReadSize: int(in.ReadSize), Budget: budget,
-			BeforeRead: func() error {
-				if err := b.Flush(ctx); err != nil {
-					return err
-				}
-				return cs.BeforeRead(stop)
-			},
-		})
-		defer fr.Release()
-		sp := NewSyslogParser(loc)
-		for {
-			frame, fl, err := fr.Next()
-			if err != nil {
-				// Complete frames read with the error (EOF, a reset, the
-				// listener closing) are still pending.
-				_ = b.Push(ctx)
-				return
-			}
-			stats.Bytes.Add(int64(len(frame)))
-			if b.Err() != nil {
-				stats.In.Drop(relaykit.ReasonShutdownUnqueued, 1)
-				continue
-			}
-			ev := b.Event()
-			sp.Parse(ev, frame, peer)
-			if fl&stream.Truncated != 0 {
-				ev.Flags |= relaykit.FlagTruncated
-				stats.Truncated.Add(1)
-			}
-			if ev.Flags&relaykit.FlagParseError != 0 {
-				stats.ParseErrors.Add(1)
-			}
-			if !cs.Event(ev.Host, len(frame)) {
-				b.Unget() // over its source's limit
-				stats.In.Drop(relaykit.ReasonRateLimit, 1)
-				continue
-			}
-			if b.Full() {
-				_ = b.Push(ctx) // a failure is counted; later frames are dropped above
-			}
-		}
+func (l *StreamInput) Close() error {
+	if l.closeLib != nil {
+		_ = l.closeLib()
 	}
+	return l.Listener.Close()
 }

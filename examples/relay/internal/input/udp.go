@@ -3,52 +3,41 @@ package input
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
 	"net"
-	"net/netip"
 	"time"
-
-	"github.com/relaykit/relaykit/examples/relay/internal/config"
-	"github.com/relaykit/relaykit/examples/relay/internal/ledger"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/relaykit/relaykit"
-	"github.com/relaykit/relaykit/engine"
-	"github.com/relaykit/relaykit/sources"
+	libinput "github.com/relaykit/relaykit/input"
 	"github.com/relaykit/relaykit/stream/udp"
+	"github.com/relaykit/relaykit/syslog"
+
+	"github.com/relaykit/relaykit/examples/relay/internal/config"
 )
 
-// udpInput reads syslog datagrams with a stream/udp listener (recvmmsg
+// UDPInput reads syslog datagrams with a stream/udp listener (recvmmsg
 // batches, SO_RCVBUF, kernel drops counted), one message per datagram,
-// and hands each reader's batch to the engine without waiting: datagrams
-// arriving while a worker's ring is full are dropped and counted
-// (queue_full), since UDP has no back-pressure. Datagrams the kernel
-// dropped because the socket's buffer (read_buffer) was full count as
-// received and dropped{rcvbuf_full}. A read error never stops the input
-// (the listener backs off and logs once per episode); at shutdown the
-// readers first read what the socket holds.
+// handled by the library's syslog input (package input: parsing, the
+// sender as the host, sources, the hand-over to the engine without
+// waiting: datagrams arriving while a worker's ring is full are dropped
+// and counted, queue_full, since UDP has no back-pressure). Datagrams the
+// kernel dropped because the socket's buffer (read_buffer) was full count
+// as received and dropped{rcvbuf_full}. A read error never stops the
+// input (the listener backs off and logs once per episode); at shutdown
+// the readers first read what the socket holds.
 //
 // With sources tracked, each datagram counts for its source (the sender's
 // address, or the event's host), and a datagram over its source's rate
 // limit is dropped, counted as received and dropped{rate_limit}: UDP
 // cannot be paced.
 type UDPInput struct {
-	cfg   config.UDPInputConfig
-	ln    *udp.Listener
-	stats *ledger.InputStats
-	// workers is the engine's number of workers: each reader keeps a
-	// producer for each.
-	workers int
-	loc     *time.Location
-	// src is the tracker as this input sees it (the zero Input when
-	// sources are off: it allows everything); byHost keys by the event's
-	// host instead of the sender's address.
-	src    sources.Input
-	byHost bool
+	name string
+	ln   *udp.Listener
+	lib  *libinput.Syslog
 }
 
-// udpDropPoll is how often a UDP input reads its socket's drop count, so
+// UDPDropPoll is how often a UDP input reads its socket's drop count, so
 // that drops show when no datagram follows them (zero: the listener's
 // default, 1 s; tests change it).
 var UDPDropPoll time.Duration
@@ -56,8 +45,18 @@ var UDPDropPoll time.Duration
 // newUDPInput binds the UDP input of cfg.
 func newUDPInput(cfg *config.UDPInputConfig, env Env) (*UDPInput, error) {
 	stats := env.Ledger.Input(cfg.Name, cfg.Kind())
-	ln, err := udp.Listen(cfg.Listen, udp.Config{
+	lib, err := libinput.NewSyslog(libinput.SyslogConfig{
+		Name: cfg.Name, Input: stats.In, Parser: syslogConfig(env.Loc),
+		Sources: env.Sources.input(cfg.Name), ByHost: env.Sources != nil && env.Sources.Config.KeyByHost(cfg.Name),
+		Clock: clk, Logger: env.Log.With("input", cfg.Name),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("input %s: %w", cfg.Name, err)
+	}
+	ln, err := udp.New(udp.Config{
 		Name:             cfg.Name,
+		Address:          cfg.Listen,
+		Handler:          lib.ServeDatagrams,
 		ReadBuffer:       int(cfg.ReadBuffer),
 		MaxMessageSize:   int(cfg.MaxMessageSize),
 		BatchSize:        cfg.BatchSize,
@@ -72,85 +71,34 @@ func newUDPInput(cfg *config.UDPInputConfig, env Env) (*UDPInput, error) {
 	if err != nil {
 		return nil, fmt.Errorf("input %s: %w", cfg.Name, err)
 	}
-	stats.UDP = ln
+	stats.UDP, stats.Lib = ln, lib.Stats
 	// The engine's producers show the point each read's events, parsed.
 	stats.In.Observe(env.Taps.Point(tapInput + cfg.Name))
-	u := &UDPInput{cfg: *cfg, ln: ln, stats: stats, workers: env.Workers, loc: env.Loc, src: env.Sources.input(cfg.Name)}
-	u.byHost = env.Sources != nil && env.Sources.Config.KeyByHost(cfg.Name)
-	return u, nil
+	return &UDPInput{name: cfg.Name, ln: ln, lib: lib}, nil
+}
+
+// syslogConfig is the parser of the syslog inputs: RFC 5424, RFC 3164
+// and their variants, CEF, text only (see syslogParser).
+func syslogConfig(loc *time.Location) syslog.Config {
+	if loc == nil {
+		loc = time.Local
+	}
+	return syslog.Config{Location: loc, Clock: clk, RequireText: true, CEF: true}
 }
 
 // Addrs reports the bound address.
-func (u *UDPInput) Addrs(add func(string, net.Addr)) { add(u.cfg.Name, u.ln.Addr()) }
+func (u *UDPInput) Addrs(add func(string, net.Addr)) { add(u.name, u.ln.Addr()) }
 
 // Close releases the socket of an input that never ran.
-func (u *UDPInput) Close() error { return u.ln.Close() }
-
-// Collect: the ledger exports a UDP input's counters (its listener's).
-func (u *UDPInput) Collect(chan<- prometheus.Metric) {}
-
-// udpReader is one reader's state: a parser, a producer per worker, and
-// the last sender (senders send in bursts, so most datagrams skip
-// formatting and hashing the address).
-type udpReader struct {
-	sp        *syslogParser
-	producers []*engine.Producer
-	lastAddr  netip.AddrPort
-	peer      string
-	p         *engine.Producer // the last sender's worker's
+func (u *UDPInput) Close() error {
+	_ = u.lib.Close()
+	return u.ln.Close()
 }
+
+// Collect: the ledger exports a UDP input's counters (its listener's and
+// its library input's).
+func (u *UDPInput) Collect(chan<- prometheus.Metric) {}
 
 // Run reads until ctx ends (then the listener drains the socket) and
 // returns nil; a datagram has nothing to finish after it.
-func (u *UDPInput) Run(ctx, _ context.Context) error {
-	readers := make([]*udpReader, max(u.cfg.Readers, 1))
-	for i := range readers {
-		r := &udpReader{sp: NewSyslogParser(u.loc), producers: make([]*engine.Producer, u.workers)}
-		for w := range r.producers {
-			r.producers[w] = u.stats.In.NewProducer(uint64(w))
-		}
-		readers[i] = r
-	}
-	defer func() {
-		for _, r := range readers {
-			for _, p := range r.producers {
-				p.Release()
-			}
-		}
-	}()
-	return u.ln.Serve(ctx, func(reader int, batch []udp.Datagram) {
-		r := readers[reader]
-		for i := range batch {
-			d := &batch[i]
-			if d.Addr != r.lastAddr || r.p == nil {
-				r.lastAddr, r.peer = d.Addr, d.Addr.Addr().String()
-				r.p = r.producers[maphash.Comparable(shardSeed, d.Addr)%uint64(len(r.producers))]
-			}
-			u.stats.Bytes.Add(int64(len(d.Data)))
-			if !u.byHost && u.src.AllowAddr(d.Addr.Addr(), 1, len(d.Data)) == 0 {
-				u.stats.In.Drop(relaykit.ReasonRateLimit, 1)
-				continue
-			}
-			ev := r.p.Event()
-			r.sp.Parse(ev, d.Data, r.peer)
-			if u.byHost && u.src.AllowHost(ev.Host, 1, len(d.Data)) == 0 {
-				r.p.Unget()
-				u.stats.In.Drop(relaykit.ReasonRateLimit, 1)
-				continue
-			}
-			if d.Truncated {
-				ev.Flags |= relaykit.FlagTruncated
-				u.stats.Truncated.Add(1)
-			}
-			if ev.Flags&relaykit.FlagParseError != 0 {
-				u.stats.ParseErrors.Add(1)
-			}
-			if r.p.Full() {
-				r.p.TryPush()
-			}
-		}
-		for _, p := range r.producers {
-			p.TryPush()
-		}
-	})
-}
+func (u *UDPInput) Run(ctx, _ context.Context) error { return u.ln.Serve(ctx) }

@@ -51,11 +51,23 @@ func (f *deadLetterFile) Write(p []byte) (int, error) {
 // whatever they are).
 type DeadLetter struct{ w *deadletter.Writer }
 
-func NewDeadLetter(w io.Writer) *DeadLetter { return &DeadLetter{deadletter.NewWriter(w, clk)} }
+func NewDeadLetter(w io.Writer) *DeadLetter {
+	dw, _ := deadletter.NewWriter(deadletter.Config{Writer: w, Clock: clk}) // fails only without a Writer
+	return &DeadLetter{dw}
+}
 
 // Write records one rejected line and returns the write's error (counted
 // by the file, deadLetterFile); the line is counted as dropped
 // (invalid_json, rejected) all the same.
 func (d *DeadLetter) Write(input, peer, reason string, line []byte) error {
 	return d.w.Write(deadletter.Record{Input: input, Peer: peer, Reason: reason, Line: line})
+}
+
+// Writer is the dead-letter writer itself, for the library inputs that
+// write to it (input.JSONLinesConfig.DeadLetters).
+func (d *DeadLetter) Writer() *deadletter.Writer {
+	if d == nil {
+		return nil
+	}
+	return d.w
 }

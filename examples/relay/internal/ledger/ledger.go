@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	libinput "github.com/relaykit/relaykit/input"
+
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/clock"
 	"github.com/relaykit/relaykit/delivery"
@@ -63,12 +65,35 @@ type InputStats struct {
 	Listener *stream.Listener
 	Framing  stream.Counters
 	Buffers  *stream.ReadBudget
+	// Lib, when set, is the counters of the library input
+	// (github.com/relaykit/relaykit/input) the input is made of (syslog
+	// UDP, TCP/TLS and JSON lines): they stand for Bytes, ParseErrors,
+	// Truncated, Invalid and Framing. See Counts.
+	Lib func() libinput.Stats
 	// frames and reads say which of the stream tables the input's
 	// metrics export beyond the listener's (metrics.go): its bytes read
 	// and frame accounting (not HEC's: no frames, relay_hec_body_bytes_total
 	// counts its bodies), and its framers' reads (syslog TCP/TLS, JSON
 	// and OTLP; RELP sessions read their own frames).
 	Frames, Reads bool
+}
+
+// Counts returns the input's counters in the library input's shape
+// (libinput.Stats): the library input's own when it has one (Lib), those
+// the relay's input counted otherwise.
+func (s *InputStats) Counts() libinput.Stats {
+	if s.Lib != nil {
+		return s.Lib()
+	}
+	f := &s.Framing
+	return libinput.Stats{
+		Bytes: s.Bytes.Load(), ParseErrors: s.ParseErrors.Load(), Truncated: s.Truncated.Load(), Invalid: s.Invalid.Load(),
+		Framing: libinput.FramingStats{
+			Reads: f.Reads.Load(), DiscardedBytes: f.DiscardedBytes.Load(), IncompleteFrames: f.IncompleteFrames.Load(),
+			IncompleteBytes: f.IncompleteBytes.Load(), EmptyFrames: f.EmptyFrames.Load(), NULFrames: f.NULFrames.Load(),
+			FramingErrors: f.FramingErrors.Load(),
+		},
+	}
 }
 
 // DestStats counts one destination. A network destination's queue keeps

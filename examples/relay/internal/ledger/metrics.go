@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"time"
 
+	libinput "github.com/relaykit/relaykit/input"
+
 	"github.com/relaykit/relaykit/examples/relay/internal/metrics"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -93,12 +95,16 @@ var (
 		{Desc: descInputReceived, Type: prometheus.CounterValue, Each: func(s *InputStats, emit func(float64, ...string)) {
 			emit(float64(s.In.Stats().Received), s.Kind)
 		}},
-		{Desc: descInputBytes, Type: prometheus.CounterValue, Each: func(s *InputStats, emit func(float64, ...string)) {
-			emit(float64(s.Bytes.Load()), s.Kind)
+	}
+	// countsTable: an input's counts in the library input's shape
+	// (libinput.Stats, InputStats.Counts), with its kind.
+	countsTable = metrics.Table[inputCounts]{
+		{Desc: descInputBytes, Type: prometheus.CounterValue, Each: func(s *inputCounts, emit func(float64, ...string)) {
+			emit(float64(s.Bytes), s.kind)
 		}},
-		metrics.Counter(descParseErrors, func(s *InputStats) int64 { return s.ParseErrors.Load() }),
-		metrics.Counter(descTruncated, func(s *InputStats) int64 { return s.Truncated.Load() }),
-		metrics.Counter(descInvalid, func(s *InputStats) int64 { return s.Invalid.Load() }),
+		metrics.Counter(descParseErrors, func(s *inputCounts) int64 { return s.ParseErrors }),
+		metrics.Counter(descTruncated, func(s *inputCounts) int64 { return s.Truncated }),
+		metrics.Counter(descInvalid, func(s *inputCounts) int64 { return s.Invalid }),
 	}
 	udpTable = metrics.Table[udp.Stats]{
 		metrics.Counter(descReadErrors, func(s *udp.Stats) int64 { return s.ReadErrors }),
@@ -124,16 +130,16 @@ var (
 	readBytesTable = metrics.Table[stream.Stats]{
 		metrics.Counter(descReadBytes, func(s *stream.Stats) int64 { return s.BytesRead }),
 	}
-	framingTable = metrics.Table[stream.Counters]{
-		metrics.Counter(descDiscarded, func(s *stream.Counters) int64 { return s.DiscardedBytes.Load() }),
-		metrics.Counter(descIncomplete, func(s *stream.Counters) int64 { return s.IncompleteFrames.Load() }),
-		metrics.Counter(descIncompleteB, func(s *stream.Counters) int64 { return s.IncompleteBytes.Load() }),
-		metrics.Counter(descEmpty, func(s *stream.Counters) int64 { return s.EmptyFrames.Load() }),
-		metrics.Counter(descNUL, func(s *stream.Counters) int64 { return s.NULFrames.Load() }),
-		metrics.Counter(descFramingErr, func(s *stream.Counters) int64 { return s.FramingErrors.Load() }),
+	framingTable = metrics.Table[libinput.FramingStats]{
+		metrics.Counter(descDiscarded, func(s *libinput.FramingStats) int64 { return s.DiscardedBytes }),
+		metrics.Counter(descIncomplete, func(s *libinput.FramingStats) int64 { return s.IncompleteFrames }),
+		metrics.Counter(descIncompleteB, func(s *libinput.FramingStats) int64 { return s.IncompleteBytes }),
+		metrics.Counter(descEmpty, func(s *libinput.FramingStats) int64 { return s.EmptyFrames }),
+		metrics.Counter(descNUL, func(s *libinput.FramingStats) int64 { return s.NULFrames }),
+		metrics.Counter(descFramingErr, func(s *libinput.FramingStats) int64 { return s.FramingErrors }),
 	}
-	framerReadsTable = metrics.Table[stream.Counters]{
-		metrics.Counter(descReads, func(s *stream.Counters) int64 { return s.Reads.Load() }),
+	framerReadsTable = metrics.Table[libinput.FramingStats]{
+		metrics.Counter(descReads, func(s *libinput.FramingStats) int64 { return s.Reads }),
 	}
 	readBufferTable = metrics.Table[stream.ReadBudget]{
 		metrics.Gauge(descReadBuffers, func(s *stream.ReadBudget) int64 { return s.InUse() }),
@@ -222,7 +228,7 @@ var (
 )
 
 func (l *Ledger) Describe(ch chan<- *prometheus.Desc) {
-	metrics.DescribeAll(ch, inputTable, udpTable, kernelDropTable, listenerTable, handingTable, readBytesTable, framingTable,
+	metrics.DescribeAll(ch, inputTable, countsTable, udpTable, kernelDropTable, listenerTable, handingTable, readBytesTable, framingTable,
 		framerReadsTable, readBufferTable, workerTable, destTable, archiveTable, queueTable, spoolTable, ledgerTable,
 		deadLetterTable, metrics.Table[latencyHist]{{Desc: DescDestLatency}}, stepTable)
 }
@@ -233,6 +239,8 @@ func (l *Ledger) Collect(ch chan<- prometheus.Metric) {
 	es := l.Engine.Stats()
 	for _, in := range inputs {
 		inputTable.Collect(ch, in, in.Name)
+		c := inputCounts{kind: in.Kind, Stats: in.Counts()}
+		countsTable.Collect(ch, &c, in.Name)
 		if in.UDP != nil {
 			us := in.UDP.Stats()
 			udpTable.Collect(ch, &us, in.Name)
@@ -246,10 +254,10 @@ func (l *Ledger) Collect(ch chan<- prometheus.Metric) {
 		handingTable.Collect(ch, &is, in.Name)
 		if in.Frames {
 			readBytesTable.Collect(ch, &ls, in.Name)
-			framingTable.Collect(ch, &in.Framing, in.Name)
+			framingTable.Collect(ch, &c.Framing, in.Name)
 		}
 		if in.Reads {
-			framerReadsTable.Collect(ch, &in.Framing, in.Name)
+			framerReadsTable.Collect(ch, &c.Framing, in.Name)
 			if in.Buffers != nil {
 				readBufferTable.Collect(ch, in.Buffers, in.Name)
 			}
@@ -277,4 +285,11 @@ func (l *Ledger) Collect(ch chan<- prometheus.Metric) {
 			spoolTable.Collect(ch, &q, d.Name)
 		}
 	}
+}
+
+// inputCounts is an input's counts with its kind (the label of
+// relay_input_received_bytes_total).
+type inputCounts struct {
+	kind string
+	libinput.Stats
 }

@@ -90,9 +90,10 @@ func (l *Ledger) Snapshot() Snapshot {
 		s.Input[in.Name] += in.Received
 	}
 	for _, in := range l.inputs {
-		s.ParseErrors += in.ParseErrors.Load()
-		s.Truncated += in.Truncated.Load()
-		s.Invalid += in.Invalid.Load()
+		c := in.Counts()
+		s.ParseErrors += c.ParseErrors
+		s.Truncated += c.Truncated
+		s.Invalid += c.Invalid
 	}
 	s.Received, s.Routed, s.Queued = es.Received, es.Routed, es.Queued
 	s.DeadLetterErrors = l.deadLetterErrors.Load()

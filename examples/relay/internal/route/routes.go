@@ -44,7 +44,7 @@ func NewRouter(cfg []config.RouteConfig, dests map[string]Destination, steps con
 			// queue's Send cut short by the shutdown deadline, or a batch
 			// its full policy dropped (counted by the queue). The engine
 			// does not retry: the queues are the one retry loop.
-			OnSendError: func(_ context.Context, f pipeline.SendFailure) {
+			OnSendFailure: func(_ context.Context, f pipeline.SendFailure) {
 				if d, ok := dests[f.Sink]; ok {
 					d.Refused(f.Events, f.Err)
 					return

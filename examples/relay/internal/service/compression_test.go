@@ -53,12 +53,16 @@ func TestCompressionLevelConfig(t *testing.T) {
 		cfg, err := loadHEC(t, "    compression_level: "+tt.value)
 		require.NoError(t, err, tt.value)
 		h := cfg.Destinations["hec"].Spec.(*dest.HECDestination)
-		assert.Equal(t, tt.want, r.HTTPConfig("hec", &h.NetworkSettings, &h.HTTPSettings).GzipLevel, tt.value)
+		hc, err := r.HTTPConfig("hec", &h.NetworkSettings, &h.HTTPSettings)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, hc.GzipLevel, tt.value)
 	}
 	cfg, err := loadHEC(t, "")
 	require.NoError(t, err)
 	h := cfg.Destinations["hec"].Spec.(*dest.HECDestination)
-	assert.Equal(t, 0, r.HTTPConfig("hec", &h.NetworkSettings, &h.HTTPSettings).GzipLevel, "left out: forward's default")
+	hc, err := r.HTTPConfig("hec", &h.NetworkSettings, &h.HTTPSettings)
+	require.NoError(t, err)
+	assert.Equal(t, 0, hc.GzipLevel, "left out: forward's default")
 
 	for _, bad := range []string{"0", "10", "-2", "fast", "none"} {
 		_, err := loadHEC(t, "    compression_level: "+bad)

@@ -16,6 +16,7 @@ import (
 	"github.com/relaykit/relaykit/examples/relay/internal/input"
 	"github.com/relaykit/relaykit/examples/relay/internal/ledger"
 	"github.com/relaykit/relaykit/examples/relay/internal/relaytest"
+	"github.com/relaykit/relaykit/tap"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -63,24 +64,25 @@ func TestStreamShutdownCountsWhatWasRead(t *testing.T) {
 			require.NoError(t, err)
 			l := ledger.New()
 			l.Engine = eng
-			st := l.Input(kind, kind)
 
 			// The shipped defaults of the input (a JSON input has none in
-			// the default config: add one and let Validate fill it).
+			// the default config: add one and let Validate fill it), built
+			// by its kind's constructor, as the relay builds it.
 			cfg.Inputs.JSONTCP = []config.JSONInputConfig{{Name: "json", Listen: "127.0.0.1:0"}}
 			require.NoError(t, cfg.Validate())
-			var in *input.StreamInput
+			var sec config.InputSection = &cfg.Inputs.JSONTCP[0]
 			if kind == "syslog" {
-				tc := cfg.Inputs.SyslogTCP[0]
-				in, err = input.ListenStream(kind, "127.0.0.1:0", nil, tc.MaxConnections, tc.IdleTimeout, tc.StreamLimits, st, slog.New(slog.DiscardHandler))
-				require.NoError(t, err)
-				in.Handle = input.SyslogStream(tc, st, time.UTC, in.Budget, nil)
-			} else {
-				jc := cfg.Inputs.JSONTCP[0]
-				in, err = input.ListenStream(kind, "127.0.0.1:0", nil, jc.MaxConnections, jc.IdleTimeout, jc.StreamLimits, st, slog.New(slog.DiscardHandler))
-				require.NoError(t, err)
-				in.Handle = input.JSONStream(jc, st, ledger.NewDeadLetter(discard{}), in.Budget, nil)
+				tc := &cfg.Inputs.SyslogTCP[0]
+				tc.Name, tc.Listen = kind, "127.0.0.1:0"
+				sec = tc
 			}
+			k, ok := input.KindOf(sec.Key())
+			require.True(t, ok)
+			built, err := k.Build(sec, input.Env{Ledger: l, Taps: &tap.Registry{}, DeadLetter: ledger.NewDeadLetter(discard{}),
+				Loc: time.UTC, Workers: 1, Log: slog.New(slog.DiscardHandler)})
+			require.NoError(t, err)
+			in := built.(*input.StreamInput)
+			st := l.Inputs()[0]
 			size := len(line(0))
 			inCtx, stopInputs := context.WithCancel(context.Background())
 			work, deadline := context.WithCancel(context.Background())
@@ -113,16 +115,16 @@ func TestStreamShutdownCountsWhatWasRead(t *testing.T) {
 			<-sent
 
 			read := in.Listener.Stats().BytesRead
-			incomplete := st.Framing.IncompleteBytes.Load()
+			incomplete := st.Counts().Framing.IncompleteBytes
 			require.Zero(t, (read-incomplete)%int64(size), "whole frames read: %d bytes, %d incomplete", read, incomplete)
 			whole := (read - incomplete) / int64(size)
 			es := eng.Stats()
 			assert.Greater(t, whole, es.Routed, "the handler had read more than the engine took")
 			assert.Equal(t, whole, st.In.Stats().Received, "every frame read is received")
-			assert.Zero(t, st.Invalid.Load())
+			assert.Zero(t, st.Counts().Invalid)
 			assert.Equal(t, whole-es.Routed, es.Dropped[ledger.DropUnqueued], "and all but the engine's are dropped{shutdown_unqueued}")
 			assert.Equal(t, es.Routed, es.FailedEvents, "what the engine took was refused by the stuck destination")
-			assert.Equal(t, whole*int64(size-1), st.Bytes.Load(), "message bytes of every frame read")
+			assert.Equal(t, whole*int64(size-1), st.Counts().Bytes, "message bytes of every frame read")
 			assert.Zero(t, es.Queued, "nothing left in the engine")
 		})
 	}
@@ -196,7 +198,7 @@ func TestShutdownWithArchiveDiskFull(t *testing.T) {
 	checkBalanced(t, s)
 	read := inputsOf[*input.StreamInput](tr.Relay)[0].Listener.Stats().BytesRead
 	frames := in.In.Stats().Received
-	assert.Equal(t, read, in.Bytes.Load()+frames+in.Framing.IncompleteBytes.Load(),
+	assert.Equal(t, read, in.Counts().Bytes+frames+in.Counts().Framing.IncompleteBytes,
 		"every byte read is in a received event, its LF, or an incomplete frame")
 	assert.Equal(t, frames, s.Received)
 	assert.Positive(t, s.Dropped[ledger.DropUnqueued], "the inputs held events at the deadline: %s", s)

@@ -17,8 +17,9 @@ func (r *Relay) status() api.Status {
 	inputs, dests := l.Inputs(), l.Dests()
 	for _, in := range inputs {
 		is := in.In.Stats()
-		s := api.InputStatus{Name: in.Name, Kind: in.Kind, Received: is.Received, Bytes: in.Bytes.Load(),
-			Connections: -1, ParseErrors: in.ParseErrors.Load()}
+		c := in.Counts()
+		s := api.InputStatus{Name: in.Name, Kind: in.Kind, Received: is.Received, Bytes: c.Bytes,
+			Connections: -1, ParseErrors: c.ParseErrors}
 		for _, v := range is.Dropped {
 			s.Dropped += v
 		}
