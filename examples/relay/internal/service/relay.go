@@ -21,6 +21,7 @@ import (
 	"github.com/relaykit/relaykit/examples/relay/internal/input"
 	"github.com/relaykit/relaykit/examples/relay/internal/ledger"
 	"github.com/relaykit/relaykit/examples/relay/internal/route"
+	"github.com/relaykit/relaykit/sources"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -128,7 +129,11 @@ func NewRelay(cfg config.Config, log *slog.Logger) (_ *Relay, err error) {
 	var apis map[string]http.Handler
 	if r.sources != nil {
 		extra = append(extra, r.sources)
-		apis = map[string]http.Handler{"/api/sources": api.SourcesHandler{Tracker: r.sources.Tracker}}
+		sh, err := sources.NewHandler(r.sources.Tracker, sources.HandlerConfig{}) // behind api.token (setupAPI)
+		if err != nil {
+			return nil, err
+		}
+		apis = map[string]http.Handler{"/api/sources": sh}
 	}
 	// Every /api/ path behind api.token; the tap when api.enabled (api.go).
 	handlers, tapMetrics, err := r.setupAPI(apis)
