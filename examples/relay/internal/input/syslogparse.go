@@ -7,12 +7,6 @@ import (
 	"github.com/relaykit/relaykit/syslog"
 )
 
-// Field names the syslog parser sets on events.
-const (
-	fieldProcID = syslog.FieldProcID
-	fieldMsgID  = syslog.FieldMsgID
-)
-
 // syslogParser turns one syslog frame into a relaykit.Event with
 // syslog.Parser: RFC 5424 with structured data, RFC 3164 and the
 // variants rsyslog and syslog-ng accept, a lenient path for the rest, and
