@@ -170,7 +170,7 @@ type Sentinel struct {
 	table  SentinelTable
 	digits int // fractional digits of TimeGenerated: 7, or 6 on an Auxiliary table
 
-	collectorHost []byte // `,"CollectorHostName":"..."`, or nil
+	collectorHost []byte        // `,"CollectorHostName":"..."`, or nil
 	names         sentinelNames // column names, for DecodeRequest
 
 	// Pre-encoded `"Column":` keys (with a leading comma except the first),
