@@ -210,8 +210,19 @@ type Config struct {
 // must not retain their arguments.
 type Hooks struct {
 	// OnDelivered is called with each run of events the destination took,
-	// for example to observe latency from their ReceiveTime.
+	// for example to observe latency from their ReceiveTime, when the
+	// Queue holds the events: a sink that encodes ahead (a
+	// relaykit.RequestSink: the forward sinks, the OTLP exporter) has its
+	// batches stored and sent as requests, whose deliveries only
+	// OnDeliveredRun reports.
 	OnDelivered func(events []relaykit.Event)
+	// OnDeliveredRun is called with each run of events the destination
+	// took, events or requests alike: their number, and the least and the
+	// greatest of their ReceiveTimes in ns since the Unix epoch (zero when
+	// none had one; for part of a request, those of the whole request).
+	// Count deliveries here; with OnDelivered also set, both are called
+	// for the same run of events.
+	OnDeliveredRun func(events int, oldestReceive, newestReceive int64)
 	// OnDrop is called when events are dropped, with Config.Name, the
 	// reason (relaykit.ReasonSpoolFull, ReasonSpoolOldest,
 	// ReasonSpoolCorrupt, ReasonShutdown, or the sink's reason for
