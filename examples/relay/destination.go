@@ -138,9 +138,10 @@ func (r *Relay) newQueue(d *destination, dc DestinationConfig) error {
 		ProbeInterval:  r.cfg.Spool.ReplayInterval,
 		DeadLetter:     d.deadLetter,
 		Hooks: delivery.Hooks{
-			OnDelivered: func(evs []relaykit.Event) {
-				d.stats.delivered.Add(int64(len(evs)))
-				d.stats.observeDelivered(evs) // latency histogram (metrics.go)
+			// Events and the requests a sink encoded ahead alike.
+			OnDeliveredRun: func(n int, oldest, newest int64) {
+				d.stats.delivered.Add(int64(n))
+				d.stats.observeDeliveredRun(n, oldest, newest) // latency histogram (metrics.go)
 			},
 			OnDrop: func(_, reason string, n int) { d.drop(queueDropReason(reason), int64(n)) },
 		},
