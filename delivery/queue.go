@@ -88,8 +88,8 @@ type entry struct {
 	reqs  []relaykit.Request
 	isReq bool
 	n0    int            // events when accepted
-	rec  spool.RecordID // its spool record; zero when held only in memory
-	wait *waiter        // non-nil when Send waits for the outcome
+	rec   spool.RecordID // its spool record; zero when held only in memory
+	wait  *waiter        // non-nil when Send waits for the outcome
 	// discarded: DropOldest removed its spool record. It is still sent
 	// from memory, but counted dropped if the Queue stops first.
 	discarded bool

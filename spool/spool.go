@@ -222,9 +222,9 @@ type Spool struct {
 	readErrAt               RecordID
 	readErrs                int
 
-	rmu    sync.Mutex // the reader: Peek and its buffers
-	rf     File
-	rfID   uint64
+	rmu        sync.Mutex // the reader: Peek and its buffers
+	rf         File
+	rfID       uint64
 	rbuf       []byte
 	events     []relaykit.Event
 	reqs       []relaykit.Request
