@@ -190,7 +190,8 @@ type Config struct {
 	// (relaykit.FailedRange.Permanent: invalid, too large, unauthorized),
 	// with the reason and the cause. The events are valid only until it
 	// returns. It is called from the Queue's Run goroutine, or in mode
-	// Memory from Send's caller, possibly on several goroutines at once.
+	// Memory from Send's caller, possibly on several goroutines at once;
+	// for events a relaykit.RequestSink cannot encode, from Send's caller.
 	// A nil DeadLetter, or one that returns an error, leaves them counted
 	// in Stats.Dropped under the reason.
 	DeadLetter func(ctx context.Context, events []relaykit.Event, reason string, cause error) error

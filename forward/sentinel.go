@@ -145,7 +145,9 @@ type SentinelConfig struct {
 // Send makes one attempt per request, with the service's rules, and
 // reports every row it did not deliver in a [*relaykit.BatchError]; it
 // does not retry. Put it behind a delivery.Queue to retry. A batch is
-// split so that no call exceeds 1 MiB of uncompressed JSON; a 413 anyway
+// split so that no call exceeds 1,000,000 bytes of JSON, uncompressed or
+// compressed (nor, for an Auxiliary table, holds rows whose TimeGenerated
+// span 30 minutes or more); a 413 anyway
 // halves the request and sends both halves, and a single row over the
 // limit fails permanently with [relaykit.ReasonTooLarge]; 429 and 5xx are
 // retryable, with the Retry-After, retry-after-ms or x-ms-retry-after-ms
