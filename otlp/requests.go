@@ -32,7 +32,6 @@ const (
 	gzipSuffix  = "+gzip"
 )
 
-
 // maxStoredBody bounds a stored request body once decompressed.
 const maxStoredBody = 256 << 20
 
