@@ -163,6 +163,11 @@
 //
 // # Syslog
 //
+// [Syslog] is a [relaykit.RequestSink] too: its requests are a batch's
+// messages formatted and framed as Send writes them (Format
+// "syslog.5424.octet", ".lf" or ".dgram"; "syslog.3164..." for RFC 3164),
+// uncompressed; decoding one parses its messages as the syslog inputs do.
+//
 // [Syslog] sends RFC 5424 (or RFC 3164) messages over TCP with octet
 // counting (RFC 6587), TLS (RFC 5425, verified by default) or UDP (RFC
 // 5426): one write per batch on streams, sendmmsg batches on UDP, one
