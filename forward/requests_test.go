@@ -366,3 +366,32 @@ func TestSentinelCompressedLimit(t *testing.T) {
 	assert.Equal(t, 800, rows)
 	assert.Positive(t, s.Stats().Splits)
 }
+
+// TestEncodeRequestsAllocs: encoding a batch ahead allocates at most the
+// call's own state once the caller's requests and the sink's pools are
+// warm, for every sink that encodes ahead: never per event.
+func TestEncodeRequestsAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	batch := make([]relaykit.Event, 500)
+	for i := range batch {
+		batch[i] = sentinelEvent(i, 300)
+	}
+	for _, es := range encodingSinks(t) {
+		var reqs []relaykit.Request
+		for range 5 {
+			var err error
+			reqs, err = es.sink.EncodeRequests(reqs[:0], batch)
+			require.NoError(t, err)
+		}
+		allocs := testing.AllocsPerRun(20, func() { reqs, _ = es.sink.EncodeRequests(reqs[:0], batch) })
+		assert.LessOrEqual(t, allocs, 2.0, "%s: allocations per batch of 500 events", es.name)
+	}
+	sl, err := forward.NewSyslog(forward.SyslogConfig{Address: "127.0.0.1:1", Hostname: "h"})
+	require.NoError(t, err)
+	var reqs []relaykit.Request
+	reqs, _ = sl.EncodeRequests(reqs[:0], batch)
+	allocs := testing.AllocsPerRun(20, func() { reqs, _ = sl.EncodeRequests(reqs[:0], batch) })
+	assert.LessOrEqual(t, allocs, 2.0, "syslog: allocations per batch of 500 events")
+}
