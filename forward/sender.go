@@ -48,6 +48,14 @@ package forward
 // every event was delivered, else a *relaykit.BatchError listing every
 // undelivered run with its reason (permanent, or retryable with the
 // destination's RetryAfter), wrapped with ctx.Err() when ctx ended.
+//
+// Requests encoded ahead (requests.go) go through the same pack (split,
+// time span, refusals) and deliver (classification, protocol steps):
+// encodeRequests seals each packed request into a relaykit.Request
+// instead of dispatching it, and sendRequests dispatches requests whose
+// body is the stored one (request.stored, sent as it is; unsealed, that
+// is decompressed, only when a protocol step rebuilds it). Their events
+// are decoded (batchState.event) only when a protocol step needs one.
 
 import (
 	"bytes"
