@@ -1,6 +1,7 @@
 // Package relaykit is the shared vocabulary of the relaykit streaming
-// primitives: the [Event] that flows through a relay and the [Sink] that
-// accepts batches of events.
+// primitives: the [Event] that flows through a relay, the [Sink] that
+// accepts batches of events, and the [Request] a [RequestSink] encodes a
+// batch into ahead of sending it (what a queue stores for such a sink).
 //
 // The subpackages build on it:
 //

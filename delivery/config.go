@@ -190,7 +190,8 @@ type Config struct {
 	// (relaykit.FailedRange.Permanent: invalid, too large, unauthorized),
 	// with the reason and the cause. The events are valid only until it
 	// returns. It is called from the Queue's Run goroutine, or in mode
-	// Memory from Send's caller, possibly on several goroutines at once.
+	// Memory from Send's caller, possibly on several goroutines at once;
+	// for events a relaykit.RequestSink cannot encode, from Send's caller.
 	// A nil DeadLetter, or one that returns an error, leaves them counted
 	// in Stats.Dropped under the reason.
 	DeadLetter func(ctx context.Context, events []relaykit.Event, reason string, cause error) error
@@ -210,8 +211,19 @@ type Config struct {
 // must not retain their arguments.
 type Hooks struct {
 	// OnDelivered is called with each run of events the destination took,
-	// for example to observe latency from their ReceiveTime.
+	// for example to observe latency from their ReceiveTime, when the
+	// Queue holds the events: a sink that encodes ahead (a
+	// relaykit.RequestSink: the forward sinks, the OTLP exporter) has its
+	// batches stored and sent as requests, whose deliveries only
+	// OnDeliveredRun reports.
 	OnDelivered func(events []relaykit.Event)
+	// OnDeliveredRun is called with each run of events the destination
+	// took, events or requests alike: their number, and the least and the
+	// greatest of their ReceiveTimes in ns since the Unix epoch (zero when
+	// none had one; for part of a request, those of the whole request).
+	// Count deliveries here; with OnDelivered also set, both are called
+	// for the same run of events.
+	OnDeliveredRun func(events int, oldestReceive, newestReceive int64)
 	// OnDrop is called when events are dropped, with Config.Name, the
 	// reason (relaykit.ReasonSpoolFull, ReasonSpoolOldest,
 	// ReasonSpoolCorrupt, ReasonShutdown, or the sink's reason for

@@ -22,6 +22,41 @@
 // The Queue's sender, [Queue.Run], delivers one batch at a time, in order.
 // Mode Memory is the exception: see below.
 //
+// # Wire-ready requests
+//
+// A sink that is a [relaykit.RequestSink] (forward.Sentinel, forward.HEC)
+// has each batch encoded ahead: Send calls its EncodeRequests, on Send's
+// own goroutine, before the write-ahead, and from then on the Queue holds,
+// spools and retries the requests the destination will receive (encoded,
+// compressed, split at its limits) instead of the events. Memory holds
+// them instead of copies of the events; the spool stores them as they
+// are, so the backlog takes about the bytes it will take on the wire (a
+// quarter to a seventh of the events' records); the sender sends them with
+// SendRequests as they are, from memory or from the disk backlog, and a
+// body sent from disk is byte for byte the one memory would have sent.
+// Nothing is decoded or encoded again on the way, except on slow paths:
+//
+//   - events the sink cannot encode at all (too large, refused before
+//     sending) are dead-lettered by Send itself, on its caller's goroutine;
+//   - events of a request the destination refused permanently are decoded
+//     from the request (as well as its format allows: what the destination
+//     receives) and dead-lettered;
+//   - a request the destination took in part (a partial accept, a split
+//     half) is cut to the events still to send (CutRequest), and a probe
+//     of an unhealthy destination is the oldest event cut from its request
+//     (once per outage).
+//
+// Every guarantee below holds for requests as it does for events: order
+// (the requests of one batch are sent together; the sink may send them
+// concurrently), retries and Retry-After, probing, the acknowledgement
+// contract, full policies, disk faults and damage (a damaged record costs
+// the events of its requests). Deliveries of requests are reported to
+// Hooks.OnDeliveredRun (their count and receive-time range), not to
+// Hooks.OnDelivered, which needs the events. A sink that is not a
+// RequestSink (forward/kafka, an archive, any user type) has its events
+// stored as before; a spool written by an earlier release (events) is
+// sent through Send after an upgrade. Mode Memory always sends events.
+//
 // # Acknowledgement contract
 //
 // Send returning nil means exactly this (see also [relaykit.Sink]):
@@ -39,8 +74,8 @@
 //
 // In every mode an event the destination refuses permanently (a
 // [relaykit.FailedRange] marked Permanent: invalid, too large,
-// unauthorized) is handed to Config.DeadLetter with its reason, or counted
-// as dropped under it. An input that acknowledges to its senders (Kafka
+// unauthorized), or that a RequestSink cannot encode, is handed to
+// Config.DeadLetter with its reason, or counted as dropped under it. An input that acknowledges to its senders (Kafka
 // offset commits, HTTP responses, RELP) acknowledges on a nil Send and on
 // nothing else.
 //
@@ -185,7 +220,10 @@
 // A Queue is safe for concurrent use by multiple goroutines. It starts no
 // goroutine of its own: the caller runs Run (one goroutine, the sender),
 // and Close stops it and waits for it. In mode Memory, Send runs on its
-// caller's goroutine, and so do the sink, DeadLetter and the hooks.
+// caller's goroutine, and so do the sink, DeadLetter and the hooks. A
+// RequestSink's EncodeRequests runs on Send's caller (several at once
+// when several goroutines call Send), and so does DeadLetter for the
+// events it cannot encode.
 //
 // When not to use it: a destination that is itself durable and local (a
 // file archive written synchronously) gains nothing from a second disk

@@ -26,7 +26,10 @@ import (
 // goroutine of its own: [Queue.Run] is its sender, which the caller runs
 // and [Queue.Close] stops.
 type Queue struct {
-	sink  relaykit.Sink
+	sink relaykit.Sink
+	// enc is sink as a RequestSink, when it is one (and the mode spools):
+	// batches are then encoded ahead, and their requests spooled and sent.
+	enc   relaykit.RequestSink
 	cfg   Config
 	log   *slog.Logger
 	spool *spool.Spool // every batch in WriteAhead; the backlog in OnFailure; nil in Memory
@@ -52,6 +55,7 @@ type Queue struct {
 	unhealthy               atomic.Bool
 	degraded                atomic.Bool // the spool failed to write and has not written since
 	ackFailing, readFailing atomic.Bool
+	encodeFailing           atomic.Bool // EncodeRequests failed: events are stored
 	lastErr                 atomic.Pointer[errBox]
 	lostSeen                [2]int64 // storage LostEvents already counted, main and retry (sender only)
 	// notBefore is when the destination may next be sent to (unix ns):
@@ -75,12 +79,17 @@ type Queue struct {
 	c counters
 }
 
-// entry is a batch in memory: pooled copies of the events.
+// entry is a batch in memory: pooled copies of the events, or the requests
+// a RequestSink encoded from them.
 type entry struct {
-	evs  []relaykit.Event
-	n0   int            // events when accepted
-	rec  spool.RecordID // its spool record; zero when held only in memory
-	wait *waiter        // non-nil when Send waits for the outcome
+	evs []relaykit.Event
+	// reqs are the batch's requests when isReq (the sink encodes ahead);
+	// their buffers are reused by the next EncodeRequests.
+	reqs  []relaykit.Request
+	isReq bool
+	n0    int            // events when accepted
+	rec   spool.RecordID // its spool record; zero when held only in memory
+	wait  *waiter        // non-nil when Send waits for the outcome
 	// discarded: DropOldest removed its spool record. It is still sent
 	// from memory, but counted dropped if the Queue stops first.
 	discarded bool
@@ -95,18 +104,22 @@ type waiter struct {
 	err  error
 }
 
-// diskBatch is a spooled batch being sent: events alias the spool's read
-// buffer, valid until the next Peek.
+// diskBatch is a spooled batch being sent: events (or requests) alias the
+// spool's read buffer, valid until the next Peek.
 type diskBatch struct {
-	sp  *spool.Spool
-	id  spool.RecordID
-	evs []relaykit.Event
-	n0  int
+	sp   *spool.Spool
+	id   spool.RecordID
+	evs  []relaykit.Event
+	reqs []relaykit.Request
+	n0   int
 }
 
 type errBox struct{ err error }
 
-var entries = sync.Pool{New: func() any { return new(entry) }}
+var (
+	entries    = sync.Pool{New: func() any { return new(entry) }}
+	reqEntries = sync.Pool{New: func() any { return &entry{isReq: true} }}
+)
 
 // newEntry copies batch into a pooled entry; a warm queue copies without
 // allocating.
@@ -127,11 +140,29 @@ func newEntry(batch []relaykit.Event) *entry {
 
 func (e *entry) release() {
 	e.rec, e.wait, e.discarded, e.refused = spool.RecordID{}, nil, false, false
+	if e.isReq {
+		if e.reqs = e.reqs[:0]; e.pooledBytes() <= maxPooledRequests {
+			reqEntries.Put(e) // the requests' buffers are reused by EncodeRequests
+		}
+		return
+	}
 	if cap(e.evs) > 4096 {
 		return
 	}
 	e.evs = e.evs[:cap(e.evs)] // keep every event's buffers for reuse
 	entries.Put(e)
+}
+
+// pending returns the events e still holds.
+func (e *entry) pending() int {
+	if !e.isReq {
+		return len(e.evs)
+	}
+	n := 0
+	for i := range e.reqs {
+		n += e.reqs[i].Events
+	}
+	return n
 }
 
 // New opens the spool in cfg.Dir (and its retry spool) and returns a Queue
@@ -167,6 +198,7 @@ func New(sink relaykit.Sink, cfg Config) (*Queue, error) {
 	}
 	q := &Queue{
 		sink: sink, cfg: cfg, spool: sp, retry: rs,
+		enc:     encoder(sink),
 		log:     cfg.Logger.With("destination", cfg.Name),
 		changed: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
@@ -207,6 +239,37 @@ func (q *Queue) Send(ctx context.Context, batch []relaykit.Event) error {
 	if q.cfg.Mode == Memory {
 		return q.sendNow(ctx, batch)
 	}
+	// pre is the batch encoded ahead (a RequestSink), on this goroutine,
+	// before the write-ahead; nil for a sink that stores events.
+	var pre *entry
+	if q.enc != nil {
+		q.mu.Lock()
+		closed := q.closed
+		q.mu.Unlock()
+		if closed {
+			return ErrClosed
+		}
+		var ok bool
+		if pre, ok = q.encode(ctx, batch); ok && pre == nil {
+			return nil // every event was dead-lettered
+		}
+		if pre != nil {
+			n = int64(pre.n0)
+			defer func() {
+				if pre != nil { // not handed over
+					pre.release()
+				}
+			}()
+		}
+	}
+	// take returns the batch's entry: its requests, or a copy of its events.
+	take := func() *entry {
+		if e := pre; e != nil {
+			pre = nil
+			return e
+		}
+		return newEntry(batch)
+	}
 	retry := time.Duration(0) // wait before trying a failing disk again
 	q.mu.Lock()
 	for {
@@ -216,7 +279,7 @@ func (q *Queue) Send(ctx context.Context, batch []relaykit.Event) error {
 		}
 		toMemory := !q.diskMode && len(q.mem) < q.cfg.MemoryBatches
 		if q.cfg.Mode == OnFailure && toMemory {
-			q.pushLocked(newEntry(batch), n)
+			q.pushLocked(take(), n)
 			q.mu.Unlock()
 			return nil
 		}
@@ -229,17 +292,23 @@ func (q *Queue) Send(ctx context.Context, batch []relaykit.Event) error {
 				}
 				continue
 			}
-			e := newEntry(batch)
+			e := take()
 			e.refused = true
 			q.memOnly++
 			return q.holdLocked(ctx, e, n)
 		}
-		id, err := q.spool.Append(batch)
+		var id spool.RecordID
+		var err error
+		if pre != nil {
+			id, err = q.spool.AppendRequests(pre.reqs)
+		} else {
+			id, err = q.spool.Append(batch)
+		}
 		switch {
 		case err == nil:
 			q.diskRecovered()
 			if toMemory && q.cfg.Mode == WriteAhead {
-				e := newEntry(batch)
+				e := take()
 				e.rec = id
 				q.pushLocked(e, n)
 			} else {
@@ -277,7 +346,7 @@ func (q *Queue) Send(ctx context.Context, batch []relaykit.Event) error {
 				// durable. It is sent like any other; the caller is told
 				// only once it was delivered.
 				if toMemory {
-					e := newEntry(batch)
+					e := take()
 					e.rec = id
 					return q.holdLocked(ctx, e, n)
 				}
@@ -287,7 +356,7 @@ func (q *Queue) Send(ctx context.Context, batch []relaykit.Event) error {
 			case toMemory:
 				// Nothing written: hold the batch in memory, in order,
 				// until it is delivered.
-				e := newEntry(batch)
+				e := take()
 				e.refused = true
 				q.memOnly++
 				return q.holdLocked(ctx, e, n)

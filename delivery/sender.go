@@ -153,7 +153,13 @@ func (q *Queue) idle() bool {
 
 // sendEntry sends the oldest memory batch.
 func (q *Queue) sendEntry(ctx context.Context, e *entry) (progressed, failed bool) {
-	done, sent := q.attempts(ctx, &e.evs)
+	var done bool
+	var sent int
+	if e.isReq {
+		done, sent = q.attemptsReq(ctx, &e.reqs)
+	} else {
+		done, sent = q.attempts(ctx, &e.evs)
+	}
 	q.c.memEvents.Add(-int64(sent))
 	if !done {
 		return sent > 0, true
@@ -197,12 +203,29 @@ func (q *Queue) sendDisk(ctx context.Context, sp *spool.Spool) (progressed, fail
 		if q.readFailing.CompareAndSwap(true, false) {
 			q.log.Info("spool reads again")
 		}
+		c := &diskBatch{sp: sp, id: rec.ID, evs: rec.Events, reqs: rec.Requests, n0: len(rec.Events)}
+		for i := range c.reqs {
+			c.n0 += c.reqs[i].Events
+		}
+		if c.reqs != nil && q.enc == nil {
+			// Requests encoded by a sink this one is not (the destination's
+			// type changed): nothing here can send or decode them.
+			q.unsendable(c)
+			q.ack(sp, c.id)
+			return true, false
+		}
 		q.mu.Lock()
-		q.cur = &diskBatch{sp: sp, id: rec.ID, evs: rec.Events, n0: len(rec.Events)}
+		q.cur = c
 		q.mu.Unlock()
 	}
 	c := q.cur
-	done, sent := q.attempts(ctx, &c.evs)
+	var done bool
+	var sent int
+	if c.reqs != nil {
+		done, sent = q.attemptsReq(ctx, &c.reqs)
+	} else {
+		done, sent = q.attempts(ctx, &c.evs)
+	}
 	if !done {
 		return sent > 0, true
 	}
@@ -453,6 +476,18 @@ func (q *Queue) delivered(evs []relaykit.Event) {
 	if h := q.cfg.Hooks.OnDelivered; h != nil {
 		h(evs)
 	}
+	if h := q.cfg.Hooks.OnDeliveredRun; h != nil {
+		var oldest, newest int64
+		for i := range evs {
+			if rt := evs[i].ReceiveTime; rt != 0 {
+				if oldest == 0 || rt < oldest {
+					oldest = rt
+				}
+				newest = max(newest, rt)
+			}
+		}
+		h(len(evs), oldest, newest)
+	}
 }
 
 func (q *Queue) deadLetter(ctx context.Context, evs []relaykit.Event, reason string, cause error) {
@@ -507,7 +542,13 @@ func (q *Queue) spoolMemory() {
 		if q.cfg.Mode == WriteAhead {
 			sp = q.spool
 		}
-		if _, err := sp.Append(e.evs); err != nil {
+		var err error
+		if e.isReq {
+			_, err = sp.AppendRequests(e.reqs)
+		} else {
+			_, err = sp.Append(e.evs)
+		}
+		if err != nil {
 			q.diskFailed(err)
 			failing = true
 			kept = append(kept, e)
@@ -515,7 +556,7 @@ func (q *Queue) spoolMemory() {
 		}
 		q.diskRecovered()
 		moved = true
-		q.c.memEvents.Add(-int64(len(e.evs)))
+		q.c.memEvents.Add(-int64(e.pending()))
 		if e.refused {
 			q.memOnly--
 		}

@@ -61,15 +61,16 @@ func (q *Queue) Close(ctx context.Context) error {
 	q.mu.Lock()
 	var lost, discarded int64
 	for _, e := range q.mem {
-		q.c.memEvents.Add(-int64(len(e.evs)))
+		n := int64(e.pending())
+		q.c.memEvents.Add(-n)
 		if !e.rec.IsZero() {
 			continue // on disk: pending for the next run
 		}
 		if e.discarded {
-			discarded += int64(len(e.evs)) // DropOldest took their disk copy
+			discarded += n // DropOldest took their disk copy
 			continue
 		}
-		lost += int64(len(e.evs))
+		lost += n
 		if w := e.wait; w != nil {
 			w.err = fmt.Errorf("delivery: %s: shut down: %w", q.cfg.Name, ErrDropped)
 			close(w.done)

@@ -84,9 +84,13 @@
 // {Endpoint}/dataCollectionRules/{DCRImmutableID}/streams/{Stream}?api-version=2023-01-01
 // with a gzipped JSON array and a bearer token from a [TokenSource],
 // normally an Entra ID client-credentials source ([NewEntraTokenSource]),
-// cached and refreshed before expiry. Calls are capped at 1 MiB of
-// uncompressed JSON. A 413 halves the request, and a single row over the
-// limit is too large. A 401 refreshes the token once, then is
+// cached and refreshed before expiry. Calls are capped at 1,000,000 bytes,
+// uncompressed and compressed (Azure documents "1 MB" for both; a
+// compressed body over it, from data that hardly compresses, is halved
+// before it is sent). Calls to an Auxiliary-plan table hold rows whose
+// TimeGenerated span less than 30 minutes, which the service requires of
+// them (it refuses a wider call whole: RecordsTimeRangeIsMoreThan30Minutes).
+// A 413 halves the request, and a single row over the limit is too large. A 401 refreshes the token once, then is
 // unauthorized. A 400 (schema mismatch) is rejected with the service's
 // message. 429 and 5xx are retryable with the Retry-After or
 // retry-after-ms the service named. Column names are validated at
@@ -103,6 +107,28 @@
 // ([SentinelPlan]): Basic writes the rows of Analytics; Auxiliary, for
 // custom tables, writes TimeGenerated with 6 fractional digits and no
 // dynamic column, as Azure requires.
+//
+// # Encoding ahead: wire-ready requests
+//
+// [HEC] and [Sentinel] are [relaykit.RequestSink] values: EncodeRequests
+// encodes a batch exactly as Send would send it (the same rows or event
+// objects, split at the same limits, the same events refused) into
+// [relaykit.Request] values whose Body is the request body as it goes on
+// the wire, gzipped, with an Index of where each event's encoding ends;
+// SendRequests sends such bodies as they are, one attempt each, with the
+// same classification as Send. A delivery.Queue in front of the sink uses
+// them: each batch is encoded and compressed once, before it is written
+// ahead, and the spool holds what the destination will receive. The
+// protocol steps that change a request (a 413 split, the rest after an HEC
+// partial accept, a compressed body over Sentinel's limit) decompress the
+// stored body and rebuild from its rows; CutRequest does the same for a
+// queue that retries or probes part of a request, and DecodeRequest
+// recovers events from rows (for dead letters: what the destination
+// receives, not every field the events had). A request's Format names the
+// sink and layout ("sentinel.Syslog", "sentinel.CommonSecurityLog",
+// "sentinel.custom", "hec.event", "hec.raw", with "+gzip" when compressed):
+// a stored request of another format of the same sink kind (after a
+// configuration change) is decoded and sent as events.
 //
 // # Compression
 //
@@ -136,6 +162,11 @@
 // once. DisableGzip sends the JSON as it is.
 //
 // # Syslog
+//
+// [Syslog] is a [relaykit.RequestSink] too: its requests are a batch's
+// messages formatted and framed as Send writes them (Format
+// "syslog.5424.octet", ".lf" or ".dgram"; "syslog.3164..." for RFC 3164),
+// uncompressed; decoding one parses its messages as the syslog inputs do.
 //
 // [Syslog] sends RFC 5424 (or RFC 3164) messages over TCP with octet
 // counting (RFC 6587), TLS (RFC 5425, verified by default) or UDP (RFC

@@ -9,3 +9,6 @@ var (
 	AppendEpochSeconds = appendEpochSeconds
 	AppendRFC3339      = appendRFC3339
 )
+
+// SetMaxWire sets the limit of a Sentinel's compressed bodies.
+func SetMaxWire(s *Sentinel, n int) { s.s.p.maxWire = n }

@@ -166,7 +166,14 @@ type HEC struct {
 	nBad       atomic.Int32
 }
 
-var _ relaykit.Sink = (*HEC)(nil)
+var _ relaykit.RequestSink = (*HEC)(nil)
+
+// Formats of the requests an HEC sink encodes (relaykit.Request.Format,
+// without "+gzip").
+const (
+	hecEventFormat = "hec.event"
+	hecRawFormat   = "hec.raw"
+)
 
 // maxBadIndexes bounds the remembered incorrect indexes.
 const maxBadIndexes = 1024
@@ -264,10 +271,14 @@ func NewHEC(cfg HECConfig) (*HEC, error) {
 		p.contentType = "text/plain"
 		p.encode = h.encodeRaw
 		p.separator, p.suffix = []byte("\n"), []byte("\n")
+		p.format = hecRawFormat
 	} else {
 		p.url = base + "/services/collector/event"
 		p.encode = h.encodeEvent
+		p.format = hecEventFormat
 	}
+	p.rejecting = func() bool { return h.nBad.Load() > 0 }
+	p.decode = h.decodeEvent
 	if cfg.Ack {
 		p.confirm = h.confirm
 	}
@@ -289,6 +300,57 @@ func NewHEC(cfg HECConfig) (*HEC, error) {
 // batch only until it returns.
 func (h *HEC) Send(ctx context.Context, batch []relaykit.Event) error {
 	return h.s.send(ctx, batch)
+}
+
+// EncodeRequests appends to dst the requests that carry batch, as Send
+// would send them (split at MaxRequestBytes), gzipped unless DisableGzip,
+// for a queue to store and send later with [HEC.SendRequests]; see
+// [relaykit.RequestSink]. Events HEC would refuse (an empty message, an
+// index it refused, an event over MaxEventBytes) are listed in the
+// returned *relaykit.BatchError; the requests carry the others. Their
+// Format is "hec.event" or "hec.raw", with "+gzip" when compressed. It
+// allocates nothing once dst's buffers are warm.
+func (h *HEC) EncodeRequests(dst []relaykit.Request, batch []relaykit.Event) ([]relaykit.Request, error) {
+	return h.s.encodeRequests(dst, batch)
+}
+
+// SendRequests sends requests made by EncodeRequests, their stored bodies
+// as they are, one attempt each, and reports what was not delivered as
+// Send does (event positions counting through reqs); see
+// [relaykit.RequestSink]. A request for the other endpoint (event or raw)
+// is decoded and sent as this sink's events.
+func (h *HEC) SendRequests(ctx context.Context, reqs []relaykit.Request) error {
+	return h.s.sendRequests(ctx, reqs)
+}
+
+// CutRequest returns a request of the events [from, to) of r, the same
+// bytes, compressed again; see [relaykit.RequestSink].
+func (h *HEC) CutRequest(r *relaykit.Request, from, to int) (relaykit.Request, error) {
+	return h.s.cutRequest(r, from, to)
+}
+
+// DecodeRequest appends the events of r to dst: time, host, source,
+// sourcetype, index, the message as Raw and the fields (of an event object,
+// its other members); see [relaykit.RequestSink].
+func (h *HEC) DecodeRequest(dst []relaykit.Event, r *relaykit.Request) ([]relaykit.Event, error) {
+	return h.s.decodeRequest(dst, r)
+}
+
+// decodeEvent decodes one event of a body of family (HEC's
+// protocol.decode).
+func (h *HEC) decodeEvent(dst []relaykit.Event, family string, enc []byte) ([]relaykit.Event, bool, error) {
+	switch family {
+	case hecEventFormat:
+		key := ""
+		if h.cfg.EventObject {
+			key = h.cfg.MessageKey
+		}
+		dst, err := decodeHECEvent(dst, enc, key)
+		return dst, true, err
+	case hecRawFormat:
+		return append(dst, relaykit.Event{Raw: append([]byte(nil), enc...)}), true, nil
+	}
+	return dst, false, nil
 }
 
 // Stats returns a snapshot of the sink's counters.

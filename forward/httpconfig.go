@@ -46,7 +46,8 @@ type HTTPConfig struct {
 
 	// MaxRequestBytes is the maximum size of one request body before
 	// compression, in bytes; larger batches are split into several
-	// requests. Zero means the sink's default (1 MiB for HEC and Sentinel).
+	// requests. Zero means the sink's default (1 MiB for HEC; 1,000,000
+	// bytes for Sentinel, which also keeps the compressed body within it).
 	MaxRequestBytes int
 	// MaxEventBytes is the maximum encoded size of one event, in bytes. A
 	// larger event is not sent: Send reports it as a permanent failure
@@ -105,7 +106,8 @@ type Stats struct {
 	// acknowledgement polls), the halves of a split request and the
 	// repetition after a re-authentication included.
 	Requests int64
-	// Splits counts requests split in two after a 413.
+	// Splits counts requests split in two after a 413, or before sending
+	// because their compressed body exceeded the destination's limit.
 	Splits int64
 	// EventsFailed counts events reported undelivered by Send's error, by
 	// reason: [relaykit.ReasonRejected], [relaykit.ReasonTooLarge] and

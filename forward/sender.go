@@ -48,6 +48,14 @@ package forward
 // every event was delivered, else a *relaykit.BatchError listing every
 // undelivered run with its reason (permanent, or retryable with the
 // destination's RetryAfter), wrapped with ctx.Err() when ctx ended.
+//
+// Requests encoded ahead (requests.go) go through the same pack (split,
+// time span, refusals) and deliver (classification, protocol steps):
+// encodeRequests seals each packed request into a relaykit.Request
+// instead of dispatching it, and sendRequests dispatches requests whose
+// body is the stored one (request.stored, sent as it is; unsealed, that
+// is decompressed, only when a protocol step rebuilds it). Their events
+// are decoded (batchState.event) only when a protocol step needs one.
 
 import (
 	"bytes"
@@ -81,6 +89,26 @@ type protocol struct {
 	classify    func(r *response) verdict
 	confirm     func(ctx context.Context, r *response, v verdict) verdict
 	health      func(ctx context.Context) error
+
+	// format is the family of the bodies (Request.Format without its
+	// "+gzip"): "sentinel.Syslog", "hec.event", ...
+	format string
+	// rejecting (optional) reports whether reject may refuse anything now,
+	// so that a request sent from its stored body is decoded for reject
+	// only when it may.
+	rejecting func() bool
+	// decode (optional) appends the event encoded in one element of a
+	// body of the given family to dst; it reports false for a family it
+	// does not decode.
+	decode func(dst []relaykit.Event, family string, enc []byte) ([]relaykit.Event, bool, error)
+	// rowTime and maxSpan (optional): no request holds events whose
+	// rowTime lie maxSpan or more apart (a Sentinel Auxiliary table's
+	// TimeGenerated range).
+	rowTime func(e *relaykit.Event) int64
+	maxSpan time.Duration
+	// maxWire (optional) bounds the body on the wire, compressed: a
+	// request whose compressed body is larger is split before it is sent.
+	maxWire int
 }
 
 // outcome is the core's decision for one response.
@@ -114,12 +142,12 @@ type response struct {
 	Body   []byte // at most maxResponseBody bytes; valid only during classify/confirm
 	Events int    // number of events in the request
 
-	req   *request
-	batch []relaykit.Event
+	req *request
+	st  *batchState
 }
 
 // Event returns event i (0-based) of the request.
-func (r *response) Event(i int) *relaykit.Event { return &r.batch[r.req.idx[i]] }
+func (r *response) Event(i int) *relaykit.Event { return r.st.event(int(r.req.idx[i])) }
 
 const maxResponseBody = 64 << 10
 
@@ -156,6 +184,15 @@ type request struct {
 	idx   []int32 // index of each event in the batch
 	z     []byte  // gzipped body
 	resp  []byte  // response body scratch
+
+	// stored is the body of a Request encoded ahead, as it goes on the
+	// wire (raw is empty until a protocol step needs it: see open); gzip
+	// says whether it is compressed. Nil for a request built here.
+	stored []byte
+	gzip   bool
+	// tmin and tmax are the least and greatest rowTime of its events
+	// (with protocol.maxSpan); rmin and rmax their receive times.
+	tmin, tmax, rmin, rmax int64
 }
 
 // sender is the core; see the design note. Safe for concurrent use.
@@ -168,6 +205,8 @@ type sender struct {
 	sem    *semaphore.Weighted
 	reqs   sync.Pool // *request
 	c      counters
+	// formatGzip is the Format of gzipped requests: p.format+"+gzip".
+	formatGzip string
 
 	unauthorized atomic.Bool // reported once until a success
 	unhealthy    atomic.Bool // a retryable failure was seen: check health before sending
@@ -181,7 +220,8 @@ func newSender(kind string, cfg HTTPConfig, p protocol, maxReq, maxEvent int) (*
 	if len(p.prefix)+len(p.suffix) >= cfg.MaxRequestBytes {
 		return nil, cfgerr.New(ErrInvalidConfig, "HTTP.MaxRequestBytes", "%d is too small", cfg.MaxRequestBytes)
 	}
-	s := &sender{dest: cfg.Name, cfg: cfg, p: p, client: cfg.HTTPClient, sem: semaphore.NewWeighted(int64(cfg.Concurrency))}
+	s := &sender{dest: cfg.Name, cfg: cfg, p: p, client: cfg.HTTPClient, sem: semaphore.NewWeighted(int64(cfg.Concurrency)),
+		formatGzip: p.format + gzipSuffix}
 	if s.client == nil {
 		s.client = newHTTPClient(cfg.TLS, cfg.Timeout, cfg.Concurrency)
 		s.owned = true
@@ -212,6 +252,8 @@ func (s *sender) getRequest() *request {
 	r.spans = r.spans[:0]
 	r.idx = r.idx[:0]
 	r.z = r.z[:0]
+	r.stored, r.gzip = nil, !s.cfg.DisableGzip
+	r.tmin, r.tmax, r.rmin, r.rmax = 0, 0, 0, 0
 	return r
 }
 
@@ -245,11 +287,41 @@ func (s *sender) add(r *request, enc []byte, i int32) bool {
 
 // batchState is the shared state of one send call.
 type batchState struct {
+	s     *sender
 	batch []relaykit.Event
-	wg    sync.WaitGroup
-	mu    sync.Mutex
+	// reqs are the requests of a SendRequests call (batch is nil); their
+	// events are decoded into batch only when a protocol step needs them
+	// (see event).
+	reqs    []relaykit.Request
+	decoded bool
+	wg      sync.WaitGroup
+	mu      sync.Mutex
 	// failed lists the undelivered runs.
 	failed []relaykit.FailedRange
+}
+
+// event returns event i of the batch. For a SendRequests call it decodes
+// the requests' events the first time (a slow path: HEC's incorrect
+// index, a reject after a split); an event that cannot be decoded is
+// returned empty.
+func (st *batchState) event(i int) *relaykit.Event {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.reqs != nil && !st.decoded {
+		st.decoded = true
+		for j := range st.reqs {
+			n := len(st.batch)
+			evs, err := st.s.decodeRequest(st.batch, &st.reqs[j])
+			if err != nil || len(evs)-n != st.reqs[j].Events {
+				evs = append(evs[:n], make([]relaykit.Event, st.reqs[j].Events)...)
+			}
+			st.batch = evs
+		}
+	}
+	if i < 0 || i >= len(st.batch) {
+		return new(relaykit.Event)
+	}
+	return &st.batch[i]
 }
 
 // send is Sink.Send for every HTTP sink.
@@ -257,7 +329,32 @@ func (s *sender) send(ctx context.Context, batch []relaykit.Event) error {
 	if len(batch) == 0 {
 		return ctx.Err()
 	}
-	st := &batchState{batch: batch}
+	st := &batchState{s: s, batch: batch}
+	s.pack(ctx, st, func(r *request) error { return s.dispatch(ctx, st, r) })
+	return s.finish(ctx, st)
+}
+
+// finish waits for the requests of st and returns Send's error.
+func (s *sender) finish(ctx context.Context, st *batchState) error {
+	st.wg.Wait()
+	if len(st.failed) == 0 {
+		return nil
+	}
+	be := st.batchErr()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("forward: send to %s: %w (%w)", s.dest, err, be)
+	}
+	return be
+}
+
+// pack encodes st.batch into requests of at most MaxRequestBytes (and,
+// with protocol.maxSpan, less than maxSpan between their rowTimes) and
+// hands each to flush, which owns it from then on; events the protocol
+// refuses or that are too large are reported failed. When flush fails (ctx
+// ended), the request and the events not packed yet are reported with
+// ReasonShutdown and pack returns.
+func (s *sender) pack(ctx context.Context, st *batchState, flush func(r *request) error) {
+	batch := st.batch
 	r := s.getRequest()
 	// scratch holds an event encoded alone when it did not fit the open
 	// request; it lives in its own pooled request.
@@ -295,9 +392,16 @@ func (s *sender) send(ctx context.Context, batch []relaykit.Event) error {
 				fmt.Errorf("event of %d bytes exceeds the limit of %d", n, min(s.cfg.MaxEventBytes, s.cfg.MaxRequestBytes-len(s.p.prefix)-len(s.p.suffix))))
 			continue
 		}
-		if len(r.raw)+len(s.p.suffix) <= s.cfg.MaxRequestBytes {
+		var t int64
+		spanOK := true
+		if s.p.maxSpan > 0 {
+			t = s.p.rowTime(e)
+			spanOK = len(r.spans) == 0 || max(r.tmax, t)-min(r.tmin, t) < int64(s.p.maxSpan)
+		}
+		if spanOK && len(r.raw)+len(s.p.suffix) <= s.cfg.MaxRequestBytes {
 			r.spans = append(r.spans, span{start, len(r.raw)})
 			r.idx = append(r.idx, int32(i))
+			r.note(e, t)
 			continue
 		}
 		// Does not fit: start a new request with this event.
@@ -306,7 +410,7 @@ func (s *sender) send(ctx context.Context, batch []relaykit.Event) error {
 		}
 		scratch.raw = append(scratch.raw[:0], r.raw[start:]...)
 		r.raw = r.raw[:mark]
-		if err := s.dispatch(ctx, st, r); err != nil {
+		if err := flush(r); err != nil {
 			s.failRequest(st, r, 0, relaykit.ReasonShutdown, err)
 			s.putRequest(r)
 			r = nil
@@ -315,13 +419,14 @@ func (s *sender) send(ctx context.Context, batch []relaykit.Event) error {
 		}
 		r = s.getRequest()
 		s.add(r, scratch.raw, int32(i))
+		r.note(e, t)
 	}
 	if scratch != nil {
 		s.putRequest(scratch)
 	}
 	if r != nil {
 		if len(r.spans) > 0 {
-			if err := s.dispatch(ctx, st, r); err != nil {
+			if err := flush(r); err != nil {
 				s.failRequest(st, r, 0, relaykit.ReasonShutdown, err)
 				s.putRequest(r)
 			}
@@ -329,15 +434,22 @@ func (s *sender) send(ctx context.Context, batch []relaykit.Event) error {
 			s.putRequest(r)
 		}
 	}
-	st.wg.Wait()
-	if len(st.failed) == 0 {
-		return nil
+}
+
+// note records the row time t and the receive time of e, the event just
+// added to r.
+func (r *request) note(e *relaykit.Event, t int64) {
+	if len(r.spans) == 1 {
+		r.tmin, r.tmax = t, t
+	} else {
+		r.tmin, r.tmax = min(r.tmin, t), max(r.tmax, t)
 	}
-	be := st.batchErr()
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("forward: send to %s: %w (%w)", s.dest, err, be)
+	if rt := e.ReceiveTime; rt != 0 {
+		if r.rmin == 0 || rt < r.rmin {
+			r.rmin = rt
+		}
+		r.rmax = max(r.rmax, rt)
 	}
-	return be
 }
 
 // dispatch starts delivering r on its own goroutine once a concurrency slot
@@ -358,8 +470,11 @@ func (s *sender) dispatch(ctx context.Context, st *batchState, r *request) error
 // seal finishes r's body: appends the suffix and compresses it when gzip is
 // on. It returns the bytes to put on the wire.
 func (s *sender) seal(r *request) []byte {
+	if r.stored != nil {
+		return r.stored
+	}
 	r.raw = append(r.raw, s.p.suffix...)
-	if s.cfg.DisableGzip {
+	if !r.gzip {
 		return r.raw
 	}
 	// The level is validated by withDefaults, so AppendGzip cannot fail.
@@ -367,16 +482,25 @@ func (s *sender) seal(r *request) []byte {
 	return r.z
 }
 
-// unseal removes the suffix added by seal so r can be rebuilt.
-func (s *sender) unseal(r *request) { r.raw = r.raw[:len(r.raw)-len(s.p.suffix)] }
+// unseal removes the suffix added by seal so r can be rebuilt; a request
+// sent from its stored body is decompressed first (see open). It fails only
+// for a stored body that does not match its index.
+func (s *sender) unseal(r *request) error {
+	if r.stored != nil {
+		return s.open(r)
+	}
+	r.raw = r.raw[:len(r.raw)-len(s.p.suffix)]
+	return nil
+}
 
 // rebuild returns a new request holding events [from, to) of r, skipping
 // those the protocol now rejects (which are reported rejected).
 func (s *sender) rebuild(st *batchState, r *request, from, to int) *request {
 	n := s.getRequest()
+	rejecting := s.p.reject != nil && (s.p.rejecting == nil || s.p.rejecting())
 	for j := from; j < to; j++ {
-		if s.p.reject != nil {
-			if err := s.p.reject(&st.batch[r.idx[j]]); err != nil {
+		if rejecting {
+			if err := s.p.reject(st.event(int(r.idx[j]))); err != nil {
 				s.failOne(st, int(r.idx[j]), relaykit.ReasonRejected, err)
 				continue
 			}
@@ -384,6 +508,7 @@ func (s *sender) rebuild(st *batchState, r *request, from, to int) *request {
 		sp := r.spans[j]
 		s.add(n, r.raw[sp.start:sp.end], r.idx[j])
 	}
+	n.rmin, n.rmax = r.rmin, r.rmax
 	return n
 }
 
@@ -403,7 +528,13 @@ func (s *sender) deliver(ctx context.Context, st *batchState, r *request) {
 		var v verdict
 		var took time.Duration
 		healthy := true
-		if s.p.health != nil && s.unhealthy.Load() {
+		if s.p.maxWire > 0 && len(wire) > s.p.maxWire && len(r.spans) > 1 {
+			// Compressed, still over the destination's limit (data that
+			// hardly compresses): split it before sending.
+			v = verdict{outcome: outcomeSplit, code: -1, ackID: -1,
+				err: fmt.Errorf("compressed body of %d bytes exceeds the limit of %d", len(wire), s.p.maxWire)}
+			healthy = false
+		} else if s.p.health != nil && s.unhealthy.Load() {
 			if err := s.p.health(ctx); err != nil {
 				healthy = false
 				v = verdict{outcome: outcomeRetry, code: -1, ackID: -1, err: fmt.Errorf("health check: %w", err)}
@@ -434,7 +565,10 @@ func (s *sender) deliver(ctx context.Context, st *batchState, r *request) {
 			s.failRequest(st, r, 0, v.reason, s.sendErr(v, false, len(r.spans)))
 			return
 		case outcomeSplit:
-			s.unseal(r)
+			if err := s.unseal(r); err != nil {
+				s.failRequest(st, r, 0, relaykit.ReasonRejected, err)
+				return
+			}
 			if len(r.spans) == 1 {
 				s.failRequest(st, r, 0, relaykit.ReasonTooLarge, s.sendErr(v, false, len(r.spans)))
 				return
@@ -461,7 +595,11 @@ func (s *sender) deliver(ctx context.Context, st *batchState, r *request) {
 				s.failRequest(st, r, 0, v.reason, s.sendErr(v, false, len(r.spans)))
 				return
 			}
-			s.unseal(r)
+			if err := s.unseal(r); err != nil {
+				s.accepted(r, 0, k, took)
+				s.failRequest(st, r, k, relaykit.ReasonRejected, err)
+				return
+			}
 			s.accepted(r, 0, k, took)
 			s.failOne(st, int(r.idx[k]), v.reason, s.sendErr(v, false, 1))
 			rest := s.rebuild(st, r, k+1, len(r.spans))
@@ -503,7 +641,7 @@ func (s *sender) attempt(ctx context.Context, st *batchState, r *request, wire [
 	if err != nil {
 		return verdict{outcome: outcomeRetry, code: -1, ackID: -1, err: err}, 0
 	}
-	rs := response{Status: resp.StatusCode, Header: resp.Header, Body: body, Events: len(r.spans), req: r, batch: st.batch}
+	rs := response{Status: resp.StatusCode, Header: resp.Header, Body: body, Events: len(r.spans), req: r, st: st}
 	v := s.p.classify(&rs)
 	v.status = resp.StatusCode
 	if v.outcome == outcomeOK && v.ackID >= 0 && s.p.confirm != nil {
@@ -541,7 +679,7 @@ func (s *sender) exchange(ctx context.Context, r *request, wire []byte) (*http.R
 	req.ContentLength = int64(len(wire))
 	setUserAgent(req)
 	req.Header.Set("Content-Type", s.p.contentType)
-	if !s.cfg.DisableGzip {
+	if r.gzip {
 		req.Header.Set("Content-Encoding", "gzip")
 	}
 	if s.p.prepare != nil {

@@ -22,10 +22,19 @@ const (
 	// SentinelAPIVersion is the api-version of the Azure Monitor Logs
 	// Ingestion API the [Sentinel] sink uses.
 	SentinelAPIVersion = "2023-01-01"
-	// SentinelMaxRequestBytes is the service's limit on one call: 1 MiB of
-	// uncompressed JSON (it answers 413 ContentLengthLimitExceeded above
-	// 1,048,576 bytes).
-	SentinelMaxRequestBytes = 1 << 20
+	// SentinelMaxRequestBytes is the limit the sink keeps one call
+	// within, uncompressed and compressed alike: 1,000,000 bytes. Azure
+	// documents the maximum size of a call as "1 MB", for compressed and
+	// uncompressed data; the service has been seen to answer 413
+	// ContentLengthLimitExceeded only above 1,048,576 bytes, but the
+	// decimal reading is the one no deployment refuses.
+	SentinelMaxRequestBytes = 1_000_000
+	// SentinelAuxiliaryMaxSpan is the widest range of TimeGenerated one
+	// call to a table with the Auxiliary plan may hold: the service refuses
+	// a call whose rows span 30 minutes or more
+	// (RecordsTimeRangeIsMoreThan30Minutes), so the sink splits requests
+	// to keep each row within less than this of every other.
+	SentinelAuxiliaryMaxSpan = 30 * time.Minute
 	// maxColumnName is the longest Log Analytics column name.
 	maxColumnName = 45
 )
@@ -138,7 +147,9 @@ type SentinelConfig struct {
 // Send makes one attempt per request, with the service's rules, and
 // reports every row it did not deliver in a [*relaykit.BatchError]; it
 // does not retry. Put it behind a delivery.Queue to retry. A batch is
-// split so that no call exceeds 1 MiB of uncompressed JSON; a 413 anyway
+// split so that no call exceeds 1,000,000 bytes of JSON, uncompressed or
+// compressed (nor, for an Auxiliary table, holds rows whose TimeGenerated
+// span 30 minutes or more); a 413 anyway
 // halves the request and sends both halves, and a single row over the
 // limit fails permanently with [relaykit.ReasonTooLarge]; 429 and 5xx are
 // retryable, with the Retry-After, retry-after-ms or x-ms-retry-after-ms
@@ -163,7 +174,8 @@ type Sentinel struct {
 	table  SentinelTable
 	digits int // fractional digits of TimeGenerated: 7, or 6 on an Auxiliary table
 
-	collectorHost []byte // `,"CollectorHostName":"..."`, or nil
+	collectorHost []byte        // `,"CollectorHostName":"..."`, or nil
+	names         sentinelNames // column names, for DecodeRequest
 
 	// Pre-encoded `"Column":` keys (with a leading comma except the first),
 	// nil when the column is left out.
@@ -177,7 +189,7 @@ type sentinelField struct {
 	key   []byte // `,"Column":`
 }
 
-var _ relaykit.Sink = (*Sentinel)(nil)
+var _ relaykit.RequestSink = (*Sentinel)(nil)
 
 // validColumnName reports whether s is a valid Log Analytics column name:
 // a letter, then letters, digits or underscores, at most 45 in all.
@@ -242,8 +254,20 @@ func NewSentinel(cfg SentinelConfig) (*Sentinel, error) {
 		return nil, invalid("HTTP.MaxRequestBytes", "%d exceeds the service's limit of %d", cfg.HTTP.MaxRequestBytes, SentinelMaxRequestBytes)
 	}
 
-	st := &Sentinel{dest: name, table: cfg.Table, digits: cfg.Plan.timeDigits()}
+	st := &Sentinel{dest: name, table: cfg.Table, digits: cfg.Plan.timeDigits(), names: defaultSentinelNames}
 	cols := cfg.Columns
+	if cfg.Table == SentinelCustom {
+		pick := func(col, def string) string {
+			if col == "" {
+				return def
+			}
+			return col
+		}
+		st.names = sentinelNames{
+			time: pick(cols.Time, "TimeGenerated"), msg: pick(cols.Message, "RawData"), host: pick(cols.Host, "Computer"),
+			source: cols.Source, sourceType: cols.SourceType, facility: cols.Facility, severity: cols.Severity, fields: cols.Fields,
+		}
+	}
 	seen := map[string]bool{}
 	first := true
 	key := func(field, what, col, def string) ([]byte, error) {
@@ -330,6 +354,12 @@ func NewSentinel(cfg SentinelConfig) (*Sentinel, error) {
 		},
 		prepare:  st.prepare,
 		classify: st.classify,
+		format:   "sentinel." + cfg.Table.String(),
+		decode:   st.decodeRow,
+		maxWire:  SentinelMaxRequestBytes,
+	}
+	if cfg.Plan == SentinelAuxiliary {
+		p.rowTime, p.maxSpan = rowNanos, SentinelAuxiliaryMaxSpan
 	}
 	st.s, err = newSender("sentinel", cfg.HTTP, p, SentinelMaxRequestBytes, SentinelMaxRequestBytes)
 	if err != nil {
@@ -360,19 +390,74 @@ func (st *Sentinel) Send(ctx context.Context, batch []relaykit.Event) error {
 	if len(batch) == 0 {
 		return ctx.Err()
 	}
-	// Credentials the identity platform refuses cannot succeed: fail the
-	// batch without sending it (a temporary token error fails each
-	// request as retryable instead).
+	if err := st.refusedCredentials(ctx, len(batch)); err != nil {
+		return err
+	}
+	return st.s.send(ctx, batch)
+}
+
+// refusedCredentials returns the error of a batch of n events when the
+// token source refuses the credentials: they cannot succeed, and are
+// failed as unauthorized without sending them (a temporary token error
+// fails each request as retryable instead).
+func (st *Sentinel) refusedCredentials(ctx context.Context, n int) error {
 	if _, _, err := st.tokens.Token(ctx); err != nil {
 		var te *TokenError
 		if errors.As(err, &te) && !te.Temporary {
-			bs := &batchState{batch: batch}
-			st.s.failRange(bs, 0, len(batch), relaykit.ReasonUnauthorized,
+			bs := &batchState{s: st.s}
+			st.s.failRange(bs, 0, n, relaykit.ReasonUnauthorized,
 				&SendError{Destination: st.dest, Code: -1, Err: err})
 			return bs.batchErr()
 		}
 	}
-	return st.s.send(ctx, batch)
+	return nil
+}
+
+// EncodeRequests appends to dst the requests that carry batch, as Send
+// would send them (split at 1,000,000 bytes, and for an Auxiliary table at
+// 30 minutes of TimeGenerated), gzipped, for a queue to store and send
+// later with [Sentinel.SendRequests]; see [relaykit.RequestSink]. Rows
+// over the limit are listed in the returned *relaykit.BatchError
+// ([relaykit.ReasonTooLarge]); the requests carry the others. Their
+// Format is "sentinel.<table>", with "+gzip" unless DisableGzip. It
+// allocates nothing once dst's buffers are warm.
+func (st *Sentinel) EncodeRequests(dst []relaykit.Request, batch []relaykit.Event) ([]relaykit.Request, error) {
+	return st.s.encodeRequests(dst, batch)
+}
+
+// SendRequests sends requests made by EncodeRequests, their stored bodies
+// as they are, one attempt each, and reports what was not delivered as
+// Send does (event positions counting through reqs); see
+// [relaykit.RequestSink]. Rows of a request of another table are decoded
+// and sent as this sink's rows.
+func (st *Sentinel) SendRequests(ctx context.Context, reqs []relaykit.Request) error {
+	n := 0
+	for i := range reqs {
+		n += reqs[i].Events
+	}
+	if n == 0 {
+		return ctx.Err()
+	}
+	if err := st.refusedCredentials(ctx, n); err != nil {
+		return err
+	}
+	return st.s.sendRequests(ctx, reqs)
+}
+
+// CutRequest returns a request of the rows [from, to) of r, the same
+// bytes, compressed again; see [relaykit.RequestSink].
+func (st *Sentinel) CutRequest(r *relaykit.Request, from, to int) (relaykit.Request, error) {
+	return st.s.cutRequest(r, from, to)
+}
+
+// DecodeRequest appends the rows of r to dst as events: TimeGenerated (or
+// EventTime) as Time, Computer as Host, ProcessName as Source, the message
+// column as Raw (a row without one, such as a CommonSecurityLog row of a
+// CEF event, has its JSON text as Raw), Facility and SeverityLevel as the
+// priority, and every other column as a field of its name; see
+// [relaykit.RequestSink].
+func (st *Sentinel) DecodeRequest(dst []relaykit.Event, r *relaykit.Request) ([]relaykit.Event, error) {
+	return st.s.decodeRequest(dst, r)
 }
 
 // Stats returns a snapshot of the sink's counters.

@@ -2,6 +2,7 @@ package forward
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/relaykit/relaykit"
@@ -386,12 +387,14 @@ func (st *Sentinel) appendCEFRow(dst []byte, e *relaykit.Event) []byte {
 	var written [maxCEFColumns]int32
 	var toExtra [64]bool
 	extra, isCEF := false, false
+	layout := cefLayouts.Get().(*cefLayout)
+	defer cefLayouts.Put(layout)
 	for i := range e.Fields {
 		f := &e.Fields[i]
 		if len(f.Key) > 4 && string(f.Key[:4]) == "cef." {
 			isCEF = true
 		}
-		c, ok := cefLookup(f.Key)
+		c, ok := layout.lookup(i, f.Key)
 		if ok && written[c] == 0 {
 			start := len(dst)
 			dst = append(dst, cefKeys[c]...)
@@ -655,4 +658,39 @@ func isIPAddress(b []byte) bool {
 		n++
 	}
 	return true
+}
+
+// cefLayout remembers, field position by field position, the column the
+// key last seen at that position maps to. The events of one device carry
+// the same keys in the same order, so a CommonSecurityLog row finds each
+// key's column by comparing it with the key the previous row had there,
+// and hashes it into the column table only when the layout changes: the
+// CEF decoder already went over every key, and the encoder does not look
+// each one up again. One per P, through cefLayouts.
+type cefLayout struct {
+	klen [64]uint8    // length of key[i]; 0: nothing remembered
+	key  [64][32]byte // the key at position i (keys up to 32 bytes)
+	col  [64]int16    // its column in cefColumns, or -1
+}
+
+var cefLayouts = sync.Pool{New: func() any { return new(cefLayout) }}
+
+// lookup returns the column of key, the key of field i, as cefLookup does.
+func (l *cefLayout) lookup(i int, key []byte) (int, bool) {
+	n := len(key)
+	if i >= len(l.klen) || n == 0 || n > len(l.key[0]) {
+		return cefLookup(key)
+	}
+	if int(l.klen[i]) == n && string(l.key[i][:n]) == string(key) {
+		c := int(l.col[i])
+		return c, c >= 0
+	}
+	c, ok := cefLookup(key)
+	l.klen[i] = uint8(n)
+	copy(l.key[i][:], key)
+	l.col[i] = -1
+	if ok {
+		l.col[i] = int16(c)
+	}
+	return c, ok
 }

@@ -333,18 +333,26 @@ func (s *Syslog) Send(ctx context.Context, batch []relaykit.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return s.fail(ctx, batch, 0, ErrSyslogClosed)
+		return s.fail(ctx, len(batch), 0, ErrSyslogClosed)
 	}
 	if err := ctx.Err(); err != nil {
-		return s.fail(ctx, batch, 0, err)
+		return s.fail(ctx, len(batch), 0, err)
 	}
-	s.encode(batch)
+	s.buf, s.ends = s.appendBatch(s.buf[:0], s.ends[:0], batch)
+	err := s.write(ctx, s.buf, s.ends)
+	s.shrink()
+	return err
+}
 
+// write writes the formatted messages of buf (ending at ends) in one
+// attempt, as Send does, and returns Send's error (positions in ends).
+// s.mu is held.
+func (s *Syslog) write(ctx context.Context, buf []byte, ends []int) error {
 	first := 0 // first message not yet written (udp)
 	for redialed := false; ; redialed = true {
 		dialed, err := s.connect(ctx)
 		if err != nil {
-			return s.fail(ctx, batch, first, err)
+			return s.fail(ctx, len(ends), first, err)
 		}
 		// A write is bounded by WriteTimeout and cut short when ctx ends.
 		conn := s.conn
@@ -354,21 +362,20 @@ func (s *Syslog) Send(ctx context.Context, batch []relaykit.Event) error {
 		stop := context.AfterFunc(ctx, func() { _ = conn.SetWriteDeadline(time.Unix(1, 0)) })
 		if s.udp {
 			var n int
-			n, err = s.writeDatagrams(first)
+			n, err = s.writeDatagrams(buf, ends, first)
 			first += n
 		} else {
-			err = s.writeStream()
+			err = s.writeStream(buf, len(ends))
 		}
 		stop()
 		if err == nil {
 			s.batches.Add(1)
-			s.shrink()
 			return nil
 		}
 		s.writeErrors.Add(1)
 		s.drop(err)
 		if dialed || redialed || ctx.Err() != nil {
-			return s.fail(ctx, batch, first, err)
+			return s.fail(ctx, len(ends), first, err)
 		}
 		// The connection an earlier Send left open failed: it was stale,
 		// not the attempt. Write once more on a new one.
@@ -387,14 +394,13 @@ func (s *Syslog) AppendMessage(dst []byte, e *relaykit.Event) []byte {
 	return s.enc.appendMessage(dst, e, now)
 }
 
-// encode formats batch into s.buf, recording message ends in s.ends.
-func (s *Syslog) encode(batch []relaykit.Event) {
+// appendBatch formats batch, framed, onto buf, recording where each
+// message ends in ends, and returns both.
+func (s *Syslog) appendBatch(buf []byte, ends []int, batch []relaykit.Event) ([]byte, []int) {
 	var now int64
 	if s.enc.format == SyslogRFC3164 {
 		now = time.Now().UnixNano() // once per batch, for events without a time
 	}
-	buf := s.buf[:0]
-	ends := s.ends[:0]
 	octets := !s.udp && !s.enc.lfFraming
 	for i := range batch {
 		start := len(buf)
@@ -423,7 +429,7 @@ func (s *Syslog) encode(batch []relaykit.Event) {
 		}
 		ends = append(ends, len(buf))
 	}
-	s.buf, s.ends = buf, ends
+	return buf, ends
 }
 
 // prefixWidth is the width of the longest octet-count prefix for messages
@@ -513,23 +519,23 @@ func (s *Syslog) drop(err error) {
 	s.log.Warn("syslog: connection lost", "destination", s.dest, "address", s.address, "error", err)
 }
 
-// writeStream writes the whole formatted batch with one write call.
-func (s *Syslog) writeStream() error {
-	n, err := s.conn.Write(s.buf)
+// writeStream writes the n formatted messages of buf with one write call.
+func (s *Syslog) writeStream(buf []byte, n int) error {
+	w, err := s.conn.Write(buf)
 	if err != nil {
 		return &SendError{Destination: s.dest, Code: -1, Retryable: true, Err: err}
 	}
-	s.events.Add(int64(len(s.ends)))
-	s.bytes.Add(int64(n))
+	s.events.Add(int64(n))
+	s.bytes.Add(int64(w))
 	return nil
 }
 
-// writeDatagrams sends the messages from index first on, one per datagram,
-// and returns how many it sent.
-func (s *Syslog) writeDatagrams(first int) (int, error) {
+// writeDatagrams sends the messages of buf (ending at ends) from index
+// first on, one per datagram, and returns how many it sent.
+func (s *Syslog) writeDatagrams(buf []byte, ends []int, first int) (int, error) {
 	sent := 0
-	for i := first; i < len(s.ends); {
-		n := min(len(s.ends)-i, udpChunk)
+	for i := first; i < len(ends); {
+		n := min(len(ends)-i, udpChunk)
 		if cap(s.msgs) < n {
 			s.msgs = make([]ipv4.Message, udpChunk)
 			for j := range s.msgs {
@@ -540,9 +546,9 @@ func (s *Syslog) writeDatagrams(first int) (int, error) {
 		for j := range msgs {
 			start := 0
 			if i+j > 0 {
-				start = s.ends[i+j-1]
+				start = ends[i+j-1]
 			}
-			msgs[j].Buffers[0] = s.buf[start:s.ends[i+j]]
+			msgs[j].Buffers[0] = buf[start:ends[i+j]]
 		}
 		w, err := s.pconn.WriteBatch(msgs, 0)
 		for j := range msgs {
@@ -550,10 +556,10 @@ func (s *Syslog) writeDatagrams(first int) (int, error) {
 		}
 		if w > 0 {
 			s.events.Add(int64(w))
-			end := s.ends[i+w-1]
+			end := ends[i+w-1]
 			start := 0
 			if i > 0 {
-				start = s.ends[i-1]
+				start = ends[i-1]
 			}
 			s.bytes.Add(int64(end - start))
 		}
@@ -566,12 +572,12 @@ func (s *Syslog) writeDatagrams(first int) (int, error) {
 	return sent, nil
 }
 
-// fail counts the undelivered events batch[first:] and returns Send's
-// error: a *relaykit.BatchError listing them as retryable, with reason
-// ReasonShutdown (and wrapping the cause) when ctx ended or the sink was
-// closed, ReasonSinkError otherwise.
-func (s *Syslog) fail(ctx context.Context, batch []relaykit.Event, first int, err error) error {
-	s.failed.Add(int64(len(batch) - first))
+// fail counts the undelivered events [first, n) of a batch of n and
+// returns Send's error: a *relaykit.BatchError listing them as retryable,
+// with reason ReasonShutdown (and wrapping the cause) when ctx ended or the
+// sink was closed, ReasonSinkError otherwise.
+func (s *Syslog) fail(ctx context.Context, n, first int, err error) error {
+	s.failed.Add(int64(n - first))
 	reason := relaykit.ReasonSinkError
 	shutdown := ctx.Err()
 	if shutdown == nil && errors.Is(err, ErrSyslogClosed) {
@@ -584,7 +590,7 @@ func (s *Syslog) fail(ctx context.Context, batch []relaykit.Event, first int, er
 	if !errors.As(err, &se) {
 		se = &SendError{Destination: s.dest, Code: -1, Retryable: shutdown == nil, Err: err}
 	}
-	be := &relaykit.BatchError{Failed: []relaykit.FailedRange{{From: first, To: len(batch), Reason: reason, Err: se}}}
+	be := &relaykit.BatchError{Failed: []relaykit.FailedRange{{From: first, To: n, Reason: reason, Err: se}}}
 	if shutdown != nil && !errors.Is(se, shutdown) {
 		return fmt.Errorf("forward: send to %s: %w (%w)", s.dest, shutdown, be)
 	}
@@ -632,7 +638,7 @@ func (s *Syslog) Close() error {
 	return err
 }
 
-var _ relaykit.Sink = (*Syslog)(nil)
+var _ relaykit.RequestSink = (*Syslog)(nil)
 
 // Validate reports whether [NewSyslog] would accept cfg, without
 // connecting: nil, or a *relaykit.FieldError wrapping [ErrInvalidConfig].

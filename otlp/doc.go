@@ -117,6 +117,16 @@
 // accepted while rejected ones are counted delivered; a destination that
 // needs exact accounting must refuse the whole request instead.
 //
+// The exporter is a relaykit.RequestSink: EncodeRequests packs a batch as
+// Send does and keeps each request's ExportLogsServiceRequest marshalled
+// (protobuf, or JSON for HTTPJSON) and gzipped, for a delivery.Queue to
+// spool and send later with SendRequests, which posts the stored body as
+// it is (OTLP/HTTP) or hands it to grpc-go as the marshalled message
+// (OTLP/gRPC: the exporter's compressor passes a body that is gzip
+// already, which no marshalled request is, through unchanged). Cutting
+// part of a stored request, or decoding its events for a dead letter,
+// unmarshals it with pdata.
+//
 // # Mapping
 //
 // Each log record becomes one event and each event one log record. The

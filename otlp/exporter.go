@@ -210,12 +210,13 @@ type Exporter struct {
 	headers [][2]string
 	md      metadata.MD
 	pool    sync.Pool
+	rawGRPC bool // the "proto" codec passes stored request bodies through (rawCodecOK)
 
 	requests, bytes, delivered, rejected, failed, retryable atomic.Int64
 	failing                                                 episode.Log
 }
 
-var _ relaykit.Sink = (*Exporter)(nil)
+var _ relaykit.RequestSink = (*Exporter)(nil)
 
 // Validate reports whether [NewExporter] would accept cfg, without
 // connecting: nil, or a *relaykit.FieldError wrapping [ErrInvalidConfig].
@@ -310,7 +311,7 @@ func NewExporter(cfg ExporterConfig) (*Exporter, error) {
 		if err != nil {
 			return nil, cfgerr.New(ErrInvalidConfig, "Endpoint", "%v", err)
 		}
-		x.conn, x.grpcC = conn, plogotlp.NewGRPCClient(conn)
+		x.conn, x.grpcC, x.rawGRPC = conn, plogotlp.NewGRPCClient(conn), rawCodecOK()
 		x.md = metadata.MD{}
 		for _, h := range x.headers {
 			x.md.Append(strings.ToLower(h[0]), h[1])
@@ -416,12 +417,28 @@ func (x *Exporter) Send(ctx context.Context, batch []relaykit.Event) error {
 			x.pool.Put(st)
 		}
 	}()
+	x.pack(ctx, st, batch, func(ld plog.Logs, start, end int) bool {
+		xe, rejected, msg := x.export(ctx, st, ld, end-start)
+		return x.settle(st, start, end, len(batch), xe, rejected, msg)
+	})
+	if len(st.failed) == 0 {
+		return nil
+	}
+	return &relaykit.BatchError{Failed: append([]relaykit.FailedRange(nil), st.failed...)}
+}
+
+// pack groups batch into requests of at most MaxRequestBytes, as Send
+// sends them, and calls flush with each (its logs and the events [start,
+// end) it holds) until flush returns false. Events larger than a request
+// alone are reported permanently failed. When ctx ends, the events not
+// packed yet are reported unavailable.
+func (x *Exporter) pack(ctx context.Context, st *sendState, batch []relaykit.Event, flush func(ld plog.Logs, start, end int) bool) {
 	limit := x.cfg.MaxRequestBytes
 	i := 0
 	for i < len(batch) {
 		if err := ctx.Err(); err != nil {
 			x.fail(st, i, len(batch), false, ReasonUnavailable, &ExportError{Destination: x.name, Retryable: true, Err: err})
-			break
+			return
 		}
 		ld := plog.NewLogs()
 		st.enc.reset(x.cfg.Mapping, ld)
@@ -454,25 +471,30 @@ func (x *Exporter) Send(ctx context.Context, batch []relaykit.Event) error {
 		if i == start {
 			continue
 		}
-		xe, rejected, msg := x.export(ctx, st, ld, i-start)
-		switch {
-		case xe == nil && rejected > 0:
-			r := min(int(rejected), i-start)
-			x.fail(st, i-r, i, true, relaykit.ReasonRejected, &ExportError{Destination: x.name, Message: msg})
-			x.delivered.Add(int64(i - start - r))
-		case xe == nil:
-			x.delivered.Add(int64(i - start))
-		case xe.Retryable:
-			x.fail(st, start, len(batch), false, ReasonUnavailable, xe)
-			i = len(batch)
-		default:
-			x.fail(st, start, i, true, permanentReason(xe), xe)
+		if !flush(ld, start, i) {
+			return
 		}
 	}
-	if len(st.failed) == 0 {
-		return nil
+}
+
+// settle accounts for the outcome of the request of events [start, end)
+// of a batch of total events, and reports whether the next request is to
+// be sent: not after a retryable failure, which fails the rest too.
+func (x *Exporter) settle(st *sendState, start, end, total int, xe *ExportError, rejected int64, msg string) bool {
+	switch {
+	case xe == nil && rejected > 0:
+		r := min(int(rejected), end-start)
+		x.fail(st, end-r, end, true, relaykit.ReasonRejected, &ExportError{Destination: x.name, Message: msg})
+		x.delivered.Add(int64(end - start - r))
+	case xe == nil:
+		x.delivered.Add(int64(end - start))
+	case xe.Retryable:
+		x.fail(st, start, total, false, ReasonUnavailable, xe)
+		return false
+	default:
+		x.fail(st, start, end, true, permanentReason(xe), xe)
 	}
-	return &relaykit.BatchError{Failed: append([]relaykit.FailedRange(nil), st.failed...)}
+	return true
 }
 
 func permanentReason(xe *ExportError) string {
@@ -517,6 +539,13 @@ func (x *Exporter) export(ctx context.Context, st *sendState, ld plog.Logs, reco
 	} else {
 		xe, ps, wire = x.exportHTTP(ctx, st, req)
 	}
+	return x.report(xe, ps, records, wire, start)
+}
+
+// report counts a partial success and calls the hooks for a request of
+// records records, wire bytes, begun at start; it returns export's
+// results.
+func (x *Exporter) report(xe *ExportError, ps plogotlp.ExportPartialSuccess, records, wire int, start time.Time) (*ExportError, int64, string) {
 	var rejected int64
 	if xe == nil && (ps.RejectedLogRecords() != 0 || ps.ErrorMessage() != "") {
 		rejected = max(ps.RejectedLogRecords(), 0)
@@ -549,6 +578,12 @@ func (x *Exporter) exportGRPC(ctx context.Context, req plogotlp.ExportRequest) (
 	if err == nil {
 		return nil, resp.PartialSuccess()
 	}
+	return x.grpcError(ctx, err), noPartial()
+}
+
+// grpcError returns the ExportError of a failed Export call (ctx is the
+// call's).
+func (x *Exporter) grpcError(ctx context.Context, err error) *ExportError {
 	s := status.Convert(err)
 	xe := &ExportError{Destination: x.name, Code: s.Code(), Message: s.Message()}
 	var retryInfo *errdetails.RetryInfo
@@ -569,7 +604,7 @@ func (x *Exporter) exportGRPC(ctx context.Context, req plogotlp.ExportRequest) (
 	if cerr := ctx.Err(); cerr != nil && (s.Code() == codes.Canceled || s.Code() == codes.DeadlineExceeded) {
 		xe.Err = cerr
 	}
-	return xe, noPartial()
+	return xe
 }
 
 func (x *Exporter) exportHTTP(ctx context.Context, st *sendState, req plogotlp.ExportRequest) (*ExportError, plogotlp.ExportPartialSuccess, int) {
@@ -589,6 +624,12 @@ func (x *Exporter) exportHTTP(ctx context.Context, st *sendState, req plogotlp.E
 		st.z, _ = gzipool.Append(st.z[:0], body, x.cfg.GzipLevel) // level checked in NewExporter
 		body = st.z
 	}
+	return x.postHTTP(ctx, body, ctype, !x.cfg.DisableGzip)
+}
+
+// postHTTP posts an encoded request body (gzipped or not) and classifies
+// the answer.
+func (x *Exporter) postHTTP(ctx context.Context, body []byte, ctype string, gzipped bool) (*ExportError, plogotlp.ExportPartialSuccess, int) {
 	x.bytes.Add(int64(len(body)))
 	ctx, cancel := context.WithTimeout(ctx, x.cfg.Timeout)
 	defer cancel()
@@ -599,7 +640,7 @@ func (x *Exporter) exportHTTP(ctx context.Context, st *sendState, req plogotlp.E
 	h := hr.Header
 	h["Content-Type"] = []string{ctype}
 	h["User-Agent"] = []string{version.UserAgent}
-	if !x.cfg.DisableGzip {
+	if gzipped {
 		h["Content-Encoding"] = []string{"gzip"}
 	}
 	for _, kv := range x.headers {

@@ -19,8 +19,15 @@ type grpcGzip struct {
 	bufs  sync.Pool // *[]byte
 }
 
-// Do writes the gzip compression of p to w.
+// Do writes the gzip compression of p to w. A message that is gzip
+// already (a request body EncodeRequests stored: it starts with the gzip
+// magic 1f 8b, which no ExportLogsServiceRequest does, its first byte
+// being a field tag, 0x0a) is written as it is.
 func (g *grpcGzip) Do(w io.Writer, p []byte) error {
+	if len(p) >= 2 && p[0] == 0x1f && p[1] == 0x8b {
+		_, err := w.Write(p)
+		return err
+	}
 	bp, _ := g.bufs.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)

@@ -1,8 +1,8 @@
-// Package spool is a disk queue of batches of events: segment files of
-// checksummed records with one head, written by a write-ahead user,
-// acknowledged after delivery, and read back only after a restart or when
-// memory had to let a copy go. Package delivery builds its durable queue
-// on it; it is usable on its own.
+// Package spool is a disk queue of batches of events, or of the requests a
+// destination will receive: segment files of checksummed records with one
+// head, written by a write-ahead user, acknowledged after delivery, and
+// read back only after a restart or when memory had to let a copy go.
+// Package delivery builds its durable queue on it; it is usable on its own.
 //
 // A [Spool] is a disk queue of batches with one head: [Spool.Append] adds
 // a batch as a record at the tail and returns its [RecordID];
@@ -16,24 +16,34 @@
 //
 // # Format
 //
-// A spool is a directory of segment files named by a 20-digit sequence
-// number (00000000000000000001.seg, ...), a head file and a lock file. A
-// segment starts with the 8-byte magic "RKSPOOL3" and holds records; a
-// record is one batch, a 28-byte header and a payload (integers little
-// endian):
+// The format is versioned; this is version 4. A spool is a directory of
+// segment files named by a 20-digit sequence number
+// (00000000000000000001.seg, ...), a head file and a lock file. A segment
+// starts with the 8-byte magic "RKSPOOL4" and holds records; a record is
+// one batch, a 28-byte header and a payload (integers little endian):
 //
-//	marker    "RKR3"     4 bytes, where a reader resynchronises after damage
+//	marker    "RKR4"     4 bytes, where a reader resynchronises after damage
 //	length    uint32     payload length in bytes
-//	events    uint32     events in the batch
+//	events    uint32     events in the record
 //	appended  int64      append time, unix ns
 //	crc       uint32     CRC-32C (Castagnoli) of the payload
 //	hcrc      uint32     CRC-32C of the 24 header bytes before it
-//	payload              uvarint event count, varint append time, then per
-//	                     event: varint ReceiveTime, varint Time, byte
-//	                     Priority, uvarint Flags, then Host, Source,
-//	                     SourceType, Index, Raw as uvarint length + bytes,
-//	                     then uvarint field count and each key and value as
-//	                     uvarint length + bytes
+//	payload              a kind byte, then:
+//	  'E' (events, [Spool.Append]): uvarint event count, varint append
+//	      time, then per event: varint ReceiveTime, varint Time, byte
+//	      Priority, uvarint Flags, then Host, Source, SourceType, Index,
+//	      Raw as uvarint length + bytes, then uvarint field count and each
+//	      key and value as uvarint length + bytes
+//	  'R' (requests, [Spool.AppendRequests]): uvarint request count, then
+//	      per request: Format as uvarint length + bytes, uvarint Events,
+//	      varint OldestReceive, varint NewestReceive, then Index and Body
+//	      as uvarint length + bytes
+//
+// A record of requests holds the [relaykit.Request] values a
+// [relaykit.RequestSink] encoded from one batch: the bodies its
+// destination receives, compressed as sent, so that the spool takes about
+// the bytes the wire does, and a reader sends them without decoding them.
+// The header's event count is the sum of their Events.
 //
 // A new segment starts when the current one would exceed
 // [Config.SegmentBytes]. The head file holds two 32-byte slots
@@ -47,9 +57,17 @@
 // has the directory open, so a second process, or a second Spool in this
 // one, gets [ErrLocked] instead of corrupting the first.
 //
-// Segments of version 2 ("RKSPOOL2", records of an 8-byte header: length
-// and CRC) and their "position" file, written by earlier releases, are
-// read after an upgrade; new records always go to version 3 segments.
+// # Upgrades
+//
+// Segments of earlier versions are read after an upgrade, and new records
+// always go to a segment of the current version (the newest old segment
+// is sealed): nothing written by an earlier release is lost. Version 3
+// ("RKSPOOL3", records marked "RKR3") has the same header and, as its
+// payload, the events of version 4's 'E' records without the kind byte;
+// version 2 ("RKSPOOL2", records of an 8-byte header: length and CRC, and
+// a "position" file in place of the head file) has the same payload and
+// cannot be resynchronised after damage. An earlier release cannot read a
+// version 4 segment: a downgrade must first drain the spool.
 //
 // # Crash semantics
 //

@@ -8,8 +8,12 @@ import (
 	"github.com/relaykit/relaykit"
 )
 
-// DecodeBatch exposes the record payload decoder to fuzzing.
-func DecodeBatch(p []byte) ([]relaykit.Event, error) { return decodeBatch(p, nil) }
+// DecodeBatch exposes the record payload decoder (version 4: a kind, then
+// a batch) to fuzzing.
+func DecodeBatch(p []byte) ([]relaykit.Event, error) {
+	evs, _, err := decodeRecord(p, version, nil, nil)
+	return evs, err
+}
 
 // AppendRecord exposes the record encoder.
 func AppendRecord(dst []byte, batch []relaykit.Event) []byte {
@@ -21,8 +25,7 @@ const RecordHeader = recHeader
 
 // RecordV2 encodes batch as a version 2 record, as earlier releases wrote.
 func RecordV2(batch []relaykit.Event) []byte {
-	rec := appendRecord(nil, batch, time.Now().UnixNano())
-	payload := rec[recHeader:]
+	payload := appendBatch(nil, batch, time.Now().UnixNano())
 	out := binary.LittleEndian.AppendUint32(nil, uint32(len(payload)))
 	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(payload, castagnoli))
 	return append(out, payload...)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"io/fs"
@@ -48,7 +49,7 @@ func parseAny(buf []byte, v byte, left int64) (recHead, bool) {
 	if n < recHeader {
 		return recHead{}, false
 	}
-	return parseHeader(buf[:recHeader], left)
+	return parseHeader(buf[:recHeader], left, v)
 }
 
 // payloadOK reads the payload of the record at off into p and checks it.
@@ -62,19 +63,20 @@ func payloadOK(f File, sg segInfo, off int64, h recHead, p []byte) bool {
 
 // resync returns the offset of the first valid record (header and payload
 // checksums) at or after from in a version 3 segment, or end.
-func resync(f File, from, end int64) int64 {
+func resync(f File, from, end int64, v byte) int64 {
 	const chunk = 64 << 10
 	buf := make([]byte, chunk+recHeader)
 	var payload []byte
-	sg := segInfo{size: end, v: 3}
+	sg := segInfo{size: end, v: v}
+	marker := []byte(recMarkerOf(v))
 	for from < end {
 		n, _ := f.ReadAt(buf[:min(int64(len(buf)), end-from)], from)
-		if n < len(recMarker) {
+		if n < len(marker) {
 			return end
 		}
 		b := buf[:n]
 		for i := 0; ; {
-			j := bytes.Index(b[i:], []byte(recMarker))
+			j := bytes.Index(b[i:], marker)
 			if j < 0 {
 				break
 			}
@@ -195,8 +197,8 @@ func (s *Spool) readAt(sg segInfo, at RecordID, gen uint64) (Record, error) {
 	}
 	if !ok {
 		next := sg.size
-		if sg.v == 3 {
-			next = resync(s.rf, at.off+1, sg.size)
+		if sg.v >= 3 {
+			next = resync(s.rf, at.off+1, sg.size, sg.v)
 		}
 		return Record{}, s.skip(at, gen, next-at.off, 0, false)
 	}
@@ -211,9 +213,18 @@ func (s *Spool) readAt(sg segInfo, at RecordID, gen uint64) (Record, error) {
 	if crc32.Checksum(p, castagnoli) != h.crc {
 		return Record{}, s.skip(at, gen, h.size(sg.v), h.events, true)
 	}
-	events, err := decodeBatch(p, s.events)
-	s.events = events[:0]
-	if err != nil || int64(len(events)) != h.events {
+	events, reqs, err := decodeRecord(p, sg.v, s.events, s.reqs)
+	s.events, s.reqs = events[:0], reqs[:0]
+	n := int64(len(events))
+	for i := range reqs {
+		n += int64(reqs[i].Events)
+		if f := reqs[i].Format; f == s.lastFormat {
+			reqs[i].Format = s.lastFormat // one string for the formats read
+		} else {
+			s.lastFormat = f
+		}
+	}
+	if err != nil || n != h.events {
 		return Record{}, s.skip(at, gen, h.size(sg.v), h.events, true)
 	}
 	s.mu.Lock()
@@ -224,6 +235,9 @@ func (s *Spool) readAt(sg segInfo, at RecordID, gen uint64) (Record, error) {
 	s.readErrs = 0
 	id := RecordID{seg: at.seg, off: at.off, size: h.size(sg.v), events: h.events}
 	s.remember(id, h.appended)
+	if len(reqs) > 0 {
+		return Record{ID: id, Requests: reqs, Appended: time.Unix(0, h.appended)}, nil
+	}
 	return Record{ID: id, Events: events, Appended: time.Unix(0, h.appended)}, nil
 }
 
@@ -355,8 +369,8 @@ func (s *Spool) Ack(id RecordID) error {
 			sg := s.segs[0]
 			next := sg.size
 			if f, err := s.fs.OpenFile(s.segPath(sg.id), os.O_RDONLY, 0); err == nil {
-				if sg.v == 3 {
-					next = resync(f, s.head.off+1, sg.size)
+				if sg.v >= 3 {
+					next = resync(f, s.head.off+1, sg.size, sg.v)
 				}
 				_ = f.Close()
 			}
@@ -463,10 +477,10 @@ func (s *Spool) discardRange(sg segInfo, off int64) Discarded {
 	for off < sg.size {
 		h, ok := readHead(f, sg, off)
 		if !ok {
-			if sg.v != 3 {
+			if sg.v < 3 {
 				break
 			}
-			off = resync(f, off+1, sg.size)
+			off = resync(f, off+1, sg.size, sg.v)
 			continue
 		}
 		id := RecordID{seg: sg.id, off: off, size: h.size(sg.v), events: h.events}
@@ -490,7 +504,10 @@ func (s *Spool) discardRange(sg segInfo, off int64) Discarded {
 //
 // The batch and the events' byte slices are valid only until fn returns
 // (they alias a reused read buffer); fn must not retain them. Damaged
-// records are skipped and counted (see Peek).
+// records are skipped and counted (see Peek). A record of requests
+// ([Spool.AppendRequests]) has no events to give fn: Replay returns an
+// error wrapping [ErrRequests] and leaves it at the head (read such a
+// spool with Peek and Ack).
 func (s *Spool) Replay(ctx context.Context, fn func(batch []relaykit.Event) error) error {
 	for {
 		if err := ctx.Err(); err != nil {
@@ -502,6 +519,9 @@ func (s *Spool) Replay(ctx context.Context, fn func(batch []relaykit.Event) erro
 		}
 		if err != nil {
 			return err
+		}
+		if rec.Requests != nil {
+			return fmt.Errorf("spool: replay record %v: %w", rec.ID, ErrRequests)
 		}
 		if err := fn(rec.Events); err != nil {
 			return err

@@ -31,6 +31,9 @@ var (
 	// ErrInvalidConfig is wrapped by every error [Open] returns for a bad
 	// [Config].
 	ErrInvalidConfig = errors.New("spool: invalid config")
+	// ErrRequests is wrapped by the error [Spool.Replay] returns at a
+	// record of requests, which has no events to replay.
+	ErrRequests = errors.New("spool: record holds requests, not events")
 )
 
 // Defaults of [Config].
@@ -154,13 +157,20 @@ func (id RecordID) String() string {
 	return strconv.FormatUint(id.seg, 10) + ":" + strconv.FormatInt(id.off, 10)
 }
 
-// Record is a batch read back by [Spool.Peek].
+// Record is a batch read back by [Spool.Peek]: its events (a record
+// written by [Spool.Append]) or its requests (written by
+// [Spool.AppendRequests]).
 type Record struct {
 	// ID identifies the record, for [Spool.Ack].
 	ID RecordID
-	// Events is the batch. The slice and the events' byte slices alias the
-	// spool's read buffer: valid only until the next Peek, Replay or Close.
+	// Events is the batch, or nil for a record of requests. The slice and
+	// the events' byte slices alias the spool's read buffer: valid only
+	// until the next Peek, Replay or Close.
 	Events []relaykit.Event
+	// Requests are the requests of a record written by AppendRequests, in
+	// order, or nil. Their byte slices alias the spool's read buffer, as
+	// Events do.
+	Requests []relaykit.Request
 	// Appended is when the batch was appended.
 	Appended time.Time
 }
@@ -216,11 +226,13 @@ type Spool struct {
 	readErrAt               RecordID
 	readErrs                int
 
-	rmu    sync.Mutex // the reader: Peek and its buffers
-	rf     File
-	rfID   uint64
-	rbuf   []byte
-	events []relaykit.Event
+	rmu        sync.Mutex // the reader: Peek and its buffers
+	rf         File
+	rfID       uint64
+	rbuf       []byte
+	events     []relaykit.Event
+	reqs       []relaykit.Request
+	lastFormat string
 
 	appended, appendedEvents atomic.Int64
 	acked, ackedEvents       atomic.Int64
@@ -235,7 +247,7 @@ type Spool struct {
 type segInfo struct {
 	id   uint64
 	size int64 // valid bytes: reads stop here
-	v    byte  // format version, 2 or 3
+	v    byte  // format version: 2, 3 or 4 (version)
 }
 
 // recentRecords is how many records' sizes Ack can find without reading
@@ -323,7 +335,7 @@ func (s *Spool) load() error {
 		if err != nil {
 			return spoolErr("read directory", err)
 		}
-		s.segs = append(s.segs, segInfo{id: id, size: info.Size(), v: 3})
+		s.segs = append(s.segs, segInfo{id: id, size: info.Size(), v: version})
 	}
 	slices.SortFunc(s.segs, func(a, b segInfo) int { return cmpU64(a.id, b.id) })
 
@@ -392,7 +404,7 @@ func (s *Spool) checkSegments() error {
 				return err
 			}
 			s.torn.Add(sg.size)
-			sg.size, v = segHeader, 3
+			sg.size, v = segHeader, version
 		default:
 			// A segment whose magic is gone cannot be read: count it.
 			s.missing.Add(1)
@@ -409,7 +421,7 @@ func (s *Spool) checkSegments() error {
 	return nil
 }
 
-// segVersion reads a segment's magic: 3 or 2.
+// segVersion reads a segment's magic: 4, 3 or 2.
 func (s *Spool) segVersion(id uint64) (byte, error) {
 	f, err := s.fs.OpenFile(s.segPath(id), os.O_RDONLY, 0)
 	if err != nil {
@@ -422,6 +434,8 @@ func (s *Spool) segVersion(id uint64) (byte, error) {
 	}
 	switch string(m[:]) {
 	case segMagic:
+		return version, nil
+	case segMagicV3:
 		return 3, nil
 	case segMagicV2:
 		return 2, nil
@@ -445,11 +459,11 @@ func (s *Spool) rewriteMagic(id uint64) error {
 }
 
 // openWriteSegment cuts the torn tail of the newest segment and opens it
-// for appending. A version 2 segment is left sealed: the next Append
-// starts a version 3 one.
+// for appending. A segment of an earlier version is left sealed: the next
+// Append starts one of the current version.
 func (s *Spool) openWriteSegment() error {
 	last := &s.segs[len(s.segs)-1]
-	if last.v != 3 {
+	if last.v != version {
 		end := s.scanEnd(*last)
 		if end < last.size {
 			s.torn.Add(last.size - end)
@@ -499,10 +513,10 @@ func (s *Spool) scanEnd(sg segInfo) int64 {
 				continue
 			}
 		}
-		if sg.v != 3 {
+		if sg.v < 3 {
 			break
 		}
-		off = resync(f, off+1, sg.size)
+		off = resync(f, off+1, sg.size, sg.v)
 	}
 	return end
 }
@@ -537,10 +551,10 @@ func (s *Spool) walk(sg segInfo, off, end int64) (batches, events int64) {
 	for off < end {
 		h, ok := readHead(f, sg, off)
 		if !ok {
-			if sg.v != 3 {
+			if sg.v < 3 {
 				break
 			}
-			off = resync(f, off+1, end)
+			off = resync(f, off+1, end, sg.v)
 			continue
 		}
 		batches++

@@ -447,7 +447,7 @@ func FuzzDecodeBatch(f *testing.F) {
 func FuzzSpoolOpen(f *testing.F) {
 	// Arbitrary bytes as the only segment: opening and replaying never
 	// panics, and replay stops at the cut.
-	seg := append([]byte("RKSPOOL3"), spool.AppendRecord(nil, numbered(1, 2))...)
+	seg := append([]byte("RKSPOOL4"), spool.AppendRecord(nil, numbered(1, 2))...)
 	f.Add(seg)
 	f.Add(append(seg, 1, 2, 3))
 	f.Add(append(seg, seg[8:]...))

@@ -36,10 +36,36 @@ func (s *Spool) Append(batch []relaykit.Event) (RecordID, error) {
 	bp := s.pool.Get().(*[]byte)
 	now := s.cfg.Clock.Nano()
 	rec := appendRecord((*bp)[:0], batch, now)
+	return s.append(bp, rec, int64(len(batch)), now)
+}
+
+// AppendRequests writes reqs, the requests a [relaykit.RequestSink]
+// encoded from one batch, as one record at the tail of the spool and
+// returns its ID, exactly as [Spool.Append] writes a batch of events (same
+// durability, errors and space accounting): [Spool.Peek] returns them in
+// Record.Requests. Requests without events are a no-op (zero ID). It does
+// not retain reqs.
+func (s *Spool) AppendRequests(reqs []relaykit.Request) (RecordID, error) {
+	events := int64(0)
+	for i := range reqs {
+		events += int64(reqs[i].Events)
+	}
+	if events == 0 {
+		return RecordID{}, nil
+	}
+	bp := s.pool.Get().(*[]byte)
+	now := s.cfg.Clock.Nano()
+	rec := appendRequestRecord((*bp)[:0], reqs, now)
+	return s.append(bp, rec, events, now)
+}
+
+// append writes the record rec (of events, in the pooled buffer bp) as
+// Append does.
+func (s *Spool) append(bp *[]byte, rec []byte, events, now int64) (RecordID, error) {
 	s.mu.Lock()
-	id, err := s.writeLocked(rec, int64(len(batch)), now)
+	id, err := s.writeLocked(rec, events, now)
 	if err != nil && id.IsZero() && (errors.Is(err, syscall.ENOSPC) || errors.Is(err, ErrFull)) && s.reclaimLocked() {
-		id, err = s.writeLocked(rec, int64(len(batch)), now)
+		id, err = s.writeLocked(rec, events, now)
 	}
 	if errors.Is(err, ErrFull) {
 		s.refused.Add(1)
@@ -153,7 +179,7 @@ func (s *Spool) newSegmentLocked() error {
 	}
 	s.nextID++
 	s.w = f
-	s.segs = append(s.segs, segInfo{id: id, size: segHeader, v: 3})
+	s.segs = append(s.segs, segInfo{id: id, size: segHeader, v: version})
 	s.bytes += segHeader
 	s.advanceLocked()
 	return nil

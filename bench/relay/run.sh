@@ -45,6 +45,10 @@
 #            S_RATE paces the load (events/s; 0, the default, is as fast as
 #            it goes, which builds a backlog that the spool takes on disk
 #            even with on_failure)
+#   so       Sentinel outage: scenario s's destination unreachable for
+#            SO_OUTAGE (60) s while lines arrive at SO_RATE (5000) events/s,
+#            then up: spool bytes per event against wire bytes per row, and
+#            the backlog's drain rate
 #   idle     the default config with no traffic: share of a core used over
 #            IDLE_SECONDS (default 60), from /proc
 #
@@ -765,6 +769,75 @@ EOF
 	echo "$lat"
 }
 
+# scenario_so KIND (syslog|cef): the Sentinel destination of scenario s
+# cannot be reached (nothing listens at its endpoint) while 1.2 KB lines
+# arrive at SO_RATE (5000) events/s for SO_OUTAGE (60) s; then the Logs
+# Ingestion stand-in starts: spool bytes per event at the end of the
+# outage against the wire bytes per row of the drain, and the drain rate
+# of the backlog (events/s from the stand-in's start until the last
+# spooled event is delivered).
+scenario_so() {
+	local kind=$1 d=$work/so-$1 port mport dport table stream mode=${S_SPOOL_MODE:-always} rate=${SO_RATE:-5000} out=${SO_OUTAGE:-60}
+	mkdir -p "$d"
+	port=$(freeport)
+	mport=$(freeport)
+	dport=$(freeport)
+	if [ "$kind" = cef ]; then table=common_security_log stream=Microsoft-CommonSecurityLog; else table=syslog stream=Microsoft-Syslog; fi
+	"$work/tools" biglines -n 50000 -kind "$kind" >"$d/lines.txt"
+	cat >"$d/relay.yaml" <<EOF
+inputs:
+  syslog_tcp:
+    - name: tcp
+      listen: 127.0.0.1:$port
+destinations:
+  sentinel:
+    type: sentinel
+    table: $table
+    endpoint: http://127.0.0.1:$dport
+    authority_host: http://127.0.0.1:$dport
+    dcr_immutable_id: dcr-0123456789abcdef0123456789abcdef
+    tenant_id: 72f988bf-86f1-41af-91ab-2d7cd011db47
+    client_id: 2b7e1f0c-1111-2222-3333-444455556666
+    client_secret: bench-secret
+${S_LEVEL:+    compression_level: $S_LEVEL}
+routes:
+  - {name: all, final: true, destinations: [sentinel]}
+spool: {dir: $d/spool, mode: $mode, max_size: 8GiB}
+dead_letter: {dir: $d/dl}
+metrics: {listen: 127.0.0.1:$mport}
+EOF
+	start_relay "$d" "$d/relay.yaml"
+	"$work/tools" send -addr "127.0.0.1:$port" -file "$d/lines.txt" -duration "${out}s" -conns 2 -rate "$rate" >"$d/loggen.txt" 2>&1
+	local sent
+	sent=$(loggen_count "$d/loggen.txt")
+	wait_for "metric $mport relay_input_received_events_total" "$sent" || true
+	wait_stable "metric $mport relay_spool_bytes"
+	local sbytes sevents cpu0
+	sbytes=$(metric "$mport" 'relay_spool_bytes{destination="sentinel"}')
+	sevents=$(metric "$mport" 'relay_spool_events{destination="sentinel"}')
+	cpu0=$(cpu_s "$rpid")
+	"$work/tools" dcr -listen "127.0.0.1:$dport" >"$d/dcr.txt" 2>&1 &
+	pids+=("$!")
+	local t0 t1
+	t0=$(now_s)
+	for _ in $(seq 3000); do
+		[ "$(metric "$mport" relay_destination_delivered_events_total)" -ge "$sent" ] && break
+		sleep 0.1
+	done
+	t1=$(now_s)
+	local cpu
+	cpu=$(cpu_s "$rpid")
+	stop_relay
+	local rows reqs wire raw
+	read -r rows reqs wire raw < <(curl -s "http://127.0.0.1:$dport/count?stream=$stream")
+	awk -v n="$table" -v s="$sent" -v g="$rows" -v sb="$sbytes" -v se="$sevents" -v w="$wire" -v r="$raw" -v a="$t0" -v b="$t1" -v c0="$cpu0" -v c="$cpu" -v o="$out" -v q="$rate" 'BEGIN {
+		printf "so sentinel %s unreachable %ds at %d ev/s: sent=%d delivered=%d loss=%d\n", n, o, q, s, g, s - g
+		printf "  spool %d events in %.1f MiB: %.0f B/event; wire %.0f B/row (spool/wire %.2fx); JSON %.0f B/row\n",
+			se, sb / 1048576, (se > 0 ? sb / se : 0), (g > 0 ? w / g : 0), (g > 0 && w > 0 && se > 0 ? (sb / se) / (w / g) : 0), (g > 0 ? r / g : 0)
+		printf "  backlog drained in %.1f s: %.0f ev/s; relay CPU %.2f s during the outage, %.2f s draining (%.0f ev/cpu-s)\n",
+			b - a, (b - a > 0 ? se / (b - a) : 0), c0, c - c0, (c - c0 > 0 ? se / (c - c0) : 0) }'
+}
+
 for s in $SCEN; do
 	case $s in
 	a) scenario_a; scenario_a_rsyslog ;;
@@ -777,6 +850,7 @@ for s in $SCEN; do
 	r) scenario_r tcp; scenario_r relp ;;
 	o) scenario_o http; scenario_o grpc ;;
 	s) scenario_s syslog; scenario_s cef ;;
+	so) scenario_so syslog; scenario_so cef ;;
 	idle) scenario_idle ;;
 	*) echo "unknown scenario $s" >&2; exit 2 ;;
 	esac

@@ -23,9 +23,21 @@ import (
 const (
 	// DCRAPIVersion is the api-version the Logs Ingestion API requires.
 	DCRAPIVersion = "2023-01-01"
-	// DCRMaxBodyBytes is the service's limit on the uncompressed request
-	// body: 1 MiB. A larger body gets 413 ContentLengthLimitExceeded.
-	DCRMaxBodyBytes = 1 << 20
+	// DCRMaxBodyBytes is the default limit of the request body, compressed
+	// as sent and uncompressed alike: 1,000,000 bytes. Azure documents the
+	// maximum size of a call as "1 MB" for both ("Azure Monitor service
+	// limits", Logs Ingestion API); the server takes the decimal reading,
+	// the strictest, so that a client within it is within every reading
+	// (the service itself has been seen to refuse only above 1,048,576:
+	// set DCRServerConfig.MaxBodyBytes to that to play it). A larger body
+	// gets 413 ContentLengthLimitExceeded.
+	DCRMaxBodyBytes = 1_000_000
+	// DCRAuxiliaryMaxSpan is the range of TimeGenerated one call to a table
+	// with the Auxiliary plan must stay below ("Maximum TimeGenerated range
+	// per API call: 30 minutes ... the range of entries must be less than
+	// 30 minutes"). A wider call gets 400
+	// RecordsTimeRangeIsMoreThan30Minutes.
+	DCRAuxiliaryMaxSpan = 30 * time.Minute
 	// DCRScope is the scope the token endpoint requires: the .default
 	// scope of Azure Monitor. OpenID Connect scopes (openid, profile,
 	// offline_access, email) may stand beside it, as MSAL sends them.
@@ -66,6 +78,9 @@ type DCRServerConfig struct {
 	// column) fails every ingestion request with 500, as invalid Columns
 	// do.
 	Plan string
+	// MaxBodyBytes is the largest request body accepted, compressed (as
+	// sent) and uncompressed alike. Zero means [DCRMaxBodyBytes].
+	MaxBodyBytes int
 	// DiscardRows makes the server check and count rows but not keep
 	// them: [DCRServer.Rows] stays empty, [DCRServer.Requests] still
 	// counts them. For load tests that send millions of rows.
@@ -115,11 +130,14 @@ type DCRRequest struct {
 //   - "Authorization: Bearer <token>" with a token it issued and that has
 //     not expired or been revoked (401 otherwise);
 //   - Content-Type application/json, Content-Encoding gzip or none;
-//   - an uncompressed body of at most 1 MiB (413 ContentLengthLimitExceeded
-//     above it) that is a JSON array of objects (400 otherwise);
+//   - a body of at most 1,000,000 bytes as sent and after decompression
+//     (DCRServerConfig.MaxBodyBytes; 413 ContentLengthLimitExceeded above
+//     it) that is a JSON array of objects (400 otherwise);
 //   - for a table with the Auxiliary plan (DCRServerConfig.Plan),
 //     TimeGenerated in ISO 8601 with 6 fractional digits and no dynamic
-//     values, checked the same way;
+//     values, checked the same way, and rows whose TimeGenerated span
+//     less than 30 minutes (400 RecordsTimeRangeIsMoreThan30Minutes, the
+//     service's error code for a wider call);
 //   - for the built-in streams Microsoft-Syslog and
 //     Microsoft-CommonSecurityLog (and custom streams given Columns), rows
 //     that match the table's schema: an unknown column, a value of the
@@ -206,6 +224,9 @@ func StartDCRServer(cfg DCRServerConfig) (*DCRServer, error) {
 	}
 	if cfg.TokenLifetime == 0 {
 		cfg.TokenLifetime = time.Hour
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = DCRMaxBodyBytes
 	}
 	s := &DCRServer{cfg: cfg, tokens: make(map[string]time.Time)}
 	srv, err := startServer(http.HandlerFunc(s.serveHTTP), cfg.TLS)
@@ -522,9 +543,9 @@ func (s *DCRServer) ingest(w http.ResponseWriter, r *http.Request, rec *DCRReque
 	if fault != nil {
 		return s.writeFault(w, fault), nil
 	}
-	if len(body) > DCRMaxBodyBytes {
+	if n := max(len(body), len(raw)); n > s.cfg.MaxBodyBytes {
 		dcrError(w, http.StatusRequestEntityTooLarge, "ContentLengthLimitExceeded",
-			fmt.Sprintf("Maximum allowed content length: %d bytes (1 MB). Provided content length: %d bytes.", DCRMaxBodyBytes, len(body)))
+			fmt.Sprintf("Maximum allowed content length: %d bytes (1 MB). Provided content length: %d bytes.", s.cfg.MaxBodyBytes, n))
 		return http.StatusRequestEntityTooLarge, nil
 	}
 	var rows []map[string]any
@@ -556,6 +577,12 @@ func (s *DCRServer) ingest(w http.ResponseWriter, r *http.Request, rec *DCRReque
 		if msg != "" {
 			dcrError(w, http.StatusBadRequest, "InvalidPayload",
 				fmt.Sprintf("The data does not match the schema of stream '%s': record %d: %s.", s.cfg.Stream, i, msg))
+			return http.StatusBadRequest, nil
+		}
+	}
+	if s.cfg.Plan == PlanAuxiliary {
+		if msg := checkAuxSpan(rows); msg != "" {
+			dcrError(w, http.StatusBadRequest, "RecordsTimeRangeIsMoreThan30Minutes", msg)
 			return http.StatusBadRequest, nil
 		}
 	}

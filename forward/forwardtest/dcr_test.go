@@ -74,7 +74,7 @@ func TestDCRServerStrict(t *testing.T) {
 		{"object not array", good, "Bearer " + tok, "application/json", true, []byte(`{"a":1}`), 400, "InvalidPayload", 0},
 		{"array of non-objects", good, "Bearer " + tok, "application/json", true, []byte(`[1,2]`), 400, "InvalidPayload", 0},
 		{"trailing data", good, "Bearer " + tok, "application/json", true, []byte(`[{}] [{}]`), 400, "InvalidPayload", 0},
-		{"over 1 MiB uncompressed", good, "Bearer " + tok, "application/json", true, big, 413, "ContentLengthLimitExceeded", 0},
+		{"over 1,000,000 bytes uncompressed", good, "Bearer " + tok, "application/json", true, big, 413, "ContentLengthLimitExceeded", 0},
 	}
 	rows := 0
 	for _, tt := range tests {
@@ -176,4 +176,107 @@ func TestDCRServerThrottle(t *testing.T) {
 	}
 	assert.Equal(t, []int{429, 429, 204}, []int{reqs[0].Status, reqs[1].Status, reqs[2].Status})
 	assert.Len(t, srv.Rows(), 1)
+}
+
+// TestDCRServerCallLimit: a body over 1,000,000 bytes is refused with 413
+// ContentLengthLimitExceeded whether it is that large uncompressed or as
+// sent; MaxBodyBytes moves the limit (1,048,576, what the service has been
+// seen to enforce, takes a body the default refuses).
+func TestDCRServerCallLimit(t *testing.T) {
+	rows := func(n int) []byte { // n bytes of JSON
+		return []byte(`[{"RawData":"` + strings.Repeat("x", n-len(`[{"RawData":""}]`)) + `"}]`)
+	}
+	for _, tt := range []struct {
+		name   string
+		limit  int
+		body   []byte
+		gzip   bool
+		status int
+	}{
+		{"1,000,000 uncompressed", 0, rows(1_000_000), false, 204},
+		{"1,000,001 uncompressed", 0, rows(1_000_001), false, 413},
+		{"1,000,001 compressed to little", 0, rows(1_000_001), true, 413},
+		{"1,048,576 with the service's limit", 1 << 20, rows(1 << 20), false, 204},
+		{"1,048,577 with the service's limit", 1 << 20, rows(1<<20 + 1), false, 413},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{MaxBodyBytes: tt.limit})
+			status, code, msg := postBody(t, srv, tt.body, tt.gzip)
+			assert.Equal(t, tt.status, status)
+			if tt.status == 413 {
+				assert.Equal(t, "ContentLengthLimitExceeded", code)
+				assert.Contains(t, msg, "Maximum allowed content length: ")
+			}
+		})
+	}
+	// As sent: a gzip stream of stored blocks, larger than its content, is
+	// refused for its own size.
+	srv := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{MaxBodyBytes: 10_000})
+	stored := func(n int) []byte {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.NoCompression)
+		_, _ = zw.Write(rows(n))
+		_ = zw.Close()
+		return buf.Bytes()
+	}
+	body := stored(9_960)
+	require.Greater(t, len(body), 9_960)
+	require.LessOrEqual(t, len(body), 10_000)
+	status, _, _ := postBodyRaw(t, srv, body, true)
+	assert.Equal(t, 204, status, "within the limit as sent and uncompressed")
+	body = stored(9_995)
+	require.Greater(t, len(body), 10_000)
+	status, code, _ := postBodyRaw(t, srv, body, true)
+	assert.Equal(t, 413, status, "over the limit as sent only")
+	assert.Equal(t, "ContentLengthLimitExceeded", code)
+}
+
+// TestDCRServerAuxiliaryTimeRange: a call to an Auxiliary table whose rows'
+// TimeGenerated span 30 minutes or more is refused whole with 400
+// RecordsTimeRangeIsMoreThan30Minutes; less is accepted.
+func TestDCRServerAuxiliaryTimeRange(t *testing.T) {
+	row := func(tg string) string { return `{"TimeGenerated":"` + tg + `","RawData":"x"}` }
+	srv := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{Plan: forwardtest.PlanAuxiliary})
+	status, code, _ := postRows(t, srv, "["+row("2026-11-23T09:00:00.000000Z")+","+row("2026-11-23T09:29:59.999999Z")+","+row("2026-11-23T09:10:00.000000Z")+"]")
+	assert.Equal(t, 204, status, code)
+	status, code, msg := postRows(t, srv, "["+row("2026-11-23T09:00:00.000000Z")+","+row("2026-11-23T09:10:00.000000Z")+","+row("2026-11-23T09:30:00.000000Z")+"]")
+	assert.Equal(t, 400, status)
+	assert.Equal(t, "RecordsTimeRangeIsMoreThan30Minutes", code)
+	assert.Contains(t, msg, "30m0s")
+	assert.Len(t, srv.Rows(), 3, "the refused call left nothing")
+
+	analytics := forwardtest.NewDCRServer(t, forwardtest.DCRServerConfig{})
+	status, _, _ = postRows(t, analytics, `[{"TimeGenerated":"2026-11-23T09:00:00.0000000Z"},{"TimeGenerated":"2026-11-23T12:00:00.0000000Z"}]`)
+	assert.Equal(t, 204, status, "the rule is the Auxiliary plan's")
+}
+
+// postBody posts body (gzipped first with gz) to srv's stream.
+func postBody(t *testing.T, srv *forwardtest.DCRServer, body []byte, gzipIt bool) (int, string, string) {
+	t.Helper()
+	if gzipIt {
+		body = gz(body)
+	}
+	return postBodyRaw(t, srv, body, gzipIt)
+}
+
+// postBodyRaw posts body as it is, with Content-Encoding gzip when gzipped.
+func postBodyRaw(t *testing.T, srv *forwardtest.DCRServer, body []byte, gzipped bool) (int, string, string) {
+	t.Helper()
+	c := srv.Config()
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/dataCollectionRules/"+c.DCRImmutableID+"/streams/"+c.Stream+"?api-version=2023-01-01",
+		bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+dcrToken(t, srv))
+	req.Header.Set("Content-Type", "application/json")
+	if gzipped {
+		req.Header.Set("Content-Encoding", "gzip")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var e struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&e)
+	return resp.StatusCode, e.Error.Code, e.Error.Message
 }

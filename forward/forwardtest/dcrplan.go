@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // Table plans a DCRServer can be told its table has
@@ -61,6 +62,32 @@ func checkAuxRow(row map[string]any) string {
 		case map[string]any, []any:
 			return fmt.Sprintf("column '%s' holds dynamic data, which a table with the Auxiliary plan does not support: %s", name, shortJSON(v))
 		}
+	}
+	return ""
+}
+
+// checkAuxSpan reports, as the service words it, a call to an Auxiliary
+// table whose rows' TimeGenerated span DCRAuxiliaryMaxSpan or more, or "".
+// Every row's TimeGenerated has passed checkAuxRow.
+func checkAuxSpan(rows []map[string]any) string {
+	var first, last time.Time
+	for _, row := range rows {
+		s, _ := row["TimeGenerated"].(string)
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			continue
+		}
+		if first.IsZero() || t.Before(first) {
+			first = t
+		}
+		if last.IsZero() || t.After(last) {
+			last = t
+		}
+	}
+	if span := last.Sub(first); span >= DCRAuxiliaryMaxSpan {
+		return fmt.Sprintf("The TimeGenerated values of the records in the call span %v (from %s to %s): "+
+			"a call to a table with the Auxiliary plan must span less than 30 minutes.",
+			span, first.UTC().Format(time.RFC3339Nano), last.UTC().Format(time.RFC3339Nano))
 	}
 	return ""
 }

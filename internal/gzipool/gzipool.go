@@ -10,8 +10,11 @@
 package gzipool
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"runtime"
+	"sync"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -102,4 +105,47 @@ func Append(dst, src []byte, level int) ([]byte, error) {
 	default:
 	}
 	return dst, err
+}
+
+// readers holds idle gzip readers for [Decompress].
+var readers sync.Pool // *gzip.Reader
+
+// ErrTooLarge is returned by [Decompress] when the data inflates beyond
+// its limit.
+var ErrTooLarge = errors.New("gzip data inflates beyond the limit")
+
+// Decompress appends the decompression of the gzip data src to dst and
+// returns the extended slice. It fails for data that is not gzip, is
+// truncated, or inflates to more than limit bytes ([ErrTooLarge]). It uses
+// pooled readers; it is safe for concurrent use.
+func Decompress(dst, src []byte, limit int) ([]byte, error) {
+	zr, _ := readers.Get().(*gzip.Reader)
+	var err error
+	if zr == nil {
+		zr, err = gzip.NewReader(bytes.NewReader(src))
+	} else {
+		err = zr.Reset(bytes.NewReader(src))
+	}
+	if err != nil {
+		return dst, err
+	}
+	defer readers.Put(zr)
+	zr.Multistream(false)
+	start := len(dst)
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, rerr := zr.Read(dst[len(dst):min(cap(dst), start+limit+1)])
+		dst = dst[:len(dst)+n]
+		if len(dst)-start > limit {
+			return dst[:start], ErrTooLarge
+		}
+		if rerr == io.EOF {
+			return dst, nil
+		}
+		if rerr != nil {
+			return dst[:start], rerr
+		}
+	}
 }

@@ -140,9 +140,10 @@ func newQueue(d *Destination, dc config.DestinationConfig, env Env) error {
 		ProbeInterval:  env.Spool.ReplayInterval,
 		DeadLetter:     d.deadLetter,
 		Hooks: delivery.Hooks{
-			OnDelivered: func(evs []relaykit.Event) {
-				d.Stats.Delivered.Add(int64(len(evs)))
-				d.Stats.ObserveDelivered(evs) // latency histogram (package ledger)
+			// Events and the requests a sink encoded ahead alike.
+			OnDeliveredRun: func(n int, oldest, newest int64) {
+				d.Stats.Delivered.Add(int64(n))
+				d.Stats.ObserveDeliveredRun(n, oldest, newest) // latency histogram (package ledger)
 			},
 			OnDrop: func(_, reason string, n int) { d.drop(queueDropReason(reason), int64(n)) },
 		},

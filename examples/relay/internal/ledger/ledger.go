@@ -170,6 +170,37 @@ func (s *DestStats) ObserveDelivered(batch []relaykit.Event) {
 	h.count.Add(n)
 }
 
+// ObserveDeliveredRun records the receive -> delivered times of a run of n
+// delivered events of which only the oldest and newest receive times are
+// known (a request the delivery queue stored encoded): spread evenly
+// between them. Unknown times (zero) record nothing.
+func (s *DestStats) ObserveDeliveredRun(n int, oldest, newest int64) {
+	if n <= 0 || oldest == 0 {
+		return
+	}
+	now := time.Now().UnixNano()
+	lo, hi := max(now-newest, 0), max(now-oldest, 0)
+	var local [len(latencyBounds) + 1]uint64
+	var sum int64
+	for i := range n {
+		d := lo + int64(float64(hi-lo)*(float64(2*i+1)/float64(2*n)))
+		b := 0
+		for b < len(latencyBoundsNs) && d > latencyBoundsNs[b] {
+			b++
+		}
+		local[b]++
+		sum += d
+	}
+	h := &s.Latency
+	for b, v := range local {
+		if v != 0 {
+			h.buckets[b].Add(v)
+		}
+	}
+	h.sumNs.Add(sum)
+	h.count.Add(uint64(n))
+}
+
 // Ledger is the relay's accounting. Stage by stage it balances:
 //
 //	received (inputs)   = routed + dropped{queue_full, invalid_json, rcvbuf_full, shutdown_unqueued, rate_limit} + queued   (the engine's Stats)

@@ -14,10 +14,12 @@ import (
 	"github.com/relaykit/relaykit/internal/testtool"
 )
 
-// TestSpoolDiskFull: the spool directory is on a 3 MiB file system, HEC
-// is healthy, and loggen sends 20,000 events/s of 300 bytes over TCP for
-// 5 s (the shipped defaults: spool mode always, full: block). The spool's
-// disk fills within a second; the relay holds batches in memory until HEC
+// TestSpoolDiskFull: the spool directory is on a 32 KiB file system (the
+// spool holds the gzipped requests HEC receives, in which loggen's
+// repetitive 300-byte messages take a few bytes each), HEC is healthy, and
+// loggen sends 20,000 events/s of 300 bytes over TCP for 5 s (the shipped
+// defaults: spool mode always, full: block). The spool's disk fills within
+// a second, again and again; the relay holds batches in memory until HEC
 // has them and pushes back on the sender, and nothing is dropped.
 func TestSpoolDiskFull(t *testing.T) {
 	if raceEnabled {
@@ -28,7 +30,7 @@ func TestSpoolDiskFull(t *testing.T) {
 	relaytest.NeedTool(t, "loggen")
 	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
 	cfg := userConfig(t, hec)
-	spool := testtool.Tmpfs(t, "3m")
+	spool := testtool.Tmpfs(t, "32k")
 	cfg.Spool.Dir = filepath.Join(spool, "spool")
 	tr := startRelay(t, cfg)
 	out := runTool(t, "loggen", "--inet", "--stream", "--rate", "20000", "--interval", "5", "--size", "300", "127.0.0.1", tr.port("tcp"))

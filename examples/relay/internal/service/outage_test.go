@@ -265,13 +265,14 @@ func assertOrdered(t *testing.T, msgs []string, prefix string) {
 	}
 }
 
-// TestSpoolFullPolicies: HEC is down and the spool (256 KiB, about 5,000
-// events) overflows under 20,000 events. Each policy accounts for every
-// event: block holds TCP senders back (and loses nothing) or counts UDP
-// datagrams as queue_full; drop_newest and drop_oldest count what they drop
-// and deliver the rest once HEC is back. About 10 s per case, in parallel.
+// TestSpoolFullPolicies: HEC is down and the spool (256 KiB: about 48,000
+// of these short events, stored as the gzipped requests HEC will receive)
+// overflows under 80,000 events. Each policy accounts for every event:
+// block holds TCP senders back (and loses nothing) or counts UDP datagrams
+// as queue_full; drop_newest and drop_oldest count what they drop and
+// deliver the rest once HEC is back. About 15 s per case, in parallel.
 func TestSpoolFullPolicies(t *testing.T) {
-	const total = 20000
+	const total = 80000
 	for _, tc := range []struct {
 		full, network string
 	}{

@@ -1,0 +1,5 @@
+//go:build !race
+
+package forward_test
+
+const raceEnabled = false
