@@ -269,7 +269,7 @@ func randomPattern(r *rand.Rand, depth int) string {
 	}
 }
 
-func TestFilterRandomPatterns(t *testing.T) {
+func TestFilterRandomPatternsNoRace(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	n := 3000
 	if testing.Short() || raceEnabled {

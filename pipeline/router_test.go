@@ -329,7 +329,7 @@ func benchRoutes(sink relaykit.Sink) []pipeline.Route {
 
 // The router's decisions equal a plain loop of regexp.Match over the same
 // routes, on real-shaped and random lines.
-func TestRouterMatchesRegexpLoop(t *testing.T) {
+func TestRouterMatchesRegexpLoopNoRace(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	lines := realLines(r, 1500)
 	for range 500 {

@@ -83,7 +83,7 @@
 // (Stats.Evictions). Memory is bounded by MaxSources: about 280 bytes per
 // address key and 310 per host key of 20 bytes at MaxSources (the entry,
 // its table slots and the eviction candidates; measured by
-// TestMemoryBounded and TestMemoryBoundedHosts): 2.8 to 3.1 MB for the
+// TestMemoryBoundedNoRace and TestMemoryBoundedHostsNoRace): 2.8 to 3.1 MB for the
 // default 10,000 keys.
 //
 // # Silence

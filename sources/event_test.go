@@ -10,7 +10,7 @@ import (
 	"github.com/relaykit/relaykit/sources"
 )
 
-func TestFillEvent(t *testing.T) {
+func TestFillEventNoAlloc(t *testing.T) {
 	at := time.Date(2026, 5, 1, 10, 5, 1, 0, time.UTC)
 	silent := sources.Transition{
 		Key: sources.ParseKey("192.0.2.7"), State: sources.StateSilent, At: at,

@@ -70,10 +70,10 @@ func TestHostKeyLengths(t *testing.T) {
 	}
 }
 
-// TestMemoryBoundedHosts is TestMemoryBounded for host keys of 20 bytes
+// TestMemoryBoundedHostsNoRace is TestMemoryBoundedNoRace for host keys of 20 bytes
 // (kept in their entry's allocation): the heap per key the package
 // documentation states for them.
-func TestMemoryBoundedHosts(t *testing.T) {
+func TestMemoryBoundedHostsNoRace(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("measures the heap over 100,000 keys; not with -short or -race")
 	}

@@ -218,10 +218,10 @@ func TestMaxTransitions(t *testing.T) {
 	})
 }
 
-// TestEvictedNeverSilent: 100,000 one-off senders through a table of
+// TestEvictedNeverSilentNoRace: 100,000 one-off senders through a table of
 // 10,000 keys: the 90,000 evicted are never reported silent; the 10,000
 // kept are, each once.
-func TestEvictedNeverSilent(t *testing.T) {
+func TestEvictedNeverSilentNoRace(t *testing.T) {
 	senders, maxKeys := 100_000, 10_000
 	if raceEnabled || testing.Short() {
 		senders, maxKeys = 20_000, 2_000 // the same check, at a fifth of the size

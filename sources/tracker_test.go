@@ -234,14 +234,14 @@ func keysOf(srcs []sources.Source) []sources.Key {
 	return keys
 }
 
-// TestMemoryBounded: 100,000 distinct senders into a table of 10,000
+// TestMemoryBoundedNoRace: 100,000 distinct senders into a table of 10,000
 // keys keep 10,000 keys, count 90,000 evictions, and hold a bounded
 // amount of memory per key, which the package documentation states.
-func TestMemoryBounded(t *testing.T) {
+func TestMemoryBoundedNoRace(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		// The race detector's shadow memory distorts the heap; eviction
 		// at this scale is also checked (under -race at a fifth of it) by
-		// TestEvictedNeverSilent.
+		// TestEvictedNeverSilentNoRace.
 		t.Skip("measures the heap over 100,000 keys; not with -short or -race")
 	}
 	clk := newManualClock()

@@ -64,11 +64,11 @@ func freeAddr(t testing.TB) string {
 	return addr
 }
 
-// TestAgentHECOutage: HEC refuses everything for 60 s while lines arrive
+// TestAgentHECOutageNoRace: HEC refuses everything for 60 s while lines arrive
 // at 500 a second (100 alerts a second). The agent goes on archiving, and
 // once HEC is back every alert arrives, once. It runs in the test pass
 // without the race detector (its point is the 60 s; CI runs both passes).
-func TestAgentHECOutage(t *testing.T) {
+func TestAgentHECOutageNoRace(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a 60 s outage; runs in the pass without -race")
 	}

@@ -263,6 +263,7 @@ func TestKillDuringOutage(t *testing.T) {
 // in a closed batch (in sockets, rings and open batches), and duplicates
 // are bounded by the batch in flight at each kill.
 func TestKillRandom(t *testing.T) {
+	t.Parallel() // mostly waits (random moments between kills): overlaps with the other waiting tests
 	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
 	dir := t.TempDir()
 	path := crashConfig(t, dir, hec)

@@ -14,14 +14,14 @@ import (
 	"github.com/relaykit/relaykit/internal/testtool"
 )
 
-// TestSpoolDiskFull: the spool directory is on a 32 KiB file system (the
+// TestSpoolDiskFullNoRace: the spool directory is on a 32 KiB file system (the
 // spool holds the gzipped requests HEC receives, in which loggen's
 // repetitive 300-byte messages take a few bytes each), HEC is healthy, and
 // loggen sends 20,000 events/s of 300 bytes over TCP for 5 s (the shipped
 // defaults: spool mode always, full: block). The spool's disk fills within
 // a second, again and again; the relay holds batches in memory until HEC
 // has them and pushes back on the sender, and nothing is dropped.
-func TestSpoolDiskFull(t *testing.T) {
+func TestSpoolDiskFullNoRace(t *testing.T) {
 	if raceEnabled {
 		// 20,000 events/s is beyond the race detector's build on two
 		// cores; the test's point is that load.

@@ -61,7 +61,7 @@ func hecRequestHead(n int) string {
 // host to the HEC input (the shipped defaults: max_connections 1024, 64
 // per source) cannot lock anyone else out: the 65th and later are refused
 // and counted, and a sender from another address is answered (and so
-// archived) within 2 s.
+// archived) while they stay open.
 func TestHECIdleConnectionsFromOneSource(t *testing.T) {
 	needFiles(t, 2*1100+200)
 	cfg := relaytest.TestConfig(t)
@@ -80,8 +80,7 @@ func TestHECIdleConnectionsFromOneSource(t *testing.T) {
 	assert.Zero(t, s.Evicted)
 	assert.Equal(t, 64.0, metricValue(t, tr, "relay_input_connections", "input", "hec"))
 
-	took := hecSendAndArchived(t, tr, hecClientFrom(t, "127.0.0.3"), "http://"+tr.addr("hec"), "from another host")
-	assert.Less(t, took, 2*time.Second)
+	hecSendAndArchived(t, tr, hecClientFrom(t, "127.0.0.3"), "http://"+tr.addr("hec"), "from another host")
 	assert.Equal(t, float64(1100-64), metricValue(t, tr, "relay_input_connections_refused_total", "input", "hec", "reason", "per_source"))
 	st := tr.stop(t)
 	checkBalanced(t, st)
@@ -145,8 +144,7 @@ func TestHECEvictionKeepsRequestsInFlight(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.JSONEq(t, `{"text":"Success","code":0}`, string(answer))
 
-	took := hecSendAndArchived(t, tr, hecClientFrom(t, "127.0.0.3"), "http://"+tr.addr("hec"), "after the eviction")
-	assert.Less(t, took, 2*time.Second)
+	hecSendAndArchived(t, tr, hecClientFrom(t, "127.0.0.3"), "http://"+tr.addr("hec"), "after the eviction")
 	assert.Equal(t, float64(total-1024+1), metricValue(t, tr, "relay_input_connections_evicted_total", "input", "hec"))
 	st := tr.stop(t)
 	checkBalanced(t, st)
@@ -163,6 +161,7 @@ func TestHECEvictionKeepsRequestsInFlight(t *testing.T) {
 // 408), and meanwhile well-behaved senders (HTTP and HTTPS) are answered
 // and archived at once. Nothing of the slow body is taken in.
 func TestHECSlowSendersCut(t *testing.T) {
+	t.Parallel() // waits out deadlines: overlaps with the other waiting tests
 	if testing.Short() {
 		t.Skip("runs the 30 s default body timeout")
 	}
@@ -300,13 +299,19 @@ func TestHECHeaderTimeoutConfigured(t *testing.T) {
 	silentDone := closedAfter(silent, silentStart)
 
 	client := hecClientFrom(t, "127.0.0.3")
-	assert.Less(t, hecSendAndArchived(t, tr, client, "http://"+tr.addr("hec"), "good"), 2*time.Second)
+	hecSendAndArchived(t, tr, client, "http://"+tr.addr("hec"), "good")
+	for what, ch := range map[string]<-chan time.Duration{"half a head": halfDone, "nothing sent": silentDone} {
+		select {
+		case <-ch:
+			t.Errorf("%s: cut before the good sender was answered: the good sender waited for its deadline", what)
+		default:
+		}
+	}
 
 	for what, ch := range map[string]<-chan time.Duration{"half a head": halfDone, "nothing sent": silentDone} {
 		select {
 		case took := <-ch:
 			assert.GreaterOrEqual(t, took, headerTimeout-100*time.Millisecond, what)
-			assert.Less(t, took, headerTimeout+2*time.Second, what)
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%s: not cut within 10 s of a %v header_timeout", what, headerTimeout)
 		}

@@ -531,7 +531,7 @@ func TestHECBadInput(t *testing.T) {
 // batch_max_wait: the worker cuts its open batch for a waiting input.
 func TestHECAnswerDoesNotWaitForBatchMaxWait(t *testing.T) {
 	cfg := relaytest.TestConfig(t)
-	cfg.Workers.BatchMaxWait = 20 * time.Second
+	cfg.Workers.BatchMaxWait = 10 * time.Minute
 	hecInputConfig(&cfg)
 	tr := startRelay(t, cfg)
 	url := "http://" + tr.addr("hec") + "/services/collector/event"
@@ -539,7 +539,7 @@ func TestHECAnswerDoesNotWaitForBatchMaxWait(t *testing.T) {
 		began := time.Now()
 		status, m := hecPost(t, url, testHECToken, fmt.Appendf(nil, `{"event":"quick %d"}`, i), false)
 		require.Equal(t, http.StatusOK, status, "%v", m)
-		assert.Less(t, time.Since(began), 10*time.Second, "answered before batch_max_wait")
+		assert.Less(t, time.Since(began), time.Minute, "answered, not after batch_max_wait (10 minutes)")
 		assert.Equal(t, int64(i+1), tr.Ledger().Archived, "answered once archived")
 	}
 }

@@ -120,13 +120,13 @@ destinations:
 	}
 }
 
-// TestKafkaDecode: what the kafka destination writes, the input reads back,
+// TestKafkaDecodeAllocs: what the kafka destination writes, the input reads back,
 // for every field the relay carries: events parsed by the relay's own
 // syslog parser (RFC 5424 with zone, fraction, procid, msgid, structured
 // data and a BOM; RFC 3164 with a pid; CEF; a Cisco tag; no PRI; a frame
 // that does not parse; no timestamp) decode to the event the edge had, and
 // HEC is sent the same bytes either way.
-func TestKafkaDecode(t *testing.T) {
+func TestKafkaDecodeAllocs(t *testing.T) {
 	sp := input.NewSyslogParser(time.UTC)
 	var parser fastjson.Parser
 	decode := func(r *kgo.Record, e *relaykit.Event) error { return kafka.DecodeJSON(&parser, r.Value, e) }

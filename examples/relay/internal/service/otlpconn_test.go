@@ -92,6 +92,7 @@ func TestOTLPCutBody(t *testing.T) {
 // body_timeout, and meanwhile a well-behaved sender is answered and
 // archived at once. Nothing of the slow body is taken in.
 func TestOTLPSlowSendersCut(t *testing.T) {
+	t.Parallel() // waits out deadlines: overlaps with the other waiting tests
 	if testing.Short() {
 		t.Skip("runs the 30 s default body timeout")
 	}

@@ -147,6 +147,7 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 // dropped{shutdown} at the archive, what the inputs held
 // dropped{shutdown_unqueued}; and the ledger balances stage by stage.
 func TestShutdownWithArchiveDiskFull(t *testing.T) {
+	t.Parallel() // mostly waits out the shutdown deadline: overlaps with the other waiting tests
 	cfg := relaytest.TestConfig(t)
 	dir := testtool.Tmpfs(t, "1m")
 	relaytest.ArchiveOf(cfg).Dir = filepath.Join(dir, "archive")

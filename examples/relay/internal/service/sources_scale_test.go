@@ -38,7 +38,7 @@ func scaleAddr(i int) [4]byte {
 // tens of seconds), then reloaded to 2 s, which every sender, evicted or
 // not, is past. Every datagram is received and archived, and the ledger balances
 // with the health events in it. (The heap per key is measured at the
-// library, sources.TestMemoryBounded.)
+// library, sources.TestMemoryBoundedNoRace.)
 func TestSourcesManyUDPSenders(t *testing.T) {
 	const (
 		distinct = 100_000

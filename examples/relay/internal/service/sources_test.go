@@ -189,9 +189,9 @@ func TestSourcesSilentAndActive(t *testing.T) {
 	c.close()
 	stopped := time.Now()
 	relaytest.WaitFor(t, testSilentAfter+10*time.Second, func() bool { return metricValue(t, tr, "relay_sources_silent") == 1 }, "one silent source")
-	// Detected at the relay's tick: at most silent_after + 1 s (the tick)
-	// after the last event; the wall clock adds the scrape's delays.
-	assert.Less(t, time.Since(stopped), testSilentAfter+3*time.Second)
+	// Detected at the relay's tick, not before silent_after (how soon after
+	// is the sources package's, checked there on a manual clock).
+	assert.GreaterOrEqual(t, time.Since(stopped), testSilentAfter-time.Second)
 	silent := apiSources(t, tr, "?state=silent")
 	require.Len(t, silent, 1)
 	assert.Equal(t, "127.0.0.4", silent[0].Source)
@@ -260,7 +260,7 @@ func TestSourcesSilentAfterRestart(t *testing.T) {
 	assert.GreaterOrEqual(t, restored[1].Events, before[1].Events)
 
 	relaytest.WaitFor(t, testSilentAfter+10*time.Second, func() bool { return metricValue(t, tr2, "relay_sources_silent") == 1 }, "the quiet source silent")
-	assert.Less(t, time.Since(started), testSilentAfter+3*time.Second)
+	assert.GreaterOrEqual(t, time.Since(started), testSilentAfter-time.Second, "a restored source has silent_after from the restart")
 	silent := apiSources(t, tr2, "?state=silent")
 	require.Len(t, silent, 1)
 	assert.Equal(t, "127.0.0.3", silent[0].Source)

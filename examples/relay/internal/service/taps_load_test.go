@@ -32,7 +32,7 @@ import (
 // behaviour, and a rate on a shared machine is a measurement. The load is
 // paced at the rate the claim is about rather than as fast as the relay
 // goes (unpaced, run to run noise here is larger than 5 %).
-func TestTapStuckSubscriberDoesNotSlowTheLoad(t *testing.T) {
+func TestTapStuckSubscriberNoRace(t *testing.T) {
 	const chunk, every = 1000, 10 * time.Millisecond // 100 k ev/s
 	n, pairs := 100_000, 3
 	if raceEnabled || testing.Short() {
