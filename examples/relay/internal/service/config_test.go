@@ -225,7 +225,7 @@ func TestReadmeConfig(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	blocks := strings.Split(string(readme), "```yaml\n")
-	require.Len(t, blocks, 14, "thirteen yaml blocks in README.md: reduction, per-source statistics (its section, Prometheus rules, the route to Sentinel), the full example, the table plans recipe, the edge and the SIEM tier, the HEC and RELP inputs, the Splunk to Sentinel migration, the operator API, OTLP")
+	require.Len(t, blocks, 17, "sixteen yaml blocks in README.md: reduction, per-source statistics (its section, Prometheus rules, the route to Sentinel), the full example, the table plans recipe, the edge and the SIEM tier, TLS certificates, the PROXY protocol, the relays behind HAProxy, the HEC and RELP inputs, the Splunk to Sentinel migration, the operator API, OTLP")
 	t.Setenv("RELAY_API_TOKEN", "api-token")
 	t.Setenv("SENTINEL_CLIENT_SECRET", "x")
 	t.Setenv("HEC_TOKEN", "y")
@@ -272,6 +272,17 @@ func TestReadmeConfig(t *testing.T) {
 	assert.NotNil(t, cfg.Inputs.SyslogTCP[1].TLS)
 	assert.Equal(t, "kafka", cfgs[1].Destinations["kafka"].Spec.Kind(), "edge tier")
 	assert.Len(t, cfgs[2].Inputs.Kafka, 1, "SIEM tier")
+	tlsCfg := cfgs[3]
+	assert.Equal(t, "/etc/relay/tls.crt", tlsCfg.Inputs.RELP[0].TLS.CertFile, "TLS certificates")
+	assert.True(t, tlsCfg.Inputs.SyslogTCP[0].TLS.Auto)
+	assert.Equal(t, stream.ProxyRequired, cfgs[4].Inputs.RELP[0].ProxyProtocol, "PROXY protocol")
+	ha := cfgs[5]
+	for _, l := range []config.ConnLimits{ha.Inputs.SyslogTCP[0].ConnLimits, ha.Inputs.RELP[0].ConnLimits, ha.Inputs.HEC[0].ConnLimits} {
+		assert.Equal(t, stream.ProxyRequired, l.ProxyProtocol, "the relays behind HAProxy")
+		assert.Equal(t, []string{"10.0.0.10"}, l.ProxyAllowed)
+	}
+	assert.Empty(t, ha.Inputs.SyslogUDP)
+	cfgs = append(cfgs[:3], cfgs[6:]...)
 	assert.Len(t, cfgs[3].Inputs.HEC[0].Tokens, 2, "HEC input")
 	assert.Equal(t, 128, cfgs[4].Inputs.RELP[0].Window, "RELP input")
 	mig := cfgs[5]

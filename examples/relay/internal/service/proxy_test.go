@@ -108,6 +108,7 @@ func TestProxyProtocolEndToEnd(t *testing.T) {
 	optional := config.ConnLimits{ProxyProtocol: stream.ProxyOptional, ProxyAllowed: []string{"127.0.0.0/30"}}
 	tcpLimits := required
 	tcpLimits.MaxConnectionsPerSource = 1 // per sender behind the balancer, not for the balancer
+	tcpLimits.HandshakeTimeout = time.Hour // the stalled headers below stay stalled for the test
 	cfg.Inputs.SyslogUDP = nil
 	cfg.Inputs.SyslogTCP = []config.TCPInputConfig{{Name: "tcp", Listen: "127.0.0.1:0",
 		StreamLimits: config.StreamLimits{ConnLimits: tcpLimits}}}
@@ -140,8 +141,13 @@ func TestProxyProtocolEndToEnd(t *testing.T) {
 	}
 
 	// Syslog TCP, required: a v2 header and a v1 header each name their
-	// sender, the host of a message without a HOSTNAME.
+	// sender, the host of a message without a HOSTNAME. Two connections
+	// that stall in their header (one silent, one halfway through a v2
+	// signature) hold up nobody: the headers are read in each
+	// connection's goroutine, never in the accept loop.
 	tcp := tr.addr("tcp")
+	dialProxied(t, "", tcp, nil)
+	dialProxied(t, "", tcp, proxyV2("127.0.0.29:40000", "127.0.0.1:5514")[:8])
 	a := dialProxied(t, "", tcp, proxyV2("127.0.0.20:40001", "127.0.0.1:5514"))
 	_, err := io.WriteString(a, "<13>1 - - app - - - proxied v2\n")
 	require.NoError(t, err)
