@@ -107,7 +107,7 @@ func TestProxyProtocolEndToEnd(t *testing.T) {
 	required := config.ConnLimits{ProxyProtocol: stream.ProxyRequired, ProxyAllowed: []string{"127.0.0.1"}}
 	optional := config.ConnLimits{ProxyProtocol: stream.ProxyOptional, ProxyAllowed: []string{"127.0.0.0/30"}}
 	tcpLimits := required
-	tcpLimits.MaxConnectionsPerSource = 1 // per sender behind the balancer, not for the balancer
+	tcpLimits.MaxConnectionsPerSource = 1  // per sender behind the balancer, not for the balancer
 	tcpLimits.HandshakeTimeout = time.Hour // the stalled headers below stay stalled for the test
 	cfg.Inputs.SyslogUDP = nil
 	cfg.Inputs.SyslogTCP = []config.TCPInputConfig{{Name: "tcp", Listen: "127.0.0.1:0",
