@@ -51,6 +51,36 @@ type InputStatus struct {
 	// JSON, ...); ParseErrors the events forwarded raw.
 	Dropped     int64 `json:"dropped"`
 	ParseErrors int64 `json:"parse_errors"`
+	// Proxy is what its PROXY protocol stage did; nil when
+	// proxy_protocol is off.
+	Proxy *ProxyStatus `json:"proxy,omitempty"`
+	// TLS is the certificate it serves; nil without TLS.
+	TLS *TLSStatus `json:"tls,omitempty"`
+}
+
+// ProxyStatus is an input's PROXY protocol stage.
+type ProxyStatus struct {
+	Mode string `json:"mode"` // optional or required
+	// Headers counts the headers that named a sender, Local those that
+	// named none (health checks); Refused the connections closed for a
+	// header not allowed, malformed, missing or late.
+	Headers int64 `json:"headers"`
+	Local   int64 `json:"local"`
+	Refused int64 `json:"refused"`
+}
+
+// TLSStatus is the certificate a TLS input serves: what senders pin, and
+// when it must be renewed.
+type TLSStatus struct {
+	SHA256   string    `json:"sha256"` // of the certificate's DER, as openssl x509 -fingerprint -sha256 prints it
+	Subject  string    `json:"subject"`
+	Names    []string  `json:"names"` // its DNS names and IP addresses
+	NotAfter time.Time `json:"not_after"`
+	Reloads  int64     `json:"reloads"`
+	// ReloadErrors counts the reloads that kept the certificate in use;
+	// Error is the last one's while it is the latest reload.
+	ReloadErrors int64  `json:"reload_errors"`
+	Error        string `json:"error,omitempty"`
 }
 
 // RouteStatus is one route of the route table in use.

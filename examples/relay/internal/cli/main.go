@@ -78,8 +78,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // run starts the relay with cfg and serves until ctx ends. SIGHUP reloads
-// the routes, then the sources section's policy, from configPath (when
-// set). The final ledger goes to out.
+// the TLS inputs' certificate files, then the routes and the sources
+// section's policy from configPath (when set). The final ledger goes to
+// out.
 func run(ctx context.Context, cfg config.Config, configPath string, log *slog.Logger, out io.Writer) error {
 	r, err := service.NewRelay(cfg, log)
 	if err != nil {
@@ -98,8 +99,12 @@ func run(ctx context.Context, cfg config.Config, configPath string, log *slog.Lo
 			fmt.Fprintf(out, "final ledger after %s: %s\n", time.Since(start).Round(time.Millisecond), r.Ledger())
 			return err
 		case <-hup:
+			// The TLS inputs' certificate files, whatever the config.
+			if err := r.ReloadCertificates(); err != nil {
+				log.Error("reload of certificates failed, keeping the ones in use", "err", err)
+			}
 			if configPath == "" {
-				log.Info("SIGHUP ignored: no -config file to reload")
+				log.Info("SIGHUP: no -config file, so no routes or sources to reload")
 				continue
 			}
 			nc, err := config.LoadConfig(configPath)

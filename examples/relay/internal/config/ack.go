@@ -229,8 +229,8 @@ func (in *HECInputConfig) Summary() string {
 		}
 		toks = append(toks, s)
 	}
-	return fmt.Sprintf("input %s: hec %s://%s/services/collector tokens=%s (body max %d B, ack timeout %s, %d conns, %d per source)",
-		in.Name, scheme, in.Listen, strings.Join(toks, ","), in.MaxBodySize, in.AckTimeout, in.MaxConnections, in.MaxConnectionsPerSource)
+	return fmt.Sprintf("input %s: hec %s://%s/services/collector tokens=%s (body max %d B, ack timeout %s, %d conns, %d per source%s)",
+		in.Name, scheme, in.Listen, strings.Join(toks, ","), in.MaxBodySize, in.AckTimeout, in.MaxConnections, in.MaxConnectionsPerSource, in.summary(in.TLS))
 }
 
 func (in *RELPInputConfig) Key() string                   { return "relp" }
@@ -287,8 +287,8 @@ func (in *RELPInputConfig) Summary() string {
 	if in.TLS != nil {
 		kind = "tls"
 	}
-	return fmt.Sprintf("input %s: relp %s %s (window %d, max %d B, %d conns, %d per source, ack timeout %s)",
-		in.Name, kind, in.Listen, in.Window, in.MaxMessageSize, in.MaxConnections, in.MaxConnectionsPerSource, in.AckTimeout)
+	return fmt.Sprintf("input %s: relp %s %s (window %d, max %d B, %d conns, %d per source, ack timeout %s%s)",
+		in.Name, kind, in.Listen, in.Window, in.MaxMessageSize, in.MaxConnections, in.MaxConnectionsPerSource, in.AckTimeout, in.summary(in.TLS))
 }
 
 // validateAckDestinations checks what the HEC and RELP inputs need of the

@@ -288,8 +288,9 @@ func (c *Config) Validate() error {
 
 // checker collects the errors of Validate, each naming its field.
 type Checker struct {
-	Errs  []error
-	names map[string]bool // input names seen
+	Errs    []error
+	names   map[string]bool // input names seen
+	autoTLS bool            // an input has tls: {auto: true}
 }
 
 // bad records an error of field.

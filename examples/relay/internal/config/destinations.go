@@ -256,6 +256,9 @@ func (s *SpoolConfig) validate(ck *Checker) {
 // directory each, and the delivery a Kafka input relies on.
 func (c *Config) validateDestinations(ck *Checker) {
 	spoolDirs := map[string]string{}
+	if ck.autoTLS {
+		spoolDirs[autoTLSDir] = "" // the auto certificate's (AutoTLSDir)
+	}
 	for _, name := range slices.Sorted(maps.Keys(c.Destinations)) {
 		d, f := c.Destinations[name], "destinations."+name
 		for _, e := range d.errs {
@@ -276,7 +279,9 @@ func (c *Config) validateDestinations(ck *Checker) {
 		// directory would share it (the spool's lock would refuse the
 		// second at start; say so here, with the names).
 		dir := storage.SanitizeFileName(name)
-		if other, ok := spoolDirs[dir]; ok {
+		if other, ok := spoolDirs[dir]; ok && other == "" {
+			ck.Bad(f, "its spool directory %q is where the inputs with tls auto keep their certificate: rename the destination", dir)
+		} else if ok {
 			ck.Bad(f, "its spool directory %q is also that of destination %q: rename one", dir, other)
 		}
 		spoolDirs[dir] = name

@@ -156,7 +156,7 @@ func (in *TCPInputConfig) Summary() string {
 	if in.TLS != nil {
 		kind = "tls"
 	}
-	return fmt.Sprintf("input %s: syslog %s %s (max %d B, %d conns, %d per source, idle %s, frame %s)", in.Name, kind, in.Listen, in.MaxMessageSize, in.MaxConnections, in.MaxConnectionsPerSource, in.IdleTimeout, in.FrameTimeout)
+	return fmt.Sprintf("input %s: syslog %s %s (max %d B, %d conns, %d per source, idle %s, frame %s%s)", in.Name, kind, in.Listen, in.MaxMessageSize, in.MaxConnections, in.MaxConnectionsPerSource, in.IdleTimeout, in.FrameTimeout, in.summary(in.TLS))
 }
 
 func (in *TCPInputConfig) validate(f string, ck *Checker) {
@@ -178,8 +178,15 @@ func (in *TCPInputConfig) validate(f string, ck *Checker) {
 
 // checkTLS checks a listener's tls section.
 func checkTLS(f string, t *TLSConfig, ck *Checker) {
-	if t != nil && (t.CertFile == "" || t.KeyFile == "") {
-		ck.Bad(f+".tls", "cert_file and key_file are required")
+	switch {
+	case t == nil:
+	case t.Auto:
+		ck.autoTLS = true
+		if t.CertFile != "" || t.KeyFile != "" {
+			ck.Bad(f+".tls.auto", "excludes cert_file and key_file")
+		}
+	case t.CertFile == "" || t.KeyFile == "":
+		ck.Bad(f+".tls", "cert_file and key_file are required (or auto: true)")
 	}
 }
 
@@ -194,7 +201,7 @@ func (in *JSONInputConfig) Files() (listeners, conns int) { return 1, in.MaxConn
 // the address.
 func (in *JSONInputConfig) SourceKeys() []string { return keysAddress }
 func (in *JSONInputConfig) Summary() string {
-	return fmt.Sprintf("input %s: json lines tcp %s (max %d B)", in.Name, in.Listen, in.MaxLineSize)
+	return fmt.Sprintf("input %s: json lines tcp %s (max %d B%s)", in.Name, in.Listen, in.MaxLineSize, in.summary(nil))
 }
 
 func (in *JSONInputConfig) validate(f string, ck *Checker) {

@@ -1,8 +1,11 @@
 package config
 
 import (
+	"path/filepath"
 	"runtime"
 	"time"
+
+	"github.com/relaykit/relaykit/stream"
 )
 
 // InputsConfig lists the inputs, one field per kind of input: the YAML
@@ -66,26 +69,44 @@ type StreamLimits struct {
 	ReadBuffers ByteSize `yaml:"read_buffers"`
 }
 
-// ConnLimits are the connection limits of every listening stream input
-// (syslog TCP/TLS, JSON lines, RELP, HEC): stream.Config, beside each
-// input's max_connections.
+// ConnLimits are the connection limits and the PROXY protocol settings
+// of every listening stream input (syslog TCP/TLS, JSON lines, RELP, HEC,
+// OTLP): stream.Config, beside each input's max_connections.
 type ConnLimits struct {
 	// MaxConnectionsPerSource is the most connections open at once from
-	// one source IP address; 0 means 64.
+	// one source IP address (the one a PROXY header names); 0 means 64.
 	MaxConnectionsPerSource int `yaml:"max_connections_per_source"`
-	// HandshakeTimeout bounds the TLS handshake, from accept; 0 means 10s.
+	// HandshakeTimeout bounds the PROXY header and the TLS handshake,
+	// from accept; 0 means 10s.
 	HandshakeTimeout time.Duration `yaml:"handshake_timeout"`
 	// RefuseWhenFull refuses new connections at max_connections instead
 	// of closing the longest-idle one.
 	RefuseWhenFull bool `yaml:"refuse_when_full"`
+	// ProxyProtocol is off (the default), optional or required: whether
+	// connections begin with a PROXY protocol header (v1 or v2) naming
+	// the sender a load balancer forwards, the connection's source from
+	// then on. ProxyAllowed are the addresses (IPs, CIDR prefixes) that
+	// may send one, the balancers: required unless off.
+	ProxyProtocol stream.ProxyMode `yaml:"proxy_protocol"`
+	ProxyAllowed  []string         `yaml:"proxy_allowed"`
 }
 
-// TLSConfig enables TLS on a listener (RFC 5425 for syslog).
+// TLSConfig enables TLS on a listener (RFC 5425 for syslog): the
+// certificate and key files, re-read on SIGHUP and when they change on
+// disk, or auto: a self-signed certificate made at the first start and
+// kept in AutoTLSDir (tlscert.Config). client_ca_file makes it mutual.
 type TLSConfig struct {
 	CertFile     string `yaml:"cert_file"`
 	KeyFile      string `yaml:"key_file"`
+	Auto         bool   `yaml:"auto"`
 	ClientCAFile string `yaml:"client_ca_file"`
 }
+
+// AutoTLSDir is where the inputs with tls: {auto: true} keep their
+// certificate, one for the relay: the directory tls in spool.dir.
+func (c *Config) AutoTLSDir() string { return filepath.Join(c.Spool.Dir, autoTLSDir) }
+
+const autoTLSDir = "tls"
 
 // JSONInputConfig is a JSON-lines TCP listener.
 type JSONInputConfig struct {

@@ -106,9 +106,8 @@ func (in *OTLPInputConfig) Summary() string {
 	if in.TLS != nil {
 		tls = ", tls"
 	}
-	return fmt.Sprintf("input %s: otlp %s (body max %d B, ack timeout %s, %d conns, %d per source%s)",
-		in.Name, strings.Join(ls, ", "), in.MaxBodySize, in.AckTimeout, in.MaxConnections, in.MaxConnectionsPerSource, tls)
-
+	return fmt.Sprintf("input %s: otlp %s (body max %d B, ack timeout %s, %d conns, %d per source%s%s)",
+		in.Name, strings.Join(ls, ", "), in.MaxBodySize, in.AckTimeout, in.MaxConnections, in.MaxConnectionsPerSource, tls, in.summary(in.TLS))
 }
 
 // validate fills and checks an OTLP input.

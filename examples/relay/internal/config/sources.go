@@ -33,8 +33,9 @@ type SourcesConfig struct {
 	// events_per_second is 0) and what the inputs do with the excess.
 	RateLimit SourceRateLimit `yaml:"rate_limit"`
 	// Keys chooses per input what a source is: "address" (the sender's,
-	// the default) or "host" (the event's host, for devices behind
-	// another relay or a load balancer; syslog inputs only).
+	// the default; behind a balancer with proxy_protocol, the one its
+	// header names) or "host" (the event's host, for devices behind
+	// another relay; syslog inputs only).
 	Keys map[string]string `yaml:"keys"`
 	// StateFile keeps the known sources across restarts. "": sources.state
 	// in spool.dir.

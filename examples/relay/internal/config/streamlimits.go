@@ -1,6 +1,8 @@
 package config
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/relaykit/relaykit/stream"
@@ -57,4 +59,34 @@ func (s *ConnLimits) validate(field string, maxConns *int, bad func(field, forma
 	if s.HandshakeTimeout < 0 {
 		bad(field+".handshake_timeout", "must be positive")
 	}
+	if _, err := stream.ParseProxyAllowed(s.ProxyAllowed); err != nil {
+		bad(field+".proxy_allowed", "%v", err)
+	}
+	switch on := s.ProxyProtocol != stream.ProxyOff; {
+	case on && len(s.ProxyAllowed) == 0:
+		bad(field+".proxy_allowed", "proxy_protocol %s needs the addresses allowed to send the header, the balancers' (0.0.0.0/0 and ::/0 allow any)", s.ProxyProtocol)
+	case !on && len(s.ProxyAllowed) > 0:
+		bad(field+".proxy_allowed", "set, but proxy_protocol is off")
+	}
+}
+
+// Apply sets the connection limits and the PROXY protocol settings of a
+// listener's config.
+func (s *ConnLimits) Apply(sc *stream.Config) {
+	sc.MaxConnsPerSource, sc.RefuseWhenFull, sc.HandshakeTimeout = s.MaxConnectionsPerSource, s.RefuseWhenFull, s.HandshakeTimeout
+	sc.ProxyProtocol = s.ProxyProtocol
+	sc.ProxyAllowed, _ = stream.ParseProxyAllowed(s.ProxyAllowed) // validated
+}
+
+// summary is what a summary line adds for the PROXY protocol and an
+// auto certificate (the line names TLS itself).
+func (s *ConnLimits) summary(t *TLSConfig) string {
+	var out string
+	if s.ProxyProtocol != stream.ProxyOff {
+		out = fmt.Sprintf(", proxy %s from %s", s.ProxyProtocol, strings.Join(s.ProxyAllowed, " "))
+	}
+	if t != nil && t.Auto {
+		out += ", self-signed certificate"
+	}
+	return out
 }

@@ -83,18 +83,13 @@ func newHECInput(c *config.HECInputConfig, env Env) (*HECInput, error) {
 		return nil, fmt.Errorf("input %s: %w", cfg.Name, err)
 	}
 	in.handler = h
-	lcfg := stream.Config{
-		Name: cfg.Name, MaxConns: cfg.MaxConnections, MaxConnsPerSource: cfg.MaxConnectionsPerSource,
-		RefuseWhenFull: cfg.RefuseWhenFull, HandshakeTimeout: cfg.HandshakeTimeout, Logger: log,
-		SessionTickets: true, // HTTP clients read their answers, the tickets with them
+	lcfg, err := listenerConfig(cfg.Name, &cfg.ConnLimits, cfg.TLS, stats, env)
+	if err != nil {
+		_ = h.Close()
+		return nil, err
 	}
-	if cfg.TLS != nil {
-		if lcfg.TLS, err = serverTLS(cfg.TLS); err != nil {
-			_ = h.Close()
-			return nil, fmt.Errorf("input %s: tls: %w", cfg.Name, err)
-		}
-	}
-	lcfg.Address = cfg.Listen
+	lcfg.MaxConns, lcfg.Address = cfg.MaxConnections, cfg.Listen
+	lcfg.SessionTickets = true // HTTP clients read their answers, the tickets with them
 	sl, err := stream.New(lcfg)
 	if err != nil {
 		_ = h.Close()

@@ -21,7 +21,7 @@ import (
 // limit applies as for syslog_tcp.
 func newJSONInput(in *config.JSONInputConfig, env Env) (*StreamInput, error) {
 	st := env.Ledger.Input(in.Name, in.Kind())
-	l, err := ListenStream(in.Name, in.Listen, nil, in.MaxConnections, in.IdleTimeout, in.StreamLimits, st, env.Log)
+	l, err := ListenStream(in.Name, in.Listen, nil, in.MaxConnections, in.IdleTimeout, in.StreamLimits, st, env)
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,7 @@ type Env struct {
 	Loc        *time.Location     // the timezone of timestamps without one
 	Workers    int                // the engine's workers
 	Ready      func() error       // the relay's health (HEC's health endpoint)
+	TLSDir     string             // where tls: {auto: true} keeps its certificate (config.AutoTLSDir)
 	Log        *slog.Logger
 }
 

@@ -88,23 +88,19 @@ func newOTLPInput(c *config.OTLPInputConfig, env Env) (_ *OTLPInput, err error) 
 			in.Close()
 		}
 	}()
+	// One certificate store for both listeners.
+	base, err := listenerConfig(cfg.Name, &cfg.ConnLimits, cfg.TLS, stats, env)
+	if err != nil {
+		return nil, err
+	}
 	listen := func(addr, proto string) (*stream.Listener, error) {
-		lcfg := stream.Config{
-			Name: cfg.Name + "/" + proto, MaxConns: cfg.MaxConnections, MaxConnsPerSource: cfg.MaxConnectionsPerSource,
-			RefuseWhenFull: cfg.RefuseWhenFull, HandshakeTimeout: cfg.HandshakeTimeout, Logger: log,
-			SessionTickets: true, // HTTP and gRPC clients read their answers, the tickets with them
+		lcfg := base
+		lcfg.Name, lcfg.MaxConns, lcfg.Address = cfg.Name+"/"+proto, cfg.MaxConnections, addr
+		lcfg.SessionTickets = true // HTTP and gRPC clients read their answers, the tickets with them
+		if lcfg.TLS != nil && proto == "grpc" {
+			lcfg.TLS = lcfg.TLS.Clone()
+			lcfg.TLS.NextProtos = []string{"h2"} // gRPC clients require ALPN h2
 		}
-		if cfg.TLS != nil {
-			tc, err := serverTLS(cfg.TLS)
-			if err != nil {
-				return nil, fmt.Errorf("input %s: tls: %w", cfg.Name, err)
-			}
-			if proto == "grpc" {
-				tc.NextProtos = []string{"h2"} // gRPC clients require ALPN h2
-			}
-			lcfg.TLS = tc
-		}
-		lcfg.Address = addr
 		sl, err := stream.New(lcfg)
 		if err != nil {
 			return nil, fmt.Errorf("input %s: %w", cfg.Name, err)
@@ -116,7 +112,7 @@ func newOTLPInput(c *config.OTLPInputConfig, env Env) (_ *OTLPInput, err error) 
 			return nil, err
 		}
 		in.httpLn = in.HTTPListener.NetListener()
-		stats.Listener = in.HTTPListener // the connection metrics are the HTTP listener's
+		stats.Listener = in.HTTPListener
 		stats.Frames, stats.Reads = true, true
 		in.srv = &http.Server{
 			Handler:           in.Receiver,
@@ -137,6 +133,8 @@ func newOTLPInput(c *config.OTLPInputConfig, env Env) (_ *OTLPInput, err error) 
 		if stats.Listener == nil {
 			stats.Listener = in.GRPCListener
 			stats.Frames, stats.Reads = true, true
+		} else {
+			stats.Also = in.GRPCListener // its connections count with the HTTP listener's
 		}
 		in.gs = grpc.NewServer(in.Receiver.ServerOptions()...)
 		in.Receiver.RegisterGRPC(in.gs)

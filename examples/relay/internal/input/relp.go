@@ -71,7 +71,7 @@ func newRELPInput(c *config.RELPInputConfig, env Env) (*RELPInput, error) {
 		return nil, err
 	}
 	in.Server = srv
-	l, err := ListenStream(cfg.Name, cfg.Listen, cfg.TLS, cfg.MaxConnections, cfg.IdleTimeout, cfg.StreamLimits, stats, log)
+	l, err := ListenStream(cfg.Name, cfg.Listen, cfg.TLS, cfg.MaxConnections, cfg.IdleTimeout, cfg.StreamLimits, stats, env)
 	if err != nil {
 		_ = srv.Close()
 		return nil, err

@@ -2,13 +2,9 @@ package input
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"hash/maphash"
-	"log/slog"
 	"net"
-	"os"
 	"time"
 
 	libinput "github.com/relaykit/relaykit/input"
@@ -35,22 +31,16 @@ type StreamInput struct {
 
 var shardSeed = maphash.MakeSeed()
 
-func ListenStream(name, addr string, tlsCfg *config.TLSConfig, maxConns int, idle time.Duration, lim config.StreamLimits, stats *ledger.InputStats, log *slog.Logger) (*StreamInput, error) {
-	cfg := stream.Config{
-		Name: name, MaxConns: maxConns, MaxConnsPerSource: lim.MaxConnectionsPerSource,
-		RefuseWhenFull: lim.RefuseWhenFull, IdleTimeout: idle, FrameTimeout: lim.FrameTimeout,
-		HandshakeTimeout: lim.HandshakeTimeout, Logger: log,
+// ListenStream binds the stream listener of a syslog TCP/TLS, JSON-lines
+// or RELP input.
+func ListenStream(name, addr string, tlsCfg *config.TLSConfig, maxConns int, idle time.Duration, lim config.StreamLimits, stats *ledger.InputStats, env Env) (*StreamInput, error) {
+	cfg, err := listenerConfig(name, &lim.ConnLimits, tlsCfg, stats, env)
+	if err != nil {
+		return nil, err
 	}
-	if tlsCfg != nil {
-		tc, err := serverTLS(tlsCfg)
-		if err != nil {
-			return nil, fmt.Errorf("input %s: tls: %w", name, err)
-		}
-		cfg.TLS = tc
-	}
+	cfg.MaxConns, cfg.IdleTimeout, cfg.FrameTimeout = maxConns, idle, lim.FrameTimeout
 	var budget *stream.ReadBudget // none for RELP, which reads its own frames
 	if lim.ReadBuffers > 0 {
-		var err error
 		if budget, err = stream.NewReadBudget(int64(lim.ReadBuffers)); err != nil {
 			return nil, fmt.Errorf("input %s: read_buffers: %w", name, err)
 		}
@@ -70,27 +60,6 @@ func ListenStream(name, addr string, tlsCfg *config.TLSConfig, maxConns int, idl
 	return l, nil
 }
 
-func serverTLS(c *config.TLSConfig) (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
-	if err != nil {
-		return nil, err
-	}
-	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	if c.ClientCAFile != "" {
-		pem, err := os.ReadFile(c.ClientCAFile)
-		if err != nil {
-			return nil, err
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("client_ca_file %s: no certificates", c.ClientCAFile)
-		}
-		tc.ClientCAs = pool
-		tc.ClientAuth = tls.RequireAndVerifyClientCert
-	}
-	return tc, nil
-}
-
 // Addrs reports the bound address.
 func (l *StreamInput) Addrs(add func(string, net.Addr)) { add(l.Name, l.Listener.Addr()) }
 
@@ -103,7 +72,7 @@ func (l *StreamInput) Collect(chan<- prometheus.Metric) {}
 // framing, parsing, the sender as the host, sources, the hand-over).
 func newSyslogTCPInput(in *config.TCPInputConfig, env Env) (*StreamInput, error) {
 	st := env.Ledger.Input(in.Name, in.Kind())
-	l, err := ListenStream(in.Name, in.Listen, in.TLS, in.MaxConnections, in.IdleTimeout, in.StreamLimits, st, env.Log)
+	l, err := ListenStream(in.Name, in.Listen, in.TLS, in.MaxConnections, in.IdleTimeout, in.StreamLimits, st, env)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	"github.com/relaykit/relaykit/engine"
 	"github.com/relaykit/relaykit/storage"
 	"github.com/relaykit/relaykit/stream"
+	"github.com/relaykit/relaykit/stream/tlscert"
 	"github.com/relaykit/relaykit/stream/udp"
 )
 
@@ -65,6 +67,14 @@ type InputStats struct {
 	Listener *stream.Listener
 	Framing  stream.Counters
 	Buffers  *stream.ReadBudget
+	// Also is a second listener whose counters add to Listener's (an
+	// OTLP input's gRPC listener beside its HTTP one); see ListenerStats.
+	Also *stream.Listener
+	// Proxy is the listeners' PROXY protocol mode (proxy_protocol).
+	Proxy stream.ProxyMode
+	// Certs is a TLS input's certificate store: its fingerprint, expiry
+	// and reloads (the status page, the metrics, SIGHUP).
+	Certs *tlscert.Store
 	// Lib, when set, is the counters of the library input
 	// (github.com/relaykit/relaykit/input) the input is made of (syslog
 	// UDP, TCP/TLS and JSON lines): they stand for Bytes, ParseErrors,
@@ -94,6 +104,26 @@ func (s *InputStats) Counts() libinput.Stats {
 			FramingErrors: f.FramingErrors.Load(),
 		},
 	}
+}
+
+// ListenerStats returns the counters of the input's listeners, summed;
+// false for an input without one.
+func (s *InputStats) ListenerStats() (stream.Stats, bool) {
+	if s.Listener == nil {
+		return stream.Stats{}, false
+	}
+	st := s.Listener.Stats()
+	if s.Also != nil {
+		b := s.Also.Stats()
+		sv, bv := reflect.ValueOf(&st).Elem(), reflect.ValueOf(b)
+		for i := range sv.NumField() {
+			if f := sv.Field(i); f.Kind() == reflect.Int64 {
+				f.SetInt(f.Int() + bv.Field(i).Int())
+			}
+		}
+		st.AcceptFailing = st.AcceptFailing || b.AcceptFailing
+	}
+	return st, true
 }
 
 // DestStats counts one destination. A network destination's queue keeps

@@ -13,6 +13,7 @@ import (
 	"github.com/relaykit/relaykit/engine"
 	"github.com/relaykit/relaykit/storage"
 	"github.com/relaykit/relaykit/stream"
+	"github.com/relaykit/relaykit/stream/tlscert"
 	"github.com/relaykit/relaykit/stream/udp"
 )
 
@@ -47,6 +48,13 @@ var (
 	descEvicted       = prometheus.NewDesc("relay_input_connections_evicted_total", "Longest-idle connections closed to make room at max_connections.", []string{"input"}, nil)
 	descCut           = prometheus.NewDesc("relay_input_connections_cut_total", "Connections closed by a deadline, by reason (idle; frame_timeout: a frame, or an HEC request's headers or body, not complete in time; handshake_timeout).", []string{"input", "reason"}, nil)
 	descHandshakeErr  = prometheus.NewDesc("relay_input_tls_handshake_errors_total", "TLS handshakes that failed other than by timeout.", []string{"input"}, nil)
+	descProxyHeaders  = prometheus.NewDesc("relay_input_proxy_headers_total", "PROXY protocol headers read, by command (proxy: it named the sender, the connection's source from then on; local: a v2 LOCAL or v1 UNKNOWN header, such as a balancer's health check, the connection keeping its own address).", []string{"input", "command"}, nil)
+	descProxyRefused  = prometheus.NewDesc("relay_input_proxy_refused_total", "Connections closed by the PROXY protocol stage before they were served, by reason (not_allowed: from an address not in proxy_allowed; malformed: a header that could not be read; missing: none, with proxy_protocol required; timeout: not complete within handshake_timeout).", []string{"input", "reason"}, nil)
+	descCertInfo      = prometheus.NewDesc("relay_input_tls_certificate_info", "The certificate a TLS input serves, by its SHA-256 fingerprint (what senders pin); always 1.", []string{"input", "sha256"}, nil)
+	descCertExpiry    = prometheus.NewDesc("relay_input_tls_certificate_expiry_timestamp_seconds", "When the certificate a TLS input serves expires (NotAfter), in seconds since the epoch.", []string{"input"}, nil)
+	descCertReloads   = prometheus.NewDesc("relay_input_tls_certificate_reloads_total", "Certificates a TLS input took after the first: on SIGHUP, or when a handshake found the files changed on disk.", []string{"input"}, nil)
+	descCertReloadErr = prometheus.NewDesc("relay_input_tls_certificate_reload_errors_total", "Reloads of a TLS input's certificate and key files that failed (unreadable, or not a pair); the certificate in use was kept.", []string{"input"}, nil)
+	descCertFailing   = prometheus.NewDesc("relay_input_tls_certificate_reload_failing", "1 while the last reload of a TLS input's certificate failed (the old one is served; /api/status has the error).", []string{"input"}, nil)
 	descAcceptErrors  = prometheus.NewDesc("relay_input_accept_errors_total", "Accepts that failed (EMFILE: out of file descriptors, ...); the input backed off (5 ms doubling to 1 s) and accepted on, connections waiting in the backlog.", []string{"input"}, nil)
 	descDiscarded     = prometheus.NewDesc("relay_input_discarded_bytes_total", "Bytes of oversized frames thrown away after the cut at max_message_size.", []string{"input"}, nil)
 	descIncomplete    = prometheus.NewDesc("relay_input_incomplete_frames_total", "Frames a connection broke off (reset, timeout, eviction, shutdown) before they were complete; dropped.", []string{"input"}, nil)
@@ -123,6 +131,22 @@ var (
 		metrics.Counter(descCut, func(s *stream.Stats) int64 { return s.CutHandshakeTimeout }, "handshake_timeout"),
 		metrics.Counter(descHandshakeErr, func(s *stream.Stats) int64 { return s.HandshakeErrors }),
 		metrics.Counter(descAcceptErrors, func(s *stream.Stats) int64 { return s.AcceptErrors }),
+		metrics.Counter(descProxyHeaders, func(s *stream.Stats) int64 { return s.ProxyHeaders }, "proxy"),
+		metrics.Counter(descProxyHeaders, func(s *stream.Stats) int64 { return s.ProxyLocal }, "local"),
+		metrics.Counter(descProxyRefused, func(s *stream.Stats) int64 { return s.ProxyNotAllowed }, "not_allowed"),
+		metrics.Counter(descProxyRefused, func(s *stream.Stats) int64 { return s.ProxyMalformed }, "malformed"),
+		metrics.Counter(descProxyRefused, func(s *stream.Stats) int64 { return s.ProxyMissing }, "missing"),
+		metrics.Counter(descProxyRefused, func(s *stream.Stats) int64 { return s.ProxyTimeout }, "timeout"),
+	}
+	// certTable: a TLS input's certificate (tlscert.Store).
+	certTable = metrics.Table[certState]{
+		{Desc: descCertInfo, Type: prometheus.GaugeValue, Each: func(s *certState, emit func(float64, ...string)) {
+			emit(1, s.sha256)
+		}},
+		{Desc: descCertExpiry, Type: prometheus.GaugeValue, Value: func(s *certState) float64 { return float64(s.notAfter.Unix()) }},
+		metrics.Counter(descCertReloads, func(s *certState) int64 { return s.Reloads }),
+		metrics.Counter(descCertReloadErr, func(s *certState) int64 { return s.ReloadErrors }),
+		metrics.Gauge(descCertFailing, func(s *certState) int64 { return metrics.Bool(s.failing) }),
 	}
 	handingTable = metrics.Table[engine.InputStats]{
 		metrics.Gauge(descHanding, func(s *engine.InputStats) int64 { return s.Handing }),
@@ -229,7 +253,7 @@ var (
 
 func (l *Ledger) Describe(ch chan<- *prometheus.Desc) {
 	metrics.DescribeAll(ch, inputTable, countsTable, udpTable, kernelDropTable, listenerTable, handingTable, readBytesTable, framingTable,
-		framerReadsTable, readBufferTable, workerTable, destTable, archiveTable, queueTable, spoolTable, ledgerTable,
+		framerReadsTable, readBufferTable, certTable, workerTable, destTable, archiveTable, queueTable, spoolTable, ledgerTable,
 		deadLetterTable, metrics.Table[latencyHist]{{Desc: DescDestLatency}}, stepTable)
 }
 
@@ -246,10 +270,15 @@ func (l *Ledger) Collect(ch chan<- prometheus.Metric) {
 			udpTable.Collect(ch, &us, in.Name)
 			kernelDropTable.Collect(ch, in, in.Name)
 		}
-		if in.Listener == nil {
+		if in.Certs != nil {
+			cs := certStateOf(in.Certs)
+			certTable.Collect(ch, &cs, in.Name)
+		}
+		ls, ok := in.ListenerStats()
+		if !ok {
 			continue
 		}
-		ls, is := in.Listener.Stats(), in.In.Stats()
+		is := in.In.Stats()
 		listenerTable.Collect(ch, &ls, in.Name)
 		handingTable.Collect(ch, &is, in.Name)
 		if in.Frames {
@@ -285,6 +314,18 @@ func (l *Ledger) Collect(ch chan<- prometheus.Metric) {
 			spoolTable.Collect(ch, &q, d.Name)
 		}
 	}
+}
+
+// certState is a certificate store's state, as certTable exports it.
+type certState struct {
+	tlscert.Stats
+	sha256   string
+	notAfter time.Time
+	failing  bool
+}
+
+func certStateOf(c *tlscert.Store) certState {
+	return certState{Stats: c.Stats(), sha256: c.Fingerprint().String(), notAfter: c.Leaf().NotAfter, failing: c.Err() != nil}
 }
 
 // inputCounts is an input's counts with its kind (the label of

@@ -3,6 +3,7 @@ package service
 import (
 	"io"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"testing"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/relaykit/relaykit/stream"
 )
 
 func TestDefaultConfig(t *testing.T) {
@@ -89,6 +92,13 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"sources off explicitly", "sources:\n  enabled: false\n  rate_limit: {events_per_second: 100}\n", "sources.rate_limit: line 3: set, but the sources section is off"},
 		{"sources keys otlp host", "inputs:\n  otlp: [{name: o, http_listen: 127.0.0.1:1}]\nsources:\n  enabled: true\n  keys: {o: host}\n", "sources.keys.o: json_tcp, relp, hec and otlp inputs are keyed by address only"},
 		{"api off", "api:\n  token: s3cret\n", "api.token: line 2: set, but the api section is off"},
+		{"proxy without allowed", "inputs:\n  relp: [{name: r, listen: 127.0.0.1:1, proxy_protocol: required}]\n", "inputs.relp[0].proxy_allowed: proxy_protocol required needs the addresses allowed to send the header"},
+		{"proxy allowed while off", "inputs:\n  hec: [{name: h, listen: 127.0.0.1:1, tokens: [{token: t}], proxy_allowed: [10.0.0.1]}]\n", "inputs.hec[0].proxy_allowed: set, but proxy_protocol is off"},
+		{"proxy bad address", "inputs:\n  json_tcp: [{name: j, listen: 127.0.0.1:1, proxy_protocol: optional, proxy_allowed: [10.0.0.300]}]\n", `inputs.json_tcp[0].proxy_allowed: stream: invalid config: PROXY allowed address "10.0.0.300"`},
+		{"proxy bad mode", "inputs:\n  syslog_tcp: [{name: t, listen: 127.0.0.1:1, proxy_protocol: sometimes}]\n", `PROXY protocol mode "sometimes", want off, optional or required`},
+		{"tls auto and files", "inputs:\n  otlp: [{name: o, http_listen: 127.0.0.1:1, tls: {auto: true, cert_file: /c}}]\n", "inputs.otlp[0].tls.auto: excludes cert_file and key_file"},
+		{"tls without files", "inputs:\n  syslog_tcp: [{name: t, listen: 127.0.0.1:1, tls: {client_ca_file: /ca}}]\n", "inputs.syslog_tcp[0].tls: cert_file and key_file are required (or auto: true)"},
+		{"tls auto directory", "inputs:\n  relp: [{name: r, listen: 127.0.0.1:1, tls: {auto: true}}]\ndestinations:\n  tls: {type: hec, url: https://x, token: t}\n", `destinations.tls: its spool directory "tls" is where the inputs with tls auto keep their certificate`},
 		{"shared spool directory", "destinations:\n  a/b:\n    type: hec\n    url: https://x\n    token: t\n  a_b:\n    type: hec\n    url: https://y\n    token: t\n", `destinations.a_b: its spool directory "a_b" is also that of destination "a/b"`},
 	}
 	for _, tt := range tests {
@@ -98,6 +108,35 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
+}
+
+// TestProxyAndTLSConfig: proxy_protocol and proxy_allowed on every
+// listening stream input, tls: {auto: true} kept in spool.dir/tls, and
+// the summary lines that name them.
+func TestProxyAndTLSConfig(t *testing.T) {
+	cfg, err := config.LoadConfig(relaytest.WriteConfig(t, `
+inputs:
+  syslog_tcp: [{name: t, listen: 127.0.0.1:1, proxy_protocol: required, proxy_allowed: [10.0.0.5, 10.0.1.0/24], tls: {auto: true}}]
+  json_tcp: [{name: j, listen: 127.0.0.1:2, proxy_protocol: off}]
+  relp: [{name: r, listen: 127.0.0.1:3, proxy_protocol: optional, proxy_allowed: ["::/0", 0.0.0.0/0]}]
+  hec: [{name: h, listen: 127.0.0.1:4, tokens: [{token: t}], proxy_protocol: required, proxy_allowed: [127.0.0.1]}]
+  otlp: [{name: o, grpc_listen: 127.0.0.1:5, proxy_protocol: required, proxy_allowed: [127.0.0.1], tls: {auto: true}}]
+spool: {dir: /var/lib/relay/spool}
+`))
+	require.NoError(t, err)
+	assert.Equal(t, stream.ProxyRequired, cfg.Inputs.SyslogTCP[0].ProxyProtocol)
+	assert.Equal(t, stream.ProxyOff, cfg.Inputs.JSONTCP[0].ProxyProtocol)
+	assert.Equal(t, stream.ProxyOptional, cfg.Inputs.RELP[0].ProxyProtocol)
+	assert.Equal(t, stream.ProxyRequired, cfg.Inputs.HEC[0].ProxyProtocol)
+	var sc stream.Config
+	cfg.Inputs.SyslogTCP[0].ConnLimits.Apply(&sc)
+	assert.Equal(t, []netip.Prefix{netip.MustParsePrefix("10.0.0.5/32"), netip.MustParsePrefix("10.0.1.0/24")}, sc.ProxyAllowed)
+	assert.Equal(t, 10*time.Second, sc.HandshakeTimeout, "the PROXY header's deadline, with the TLS handshake's")
+	assert.Equal(t, "/var/lib/relay/spool/tls", cfg.AutoTLSDir())
+	sum := cfg.Summary()
+	assert.Contains(t, sum, "frame 30s, proxy required from 10.0.0.5 10.0.1.0/24, self-signed certificate)")
+	assert.Contains(t, sum, "64 per source, tls, proxy required from 127.0.0.1, self-signed certificate)")
+	assert.Contains(t, sum, "input j: json lines tcp 127.0.0.1:2 (max 1048576 B)\n")
 }
 
 // TestOffSectionDefaults: a section that is off may still list its
@@ -186,7 +225,7 @@ func TestReadmeConfig(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	blocks := strings.Split(string(readme), "```yaml\n")
-	require.Len(t, blocks, 14, "thirteen yaml blocks in README.md: reduction, per-source statistics (its section, Prometheus rules, the route to Sentinel), the full example, the table plans recipe, the edge and the SIEM tier, the HEC and RELP inputs, the Splunk to Sentinel migration, the operator API, OTLP")
+	require.Len(t, blocks, 17, "sixteen yaml blocks in README.md: reduction, per-source statistics (its section, Prometheus rules, the route to Sentinel), the full example, the table plans recipe, the edge and the SIEM tier, TLS certificates, the PROXY protocol, the relays behind HAProxy, the HEC and RELP inputs, the Splunk to Sentinel migration, the operator API, OTLP")
 	t.Setenv("RELAY_API_TOKEN", "api-token")
 	t.Setenv("SENTINEL_CLIENT_SECRET", "x")
 	t.Setenv("HEC_TOKEN", "y")
@@ -233,6 +272,17 @@ func TestReadmeConfig(t *testing.T) {
 	assert.NotNil(t, cfg.Inputs.SyslogTCP[1].TLS)
 	assert.Equal(t, "kafka", cfgs[1].Destinations["kafka"].Spec.Kind(), "edge tier")
 	assert.Len(t, cfgs[2].Inputs.Kafka, 1, "SIEM tier")
+	tlsCfg := cfgs[3]
+	assert.Equal(t, "/etc/relay/tls.crt", tlsCfg.Inputs.RELP[0].TLS.CertFile, "TLS certificates")
+	assert.True(t, tlsCfg.Inputs.SyslogTCP[0].TLS.Auto)
+	assert.Equal(t, stream.ProxyRequired, cfgs[4].Inputs.RELP[0].ProxyProtocol, "PROXY protocol")
+	ha := cfgs[5]
+	for _, l := range []config.ConnLimits{ha.Inputs.SyslogTCP[0].ConnLimits, ha.Inputs.RELP[0].ConnLimits, ha.Inputs.HEC[0].ConnLimits} {
+		assert.Equal(t, stream.ProxyRequired, l.ProxyProtocol, "the relays behind HAProxy")
+		assert.Equal(t, []string{"10.0.0.10"}, l.ProxyAllowed)
+	}
+	assert.Empty(t, ha.Inputs.SyslogUDP)
+	cfgs = append(cfgs[:3], cfgs[6:]...)
 	assert.Len(t, cfgs[3].Inputs.HEC[0].Tokens, 2, "HEC input")
 	assert.Equal(t, 128, cfgs[4].Inputs.RELP[0].Window, "RELP input")
 	mig := cfgs[5]

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"time"
 
 	"github.com/relaykit/relaykit/examples/relay/internal/config"
 	"github.com/relaykit/relaykit/examples/relay/internal/ledger"
@@ -78,6 +79,36 @@ func (r *Relay) ReloadSources(sc config.SourcesConfig) error {
 	r.log.Info("sources reloaded", "silent_after", sc.SilentAfter, "expected", len(sc.Expected), "overrides", len(sc.Overrides),
 		"events_per_second", sc.RateLimit.EventsPerSecond)
 	return nil
+}
+
+// ReloadCertificates reads the certificate and key files of every TLS
+// input again (SIGHUP), and serves each new pair from the next handshake
+// on; open connections keep theirs. An input whose new pair cannot be
+// read, or is not a pair, keeps the certificate it has: the error is
+// logged, counted and shown on the status page, and returned.
+func (r *Relay) ReloadCertificates() error {
+	var errs []error
+	for _, in := range r.ledger.Inputs() {
+		if in.Certs == nil {
+			continue
+		}
+		if err := in.Certs.Reload(); err != nil {
+			errs = append(errs, fmt.Errorf("input %s: %w", in.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// logCertificates logs the certificate each TLS input serves, with the
+// SHA-256 fingerprint senders pin.
+func (r *Relay) logCertificates() {
+	for _, in := range r.ledger.Inputs() {
+		if in.Certs != nil {
+			leaf := in.Certs.Leaf()
+			r.log.Info("TLS certificate", "input", in.Name, "sha256", in.Certs.Fingerprint().String(),
+				"subject", leaf.Subject.String(), "not_after", leaf.NotAfter.UTC().Format(time.RFC3339))
+		}
+	}
 }
 
 // closeAll closes destinations, spools and the dead-letter file.

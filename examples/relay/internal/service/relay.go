@@ -121,7 +121,7 @@ func NewRelay(cfg config.Config, log *slog.Logger) (_ *Relay, err error) {
 		}
 	}
 	r.inputs, err = input.New(&cfg.Inputs, input.Env{Ledger: r.ledger, Sources: r.sources, Taps: &r.taps, DeadLetter: r.dl,
-		Loc: loc, Workers: r.eng.Workers(), Ready: r.healthy, Log: log})
+		Loc: loc, Workers: r.eng.Workers(), Ready: r.healthy, TLSDir: cfg.AutoTLSDir(), Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -238,6 +238,7 @@ func (r *Relay) Run(ctx context.Context) error {
 		})
 	}
 	r.logListeners()
+	r.logCertificates()
 	r.ready.Store(true)
 	r.log.Info("relay started", "inputs", len(r.inputs), "workers", r.eng.Workers(), "destinations", len(r.dests))
 

@@ -3,10 +3,13 @@ package service
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sort"
 	"time"
 
 	"github.com/relaykit/relaykit/examples/relay/internal/api"
+	"github.com/relaykit/relaykit/stream"
+	"github.com/relaykit/relaykit/stream/tlscert"
 )
 
 // status takes the snapshot GET /api/status serves.
@@ -23,8 +26,15 @@ func (r *Relay) status() api.Status {
 		for _, v := range is.Dropped {
 			s.Dropped += v
 		}
-		if in.Listener != nil {
-			s.Connections = in.Listener.Stats().Open
+		if ls, ok := in.ListenerStats(); ok {
+			s.Connections = ls.Open
+			if in.Proxy != stream.ProxyOff {
+				s.Proxy = &api.ProxyStatus{Mode: in.Proxy.String(), Headers: ls.ProxyHeaders, Local: ls.ProxyLocal,
+					Refused: ls.ProxyNotAllowed + ls.ProxyMalformed + ls.ProxyMissing + ls.ProxyTimeout}
+			}
+		}
+		if in.Certs != nil {
+			s.TLS = certStatus(in.Certs)
 		}
 		st.Inputs = append(st.Inputs, s)
 	}
@@ -62,6 +72,20 @@ func (r *Relay) status() api.Status {
 		st.Taps = append(st.Taps, api.TapStatus{Point: n, Subscribers: taps[n].Subscribers})
 	}
 	return st
+}
+
+// certStatus is the status of a TLS input's certificate.
+func certStatus(c *tlscert.Store) *api.TLSStatus {
+	leaf, cs := c.Leaf(), c.Stats()
+	ts := &api.TLSStatus{SHA256: c.Fingerprint().String(), Subject: leaf.Subject.String(), Names: slices.Clone(leaf.DNSNames),
+		NotAfter: leaf.NotAfter.UTC(), Reloads: cs.Reloads, ReloadErrors: cs.ReloadErrors}
+	for _, ip := range leaf.IPAddresses {
+		ts.Names = append(ts.Names, ip.String())
+	}
+	if err := c.Err(); err != nil {
+		ts.Error = err.Error()
+	}
+	return ts
 }
 
 // serveStatus serves GET /api/status.

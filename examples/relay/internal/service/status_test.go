@@ -15,12 +15,15 @@ import (
 	"time"
 
 	"github.com/relaykit/relaykit/examples/relay/internal/api"
+	"github.com/relaykit/relaykit/examples/relay/internal/config"
 	"github.com/relaykit/relaykit/examples/relay/internal/relaytest"
 
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/relaykit/relaykit/stream"
 )
 
 // statusShot, when set, is where TestStatusPageInChromium saves a
@@ -194,6 +197,9 @@ func TestStatusPageInChromium(t *testing.T) {
 	const token = "page-token-5e2b"
 	cfg := relaytest.ConfigWithAPI(t, token)
 	cfg.Sources.Enabled = true // the page's sources section
+	// The page's TLS and PROXY section: an input with both.
+	cfg.Inputs.SyslogTCP = append(cfg.Inputs.SyslogTCP, config.TCPInputConfig{Name: "tls", Listen: "127.0.0.1:0", TLS: &config.TLSConfig{Auto: true},
+		StreamLimits: config.StreamLimits{ConnLimits: config.ConnLimits{ProxyProtocol: stream.ProxyOptional, ProxyAllowed: []string{"127.0.0.1"}}}})
 	tr := startRelay(t, cfg)
 	relaytest.SendTCP(t, tr.addr("tcp"), relaytest.LoggerLine) // some counts before the page loads
 
@@ -298,6 +304,11 @@ func TestStatusPageInChromium(t *testing.T) {
 	assert.Contains(t, inputs, "udp")
 	assert.Contains(t, dests, "archive")
 	assert.Contains(t, dests, "ok")
+	fp := tlsStatus(getStatus(t, tr, token), "tls").SHA256
+	poll(`document.querySelector("#listeners tbody").textContent.includes("` + fp + `")`)
+	listeners := text("#listeners tbody")
+	assert.Contains(t, listeners, "optional")
+	assert.Contains(t, listeners, "ok (0 reloads)")
 
 	// The live tail: start it at the archive, then send a line.
 	poll(`document.querySelectorAll("#tail-point option").length > 0`)
