@@ -71,7 +71,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"ring size", "workers:\n  ring_size: 1000\n", "workers.ring_size: 1000 is not a power of two"},
 		{"read size", "inputs:\n  syslog_tcp:\n    - name: t\n      listen: 127.0.0.1:1\n      read_size: 2MiB\n", "inputs.syslog_tcp[0].read_size: 2097152 out of range 4KiB..1MiB"},
 		{"read buffers", "inputs:\n  json_tcp:\n    - name: j\n      listen: 127.0.0.1:1\n      read_size: 1MiB\n      read_buffers: 64KiB\n", "inputs.json_tcp[0].read_buffers: 65536 is less than read_size"},
-		{"step", "routes:\n  - name: r\n    destinations: [archive]\n    pipeline:\n      - type: sample\n", "routes[0].pipeline[0]: sample: n must be at least 1"},
+		{"step", "routes:\n  - name: r\n    destinations: [archive]\n    pipeline:\n      - type: sample\n", "routes[0].pipeline[0]: line 5: sample: n must be at least 1"},
 		{"spool mode", "spool:\n  mode: sometimes\n", `spool.mode: unknown mode "sometimes"`},
 		{"spool full", "spool:\n  full: overflow\n", `spool.full: unknown policy "overflow"`},
 		{"dest spool mode", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: t\n    spool: {mode: never}\n", `destinations.h.spool.mode: unknown mode "never"`},
