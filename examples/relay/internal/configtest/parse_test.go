@@ -56,7 +56,7 @@ func TestParseStepsReadme(t *testing.T) {
 	suite, err := ParseTests([]byte(`
 tests:
   - name: every step
-    input: {line: '`+line+`'}
+    input: {line: '` + line + `'}
     expect:
       destinations: [sentinel-cef]
       fields: {date: 2026-11-28, src: 10.0.0.1, spt: "443", dst: "2001:db8::9", dpt: "80", kind: web, act: allow, cat: news,

@@ -29,7 +29,7 @@ func (l *Ledger) Produce(step string, n int64) { l.produced.add(step, n) }
 // each extra destination listed by the route that takes it.
 type routeTable struct {
 	r        *pipeline.Router
-	listings []int        // per route, the destinations it lists
+	listings []int // per route, the destinations it lists
 	steps    Steps
 }
 
