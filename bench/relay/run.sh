@@ -45,6 +45,11 @@
 #            S_RATE paces the load (events/s; 0, the default, is as fast as
 #            it goes, which builds a backlog that the spool takes on disk
 #            even with on_failure)
+#   sf       FortiGate key=value -> CommonSecurityLog against CEF -> CommonSecurityLog:
+#            scenario s with 1.2 KB FortiOS traffic and UTM logs (tools biglines
+#            -kind fortigate) through a route with {type: vendor, name: fortigate},
+#            alternating with scenario s's CEF lines, SF_RUNS (5) pairs:
+#            events per relay CPU-second of each, run after run
 #   so       Sentinel outage: scenario s's destination unreachable for
 #            SO_OUTAGE (60) s while lines arrive at SO_RATE (5000) events/s,
 #            then up: spool bytes per event against wire bytes per row, and
@@ -716,12 +721,17 @@ EOF
 
 # scenario_s KIND (syslog|cef): tools send -> relay -> tools dcr.
 scenario_s() {
-	local kind=$1 d=$work/s-$1 port mport dport table stream mode=${S_SPOOL_MODE:-always}
+	local kind=$1 d=$work/s-$1 port mport dport table stream mode=${S_SPOOL_MODE:-always} steps=""
+	rm -rf "$d"
 	mkdir -p "$d"
 	port=$(freeport)
 	mport=$(freeport)
 	dport=$(freeport)
-	if [ "$kind" = cef ]; then table=common_security_log stream=Microsoft-CommonSecurityLog; else table=syslog stream=Microsoft-Syslog; fi
+	case $kind in
+	cef) table=common_security_log stream=Microsoft-CommonSecurityLog ;;
+	fortigate) table=common_security_log stream=Microsoft-CommonSecurityLog steps=", pipeline: [{type: vendor, name: fortigate}]" ;;
+	*) table=syslog stream=Microsoft-Syslog ;;
+	esac
 	"$work/tools" biglines -n 50000 -kind "$kind" >"$d/lines.txt"
 	"$work/tools" dcr -listen "127.0.0.1:$dport" >"$d/dcr.txt" 2>&1 &
 	local dpid=$!
@@ -744,7 +754,7 @@ destinations:
     client_secret: bench-secret
 ${S_LEVEL:+    compression_level: $S_LEVEL}
 routes:
-  - {name: all, final: true, destinations: [sentinel]}
+  - {name: all, final: true, destinations: [sentinel]$steps}
 spool: {dir: $d/spool, mode: $mode, max_size: 4GiB}
 dead_letter: {dir: $d/dl}
 metrics: {listen: 127.0.0.1:$mport}
@@ -762,7 +772,7 @@ EOF
 	stop_relay
 	local rows reqs wire raw
 	read -r rows reqs wire raw < <(curl -s "http://127.0.0.1:$dport/count?stream=$stream")
-	report "s relay tcp->sentinel $table ($mode, level ${S_LEVEL:-default})" "$sent" "$rows" "$cpu" "$rss"
+	report "s relay tcp->sentinel $table ($kind, $mode, level ${S_LEVEL:-default})" "$sent" "$rows" "$cpu" "$rss"
 	awk -v s="$split" -v n="$rows" -v q="$reqs" -v w="$wire" -v r="$raw" -v l="$(stat -c%s "$d/lines.txt")" -v k="$(wc -l <"$d/lines.txt")" 'BEGIN {
 		printf "  %s; input %.0f bytes/line; %d requests, %.0f rows each; per row %.0f JSON bytes, %.0f wire bytes (%.2fx)\n",
 			s, l / k, q, (q > 0 ? n / q : 0), (n > 0 ? r / n : 0), (n > 0 ? w / n : 0), (w > 0 ? r / w : 0) }'
@@ -851,6 +861,7 @@ for s in $SCEN; do
 	o) scenario_o http; scenario_o grpc ;;
 	s) scenario_s syslog; scenario_s cef ;;
 	so) scenario_so syslog; scenario_so cef ;;
+	sf) for _ in $(seq "${SF_RUNS:-5}"); do scenario_s cef; scenario_s fortigate; done ;;
 	idle) scenario_idle ;;
 	*) echo "unknown scenario $s" >&2; exit 2 ;;
 	esac

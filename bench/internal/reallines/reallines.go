@@ -235,3 +235,63 @@ func (g *Gen) CEF(b []byte) []byte {
 	}
 	return b
 }
+
+// FortiGate appends one FortiGate log line (no LF) of about Size bytes
+// in FortiOS's default syslog format, key=value pairs after the PRI with
+// no syslog header: a forward traffic log (four in five) or a UTM web
+// filter log, carrying what the CEF lines carry (addresses, ports, NAT,
+// interfaces, zones, policy, application, bytes and packets, URL, user
+// agent) under FortiOS's own keys.
+func (g *Gen) FortiGate(b []byte) []byte {
+	g.seq++
+	start := len(b)
+	s := g.seq / 50
+	utm := g.r.IntN(5) == 0
+	pri, logid, typ, sub, level := 189, "0000000013", "traffic", "forward", "notice"
+	if utm {
+		pri, logid, typ, sub, level = 188, "0316013056", "utm", "webfilter", "warning"
+	}
+	dev := g.r.IntN(4)
+	b = fmt.Appendf(b, `<%d>date=2026-11-22 time=%02d:%02d:%02d devname="fgt-edge-%02d" devid="FG200FTK229%05d" eventtime=%d%09d tz="+0100" logid="%s" type="%s" subtype="%s" level="%s" vd="root" srcip=`,
+		pri, 1+s/3600%20, s/60%60, s%60, dev, 10000*(1+dev), 1795000000+s, g.r.IntN(1e9), logid, typ, sub, level)
+	b = g.ip(b, true)
+	b = fmt.Appendf(b, ` srcport=%d srcintf="port%d" srcintfrole="lan" srcuuid="`, 1024+g.r.IntN(60000), 2+g.r.IntN(3))
+	b = g.uuid(b)
+	b = append(b, `" dstip=`...)
+	b = g.ip(b, false)
+	act := []string{"accept", "accept", "close", "close", "deny", "timeout"}[g.r.IntN(6)]
+	if utm {
+		act = "blocked"
+	}
+	b = fmt.Appendf(b, ` dstport=%d dstintf="port1" dstintfrole="wan" dstuuid="`, []int{443, 443, 80, 53, 22, 3389, 8443}[g.r.IntN(7)])
+	b = g.uuid(b)
+	b = fmt.Appendf(b, `" srccountry="Reserved" dstcountry="%s" sessionid=%d proto=%d action="%s" policyid=%d policytype="policy" poluuid="`,
+		[]string{"United States", "Germany", "Netherlands", "Ireland", "France"}[g.r.IntN(5)], g.r.IntN(1e9), []int{6, 6, 17}[g.r.IntN(3)], act, 1+g.r.IntN(40))
+	b = g.uuid(b)
+	b = fmt.Appendf(b, `" policyname="%s-%s" user="%s" service="%s" trandisp="snat" transip=203.0.113.%d transport=%d appid=%d app="%s" appcat="%s" apprisk="%s" applist="default" duration=%d sentbyte=%d rcvdbyte=%d sentpkt=%d rcvdpkt=%d`,
+		act, g.pick(apps), g.pick(users), []string{"HTTPS", "HTTP", "DNS", "SSH", "RDP"}[g.r.IntN(5)], 1+g.r.IntN(8), 1024+g.r.IntN(60000),
+		g.r.IntN(50000), g.pick(apps7), g.pick(cats), []string{"low", "medium", "elevated", "high"}[g.r.IntN(4)], g.r.IntN(600),
+		g.r.IntN(5e5), g.r.IntN(5e5), g.r.IntN(3000), g.r.IntN(3000))
+	if utm {
+		b = fmt.Appendf(b, ` eventtype="ftgd_blk" hostname="%s.example.%s" profile="default" reqtype="direct" url="%s?q=`,
+			g.pick(apps), []string{"com", "net", "org"}[g.r.IntN(3)], g.pick(paths))
+		b = g.hex(b, 20)
+		b = fmt.Appendf(b, `" direction="outgoing" method="domain" cat=%d catdesc="%s" crscore=30 craction=4194304 crlevel="high" msg="URL belongs to a denied category in policy"`,
+			g.r.IntN(90), g.pick(cats))
+	} else {
+		b = fmt.Appendf(b, ` vwlid=0 utmaction="allow" countweb=%d countapp=%d mastersrcmac="`, g.r.IntN(3), g.r.IntN(3))
+		for i := range 6 {
+			if i > 0 {
+				b = append(b, ':')
+			}
+			b = g.hex(b, 2)
+		}
+		b = fmt.Appendf(b, `" srcmac="00:0c:29:%02x:%02x:%02x" srcserver=0`, g.r.IntN(256), g.r.IntN(256), g.r.IntN(256))
+	}
+	b = fmt.Appendf(b, ` agent="%s" srchwvendor="%s" osname="%s"`, g.pick(agents),
+		[]string{"VMware", "Dell", "Apple", "Lenovo"}[g.r.IntN(4)], []string{"Windows", "Linux", "macOS"}[g.r.IntN(3)])
+	for i := 1; len(b) < start+Size-24; i++ {
+		b = fmt.Appendf(b, ` utmref%d=%d-%d`, i, g.r.IntN(65536), g.r.Int64N(1e12))
+	}
+	return b
+}

@@ -17,7 +17,7 @@
 //	tools idle -addr A -conns N                 N connections that send one line each and then
 //	                                            stay open, idle, until killed (from 127.0.x.y,
 //	                                            60 per source address); prints "ready N"
-//	tools biglines -n N -kind syslog|cef > F    realistic 1.2 KB RFC 5424 lines (app, web, audit,
+//	tools biglines -n N -kind syslog|cef|fortigate > F    realistic 1.2 KB RFC 5424 lines (app, web, audit,
 //	                                            kubelet) or CEF firewall records (gzip: about 3x)
 //	tools dcr -listen 127.0.0.1:8089            counting Logs Ingestion stand-in (token endpoint
 //	                                            and gzip JSON rows, 204); GET /count[?stream=S]

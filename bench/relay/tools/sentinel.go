@@ -23,11 +23,11 @@ import (
 
 // biglines writes n realistic lines of about 1.2 KB (reallines): RFC 5424
 // application, web, audit and Kubernetes logs (-kind syslog) or CEF
-// firewall records (-kind cef).
+// firewall records (-kind cef), or FortiGate key=value logs (-kind fortigate).
 func biglines(args []string) {
 	fs := flag.NewFlagSet("biglines", flag.ExitOnError)
 	n := fs.Int("n", 50000, "lines")
-	kind := fs.String("kind", "syslog", "syslog or cef")
+	kind := fs.String("kind", "syslog", "syslog, cef or fortigate")
 	seed := fs.Uint64("seed", 1, "generator seed")
 	_ = fs.Parse(args)
 	g := reallines.New(*seed)
@@ -40,6 +40,8 @@ func biglines(args []string) {
 			b = g.Syslog(b[:0])
 		case "cef":
 			b = g.CEF(b[:0])
+		case "fortigate":
+			b = g.FortiGate(b[:0])
 		default:
 			log.Fatalf("biglines: unknown kind %q", *kind)
 		}

@@ -39,6 +39,8 @@ type Config struct {
 	API             APIConfig                    `yaml:"api"`
 	ShutdownTimeout time.Duration                `yaml:"shutdown_timeout"`
 	StatsInterval   time.Duration                `yaml:"stats_interval"`
+
+	lines map[string]int // the file's routes: line by path ("routes[0].pipeline[1].pattern"), for errors
 }
 
 // Secret is a string that prints redacted.
@@ -143,6 +145,7 @@ func LoadConfig(path string) (Config, error) {
 			return Config{}, fmt.Errorf("%s: %w", path, err)
 		}
 		cfg = overlay(cfg, over, data)
+		cfg.lines = routeLines(data)
 	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err
@@ -256,7 +259,7 @@ func overlay(def, over Config, data []byte) Config {
 // Validate fills defaults for zero values and checks every field, naming
 // the field in the error. Each section checks itself.
 func (c *Config) Validate() error {
-	ck := &Checker{names: map[string]bool{}}
+	ck := &Checker{names: map[string]bool{}, lines: c.lines}
 	c.Inputs.validate(ck)
 	c.Workers.validate(ck)
 	if c.Timezone == "" {
@@ -291,6 +294,46 @@ type Checker struct {
 	Errs    []error
 	names   map[string]bool // input names seen
 	autoTLS bool            // an input has tls: {auto: true}
+	lines   map[string]int  // Config.lines
+}
+
+// line returns "line N: " for the value at path in the file, or "".
+func (ck *Checker) line(path string) string {
+	if n, ok := ck.lines[path]; ok {
+		return fmt.Sprintf("line %d: ", n)
+	}
+	return ""
+}
+
+// routeLines indexes the lines of the routes section of a YAML file by
+// path: "routes[0]", "routes[0].pipeline[1].pattern", ...
+func routeLines(data []byte) map[string]int {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil
+	}
+	idx := map[string]int{}
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		idx[path] = n.Line
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				walk(n.Content[i+1], path+"."+n.Content[i].Value)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	}
+	root := doc.Content[0]
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == "routes" {
+			walk(root.Content[i+1], "routes")
+		}
+	}
+	return idx
 }
 
 // bad records an error of field.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/relaykit/relaykit/pipeline"
 )
 
@@ -44,6 +46,14 @@ type RouteConfig struct {
 //	keep:       fields (only these extracted fields survive; "prefix*" keeps a prefix)
 //	parse_json: field (empty: message), prefix
 //	parse_cef:  (no settings; syslog inputs already decode CEF messages)
+//	kv:         field, delimiters, separator, quotes, prefix, duplicate (last|first|join), max_fields
+//	csv:        field, separator, columns, select, sets, prefix, extra_prefix, keep_empty, braces, max_fields
+//	regex:      field, pattern (named groups), prefix
+//	grok:       field, pattern, patterns, prefix, capture_unnamed
+//	timestamp:  fields (joined by separator), layout (Go's, or unix|unix_ms|unix_us|unix_ns),
+//	            location (default: timezone), zone_field
+//	convert:    fields ({name: int|float|bool|ip}), remove_invalid
+//	vendor:     name (fortigate|panos|cisco_asa|checkpoint), field, location (default: timezone)
 //	geoip:      city_db and/or asn_db, field or json_path (where the IP is), prefix
 //	lookup:     memcached (servers) or csv (file of key,value), field or json_path (the key),
 //	            target, default, timeout, cache_ttl
@@ -85,8 +95,65 @@ type StepConfig struct {
 	Dynamic    bool          `yaml:"dynamic"`
 	MinEvents  int           `yaml:"min_events"`
 	MaxRate    int           `yaml:"max_rate"`
-	Fields     []string      `yaml:"fields"`
+	Fields     StepFields    `yaml:"fields"`
+
+	// Parse steps (kv, csv, regex, grok, timestamp, convert, vendor):
+	// package parse's Config fields, built by package route.
+	Name           string              `yaml:"name"`
+	Delimiters     string              `yaml:"delimiters"`
+	Separator      string              `yaml:"separator"`
+	Quotes         string              `yaml:"quotes"`
+	Duplicate      string              `yaml:"duplicate"`
+	MaxFields      int                 `yaml:"max_fields"`
+	Columns        []string            `yaml:"columns"`
+	Select         string              `yaml:"select"`
+	Sets           map[string][]string `yaml:"sets"`
+	ExtraPrefix    string              `yaml:"extra_prefix"`
+	KeepEmpty      bool                `yaml:"keep_empty"`
+	Braces         bool                `yaml:"braces"`
+	Patterns       map[string]string   `yaml:"patterns"`
+	CaptureUnnamed bool                `yaml:"capture_unnamed"`
+	Layout         string              `yaml:"layout"`
+	Location       string              `yaml:"location"`
+	ZoneField      string              `yaml:"zone_field"`
+	RemoveInvalid  bool                `yaml:"remove_invalid"`
 }
+
+// StepFields is a step's fields: a list of names (keep, timestamp), or
+// names each with a type (convert: {dpt: int}).
+type StepFields struct {
+	Names []string
+	Types map[string]string
+}
+
+// UnmarshalYAML reads a list into Names and a mapping into Types.
+func (f *StepFields) UnmarshalYAML(n *yaml.Node) error {
+	for n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind == yaml.MappingNode {
+		return n.Decode(&f.Types)
+	}
+	return n.Decode(&f.Names)
+}
+
+// stepTypes are the step types another package builds (RegisterStepType:
+// package route registers the parse steps), by type.
+var stepTypes = map[string]StepBuilder{}
+
+// RegisterStepType makes typ a step type that build builds; Validate
+// builds each such step to check it. Call it from an init function.
+func RegisterStepType(typ string, build StepBuilder) { stepTypes[typ] = build }
+
+// KeyError is an error of one setting of a step, named by its key
+// ("pattern"): Validate reports it at that key, with its line.
+type KeyError struct {
+	Key string
+	Err error
+}
+
+func (e *KeyError) Error() string { return e.Err.Error() }
+func (e *KeyError) Unwrap() error { return e.Err }
 
 // validateRoutes checks the routes and their steps against the
 // destinations.
@@ -104,7 +171,7 @@ func (c *Config) validateRoutes(ck *Checker) {
 		}
 		routeNames[r.Name] = true
 		if _, err := regexp.Compile(r.Filter); err != nil {
-			ck.Bad(f+".filter", "%v", err)
+			ck.Bad(f+".filter", "%s%v", ck.line(f+".filter"), err)
 		}
 		if len(r.Destinations) == 0 {
 			ck.Bad(f+".destinations", "at least one destination is required")
@@ -114,9 +181,18 @@ func (c *Config) validateRoutes(ck *Checker) {
 				ck.Bad(fmt.Sprintf("%s.destinations[%d]", f, j), "unknown destination %q", d)
 			}
 		}
-		for j, s := range r.Pipeline {
+		for j := range r.Pipeline {
+			s := &c.Routes[i].Pipeline[j]
+			if (s.Type == "timestamp" || s.Type == "vendor") && s.Location == "" {
+				s.Location = c.Timezone // device times without a zone read as syslog's do
+			}
+			at := fmt.Sprintf("%s.pipeline[%d]", f, j)
 			if err := s.validate(); err != nil {
-				ck.Bad(fmt.Sprintf("%s.pipeline[%d]", f, j), "%v (route %q)", err, r.Name)
+				var ke *KeyError
+				if errors.As(err, &ke) {
+					at += "." + ke.Key
+				}
+				ck.Bad(at, "%s%v (route %q)", ck.line(at), err, r.Name)
 			}
 		}
 	}
@@ -128,7 +204,7 @@ func (s StepConfig) Keyed() bool {
 	return s.Type == "suppress" || s.Type == "aggregate" || s.Type == "sample" && (s.Dynamic || len(s.Key) > 0)
 }
 
-func (s StepConfig) validate() error {
+func (s *StepConfig) validate() error {
 	need := func(what, v string) error {
 		if v == "" {
 			return fmt.Errorf("%s: %s is required", s.Type, what)
@@ -146,28 +222,32 @@ func (s StepConfig) validate() error {
 		if err := need("pattern", s.Pattern); err != nil {
 			return err
 		}
-		_, err := regexp.Compile(s.Pattern)
-		return err
+		if _, err := regexp.Compile(s.Pattern); err != nil {
+			return &KeyError{"pattern", err}
+		}
 	case "sample":
 		if s.Dynamic {
 			if s.N > 1 {
 				return errors.New("sample: n is not used with dynamic: true (the rate comes from each key's volume)")
 			}
-			return validReduceStep(s)
+			return validReduceStep(*s)
 		}
 		if s.N < 1 {
 			return errors.New("sample: n must be at least 1")
 		}
 		if len(s.Key) > 0 {
-			return validReduceStep(s)
+			return validReduceStep(*s)
 		}
 	case "suppress", "aggregate":
-		return validReduceStep(s)
+		return validReduceStep(*s)
 	case "keep":
-		if len(s.Fields) == 0 {
-			return errors.New("keep: fields is required (the extracted fields to keep)")
+		if s.Fields.Types != nil {
+			return errors.New("keep: fields is a list of names, not a map")
 		}
-		for i, f := range s.Fields {
+		if len(s.Fields.Names) == 0 {
+			return errors.New("keep: fields is required (a list of the extracted fields to keep)")
+		}
+		for i, f := range s.Fields.Names {
 			if f == "" {
 				return fmt.Errorf("keep: fields[%d] is empty", i)
 			}
@@ -183,7 +263,12 @@ func (s StepConfig) validate() error {
 		}
 		return need("target", s.Target)
 	default:
-		return fmt.Errorf("unknown step type %q", s.Type)
+		build, ok := stepTypes[s.Type]
+		if !ok {
+			return fmt.Errorf("unknown step type %q", s.Type)
+		}
+		_, err := build(*s)
+		return err
 	}
 	return nil
 }

@@ -37,11 +37,14 @@ func BuiltinStep(sc StepConfig) (pipeline.Function, error) {
 		return pipeline.NewAggregate(pipeline.AggregateConfig{Key: sc.Key, Window: sc.Window, Sum: sc.Sum, Min: sc.Min, Max: sc.Max,
 			SourceType: sc.SourceType, MaxKeys: sc.MaxKeys})
 	case "keep":
-		return pipeline.Keep(sc.Fields...), nil
+		return pipeline.Keep(sc.Fields.Names...), nil
 	case "parse_json":
 		return pipeline.ParseJSON(pipeline.JSONConfig{Field: sc.Field, Prefix: sc.Prefix})
 	case "parse_cef":
 		return syslog.ParseCEF(), nil
+	}
+	if build, ok := stepTypes[sc.Type]; ok {
+		return build(sc)
 	}
 	return nil, fmt.Errorf("unknown step type %q", sc.Type)
 }

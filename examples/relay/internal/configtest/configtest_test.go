@@ -60,7 +60,7 @@ func TestRelayTestRecipes(t *testing.T) {
 			assert.Regexp(t, `^PASS: \d+ cases\n$`, out)
 		})
 	}
-	assert.Equal(t, 3, n, "recipes")
+	assert.Equal(t, 7, n, "recipes")
 }
 
 // TestRecipesFollowReadme keeps the recipes' routes those of the README's

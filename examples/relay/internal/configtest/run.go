@@ -128,7 +128,7 @@ func newTestRunner(cfg *config.Config) (_ *testRunner, err error) {
 	}
 	// Every route's steps build (a case builds its own router, with fresh
 	// reduction state).
-	if _, err := tr.router(pipelinetest.NewHarness()); err != nil {
+	if _, err := tr.router(pipelinetest.NewHarness(), nil); err != nil {
 		return nil, err
 	}
 	return tr, nil
@@ -154,8 +154,10 @@ func (tr *testRunner) step(sc config.StepConfig) (pipeline.Function, error) {
 }
 
 // router builds the config's routes with h's recorders (by destination
-// name) as the destinations and h's drop counter as the drop hook.
-func (tr *testRunner) router(h *pipelinetest.Harness) (*pipeline.Router, error) {
+// name) as the destinations, h's drop counter as the drop hook and onErr
+// as the hook of the steps' errors (a parse step's no match: the event
+// goes on).
+func (tr *testRunner) router(h *pipelinetest.Harness, onErr func(route, step string, err error)) (*pipeline.Router, error) {
 	specs, _, err := route.Specs(tr.cfg.Routes, tr.step, func(name string) (relaykit.Sink, bool) {
 		if _, ok := tr.cfg.Destinations[name]; !ok {
 			return nil, false
@@ -165,7 +167,7 @@ func (tr *testRunner) router(h *pipelinetest.Harness) (*pipeline.Router, error) 
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.NewRouter(specs, pipeline.Config{Hooks: pipeline.Hooks{OnDrop: h.OnDrop}})
+	return pipeline.NewRouter(specs, pipeline.Config{Hooks: pipeline.Hooks{OnDrop: h.OnDrop, OnFunctionError: onErr}})
 }
 
 // run runs one case: its events through a fresh route table of
@@ -184,12 +186,22 @@ func (tr *testRunner) run(tc TestCase) (res CaseResult) {
 		return res
 	}
 	h := pipelinetest.NewHarness()
-	rt, err := tr.router(h)
+	var stepErrs []string
+	errCount := map[string]int{}
+	rt, err := tr.router(h, func(route, step string, err error) {
+		k := fmt.Sprintf("route %s, step %s: %v (the event went on)", route, step, err)
+		if errCount[k]++; errCount[k] == 1 {
+			stepErrs = append(stepErrs, k)
+		}
+	})
 	if err != nil { // checked when the runner was built
 		fail("routes: %v", err)
 		return res
 	}
 	_ = h.Run(context.Background(), rt, events) // recorders never fail
+	for _, k := range stepErrs {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d× %s", errCount[k], k))
+	}
 	drops, order := h.Drops()
 	for _, k := range order {
 		res.Notes = append(res.Notes, fmt.Sprintf("dropped %d: %s", drops[k], k))

@@ -255,6 +255,7 @@ func (l *Ledger) Describe(ch chan<- *prometheus.Desc) {
 	metrics.DescribeAll(ch, inputTable, countsTable, udpTable, kernelDropTable, listenerTable, handingTable, readBytesTable, framingTable,
 		framerReadsTable, readBufferTable, certTable, workerTable, destTable, archiveTable, queueTable, spoolTable, ledgerTable,
 		deadLetterTable, metrics.Table[latencyHist]{{Desc: DescDestLatency}}, stepTable)
+	metrics.DescribeAll(ch, parseTables...)
 }
 
 func (l *Ledger) Collect(ch chan<- prometheus.Metric) {
@@ -298,6 +299,7 @@ func (l *Ledger) Collect(ch chan<- prometheus.Metric) {
 	deadLetterTable.Collect(ch, l)
 	ledgerTable.Collect(ch, &snap)
 	l.collectSteps(ch)
+	l.collectParse(ch)
 	for _, d := range dests {
 		destTable.Collect(ch, d, d.Name)
 		ch <- d.Latency.Metric(DescDestLatency, d.Name)

@@ -29,8 +29,14 @@ func (l *Ledger) Produce(step string, n int64) { l.produced.add(step, n) }
 // each extra destination listed by the route that takes it.
 type routeTable struct {
 	r        *pipeline.Router
-	listings []int        // per route, the destinations it lists
-	keyed    []*KeyedStep // its steps that keep state by key
+	listings []int // per route, the destinations it lists
+	steps    Steps
+}
+
+// Steps are the steps of a route table the ledger exports counters of.
+type Steps struct {
+	Keyed []*KeyedStep // the steps that keep state by key
+	Parse []*ParseStep // package parse's steps
 }
 
 // copies reads the table's copies from its router's counters.
@@ -50,8 +56,8 @@ func (t routeTable) copies() int64 {
 // addTable registers a route table built for the relay; its copies count
 // from now on.
 // listings are, per route, the destinations it lists.
-func (l *Ledger) AddTable(r *pipeline.Router, listings []int, keyed []*KeyedStep) {
-	t := routeTable{r: r, listings: listings, keyed: keyed}
+func (l *Ledger) AddTable(r *pipeline.Router, listings []int, steps Steps) {
+	t := routeTable{r: r, listings: listings, steps: steps}
 	l.mu.Lock()
 	l.tables = append(l.tables, t)
 	l.mu.Unlock()
@@ -103,7 +109,33 @@ func (l *Ledger) keyedSteps() []*KeyedStep {
 	defer l.mu.Unlock()
 	var out []*KeyedStep
 	for _, t := range l.tables {
-		out = append(out, t.keyed...)
+		out = append(out, t.steps.Keyed...)
+	}
+	return out
+}
+
+// stepLabels are the labels of a step's metrics; while a reload's new
+// table and the table it replaces are both in use, the newer's steps
+// stand for a route's position (a metric is sent once per label set).
+type stepLabels struct {
+	route, step string
+	position    int
+}
+
+// newestFirst returns the steps of the tables in use, the newest
+// table's first, each of steps' labels once.
+func newestFirst[S any](l *Ledger, steps func(Steps) []S, labels func(S) stepLabels) []S {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []S
+	seen := map[stepLabels]bool{}
+	for i := len(l.tables) - 1; i >= 0; i-- {
+		for _, s := range steps(l.tables[i].steps) {
+			if k := labels(s); !seen[k] {
+				seen[k] = true
+				out = append(out, s)
+			}
+		}
 	}
 	return out
 }
@@ -146,7 +178,8 @@ var stepTable = metrics.Table[pipeline.StepStats]{
 
 // collectSteps sends the keyed steps' metrics.
 func (l *Ledger) collectSteps(ch chan<- prometheus.Metric) {
-	for _, k := range l.keyedSteps() {
+	for _, k := range newestFirst(l, func(s Steps) []*KeyedStep { return s.Keyed },
+		func(k *KeyedStep) stepLabels { return stepLabels{k.Route, k.Step, k.Position} }) {
 		st := k.Stats()
 		stepTable.Collect(ch, &st, k.Route, k.Step, strconv.Itoa(k.Position))
 	}

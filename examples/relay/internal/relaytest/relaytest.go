@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"sync"
 	"testing"
@@ -165,4 +166,23 @@ func Send(t *testing.T, network, addr string, data []byte) {
 	_, err = c.Write(data)
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
+}
+
+// ReadmeBlock returns the YAML block of the relay's README.md that
+// follows the comment <!-- marker ... -->: tests run the README's own
+// text. The caller's directory is a room's (internal/<room>).
+func ReadmeBlock(t *testing.T, marker string) string {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	m := regexp.MustCompile("(?s)<!-- " + regexp.QuoteMeta(marker) + "[ :][^>]*-->\\s*```yaml\\n(.*?)```").FindSubmatch(readme)
+	require.NotNil(t, m, "the block after <!-- %s --> in README.md", marker)
+	return string(m[1])
+}
+
+// DeviceRecipe returns the README's device recipe for vendor (its routes
+// block) with the destinations the device recipes share.
+func DeviceRecipe(t *testing.T, vendor string) string {
+	t.Helper()
+	return ReadmeBlock(t, "device-recipe: "+vendor) + ReadmeBlock(t, "device-destinations")
 }

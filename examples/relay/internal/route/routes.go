@@ -16,7 +16,7 @@ import (
 // sinks are the relay's destinations. Drops the router counts (no final
 // route took the event, a pipeline step dropped it) go to the ledger.
 func NewRouter(cfg []config.RouteConfig, dests map[string]Destination, steps config.StepBuilder, l *ledger.Ledger, taps *tap.Registry) (*pipeline.Router, error) {
-	routes, keyed, err := Specs(cfg, steps, func(name string) (relaykit.Sink, bool) {
+	routes, counted, err := Specs(cfg, steps, func(name string) (relaykit.Sink, bool) {
 		d, ok := dests[name]
 		return d, ok
 	})
@@ -60,28 +60,35 @@ func NewRouter(cfg []config.RouteConfig, dests map[string]Destination, steps con
 	for i, rc := range cfg {
 		listings[i] = len(rc.Destinations)
 	}
-	l.AddTable(rt, listings, keyed)
+	l.AddTable(rt, listings, counted)
 	return rt, nil
 }
 
 // routeSpecs builds the pipeline routes of cfg: each route's steps with
-// steps, its sinks with sink (by destination name), and the keyed steps
-// among them. The relay's router and `relay test` (package configtest) are
+// steps, its sinks with sink (by destination name), and the keyed and
+// parse steps among them, whose counters the ledger exports. The relay's router and `relay test` (package configtest) are
 // built from the same specs.
-func Specs(cfg []config.RouteConfig, steps config.StepBuilder, sink func(name string) (relaykit.Sink, bool)) ([]pipeline.Route, []*ledger.KeyedStep, error) {
+func Specs(cfg []config.RouteConfig, steps config.StepBuilder, sink func(name string) (relaykit.Sink, bool)) ([]pipeline.Route, ledger.Steps, error) {
 	routes := make([]pipeline.Route, 0, len(cfg))
-	var keyed []*ledger.KeyedStep
+	var counted ledger.Steps
 	for i, rc := range cfg {
 		r := pipeline.Route{Name: rc.Name, Filter: rc.Filter, Field: rc.Field, Final: rc.Final}
 		var fns []pipeline.Function
 		for j, sc := range rc.Pipeline {
 			fn, err := steps(sc)
 			if err != nil {
-				return nil, nil, fmt.Errorf("routes[%d].pipeline[%d] (%s): %w", i, j, rc.Name, err)
+				return nil, ledger.Steps{}, fmt.Errorf("routes[%d].pipeline[%d] (%s): %w", i, j, rc.Name, err)
 			}
 			fns = append(fns, fn)
 			if st, ok := fn.(interface{ Stats() pipeline.StepStats }); ok && sc.Keyed() {
-				keyed = append(keyed, &ledger.KeyedStep{Route: rc.Name, Step: sc.Type, Position: j, Stats: st.Stats})
+				counted.Keyed = append(counted.Keyed, &ledger.KeyedStep{Route: rc.Name, Step: sc.Type, Position: j, Stats: st.Stats})
+			}
+			if _, ok := parseSteps[sc.Type]; ok {
+				name := sc.Type
+				if sc.Type == "vendor" {
+					name += ":" + sc.Name
+				}
+				counted.Parse = append(counted.Parse, &ledger.ParseStep{Route: rc.Name, Step: name, Position: j, Fn: fn})
 			}
 		}
 		if len(fns) > 0 {
@@ -90,13 +97,13 @@ func Specs(cfg []config.RouteConfig, steps config.StepBuilder, sink func(name st
 		for j, name := range rc.Destinations {
 			d, ok := sink(name)
 			if !ok {
-				return nil, nil, fmt.Errorf("routes[%d].destinations[%d]: unknown destination %q", i, j, name)
+				return nil, ledger.Steps{}, fmt.Errorf("routes[%d].destinations[%d]: unknown destination %q", i, j, name)
 			}
 			r.Sinks = append(r.Sinks, d)
 		}
 		routes = append(routes, r)
 	}
-	return routes, keyed, nil
+	return routes, counted, nil
 }
 
 // Destination is a destination as the routes see it: a sink that counts

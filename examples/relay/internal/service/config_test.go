@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +75,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"ring size", "workers:\n  ring_size: 1000\n", "workers.ring_size: 1000 is not a power of two"},
 		{"read size", "inputs:\n  syslog_tcp:\n    - name: t\n      listen: 127.0.0.1:1\n      read_size: 2MiB\n", "inputs.syslog_tcp[0].read_size: 2097152 out of range 4KiB..1MiB"},
 		{"read buffers", "inputs:\n  json_tcp:\n    - name: j\n      listen: 127.0.0.1:1\n      read_size: 1MiB\n      read_buffers: 64KiB\n", "inputs.json_tcp[0].read_buffers: 65536 is less than read_size"},
-		{"step", "routes:\n  - name: r\n    destinations: [archive]\n    pipeline:\n      - type: sample\n", "routes[0].pipeline[0]: sample: n must be at least 1"},
+		{"step", "routes:\n  - name: r\n    destinations: [archive]\n    pipeline:\n      - type: sample\n", "routes[0].pipeline[0]: line 5: sample: n must be at least 1"},
 		{"spool mode", "spool:\n  mode: sometimes\n", `spool.mode: unknown mode "sometimes"`},
 		{"spool full", "spool:\n  full: overflow\n", `spool.full: unknown policy "overflow"`},
 		{"dest spool mode", "destinations:\n  h:\n    type: hec\n    url: https://x\n    token: t\n    spool: {mode: never}\n", `destinations.h.spool.mode: unknown mode "never"`},
@@ -225,7 +226,7 @@ func TestReadmeConfig(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	blocks := strings.Split(string(readme), "```yaml\n")
-	require.Len(t, blocks, 17, "sixteen yaml blocks in README.md: reduction, per-source statistics (its section, Prometheus rules, the route to Sentinel), the full example, the table plans recipe, the edge and the SIEM tier, TLS certificates, the PROXY protocol, the relays behind HAProxy, the HEC and RELP inputs, the Splunk to Sentinel migration, the operator API, OTLP")
+	require.Len(t, blocks, 23, "twenty-two yaml blocks in README.md: reduction, the device logs' destinations, parse steps and four recipes, per-source statistics (its section, Prometheus rules, the route to Sentinel), the full example, the table plans recipe, the edge and the SIEM tier, TLS certificates, the PROXY protocol, the relays behind HAProxy, the HEC and RELP inputs, the Splunk to Sentinel migration, the operator API, OTLP")
 	t.Setenv("RELAY_API_TOKEN", "api-token")
 	t.Setenv("SENTINEL_CLIENT_SECRET", "x")
 	t.Setenv("HEC_TOKEN", "y")
@@ -236,9 +237,12 @@ func TestReadmeConfig(t *testing.T) {
 	t.Setenv("OTLP_TOKEN", "otlp-token")
 	t.Setenv("OTLP_API_KEY", "otlp-key")
 	var cfgs []config.Config
-	for _, b := range blocks[1:] {
+	for i, b := range blocks[1:] {
 		yaml, _, ok := strings.Cut(b, "```")
 		require.True(t, ok)
+		if m := regexp.MustCompile(`<!-- (device-|parse-steps)[^>]*-->\s*$`); m.MatchString(blocks[i]) {
+			continue // the device logs' blocks, read together: TestDeviceRecipes, TestParseStepsReadme
+		}
 		if strings.Contains(yaml, "${SENTINEL_AUX_ENDPOINT}") { // the table plans recipe: TestPlansRecipe runs it
 			continue
 		}

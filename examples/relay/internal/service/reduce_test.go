@@ -43,7 +43,7 @@ func TestReduceStepConfig(t *testing.T) {
 	assert.Equal(t, []string{"bytes"}, steps[1].Sum)
 	assert.Equal(t, "fw:agg", steps[1].SourceType)
 	assert.True(t, steps[3].Dynamic)
-	assert.Equal(t, []string{"src", "cef.*"}, steps[5].Fields)
+	assert.Equal(t, []string{"src", "cef.*"}, steps[5].Fields.Names)
 	for _, sc := range steps {
 		fn, err := config.BuiltinStep(sc)
 		require.NoError(t, err, sc.Type)
@@ -67,7 +67,7 @@ func TestReduceStepConfig(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := config.LoadConfig(relaytest.WriteConfig(t, head+"      - {type: set, field: x, value: y}\n      - "+tt.step+"\n"))
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), "routes[0].pipeline[1]: "+tt.want)
+			assert.Contains(t, err.Error(), "routes[0].pipeline[1]: line 7: "+tt.want, "the step's line")
 			assert.Contains(t, err.Error(), `(route "fw")`)
 		})
 	}
