@@ -36,8 +36,12 @@ toolchain:
 # allocation counts, loads or heap sizes it distorts; TestRaceSplitNames in
 # the root package fails a test that consults the race detector under any
 # other name), the bench module whole, and a one-iteration run of every
-# benchmark.
-test: check-mod lint vuln test-race test-norace
+# benchmark. -parallel 4: the tests marked parallel mostly wait out
+# deadlines and kills (the relay's), so four of them share two cores.
+# Each stage prints how long it took.
+test:
+	@for t in check-mod lint vuln test-race test-norace; do s=$$(date +%s); \
+		$(MAKE) --no-print-directory $$t || exit 1; echo "== make $$t: $$(( $$(date +%s) - s )) s"; done
 
 NORACE_RUN := NoRace|Alloc
 
@@ -46,7 +50,7 @@ check-mod:
 	@for m in $(MODULES); do (cd $$m && go mod verify >/dev/null && go mod tidy -diff && go vet ./...) || { echo "== $$m: module check failed"; exit 1; }; done
 
 test-race:
-	@for m in $(RACE_MODULES); do echo "== $$m (race)"; (cd $$m && go test -race ./...) || exit 1; done
+	@for m in $(RACE_MODULES); do echo "== $$m (race)"; (cd $$m && go test -race -parallel 4 ./...) || exit 1; done
 
 test-norace:
 	@for m in $(RACE_MODULES); do echo "== $$m (no race: $(NORACE_RUN); benchmarks once)"; \

@@ -249,8 +249,8 @@ func TestWireBacklogByteIdentical(t *testing.T) {
 
 func sortBodies(b [][]byte) { slices.SortFunc(b, bytes.Compare) }
 
-// TestWireOutage: the destination answers 503 for 60 s while 2,000 events
-// a second arrive (batches of 200, every 100 ms), with the shipped
+// TestWireOutage: the destination answers 503 for 60 s while 800 events
+// a second arrive (batches of 200, every 250 ms), with the shipped
 // defaults, in a synctest bubble (the 60 s are the bubble's). Send never
 // waits on the clock; everything is delivered once, in order, after the
 // destination returns; the ledger balances; and the backlog takes no more
@@ -258,6 +258,7 @@ func sortBodies(b [][]byte) { slices.SortFunc(b, bytes.Compare) }
 func TestWireOutage(t *testing.T) {
 	for _, kind := range wireKinds {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel() // each in a bubble of its own
 			d := newWireDest(t, kind, forwardtest.DCRServerConfig{})
 			synctest.Test(t, func(t *testing.T) {
 				d.open(t)
@@ -275,7 +276,7 @@ func TestWireOutage(t *testing.T) {
 						require.NoError(t, q.Send(t.Context(), wireBatch(n, size, 600)))
 						waited = max(waited, time.Since(t0))
 						n += size
-						time.Sleep(100 * time.Millisecond) // the offered rate
+						time.Sleep(250 * time.Millisecond) // the offered rate
 					}
 				}
 				send(10 * time.Second)

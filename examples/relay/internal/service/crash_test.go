@@ -183,6 +183,7 @@ func (c *childRelay) kill(t *testing.T) {
 // it delivers every event of every batch that had been closed before the
 // kill; duplicates are at most one batch. About 15 s.
 func TestKillDuringOutage(t *testing.T) {
+	t.Parallel() // mostly waits: overlaps with the other waiting tests
 	hec := forwardtest.NewHECServer(t, forwardtest.HECServerConfig{})
 	hec.SetDown(true)
 	dir := t.TempDir()

@@ -248,6 +248,7 @@ func haArchived(t *testing.T, dirs ...string) map[[2]int]int {
 // per sender, and the per-source statistics of both relays name the
 // senders' own addresses, never HAProxy's: the survivor lists all four.
 func TestHAProxyKillOneRelay(t *testing.T) {
+	t.Parallel() // mostly waits: overlaps with the other waiting tests
 	if testing.Short() {
 		t.Skip("kill test with HAProxy: about 15 s")
 	}

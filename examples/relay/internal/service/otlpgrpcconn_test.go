@@ -118,6 +118,7 @@ func TestOTLPGRPCIdleConnectionsFromOneSource(t *testing.T) {
 // idle timeout (grpc-go's graceful close adds at most a few seconds); the
 // client exports again afterwards on a new connection.
 func TestOTLPGRPCConnDeadlines(t *testing.T) {
+	t.Parallel() // mostly waits: overlaps with the other waiting tests
 	const headerTimeout, idleTimeout = 2 * time.Second, 3 * time.Second
 	cfg := otlpConfig(t)
 	cfg.Inputs.OTLP[0].HeaderTimeout = headerTimeout
@@ -167,6 +168,7 @@ func TestOTLPGRPCConnDeadlines(t *testing.T) {
 // taken in or counted as a request. Meanwhile a real gRPC client's
 // exports are answered and archived at once.
 func TestOTLPGRPCStalledExports(t *testing.T) {
+	t.Parallel() // mostly waits: overlaps with the other waiting tests
 	const bodyTimeout = 2 * time.Second
 	cfg := otlpConfig(t)
 	cfg.Inputs.OTLP[0].BodyTimeout = bodyTimeout
