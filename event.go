@@ -24,6 +24,11 @@ const (
 	// treat the event as user.notice; this flag lets a user tell such
 	// events from those that said user.notice themselves.
 	FlagPriorityAssumed
+	// FlagHostFromPeer means [Event.Host] is the sender's address, set by
+	// the input because the message named no host (or none its parser
+	// could read). A parsing step that finds the device's own name in the
+	// message may replace it, and then clears the flag.
+	FlagHostFromPeer
 )
 
 // PriorityAssumed is the syslog PRI assumed for a message without a valid

@@ -176,6 +176,7 @@ func (s *Syslog) parse(p *syslog.Parser, ev *relaykit.Event, frame, peer []byte,
 	p.Parse(ev, frame)
 	if len(ev.Host) == 0 {
 		ev.Host = append(ev.Host, peer...)
+		ev.Flags |= relaykit.FlagHostFromPeer
 	}
 	if ev.Flags&relaykit.FlagParseError != 0 {
 		l.parseErrors++

@@ -3,6 +3,8 @@ package parse
 import (
 	"bytes"
 	"time"
+
+	"github.com/relaykit/relaykit"
 )
 
 // Check Point: Log Exporter's syslog format (sk122323), an RFC 5424-like
@@ -113,8 +115,11 @@ func parseCheckPoint(v *Vendor, w *fieldWriter, text []byte) error {
 	var hdr cpHeader
 	hdr.read(text[:open])
 	e := w.e
-	if len(e.Host) == 0 && len(hdr.host) > 0 {
-		e.Host = append(e.Host, hdr.host...)
+	// The header's host, where the message gave the syslog parser none
+	// it could read (an input then put the sender's address there).
+	if (len(e.Host) == 0 || e.Flags&relaykit.FlagHostFromPeer != 0) && len(hdr.host) > 0 {
+		e.Host = append(e.Host[:0], hdr.host...)
+		e.Flags &^= relaykit.FlagHostFromPeer
 	}
 	if len(e.Source) == 0 && len(hdr.app) > 0 {
 		e.Source = append(e.Source, hdr.app...)

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/relaykit/relaykit"
 )
 
 // PAN-OS: syslog in the default CSV formats (PAN-OS Administrator's Guide,
@@ -308,9 +310,10 @@ func parsePANOS(v *Vendor, w *fieldWriter, text []byte) error {
 			w.setString(hSeverity, num)
 		}
 	}
-	if len(e.Host) == 0 {
+	if len(e.Host) == 0 || e.Flags&relaykit.FlagHostFromPeer != 0 {
 		if name, ok := e.Field("dvchost"); ok {
 			e.Host = append(e.Host[:0], name...)
+			e.Flags &^= relaykit.FlagHostFromPeer
 		}
 	}
 	w.badTime = panosTime(v, w, generated, genQ, highres, hrQ) != nil

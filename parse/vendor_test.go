@@ -309,6 +309,24 @@ func TestCheckPoint(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "gw-01", string(e.Host))
 	assert.Equal(t, "CheckPoint", string(e.Source))
+
+	// As an input leaves it: the sender's address as the host, flagged as
+	// such. The header's host replaces it; a host the message named stays.
+	var ev relaykit.Event
+	syslog.NewParser(syslog.Config{Location: time.UTC}).Parse(&ev, []byte(line(t, "checkpoint.log", 1)))
+	require.Empty(t, ev.Host, "the syslog parser read no host")
+	ev.Host = append(ev.Host, "10.0.0.9"...)
+	ev.Flags |= relaykit.FlagHostFromPeer
+	_, err = newVendor(t, parse.VendorCheckPoint, time.UTC).Apply(&ev)
+	require.NoError(t, err)
+	assert.Equal(t, "gw-01", string(ev.Host), "the header's host, not the sender's address")
+	assert.Zero(t, ev.Flags&relaykit.FlagHostFromPeer)
+	ev.Reset()
+	syslog.NewParser(syslog.Config{Location: time.UTC}).Parse(&ev, []byte(line(t, "checkpoint.log", 1)))
+	ev.Host = append(ev.Host, "named-by-the-message"...)
+	_, err = newVendor(t, parse.VendorCheckPoint, time.UTC).Apply(&ev)
+	require.NoError(t, err)
+	assert.Equal(t, "named-by-the-message", string(ev.Host))
 }
 
 // TestVendorRawLines runs the steps on lines no syslog parser has seen

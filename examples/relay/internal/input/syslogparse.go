@@ -34,6 +34,7 @@ func (sp *syslogParser) Parse(ev *relaykit.Event, frame []byte, peer string) sys
 	res := sp.Parser.Parse(ev, frame)
 	if len(ev.Host) == 0 {
 		ev.Host = append(ev.Host, peer...)
+		ev.Flags |= relaykit.FlagHostFromPeer
 	}
 	return res
 }

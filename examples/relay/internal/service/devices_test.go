@@ -117,6 +117,12 @@ func row(src, dst string, spt, dpt int, proto, act, classID, time string) map[st
 	return r
 }
 
+// withComputer adds the Computer column a row must have.
+func withComputer(r map[string]any, host string) map[string]any {
+	r["Computer"] = host
+	return r
+}
+
 // TestDeviceRecipes sends each vendor's sample lines (parse/testdata)
 // through a relay running the README's recipe for it to a
 // CommonSecurityLog stand-in that refuses a value of the wrong type in a
@@ -196,7 +202,7 @@ func TestDeviceRecipes(t *testing.T) {
 			}},
 		{vendor: "checkpoint", file: "checkpoint", archived: 1,
 			rows: []map[string]any{
-				row("192.168.96.27", "192.168.96.80", 63945, 443, "6", "Accept", "Log", "2026-11-28T12:58:59.0000000Z"),
+				withComputer(row("192.168.96.27", "192.168.96.80", 63945, 443, "6", "Accept", "Log", "2026-11-28T12:58:59.0000000Z"), "gw-01"),
 				row("2001:db8:ffff::7", "2001:db8::80", 5353, 161, "17", "Drop", "Log", "2026-11-28T12:59:00.0000000Z"),
 				row("198.51.100.30", "10.20.30.40", 443, 49180, "6", "Prevent", "IPS", "2026-11-28T12:59:03.0000000Z"),
 				{"Computer": "gw-01", "DestinationPort": json.Number("22"), "TimeGenerated": "2026-11-28T12:59:02.0000000Z"},
