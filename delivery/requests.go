@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/relaykit/relaykit"
@@ -107,12 +106,7 @@ func (q *Queue) attemptsReq(ctx context.Context, reqs *[]relaykit.Request) (done
 		var delivered, settled int
 		*reqs, delivered, settled = q.settleReqs(ctx, *reqs, nsend, err)
 		sent += settled
-		if delivered > 0 {
-			q.healthy()
-		}
-		if !probe {
-			q.observe(time.Since(began), timedOut, err == nil)
-		}
+		q.attempted(delivered, probe, time.Since(began), timedOut, err == nil)
 		if len(*reqs) == 0 {
 			return true, sent
 		}
@@ -121,18 +115,9 @@ func (q *Queue) attemptsReq(ctx context.Context, reqs *[]relaykit.Request) (done
 			start, attempt = time.Now(), 0
 			continue
 		}
-		q.c.failures.Add(1)
-		q.lastErr.Store(&errBox{err})
-		asked := q.throttle(err)
-		// Jitter: uniform in [backoff/2, backoff].
-		wait := max(backoff/2+rand.N(backoff/2+1), asked)
-		if probe || ctx.Err() != nil || time.Since(start)+wait > q.cfg.RetryBudget ||
-			(q.cfg.MaxAttempts > 0 && attempt >= q.cfg.MaxAttempts) {
-			q.unhealthyNow(err)
+		if !q.retryWait(ctx, err, probe, start, attempt, &backoff) {
 			return false, sent
 		}
-		sleepCtx(ctx, wait)
-		backoff = min(2*backoff, q.cfg.MaxBackoff)
 	}
 }
 

@@ -271,6 +271,39 @@ func (q *Queue) countLost() {
 	}
 }
 
+// attempted records what one attempt did: a delivery marks the
+// destination healthy, and an attempt that was not a probe is observed
+// for the adaptive timeout.
+func (q *Queue) attempted(delivered int, probe bool, took time.Duration, timedOut, ok bool) {
+	if delivered > 0 {
+		q.healthy()
+	}
+	if !probe {
+		q.observe(took, timedOut, ok)
+	}
+}
+
+// retryWait counts a failed attempt and waits out its backoff (jittered
+// uniformly in [backoff/2, backoff], and never shorter than what the
+// destination asked for), doubling *backoff up to MaxBackoff. It returns
+// false, having marked the destination unhealthy, when the attempts must
+// end instead: a failed probe, ctx done, a wait past the retry budget, or
+// MaxAttempts spent.
+func (q *Queue) retryWait(ctx context.Context, err error, probe bool, start time.Time, attempt int, backoff *time.Duration) bool {
+	q.c.failures.Add(1)
+	q.lastErr.Store(&errBox{err})
+	asked := q.throttle(err)
+	wait := max(*backoff/2+rand.N(*backoff/2+1), asked)
+	if probe || ctx.Err() != nil || time.Since(start)+wait > q.cfg.RetryBudget ||
+		(q.cfg.MaxAttempts > 0 && attempt >= q.cfg.MaxAttempts) {
+		q.unhealthyNow(err)
+		return false
+	}
+	sleepCtx(ctx, wait)
+	*backoff = min(2**backoff, q.cfg.MaxBackoff)
+	return true
+}
+
 // attempts sends *evs until every event is delivered or dead-lettered
 // (done), or the retry budget is spent. When the destination is unhealthy
 // the first attempt is a probe: the oldest event alone, bounded by
@@ -301,12 +334,7 @@ func (q *Queue) attempts(ctx context.Context, evs *[]relaykit.Event) (done bool,
 		kept, delivered := q.settle(ctx, batch, err)
 		*evs = joinRest(*evs, len(kept), len(batch))
 		sent += before - len(*evs)
-		if delivered > 0 {
-			q.healthy()
-		}
-		if !probe {
-			q.observe(time.Since(began), timedOut, err == nil)
-		}
+		q.attempted(delivered, probe, time.Since(began), timedOut, err == nil)
 		if len(*evs) == 0 {
 			return true, sent
 		}
@@ -315,18 +343,9 @@ func (q *Queue) attempts(ctx context.Context, evs *[]relaykit.Event) (done bool,
 			start, attempt = time.Now(), 0
 			continue
 		}
-		q.c.failures.Add(1)
-		q.lastErr.Store(&errBox{err})
-		asked := q.throttle(err)
-		// Jitter: uniform in [backoff/2, backoff].
-		wait := max(backoff/2+rand.N(backoff/2+1), asked)
-		if probe || ctx.Err() != nil || time.Since(start)+wait > q.cfg.RetryBudget ||
-			(q.cfg.MaxAttempts > 0 && attempt >= q.cfg.MaxAttempts) {
-			q.unhealthyNow(err)
+		if !q.retryWait(ctx, err, probe, start, attempt, &backoff) {
 			return false, sent
 		}
-		sleepCtx(ctx, wait)
-		backoff = min(2*backoff, q.cfg.MaxBackoff)
 	}
 }
 
