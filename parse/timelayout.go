@@ -3,6 +3,8 @@ package parse
 import (
 	"strings"
 	"time"
+
+	"github.com/relaykit/relaykit/internal/calendar"
 )
 
 // timeLayout is a Go reference-time layout compiled for a fast path:
@@ -318,14 +320,14 @@ func (tl *timeLayout) fast(v []byte, loc *time.Location) (ns int64, ok, sure boo
 	if i != len(v) {
 		return 0, false, false // trailing text (time.Parse may still read a fraction)
 	}
-	if outOfRange || day < 1 || month < 1 || month > 12 || day > daysIn(month, year) {
+	if outOfRange || day < 1 || month < 1 || month > 12 || day > calendar.DaysIn(month, year) {
 		return 0, false, true
 	}
 	var sec64 int64
 	if zoned {
-		sec64 = daysFromCivil(year, month, day)*86400 + int64(hour*3600+minute*60+sec) - int64(offset)
+		sec64 = calendar.DaysFromEpoch(year, month, day)*86400 + int64(hour*3600+minute*60+sec) - int64(offset)
 	} else if loc == time.UTC {
-		sec64 = daysFromCivil(year, month, day)*86400 + int64(hour*3600+minute*60+sec)
+		sec64 = calendar.DaysFromEpoch(year, month, day)*86400 + int64(hour*3600+minute*60+sec)
 	} else {
 		sec64 = time.Date(year, time.Month(month), day, hour, minute, sec, 0, loc).Unix()
 	}
@@ -333,34 +335,4 @@ func (tl *timeLayout) fast(v []byte, loc *time.Location) (ns int64, ok, sure boo
 		return 0, false, true
 	}
 	return sec64*1e9 + int64(nsec), true, true
-}
-
-// daysFromCivil returns the number of days from 1970-01-01 to y-m-d in the
-// proleptic Gregorian calendar.
-func daysFromCivil(y, m, d int) int64 {
-	if m <= 2 {
-		y--
-	}
-	era := y / 400
-	if y < 0 && y%400 != 0 {
-		era--
-	}
-	yoe := y - era*400
-	mp := (m + 9) % 12
-	doy := (153*mp+2)/5 + d - 1
-	doe := yoe*365 + yoe/4 - yoe/100 + doy
-	return int64(era)*146097 + int64(doe) - 719468
-}
-
-func daysIn(m, y int) int {
-	switch m {
-	case 2:
-		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
 }

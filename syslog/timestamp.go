@@ -1,5 +1,7 @@
 package syslog
 
+import "github.com/relaykit/relaykit/internal/calendar"
+
 // Timestamp parsing for the syslog parser, by hand: time.Parse allocates a
 // zone for every numeric offset and is several times slower than reading
 // fixed positions. Dates are converted to Unix time with the civil-date
@@ -23,42 +25,10 @@ const (
 	maxUnixSec = 9223372035
 )
 
-// daysFromCivil returns the number of days from 1970-01-01 to y-m-d in the
-// proleptic Gregorian calendar.
-func daysFromCivil(y, m, d int) int64 {
-	if m <= 2 {
-		y--
-	}
-	era := y / 400
-	if y < 0 && y%400 != 0 {
-		era--
-	}
-	yoe := y - era*400
-	mp := (m + 9) % 12
-	doy := (153*mp+2)/5 + d - 1
-	doe := yoe*365 + yoe/4 - yoe/100 + doy
-	return int64(era)*146097 + int64(doe) - 719468
-}
-
-func isLeap(y int) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
-
-func daysIn(m, y int) int {
-	switch m {
-	case 2:
-		if isLeap(y) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
-}
-
 // localSeconds returns the civil date and time of c as seconds since
 // 1970-01-01T00:00:00 on the same wall clock (no zone applied).
 func (c *civil) localSeconds() int64 {
-	return daysFromCivil(c.year, c.month, c.day)*86400 + int64(c.hour*3600+c.minute*60+c.sec)
+	return calendar.DaysFromEpoch(c.year, c.month, c.day)*86400 + int64(c.hour*3600+c.minute*60+c.sec)
 }
 
 func digit(c byte) (int, bool) { return int(c - '0'), c >= '0' && c <= '9' }
@@ -120,7 +90,7 @@ func parseISO(b []byte, strict bool, c *civil) int {
 	c.minute, ok[4] = num2(b, 14)
 	c.sec, ok[5] = num2(b, 17)
 	if ok != [6]bool{true, true, true, true, true, true} ||
-		c.month < 1 || c.month > 12 || c.day < 1 || c.day > daysIn(c.month, c.year) ||
+		c.month < 1 || c.month > 12 || c.day < 1 || c.day > calendar.DaysIn(c.month, c.year) ||
 		c.hour > 23 || c.minute > 59 || c.sec > 59 {
 		return 0
 	}
@@ -276,7 +246,7 @@ func parseBSD(b []byte, c *civil) int {
 	if i < len(b) && b[i] != ' ' {
 		return 0
 	}
-	if c.day > daysIn(c.month, 2000) || c.hasYear && c.day > daysIn(c.month, c.year) {
+	if c.day > calendar.DaysIn(c.month, 2000) || c.hasYear && c.day > calendar.DaysIn(c.month, c.year) {
 		return 0
 	}
 	c.bsd = true
