@@ -189,6 +189,15 @@ func renderTop(b *strings.Builder, addr string, st, prev *api.Status) {
 	if s := st.Sources; s != nil {
 		fmt.Fprintf(b, "SOURCES tracked=%d silent=%d limited=%d dropped=%d\n", s.Tracked, s.Silent, s.Limited, s.Dropped)
 	}
+	for _, in := range st.Inputs {
+		if c := in.TLS; c != nil {
+			fmt.Fprintf(b, "TLS %s sha256=%s expires %s reloads=%d reload_errors=%d", in.Name, c.SHA256, c.NotAfter.UTC().Format(time.DateOnly), c.Reloads, c.ReloadErrors)
+			if c.Error != "" {
+				fmt.Fprintf(b, " error=%q", c.Error)
+			}
+			b.WriteString("\n")
+		}
+	}
 	var taps []string
 	for _, t := range st.Taps {
 		if t.Subscribers > 0 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relaykit/relaykit/examples/relay/internal/api"
 	"github.com/relaykit/relaykit/examples/relay/internal/relaytest"
 
 	"github.com/stretchr/testify/assert"
@@ -53,4 +54,20 @@ func TestTopCommand(t *testing.T) {
 	errb.Reset()
 	assert.Equal(t, 1, Main(t.Context(), []string{"top", "-addr", off.addr("metrics"), "-n", "1"}, &out, &errb))
 	assert.Contains(t, errb.String(), "api.enabled")
+}
+
+// A TLS input's certificate is on the screen: the fingerprint senders
+// pin, its expiry, and a reload that kept the old certificate.
+func TestTopShowsTLSCertificate(t *testing.T) {
+	st := &api.Status{Time: time.Now(), Ready: true, Inputs: []api.InputStatus{
+		{Name: "tcp", Kind: "syslog_tcp", Connections: 0},
+		{Name: "tls", Kind: "syslog_tcp", Connections: 2, TLS: &api.TLSStatus{
+			SHA256: "AB:CD:EF", NotAfter: time.Date(2036, 11, 28, 0, 0, 0, 0, time.UTC),
+			Reloads: 3, ReloadErrors: 1, Error: "tls: private key does not match public key",
+		}},
+	}}
+	var b strings.Builder
+	renderTop(&b, "127.0.0.1:9464", st, nil)
+	assert.Contains(t, b.String(), `TLS tls sha256=AB:CD:EF expires 2036-11-28 reloads=3 reload_errors=1 error="tls: private key does not match public key"`+"\n")
+	assert.NotContains(t, b.String(), "TLS tcp ")
 }
