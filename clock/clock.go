@@ -129,19 +129,32 @@ func (c *Clock) slow() int64 {
 		}
 	}
 	n := time.Now().UnixNano()
-	if prev := c.now.Swap(n); n-prev >= int64(c.resolution) {
+	if prev := c.advance(n); n-prev >= int64(c.resolution) {
 		c.quick.Store(0)
 		return n
 	}
 	if c.quick.Add(1) >= wakeReads {
 		c.quick.Store(0)
 		if c.state.CompareAndSwap(stateIdle, stateRead) {
-			c.now.Store(time.Now().UnixNano())
+			c.advance(time.Now().UnixNano())
 			c.wakes.Add(1)
 			go c.tick()
 		}
 	}
 	return n
+}
+
+// advance stores n as the cached time unless a later time is there
+// already (a read's time.Now that lost the race with a tick, or a tick
+// its goroutine stored late), and returns the time it found: the cached
+// time never goes back, so neither do a goroutine's reads.
+func (c *Clock) advance(n int64) (prev int64) {
+	for {
+		prev = c.now.Load()
+		if n <= prev || c.now.CompareAndSwap(prev, n) {
+			return prev
+		}
+	}
 }
 
 // tick refreshes the cached time every resolution until it has not been
@@ -154,7 +167,7 @@ func (c *Clock) tick() {
 	lastRead := time.Now().UnixNano()
 	for range t.C {
 		now := time.Now().UnixNano()
-		c.now.Store(now)
+		c.advance(now)
 		if c.state.CompareAndSwap(stateRead, stateUnread) {
 			lastRead = now
 			continue
