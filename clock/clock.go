@@ -129,7 +129,7 @@ func (c *Clock) slow() int64 {
 		}
 	}
 	n := time.Now().UnixNano()
-	if prev := c.advance(n); n-prev >= int64(c.resolution) {
+	if d := n - c.advance(n); d >= int64(c.resolution) || d <= -steppedBack {
 		c.quick.Store(0)
 		return n
 	}
@@ -144,14 +144,22 @@ func (c *Clock) slow() int64 {
 	return n
 }
 
+// steppedBack is how far behind the cached time a time.Now must be for
+// the clock to follow it back: the wall clock was stepped back, or the
+// read is in a synctest bubble, whose fake time starts in 2000. A time
+// less far behind is a read's or a tick's that lost a race (a goroutine
+// preempted between its time.Now and its store), and is not stored.
+const steppedBack = int64(time.Second)
+
 // advance stores n as the cached time unless a later time is there
 // already (a read's time.Now that lost the race with a tick, or a tick
 // its goroutine stored late), and returns the time it found: the cached
-// time never goes back, so neither do a goroutine's reads.
+// time does not go back, so neither do a goroutine's reads, unless n is
+// steppedBack or more behind it.
 func (c *Clock) advance(n int64) (prev int64) {
 	for {
 		prev = c.now.Load()
-		if n <= prev || c.now.CompareAndSwap(prev, n) {
+		if n <= prev && prev-n < steppedBack || c.now.CompareAndSwap(prev, n) {
 			return prev
 		}
 	}

@@ -25,8 +25,9 @@
 // While ticking, a read lags real time by at most the resolution plus
 // the scheduling delay of the ticker's goroutine (on a machine with every
 // core busy that delay can reach milliseconds). It is wall-clock time
-// (time.Now().UnixNano()) that never goes back: a goroutine's reads only
-// grow, unless the system's wall clock itself is stepped back. Its
+// (time.Now().UnixNano()) that does not go back: a goroutine's reads only
+// grow, unless the system's wall clock itself is stepped back (by a
+// second or more: the clock then follows it). Its
 // resolution is coarse: measure short durations with time.Since, not with
 // differences of Nano.
 //
