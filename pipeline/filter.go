@@ -393,6 +393,7 @@ func sanitize(set *litSet) (*litSet, bool) {
 		}
 		out.lits = append(out.lits, lit{s: best, fold: fold})
 	}
+	out.lits = dedup(out.lits) // cut literals can repeat
 	return out, same
 }
 
@@ -527,13 +528,17 @@ func analyzeConcat(subs []*syntax.Regexp) nodeInfo {
 			run = info.exact
 			continue
 		}
-		next := cross(run, info.exact)
+		next, mixed := cross(run, info.exact)
 		if next == nil {
 			// Too many or too long: keep what we had, restart the run.
 			allExact = false
 			flush()
 			run = info.exact
 			continue
+		}
+		if mixed {
+			// Searched case-insensitively, the run is only necessary.
+			allExact = false
 		}
 		run = next
 	}
@@ -547,16 +552,18 @@ func analyzeConcat(subs []*syntax.Regexp) nodeInfo {
 }
 
 // cross returns every concatenation of a string of a with one of b, or nil
-// when the product would exceed the size limits.
-func cross(a, b *litSet) *litSet {
+// when the product would exceed the size limits. mixed reports a product of
+// exact and fold parts that could not be spelled out: its literals are
+// fold, and it is a necessary set only, never exact.
+func cross(a, b *litSet) (_ *litSet, mixed bool) {
 	if len(a.lits)*len(b.lits) > maxSetSize {
-		return nil
+		return nil, false
 	}
 	var ls []lit
 	for _, x := range a.lits {
 		for _, y := range b.lits {
 			if len(x.s)+len(y.s) > maxLitLen {
-				return nil
+				return nil, false
 			}
 			// A literal mixing exact and fold parts becomes fold when
 			// searched; sanitize reports the set as inexact then.
@@ -570,12 +577,12 @@ func cross(a, b *litSet) *litSet {
 						return cross(ea, eb)
 					}
 				}
-				return crossMixed(a, b)
+				return crossMixed(a, b), true
 			}
 			ls = append(ls, lit{s: x.s + y.s, fold: fold})
 		}
 	}
-	return newSet(dedup(ls)...)
+	return newSet(dedup(ls)...), false
 }
 
 // expandSet returns s with every fold literal replaced by its exact case
@@ -612,20 +619,20 @@ func expandSet(s *litSet) *litSet {
 	return newSet(dedup(out)...)
 }
 
-// crossMixed handles a product mixing exact and fold literals: the result
-// is only a necessary condition, so it is returned as a fold set whose
-// literals are marked as coming from mixed parts (fold=false on some
-// literals of a fold set makes sanitize report it inexact).
+// crossMixed handles a product mixing exact and fold literals: every match
+// contains one of the concatenations up to case, so they are fold
+// literals. The set is only a necessary condition: the caller must not
+// take it as exact (cross reports it as mixed). Each literal carries the
+// fold itself, so that the set stays fold when it is merged into others
+// (an alternation, a later product) that rebuild sets from literals.
 func crossMixed(a, b *litSet) *litSet {
 	var ls []lit
 	for _, x := range a.lits {
 		for _, y := range b.lits {
-			ls = append(ls, lit{s: x.s + y.s, fold: false})
+			ls = append(ls, lit{s: x.s + y.s, fold: true})
 		}
 	}
-	s := newSet(dedup(ls)...)
-	s.fold = true
-	return s
+	return newSet(dedup(ls)...)
 }
 
 func best(a, b *litSet) *litSet {

@@ -214,7 +214,7 @@ func randomLine(r *rand.Rand) []byte {
 	alphabet := []string{"a", "b", "c", "d", "e", "E", "k", "K", "s", "S", "x", "y", " ", "\n", ".", "+",
 		"0", "7", "error", "ERROR", "panic", "DENY", "DROP", "sshd", "\u212A", "\u017F", "\xff", "\uFFFD", "é", "É", "ü"}
 	var b []byte
-	for range rand.N(20) {
+	for range r.IntN(20) {
 		b = append(b, alphabet[r.IntN(len(alphabet))]...)
 	}
 	return b
@@ -266,6 +266,27 @@ func randomPattern(r *rand.Rand, depth int) string {
 		return "(" + randomPattern(r, depth-1) + "){2}"
 	default:
 		return randomPattern(r, depth-1) + randomPattern(r, depth-1)
+	}
+}
+
+// A product of exact and case-insensitive parts that is too large to
+// spell out is searched case-insensitively. It stays so when an
+// alternation or a later product takes it in: these patterns lost the
+// case-insensitivity there, and their filters refused lines the regexp
+// matched.
+func TestFilterFoldKeptThroughAlternation(t *testing.T) {
+	for _, c := range []struct{ pattern, line string }{
+		{"(?:ka|(?i)ab(s){2})+", "é\xffsshdabsshd"},
+		{"a(?i:k)(?i)DENY(K)?", "KERRORa\u212aDENY 7panic"},
+		{"a(?i:k)(?i)DENY(K)?", "xakdenyk"},
+		{"s|((DENY){2})?(?i)DENYs", "É\xff0a0ERROR.axDENYſK"},
+	} {
+		re := regexp.MustCompile(c.pattern)
+		require.True(t, re.MatchString(c.line), "the case is a match: %q %q", c.pattern, c.line)
+		f, err := pipeline.CompileFilterUncached(c.pattern)
+		require.NoError(t, err)
+		assert.True(t, f.Match([]byte(c.line)), "%q on %q", c.pattern, c.line)
+		assert.True(t, f.MayMatch([]byte(c.line)), "%q on %q: the prefilter refused a match", c.pattern, c.line)
 	}
 }
 
