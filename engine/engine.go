@@ -180,7 +180,7 @@ type Engine struct {
 	// it ends first. Waits inside the engine give up then.
 	hard       context.Context
 	cancelHard context.CancelFunc
-	running    atomic.Bool
+	runBy      atomic.Int32 // runByNone, runByRun or runByShutdown
 	closed     atomic.Bool
 	runDone    chan struct{}
 	runErr     error
@@ -221,13 +221,29 @@ func (e *Engine) Workers() int { return len(e.workers) }
 // pushes still waiting for room give up, and what the rings and collectors
 // still hold is routed at once with an ended context (a delivery queue
 // still takes what it has room for; what a destination refuses then is
-// the Sink's to count), then Run returns. Run may be called once.
+// the Sink's to count), then Run returns. Run may be called once. A Run
+// that starts after Shutdown took on its work (see Shutdown) waits for
+// that work to end and returns Shutdown's result: a program stopped
+// before its Run goroutine started sees no error of its own making.
 func (e *Engine) Run(ctx context.Context) error {
-	if !e.running.CompareAndSwap(false, true) {
+	if !e.runBy.CompareAndSwap(runByNone, runByRun) {
+		if e.runBy.Load() == runByShutdown {
+			// Shutdown came first and did Run's work (a program told to
+			// stop before its Run goroutine started): its result is Run's.
+			<-e.runDone
+			return e.runErr
+		}
 		return fmt.Errorf("engine: Run called twice: %w", ErrClosed)
 	}
 	return e.run(ctx)
 }
+
+// Who runs the workers (Engine.runBy).
+const (
+	runByNone int32 = iota
+	runByRun
+	runByShutdown
+)
 
 func (e *Engine) run(ctx context.Context) error {
 	defer close(e.runDone)
@@ -291,7 +307,7 @@ func (e *Engine) endWindows(f WindowFlusher, stop <-chan struct{}) {
 // calling goroutine. Shutdown is idempotent.
 func (e *Engine) Shutdown(ctx context.Context) error {
 	e.closeRings()
-	if e.running.CompareAndSwap(false, true) {
+	if e.runBy.CompareAndSwap(runByNone, runByShutdown) {
 		stop := context.AfterFunc(ctx, e.cancelHard)
 		defer stop()
 		return e.run(context.Background())

@@ -423,3 +423,18 @@ func TestRunTwice(t *testing.T) {
 	cancel()
 	require.NoError(t, <-errs)
 }
+
+// A program stopped before its Run goroutine started: Shutdown does Run's
+// work, and the Run that starts after it returns Shutdown's result, not an
+// error of its own (the engine's documented startup and shutdown order,
+// with the stop coming first).
+func TestRunAfterShutdown(t *testing.T) {
+	rec := newRecorder()
+	e := newEngine(t, engine.Config{Sink: rec, Workers: 1})
+	in := e.NewInput("in")
+	x := ev("f", 1)
+	require.NoError(t, in.Push(t.Context(), 1, &x))
+	require.NoError(t, e.Shutdown(t.Context()))
+	assert.Equal(t, 1, rec.count(), "Shutdown routed what was pushed")
+	require.NoError(t, e.Run(t.Context()))
+}

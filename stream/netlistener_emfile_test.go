@@ -31,14 +31,14 @@ func TestNetListenerAcceptEMFILE(t *testing.T) {
 		_, _ = io.WriteString(w, "ok")
 	}), nil)
 
-	release := exhaustDescriptors(t, 1) // one for the client's socket; none is left for accept
-	c := testtool.Dial(t, "127.0.0.2", s.nl.Addr())
-	_, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: relay\r\n\r\n")
-	require.NoError(t, err)
+	sender := newRawSender(t, "127.0.0.2")
+	release := exhaustDescriptors(t) // none is left for accept
+	sender.send(s.nl.Addr(), []byte("GET / HTTP/1.1\r\nHost: relay\r\n\r\n"))
 	require.Eventually(t, func() bool { st := s.ln.Stats(); return st.AcceptErrors >= 3 && st.AcceptFailing },
 		10*time.Second, time.Millisecond, "accept errors")
 
 	release()
+	c := sender.conn()
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	require.NoError(t, err, "the waiting client served after the episode")
@@ -75,14 +75,15 @@ func TestNetListenerProxyAcceptEMFILE(t *testing.T) {
 	require.NoError(t, warm.Close())
 	require.Eventually(t, func() bool { return s.ln.Stats().Open == 0 }, 5*time.Second, time.Millisecond)
 
-	release := exhaustDescriptors(t, 1)
-	c := testtool.Dial(t, "127.0.0.2", s.nl.Addr())
-	_, err = c.Write(append(header(t, 2, "203.0.113.7:40001", "198.51.100.1:80"), "GET / HTTP/1.1\r\nHost: relay\r\n\r\n"...))
-	require.NoError(t, err)
+	sender := newRawSender(t, "127.0.0.2")
+	request := append(header(t, 2, "203.0.113.7:40001", "198.51.100.1:80"), "GET / HTTP/1.1\r\nHost: relay\r\n\r\n"...)
+	release := exhaustDescriptors(t)
+	sender.send(s.nl.Addr(), request)
 	require.Eventually(t, func() bool { st := s.ln.Stats(); return st.AcceptErrors >= 3 && st.AcceptFailing },
 		10*time.Second, time.Millisecond, "accept errors")
 
 	release()
+	c := sender.conn()
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
 	resp, err = http.ReadResponse(bufio.NewReader(c), nil)
 	require.NoError(t, err, "the waiting client served after the episode")
