@@ -20,6 +20,7 @@ import (
 	"github.com/relaykit/relaykit"
 	"github.com/relaykit/relaykit/forward"
 	"github.com/relaykit/relaykit/forward/forwardtest"
+	"github.com/relaykit/relaykit/internal/testtool"
 )
 
 // bodyLog is an http.RoundTripper that records the bodies of the requests
@@ -369,7 +370,9 @@ func TestSentinelCompressedLimit(t *testing.T) {
 
 // TestEncodeRequestsAllocs: encoding a batch ahead allocates at most the
 // call's own state once the caller's requests and the sink's pools are
-// warm, for every sink that encodes ahead: never per event.
+// warm, for every sink that encodes ahead: never per event. (The least of
+// three measurements: a garbage collection empties the pools now and
+// then, and their refill is not the encoder's per-call cost.)
 func TestEncodeRequestsAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -385,13 +388,13 @@ func TestEncodeRequestsAllocs(t *testing.T) {
 			reqs, err = es.sink.EncodeRequests(reqs[:0], batch)
 			require.NoError(t, err)
 		}
-		allocs := testing.AllocsPerRun(20, func() { reqs, _ = es.sink.EncodeRequests(reqs[:0], batch) })
+		allocs := testtool.MinAllocsPerRun(3, 20, func() { reqs, _ = es.sink.EncodeRequests(reqs[:0], batch) })
 		assert.LessOrEqual(t, allocs, 2.0, "%s: allocations per batch of 500 events", es.name)
 	}
 	sl, err := forward.NewSyslog(forward.SyslogConfig{Address: "127.0.0.1:1", Hostname: "h"})
 	require.NoError(t, err)
 	var reqs []relaykit.Request
 	reqs, _ = sl.EncodeRequests(reqs[:0], batch)
-	allocs := testing.AllocsPerRun(20, func() { reqs, _ = sl.EncodeRequests(reqs[:0], batch) })
+	allocs := testtool.MinAllocsPerRun(3, 20, func() { reqs, _ = sl.EncodeRequests(reqs[:0], batch) })
 	assert.LessOrEqual(t, allocs, 2.0, "syslog: allocations per batch of 500 events")
 }
